@@ -1,0 +1,31 @@
+// swift-tools-version: 6.0
+// IdpHarness: the documented IdpSdk / MC-SDK flows, an in-process IDP, and the tools to stress and
+// benchmark credential providers. No package dependencies: the toolchain only.
+import PackageDescription
+
+let package = Package(
+    name: "IdpHarness",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "IdpPrimitives", targets: ["IdpPrimitives"]),
+        .library(name: "IdpServer", targets: ["IdpServer"]),
+        .library(name: "IdpSdk", targets: ["IdpSdk"]),
+        .library(name: "McSdk", targets: ["McSdk"]),
+        .executable(name: "idp-bench", targets: ["IdpBench"]),
+    ],
+    targets: [
+        .target(name: "IdpPrimitives"),
+        .target(name: "IdpServer", dependencies: ["IdpPrimitives"]),
+        .target(name: "IdpSdk", dependencies: ["IdpPrimitives", "IdpServer"]),
+        .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk"]),
+        .executableTarget(
+            name: "IdpBench",
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"],
+            path: "Benchmarks/IdpBench"
+        ),
+        .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
+        .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
+        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

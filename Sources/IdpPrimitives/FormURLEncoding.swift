@@ -1,0 +1,116 @@
+/// `application/x-www-form-urlencoded` bodies and RFC 3986 percent-encoding.
+public enum FormURLEncoding {
+    private static let upperHexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// Encodes name/value pairs as a form body, in the given order.
+    ///
+    /// Only the RFC 3986 unreserved characters (ALPHA DIGIT - . _ ~) are kept; a space becomes
+    /// `+`; every other UTF-8 byte becomes `%XX` with upper-case hex. That is stricter than the
+    /// WHATWG serializer (which keeps `*`) but decodes identically everywhere.
+    /// - Parameter pairs: The fields; names may repeat.
+    /// - Returns: The body text, e.g. `a=1&b=x+y`.
+    public static func encode(_ pairs: [(String, String)]) -> String {
+        var output: [UInt8] = []
+        for (index, (name, value)) in pairs.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: "&")) }
+            appendEncoded(name, to: &output, spaceAsPlus: true)
+            output.append(UInt8(ascii: "="))
+            appendEncoded(value, to: &output, spaceAsPlus: true)
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes a form body into its pairs, in order.
+    ///
+    /// Empty text gives no pairs, empty segments (`a=1&&b=2`) are skipped, and a segment without
+    /// `=` is a name with an empty value.
+    /// - Parameter text: The body text.
+    /// - Returns: The pairs, names may repeat.
+    /// - Throws: ``FormURLEncodingError`` for a malformed `%` escape (offset into `text`) or
+    ///   bytes that do not decode to UTF-8.
+    public static func decode(_ text: String) throws(FormURLEncodingError) -> [(name: String, value: String)] {
+        let bytes = Array(text.utf8)
+        var pairs: [(name: String, value: String)] = []
+        var start = 0
+        while start <= bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+            if end > start {
+                let segment = start..<end
+                let equals = bytes[segment].firstIndex(of: UInt8(ascii: "="))
+                let nameRange = start..<(equals ?? end)
+                let valueRange = equals.map { ($0 + 1)..<end } ?? end..<end
+                let name = try decodeBytes(bytes, range: nameRange, plusAsSpace: true, text: text)
+                let value = try decodeBytes(bytes, range: valueRange, plusAsSpace: true, text: text)
+                pairs.append((name: name, value: value))
+            }
+            start = end + 1
+        }
+        return pairs
+    }
+
+    /// Percent-encodes text for a URI component: unreserved characters are kept, everything else,
+    /// space included, becomes `%XX` of its UTF-8 bytes.
+    /// - Parameter text: Arbitrary text.
+    /// - Returns: The encoded text, e.g. `a%20b%26c`.
+    public static func percentEncode(_ text: String) -> String {
+        var output: [UInt8] = []
+        appendEncoded(text, to: &output, spaceAsPlus: false)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes (either case of hex digit).
+    /// - Parameters:
+    ///   - text: Percent-encoded text.
+    ///   - plusAsSpace: Whether `+` means a space, as in form bodies and query strings.
+    /// - Returns: The decoded text.
+    /// - Throws: ``FormURLEncodingError`` for a malformed escape or bytes that are not UTF-8.
+    public static func percentDecode(_ text: String, plusAsSpace: Bool) throws(FormURLEncodingError) -> String {
+        let bytes = Array(text.utf8)
+        return try decodeBytes(bytes, range: 0..<bytes.count, plusAsSpace: plusAsSpace, text: text)
+    }
+
+    private static func decodeBytes(
+        _ bytes: [UInt8], range: Range<Int>, plusAsSpace: Bool, text: String
+    ) throws(FormURLEncodingError) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < range.upperBound,
+                      let high = Hex.value(of: bytes[index + 1]),
+                      let low = Hex.value(of: bytes[index + 2])
+                else {
+                    throw FormURLEncodingError(.malformedEscape(offset: index), text: text)
+                }
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+                index += 1
+            }
+        }
+        guard let decoded = String(validating: output, as: UTF8.self) else {
+            throw FormURLEncodingError(.invalidUTF8, text: text)
+        }
+        return decoded
+    }
+
+    private static func appendEncoded(_ text: String, to output: inout [UInt8], spaceAsPlus: Bool) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                output.append(byte)
+            case UInt8(ascii: " ") where spaceAsPlus:
+                output.append(UInt8(ascii: "+"))
+            default:
+                output.append(UInt8(ascii: "%"))
+                output.append(upperHexDigits[Int(byte >> 4)])
+                output.append(upperHexDigits[Int(byte & 0x0F)])
+            }
+        }
+    }
+}

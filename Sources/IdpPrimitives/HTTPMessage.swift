@@ -1,0 +1,138 @@
+/// An HTTP-shaped request, as the SDK sends it to the IDP.
+///
+/// The in-process IDP never opens a socket; this value is what a real HTTP transport would put on
+/// the wire, so a transport over URLSession or sockets can be added without touching the SDK.
+public struct HTTPRequest: Sendable, Equatable {
+    /// The request method, upper case (`GET`, `POST`).
+    public var method: String
+    /// The path and query, for example `/auth/realms/demo/protocol/openid-connect/auth?client_id=x`.
+    public var target: String
+    /// Header fields. Names are compared case-insensitively by ``HTTPHeaders``.
+    public var headers: HTTPHeaders
+    /// The body bytes (UTF-8 text for every request this package sends).
+    public var body: [UInt8]
+
+    public init(method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The part of ``target`` before `?`.
+    public var path: Substring {
+        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+
+    /// The part of ``target`` after the first `?`, or an empty string.
+    public var query: Substring {
+        guard let mark = target.firstIndex(of: "?") else { return "" }
+        return target[target.index(after: mark)...]
+    }
+}
+
+/// An HTTP-shaped response from the IDP.
+public struct HTTPResponse: Sendable, Equatable {
+    /// The status code (200, 302, 400, …).
+    public var status: Int
+    /// Header fields.
+    public var headers: HTTPHeaders
+    /// The body bytes.
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The body decoded as UTF-8, or `nil` when it is not valid UTF-8.
+    public var bodyText: String? { String(validating: body, as: UTF8.self) }
+}
+
+/// Header fields in the order they were added; names compare case-insensitively (RFC 9110 §5.1).
+public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name, value) }
+    }
+
+    /// Appends a field, keeping any earlier field of the same name.
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name, value))
+    }
+
+    /// Replaces every field of this name with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name, value))
+    }
+
+    /// Removes every field of this name.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// The first value of the field, or `nil`.
+    public subscript(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return fields.first { $0.name.lowercased() == wanted }?.value
+    }
+
+    /// Every value of the field, in order.
+    public func values(_ name: String) -> [String] {
+        let wanted = name.lowercased()
+        return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
+    }
+}
+
+/// Why a request got no response.
+public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure it was.
+    public enum Kind: String, Sendable {
+        /// Nothing listens at the address (no IDP registered at that URL).
+        case unreachable
+        /// The peer's certificate did not match the pinned chain.
+        case certificatePinning
+        /// The connection dropped before a response arrived (fault injection).
+        case connectionLost
+        /// The response did not arrive in time.
+        case timedOut
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { "\(kind.rawValue): \(message)" }
+}
+
+/// Carries HTTP-shaped requests to an IDP and delivers the response exactly once.
+///
+/// Implementations must call `completion` exactly once per `send`, on any thread, and never while
+/// holding a lock of their own. They must not block the calling thread while the (simulated)
+/// network is slow: a request in flight is state, not a thread.
+public protocol Transport: Sendable {
+    /// Sends `request`; `completion` receives the response or the reason there is none.
+    func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void)
+}
+
+extension Transport {
+    /// Sends `request` and suspends until the response arrives. Never blocks a thread.
+    public func send(_ request: HTTPRequest) async -> Result<HTTPResponse, TransportError> {
+        await withCheckedContinuation { continuation in
+            send(request) { continuation.resume(returning: $0) }
+        }
+    }
+}

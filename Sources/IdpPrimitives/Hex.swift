@@ -1,0 +1,44 @@
+/// Base-16 text for digests, trace ids and test vectors.
+public enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Encodes bytes as lower-case hexadecimal, two digits per byte.
+    /// - Parameter bytes: The bytes to encode.
+    /// - Returns: The hex text; empty for no bytes.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes hexadecimal text; upper- and lower-case digits are both accepted.
+    /// - Parameter text: Hex digits with no separators or prefix.
+    /// - Returns: The bytes, or `nil` when the length is odd or a character is not a hex digit.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = value(of: utf8[index]), let low = value(of: utf8[index + 1]) else { return nil }
+            output.append(high << 4 | low)
+            index += 2
+        }
+        return output
+    }
+
+    /// The value of one hex digit, or `nil`; internal so the other parsers share one definition.
+    static func value(of digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

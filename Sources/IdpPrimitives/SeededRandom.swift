@@ -1,0 +1,47 @@
+/// A fast, deterministic random number generator (xoshiro256**) for tests and benchmarks.
+///
+/// Never use it for secrets: the whole sequence follows from the seed. Use ``SecureRandom``.
+/// The 256-bit state is expanded from the 64-bit seed with SplitMix64, as the xoshiro authors
+/// recommend, so nearby seeds still give unrelated streams and the state is never all zeros.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var s0: UInt64
+    private var s1: UInt64
+    private var s2: UInt64
+    private var s3: UInt64
+
+    /// Creates a generator whose output is fully determined by `seed`.
+    /// - Parameter seed: Any value, zero included.
+    public init(seed: UInt64) {
+        var splitMix = seed
+        func nextSplitMix() -> UInt64 {
+            splitMix &+= 0x9e37_79b9_7f4a_7c15
+            var z = splitMix
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+        s0 = nextSplitMix()
+        s1 = nextSplitMix()
+        s2 = nextSplitMix()
+        s3 = nextSplitMix()
+    }
+
+    /// Returns the next 64 random bits and advances the state.
+    /// - Returns: A uniformly distributed `UInt64`.
+    public mutating func next() -> UInt64 {
+        let result = rotl(s1 &* 5, 7) &* 9
+        let t = s1 << 17
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = rotl(s3, 45)
+        return result
+    }
+
+    @inline(__always)
+    private func rotl(_ value: UInt64, _ count: UInt64) -> UInt64 {
+        (value << count) | (value >> (64 - count))
+    }
+}

@@ -1,0 +1,130 @@
+/// A W3C Trace Context Level 1 `traceparent` header value: which trace a request belongs to and
+/// which span caused it.
+///
+/// ```swift
+/// let parent = try TraceParent(parsing: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+/// parent.isSampled // true
+/// ```
+public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
+    /// The format version that was parsed; 0 for values this type creates.
+    public let version: UInt8
+    /// The trace-id: 32 lower-case hex digits, not all zeros.
+    public let traceId: String
+    /// The parent-id (span id): 16 lower-case hex digits, not all zeros.
+    public let parentId: String
+    /// The trace flags; bit 0 is `sampled`, the other bits are kept as received.
+    public let flags: UInt8
+
+    // Byte offsets of the fields in a version-00 value: "vv-<32 hex>-<16 hex>-ff".
+    private static let versionLength = 55
+    private static let dashPositions: Set<Int> = [2, 35, 52]
+    private static let traceIdRange = 3..<35
+    private static let parentIdRange = 36..<52
+    private static let flagsRange = 53..<55
+
+    /// Parses a header value.
+    ///
+    /// A version above 00 is accepted as the specification asks: its first 55 bytes are read as
+    /// version 00, and anything after them must start with `-`.
+    /// - Parameter text: The header value, without surrounding whitespace.
+    /// - Throws: ``TraceParentError`` naming the first broken rule.
+    public init(parsing text: String) throws(TraceParentError) {
+        let bytes = Array(text.utf8)
+        func fail(_ reason: TraceParentError.Reason) -> TraceParentError {
+            TraceParentError(reason, input: text)
+        }
+        guard !bytes.isEmpty else { throw fail(.empty) }
+        guard bytes.count >= 2 else { throw fail(.wrongLength(bytes.count)) }
+        guard let versionHigh = Self.lowerHexValue(bytes[0]), let versionLow = Self.lowerHexValue(bytes[1]) else {
+            throw fail(.invalidVersion)
+        }
+        let version = versionHigh << 4 | versionLow
+        guard version != 0xFF else { throw fail(.forbiddenVersion) }
+        if version == 0 {
+            guard bytes.count == Self.versionLength else { throw fail(.wrongLength(bytes.count)) }
+        } else {
+            guard bytes.count >= Self.versionLength else { throw fail(.wrongLength(bytes.count)) }
+            if bytes.count > Self.versionLength, bytes[Self.versionLength] != UInt8(ascii: "-") {
+                throw fail(.missingDash(position: Self.versionLength))
+            }
+        }
+        // Report the first offending position, scanning left to right.
+        for position in 2..<Self.versionLength {
+            if Self.dashPositions.contains(position) {
+                guard bytes[position] == UInt8(ascii: "-") else { throw fail(.missingDash(position: position)) }
+            } else {
+                guard Self.lowerHexValue(bytes[position]) != nil else {
+                    throw fail(.invalidCharacter(position: position))
+                }
+            }
+        }
+        guard bytes[Self.traceIdRange].contains(where: { $0 != UInt8(ascii: "0") }) else { throw fail(.zeroTraceId) }
+        guard bytes[Self.parentIdRange].contains(where: { $0 != UInt8(ascii: "0") }) else { throw fail(.zeroParentId) }
+        let flagsHigh = Self.lowerHexValue(bytes[53]) ?? 0
+        let flagsLow = Self.lowerHexValue(bytes[54]) ?? 0
+        self.version = version
+        self.traceId = String(decoding: bytes[Self.traceIdRange], as: UTF8.self)
+        self.parentId = String(decoding: bytes[Self.parentIdRange], as: UTF8.self)
+        self.flags = flagsHigh << 4 | flagsLow
+    }
+
+    /// Creates a version-00 value from its ids.
+    ///
+    /// The ids are validated by parsing the header this would produce, so error positions and
+    /// lengths refer to that header (`00-<traceId>-<parentId>-01`), which is also the error's
+    /// ``TraceParentError/input``.
+    /// - Parameters:
+    ///   - traceId: 32 lower-case hex digits, not all zeros.
+    ///   - parentId: 16 lower-case hex digits, not all zeros.
+    ///   - sampled: Whether the `sampled` flag is set.
+    /// - Throws: ``TraceParentError`` when an id is malformed.
+    public init(traceId: String, parentId: String, sampled: Bool = true) throws(TraceParentError) {
+        self = try TraceParent(parsing: "00-\(traceId)-\(parentId)-\(sampled ? "01" : "00")")
+    }
+
+    private init(uncheckedTraceId traceId: String, parentId: String, flags: UInt8) {
+        self.version = 0
+        self.traceId = traceId
+        self.parentId = parentId
+        self.flags = flags
+    }
+
+    /// Starts a new trace with random ids from ``SecureRandom``.
+    /// - Parameter sampled: Whether the `sampled` flag is set.
+    /// - Returns: A version-00 value with fresh, non-zero ids.
+    public static func random(sampled: Bool = true) -> TraceParent {
+        TraceParent(
+            uncheckedTraceId: Hex.encode(nonZeroRandomBytes(16)),
+            parentId: Hex.encode(nonZeroRandomBytes(8)),
+            flags: sampled ? 1 : 0
+        )
+    }
+
+    /// Whether the caller recorded this trace (flag bit 0).
+    public var isSampled: Bool { flags & 0x01 != 0 }
+
+    /// The header value in version-00 form, `00-<traceId>-<parentId>-<flags>`.
+    ///
+    /// A parsed higher version is written as 00 on purpose: the specification asks a participant
+    /// to propagate only the version it understands.
+    public var description: String {
+        "00-\(traceId)-\(parentId)-\(Hex.encode([flags]))"
+    }
+
+    /// All-zero ids are invalid; the chance is negligible, but retrying costs nothing.
+    private static func nonZeroRandomBytes(_ count: Int) -> [UInt8] {
+        while true {
+            let bytes = SecureRandom.bytes(count)
+            if bytes.contains(where: { $0 != 0 }) { return bytes }
+        }
+    }
+
+    /// The value of a lower-case hex digit; upper case is invalid in `traceparent`.
+    private static func lowerHexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,102 @@
+/// The form of one step of a login flow, read from the XHTML page the IDP serves.
+///
+/// Only what a client needs to fill in and submit the step is kept: where to send it, the
+/// inputs with their labels, and the error the IDP shows after a failed attempt.
+///
+/// ```swift
+/// let form = try XHTMLForm.parse(page)
+/// let body = FormURLEncoding.encode(form.hiddenInputs.map { ($0.name, $0.value ?? "") } + [("username", "alice")])
+/// ```
+public struct XHTMLForm: Sendable, Equatable {
+    /// One `<input>` element of the form.
+    public struct Input: Sendable, Equatable {
+        /// The `id` attribute, or the `name` when there is no id.
+        public var id: String
+        /// The `name` attribute (the submitted field name), or the `id` when there is no name.
+        public var name: String
+        /// The `type` attribute, lower case; `text` when absent.
+        public var type: String
+        /// The `value` attribute, entity-decoded; `nil` when absent.
+        public var value: String?
+        /// The trimmed text of the `<label for="…">` naming this input's id, if any.
+        public var label: String?
+
+        /// Creates an input description.
+        /// - Parameters:
+        ///   - id: The element id.
+        ///   - name: The submitted field name.
+        ///   - type: The lower-case input type.
+        ///   - value: The preset value.
+        ///   - label: The label text.
+        public init(id: String, name: String, type: String = "text", value: String? = nil, label: String? = nil) {
+            self.id = id
+            self.name = name
+            self.type = type
+            self.value = value
+            self.label = label
+        }
+    }
+
+    /// The trimmed text of the page's `<title>`, or `nil` when there is none or it is empty.
+    public var title: String?
+    /// Where the form is submitted: the first form's `action`, entity-decoded.
+    public var action: String
+    /// The submission method, upper case; `GET` when the form does not say.
+    public var method: String
+    /// The form's inputs in document order.
+    public var inputs: [Input]
+    /// The text of the element with id `kc-error-message`, whitespace collapsed; `nil` when there
+    /// is no such element or it has no text.
+    public var errorMessage: String?
+    /// The `data-error` attribute of the `kc-error-message` element.
+    public var errorCode: String?
+
+    /// The largest page, in UTF-8 bytes, that ``parse(_:)`` accepts; bigger pages are refused
+    /// rather than parsed, to bound the work a hostile server can cause.
+    public static let maximumSize = 1 << 20
+
+    /// Creates a form description.
+    /// - Parameters:
+    ///   - title: The page title.
+    ///   - action: The submission target.
+    ///   - method: The upper-case submission method.
+    ///   - inputs: The inputs in document order.
+    ///   - errorMessage: The error text shown on the page.
+    ///   - errorCode: The machine-readable error code.
+    public init(
+        title: String? = nil, action: String, method: String = "GET", inputs: [Input] = [],
+        errorMessage: String? = nil, errorCode: String? = nil
+    ) {
+        self.title = title
+        self.action = action
+        self.method = method
+        self.inputs = inputs
+        self.errorMessage = errorMessage
+        self.errorCode = errorCode
+    }
+
+    /// The inputs a user fills in: every type except hidden, submit, button, reset and image.
+    public var visibleInputs: [Input] {
+        inputs.filter { !["hidden", "submit", "button", "reset", "image"].contains($0.type) }
+    }
+
+    /// The inputs of type `hidden`, which a client submits unchanged.
+    public var hiddenInputs: [Input] {
+        inputs.filter { $0.type == "hidden" }
+    }
+
+    /// Reads the first form of a page.
+    ///
+    /// Tolerates an XML declaration, a doctype, comments, CDATA, upper-case names, single or
+    /// double quotes, unclosed `<input>` and valueless attributes. Runs in time linear in the page
+    /// size and never traps, whatever the input.
+    /// - Parameter text: The page.
+    /// - Returns: The form.
+    /// - Throws: ``XHTMLFormError`` when the page is too large, malformed, or has no usable form.
+    public static func parse(_ text: String) throws(XHTMLFormError) -> XHTMLForm {
+        let size = text.utf8.count
+        guard size <= maximumSize else { throw XHTMLFormError(.tooLarge(size)) }
+        var parser = XHTMLFormParser(Array(text.utf8))
+        return try parser.parse()
+    }
+}

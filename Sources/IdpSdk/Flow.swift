@@ -1,0 +1,145 @@
+import Dispatch
+import Foundation
+import IdpPrimitives
+import Synchronization
+
+/// What one flow needs that does not change while it runs.
+struct FlowContext: Sendable {
+    let id: IdpSdkFlowID
+    let tenantId: String
+    let clientId: String
+    let userId: String?
+    let traceParent: String?
+    let astClientData: AstClientDataInfo
+    let provider: any IdpSdkInteractionInterface
+    let transport: any Transport
+    let configuration: IdpSdkService.Configuration
+    let shouldHashPin: Bool
+    let pool: WorkerPool
+}
+
+/// One `getAuthorizationCode` call: fetch a form, ask the provider, submit, until the IDP
+/// redirects with a code or an error.
+///
+/// Threading: transport callbacks arrive on the transport's threads and only parse and decide;
+/// the provider and the completion run on ``WorkerPool`` threads. The state behind `state` is read
+/// and changed only to decide; no call-out happens under the lock. ``finish(_:)`` is the single
+/// door to the end, so the completion runs exactly once whatever races (IDP answer, provider
+/// answer, timeout, cancel).
+final class Flow: Sendable {
+    let context: FlowContext
+    private let state: Mutex<FlowState>
+    private let onEnd: @Sendable (Flow) -> Void
+
+    struct FlowState {
+        var finished = false
+        var completion: (@Sendable (IdpSdkResult) -> Void)?
+        /// The form step being answered, from 1, and the attempt at it, from 1.
+        var step = 0
+        var attempt = 0
+    }
+
+    init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
+        self.context = context
+        self.state = Mutex(FlowState(completion: completion))
+        self.onEnd = onEnd
+    }
+
+    var id: IdpSdkFlowID { context.id }
+
+    /// Arms the timeout and sends the authorize request.
+    func start() {
+        let timeout = context.configuration.flowTimeout
+        let nanoseconds = Int(min(timeout.timeInterval * 1e9, 365 * 24 * 3600e9))
+        // The timer holds the flow weakly: a flow that ended is gone, and the timer then does
+        // nothing when it fires.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            self?.finish(.failure(IdpSdkError(.timedOut, "the flow did not end within \(timeout)")))
+        }
+        send(FlowRequests.authorize(context))
+    }
+
+    /// Ends the flow with `outcome` unless it has ended already. Returns whether this call ended it.
+    @discardableResult
+    func finish(_ outcome: Result<String, IdpSdkError>) -> Bool {
+        let taken = state.withLock { state -> (@Sendable (IdpSdkResult) -> Void)?? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.completion = nil }
+            return .some(state.completion)
+        }
+        guard let taken else { return false }
+        onEnd(self)
+        let result: IdpSdkResult
+        switch outcome {
+        case .success(let code): result = IdpSdkResult(authorizationCode: code, flowId: id)
+        case .failure(let error): result = IdpSdkResult(error: error, flowId: id)
+        }
+        if let completion = taken {
+            context.pool.submit { completion(result) }
+        }
+        return true
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    private func send(_ request: HTTPRequest) {
+        context.transport.send(request) { [self] response in
+            switch response {
+            case .success(let response): handle(response)
+            case .failure(let error): finish(.failure(FlowRequests.error(for: error)))
+            }
+        }
+    }
+
+    /// Reads the IDP's answer and decides: ask the provider, or end.
+    private func handle(_ response: HTTPResponse) {
+        guard !isFinished else { return }
+        switch FlowRequests.interpret(response, context: context) {
+        case .finished(let outcome):
+            finish(outcome)
+        case .form(let form):
+            let rejection = FlowRequests.rejection(in: form)
+            let limit = context.configuration.maximumSteps
+            let position = state.withLock { state -> (step: Int, attempt: Int)? in
+                guard !state.finished else { return nil }
+                if rejection == nil || state.step == 0 {
+                    state.step += 1
+                    state.attempt = 1
+                } else {
+                    state.attempt += 1
+                }
+                return (state.step, state.attempt)
+            }
+            guard let position else { return }
+            guard position.step <= limit else {
+                finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")))
+                return
+            }
+            let fields = form.visibleInputs.map { IdpSdkInputField(id: $0.id, label: $0.label, isSecret: $0.type == "password") }
+            let data = IdpSdkInteractionData(
+                inputFields: fields, flowId: id, step: position.step, attempt: position.attempt,
+                tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
+                traceParent: context.traceParent, previousError: rejection
+            )
+            context.pool.submit { [self] in askProvider(data, form: form) }
+        }
+    }
+
+    /// Runs on a pool thread: the one place the provider is called.
+    private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
+        guard !isFinished else { return }
+        let answer = context.provider.provideCredentials(data)
+        guard !isFinished else { return }
+        if let error = answer.error {
+            finish(.failure(error))
+            return
+        }
+        switch CredentialCheck.submission(for: answer.credentials ?? [:], data: data, form: form, context: context) {
+        case .failure(let error):
+            finish(.failure(error))
+        case .success(let request):
+            send(request)
+        }
+    }
+}

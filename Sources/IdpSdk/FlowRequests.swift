@@ -1,0 +1,159 @@
+import Foundation
+import IdpPrimitives
+
+/// The HTTP side of a flow: building requests and reading the IDP's answers. Pure functions.
+enum FlowRequests {
+    /// What an IDP answer means for the flow.
+    enum Interpretation {
+        case form(XHTMLForm)
+        case finished(Result<String, IdpSdkError>)
+    }
+
+    static func authorize(_ context: FlowContext) -> HTTPRequest {
+        var parameters: [(String, String)] = [
+            ("client_id", context.clientId),
+            ("redirect_uri", context.configuration.redirectUri),
+            ("scope", "openid"),
+            ("response_type", "code"),
+            ("response_mode", "fragment"),
+            ("nonce", SecureRandom.token(byteCount: 16)),
+            ("code_challenge", context.astClientData.codeChallenge),
+            ("code_challenge_method", context.astClientData.codeChallengeMethod),
+        ]
+        if let userId = context.userId { parameters.append(("login_hint", userId)) }
+        let target = "/auth/realms/\(FormURLEncoding.percentEncode(context.tenantId))/protocol/openid-connect/auth?" + FormURLEncoding.encode(parameters)
+        var headers = HTTPHeaders()
+        headers.set("Accept", "application/xhtml+xml")
+        headers.set("X-KOBIL-ASTCLIENTDATA", context.astClientData.clientData)
+        let astClientId = context.astClientData.astClientId
+        if !astClientId.isEmpty, astClientId.contains(where: { $0 != "0" && $0 != "-" }) {
+            headers.set("X-KOBIL-ASTCLIENTID", astClientId)
+        }
+        if let traceParent = context.traceParent { headers.set("traceparent", traceParent) }
+        return HTTPRequest(method: "GET", target: target, headers: headers)
+    }
+
+    static func submit(form: XHTMLForm, fields: [(String, String)], context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
+        var target = form.action
+        if let scheme = target.range(of: "://") {
+            // An absolute action: keep its path; the transport already knows the host.
+            let afterHost = target[scheme.upperBound...].firstIndex(of: "/") ?? target.endIndex
+            target = String(target[afterHost...])
+        }
+        guard target.hasPrefix("/"), form.method == "POST" else {
+            return .failure(IdpSdkError(.protocolError, "the IDP's form has an unusable action '\(form.action)' or method \(form.method)"))
+        }
+        var body = fields
+        for hidden in form.hiddenInputs { body.append((hidden.name, hidden.value ?? "")) }
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/x-www-form-urlencoded")
+        headers.set("Accept", "application/xhtml+xml")
+        if let traceParent = context.traceParent { headers.set("traceparent", traceParent) }
+        return .success(HTTPRequest(method: "POST", target: target, headers: headers, body: Array(FormURLEncoding.encode(body).utf8)))
+    }
+
+    static func interpret(_ response: HTTPResponse, context: FlowContext) -> Interpretation {
+        switch response.status {
+        case 200:
+            guard response.body.count <= XHTMLForm.maximumSize, let text = response.bodyText else {
+                return .finished(.failure(IdpSdkError(.protocolError, "the IDP's page is not UTF-8 or larger than \(XHTMLForm.maximumSize) bytes")))
+            }
+            do {
+                let form = try XHTMLForm.parse(text)
+                guard !form.visibleInputs.isEmpty else {
+                    return .finished(.failure(IdpSdkError(.protocolError, "the IDP's form for client '\(context.clientId)' asks no fields")))
+                }
+                return .form(form)
+            } catch {
+                if let notice = XHTMLForm.errorNotice(in: text) {
+                    return .finished(.failure(idpError(code: notice.code ?? "unknown", message: notice.message)))
+                }
+                return .finished(.failure(IdpSdkError(.protocolError, "cannot read the IDP's form: \(error)")))
+            }
+        case 301, 302, 303, 307:
+            guard let location = response.headers["Location"] else {
+                return .finished(.failure(IdpSdkError(.protocolError, "the IDP redirected without a Location")))
+            }
+            do {
+                let redirect = try AuthorizationRedirect.parse(location: location, expectedRedirectURI: context.configuration.redirectUri)
+                if let error = redirect.error {
+                    return .finished(.failure(idpError(code: error, message: redirect.errorDescription ?? error)))
+                }
+                guard let code = redirect.code else {
+                    return .finished(.failure(IdpSdkError(.protocolError, "the IDP's redirect has no code")))
+                }
+                return .finished(.success(code))
+            } catch {
+                return .finished(.failure(IdpSdkError(.protocolError, "cannot read the IDP's redirect: \(error)")))
+            }
+        default:
+            if let text = response.bodyText, let notice = XHTMLForm.errorNotice(in: text) {
+                return .finished(.failure(idpError(code: notice.code ?? "http_\(response.status)", message: notice.message)))
+            }
+            return .finished(.failure(IdpSdkError(.protocolError, "the IDP answered HTTP \(response.status)")))
+        }
+    }
+
+    /// The rejection the IDP attached to a re-served form, as `previousError`.
+    static func rejection(in form: XHTMLForm) -> IdpSdkError? {
+        guard form.errorMessage != nil || form.errorCode != nil else { return nil }
+        return IdpSdkError(.credentialsRejected, "\(form.errorCode ?? "rejected"): \(form.errorMessage ?? "")")
+    }
+
+    /// An IDP error code (from an error page or a redirect) as an SDK error.
+    static func idpError(code: String, message: String) -> IdpSdkError {
+        let mapped: IdpSdkError.Code = switch code {
+        case "unknown_tenant": .unknownTenant
+        case "unknown_client": .unknownClient
+        case "user_not_enrolled": .userNotEnrolled
+        case "too_many_attempts": .tooManyAttempts
+        case "activation_code_expired": .activationCodeExpired
+        case "session_expired", "invalid_session": .sessionExpired
+        default: .authorizationRefused
+        }
+        return IdpSdkError(mapped, "\(code): \(message)")
+    }
+
+    static func error(for transportError: TransportError) -> IdpSdkError {
+        switch transportError.kind {
+        case .unreachable: IdpSdkError(.idpUnreachable, transportError.message)
+        case .certificatePinning: IdpSdkError(.certificatePinning, transportError.message)
+        case .connectionLost: IdpSdkError(.connectionLost, transportError.message)
+        case .timedOut: IdpSdkError(.timedOut, transportError.message)
+        }
+    }
+}
+
+/// Checks a provider's credentials against the step's fields and builds the submission.
+enum CredentialCheck {
+    static func submission(for credentials: [String: String], data: IdpSdkInteractionData, form: XHTMLForm, context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
+        let configuration = context.configuration
+        let whereAsked = "step \(data.step) of client '\(data.clientId)'"
+        let requested = Set(data.inputFieldIds)
+        for id in data.inputFieldIds where credentials[id] == nil {
+            return .failure(IdpSdkError(.missingCredentialField, "credentials lack field '\(id)', which \(whereAsked) requested"))
+        }
+        if configuration.unrequestedFields == .reject {
+            for id in credentials.keys.sorted() where !requested.contains(id) {
+                return .failure(IdpSdkError(.unexpectedCredentialField, "credentials name field '\(id)', which \(whereAsked) did not request (it asked \(data.inputFieldIds))"))
+            }
+        }
+        var fields: [(String, String)] = []
+        for input in form.visibleInputs {
+            let value = credentials[input.id]!
+            if value.isEmpty {
+                return .failure(IdpSdkError(.emptyCredentialField, "field '\(input.id)' of \(whereAsked) is empty"))
+            }
+            let length = value.utf8.count
+            if length > configuration.maximumFieldLength {
+                return .failure(IdpSdkError(.credentialFieldTooLong, "field '\(input.id)' of \(whereAsked) is \(length) bytes; at most \(configuration.maximumFieldLength) are accepted"))
+            }
+            if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                return .failure(IdpSdkError(.invalidCredentialValue, "field '\(input.id)' of \(whereAsked) contains a control character"))
+            }
+            let wire = context.shouldHashPin && input.type == "password" ? Base64URL.encode(SHA256.hash(value)) : value
+            fields.append((input.name, wire))
+        }
+        return FlowRequests.submit(form: form, fields: fields, context: context)
+    }
+}

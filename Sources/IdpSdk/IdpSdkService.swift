@@ -1,0 +1,241 @@
+import Foundation
+import IdpPrimitives
+import IdpServer
+import Synchronization
+
+/// The IdpSdk: obtains an authorization code from the IDP for a flow client, asking an
+/// ``IdpSdkInteractionInterface`` for credentials at each form step.
+///
+/// ```swift
+/// IdpNetwork.shared.register(idp, at: "https://idp.example.test")   // setup: the in-process IDP
+/// let idpSdk = IdpSdkService(tenantId: "demo", idpUrl: "https://idp.example.test",
+///                            certificateChain: certificate, shouldHashPin: false)
+/// idpSdk.getAuthorizationCode(withAstClientData: info, clientId: "KssIdpLogin",
+///                             interactionInterface: provider, userId: "alice", traceParent: nil) { result in
+///     if !result.hasError() { print("got a code") }
+/// }
+/// ```
+///
+/// Threading: every method may be called from any thread or task. `provideCredentials` and the
+/// completion handler run on SDK-owned OS threads (named `IdpSdk-N`), never on the caller's
+/// thread, the main thread or the Swift concurrency pool, and the completion runs exactly once per
+/// call — on success, IDP error, provider error, cancellation and timeout alike. A flow waiting on
+/// the IDP holds no thread.
+public final class IdpSdkService: Sendable {
+    /// How the SDK behaves; the defaults suit the standard KOBIL clients.
+    public struct Configuration: Sendable {
+        /// What to do with credentials that name a field the step did not request.
+        public enum UnrequestedFieldPolicy: Sendable, Equatable {
+            /// End the flow with ``IdpSdkError/Code/unexpectedCredentialField`` (the default: a
+            /// provider that answers fields nobody asked for may be sending a secret to the wrong step).
+            case reject
+            /// Drop them; they are never sent. The documents' iOS sample answers all three fields
+            /// at every step and needs this.
+            case ignore
+        }
+
+        /// The redirect URI registered for the flow clients at the IDP.
+        public var redirectUri: String
+        /// How long one `getAuthorizationCode` may take before it ends with
+        /// ``IdpSdkError/Code/timedOut`` (a provider still blocked then is left to return; its
+        /// answer is discarded).
+        public var flowTimeout: Duration
+        /// The longest credential value accepted, in UTF-8 bytes.
+        public var maximumFieldLength: Int
+        public var unrequestedFields: UnrequestedFieldPolicy
+        /// The most form steps one flow may see before it ends with a protocol error (an IDP
+        /// loop guard; re-asks of one step do not count).
+        public var maximumSteps: Int
+        /// The most SDK threads running providers and completions at once; beyond that, calls
+        /// wait their turn.
+        public var maximumWorkerThreads: Int
+        /// How long an idle SDK thread lives.
+        public var workerKeepAlive: Duration
+
+        public init(
+            redirectUri: String = "https://kobil/OpenIdRedirectUri",
+            flowTimeout: Duration = .seconds(180),
+            maximumFieldLength: Int = 1024,
+            unrequestedFields: UnrequestedFieldPolicy = .reject,
+            maximumSteps: Int = 32,
+            maximumWorkerThreads: Int = 256,
+            workerKeepAlive: Duration = .seconds(2)
+        ) {
+            self.redirectUri = redirectUri
+            self.flowTimeout = flowTimeout
+            self.maximumFieldLength = maximumFieldLength
+            self.unrequestedFields = unrequestedFields
+            self.maximumSteps = maximumSteps
+            self.maximumWorkerThreads = maximumWorkerThreads
+            self.workerKeepAlive = workerKeepAlive
+        }
+    }
+
+    public let tenantId: String
+    public let idpUrl: String
+    public let certificateChain: Data
+    /// Whether password fields are sent as `base64url(SHA-256(value))` instead of the value.
+    public let shouldHashPin: Bool
+    public let configuration: Configuration
+    private let explicitTransport: (any Transport)?
+    private let pool: WorkerPool
+    private let inFlight = Atomic<Int>(0)
+
+    /// The documents' initialiser. The IDP is looked up by `idpUrl` in ``IdpNetwork/shared`` at each
+    /// call, so it may be registered before or after.
+    public convenience init(tenantId: String, idpUrl: String, certificateChain: Data, shouldHashPin: Bool) {
+        self.init(tenantId: tenantId, idpUrl: idpUrl, certificateChain: certificateChain, shouldHashPin: shouldHashPin, configuration: Configuration())
+    }
+
+    /// - Parameter transport: Carries requests to the IDP; `nil` looks `idpUrl` up in
+    ///   ``IdpNetwork/shared``.
+    public init(tenantId: String, idpUrl: String, certificateChain: Data, shouldHashPin: Bool, configuration: Configuration, transport: (any Transport)? = nil) {
+        self.tenantId = tenantId
+        self.idpUrl = idpUrl
+        self.certificateChain = certificateChain
+        self.shouldHashPin = shouldHashPin
+        self.configuration = configuration
+        self.explicitTransport = transport
+        self.pool = WorkerPool(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive)
+    }
+
+    /// Obtains an authorization code for `clientId`.
+    ///
+    /// - Parameters:
+    ///   - astClientData: From the MC's `KSMGetAstClientDataResultEvent`.
+    ///   - clientId: The IDP flow client (`KssIdpEnrollment`, `KssIdpLogin`, a custom one).
+    ///   - interactionInterface: Asked once per form step, on an SDK thread.
+    ///   - userId: `nil` for activation; the enrolled user's id for login.
+    ///   - traceParent: An optional W3C traceparent; `nil` or `""` for none. It is sent to the IDP
+    ///     and appears in its audit log.
+    ///   - completion: Runs exactly once, on an SDK thread, with the code or the error.
+    /// - Returns: A handle to cancel the flow; ignoring it is fine.
+    @discardableResult
+    public func getAuthorizationCode(
+        withAstClientData astClientData: AstClientDataInfo,
+        clientId: String,
+        interactionInterface: any IdpSdkInteractionInterface,
+        userId: String?,
+        traceParent: String?,
+        completion: @escaping @Sendable (IdpSdkResult) -> Void
+    ) -> IdpSdkFlowHandle {
+        let id = IdpSdkFlowID.next()
+        let checked = validate(astClientData: astClientData, clientId: clientId, userId: userId, traceParent: traceParent)
+        let transport: Result<any Transport, IdpSdkError> = switch checked {
+        case .failure(let error): .failure(error)
+        case .success:
+            if let explicitTransport {
+                .success(explicitTransport)
+            } else {
+                IdpNetwork.shared.connect(to: idpUrl, certificateChain: certificateChain).mapError(FlowRequests.error(for:))
+            }
+        }
+        let context = FlowContext(
+            id: id, tenantId: tenantId, clientId: clientId, userId: userId,
+            traceParent: (try? checked.get()) ?? nil, astClientData: astClientData,
+            provider: interactionInterface, transport: (try? transport.get()) ?? UnreachableTransport(),
+            configuration: configuration, shouldHashPin: shouldHashPin, pool: pool
+        )
+        inFlight.add(1, ordering: .relaxed)
+        let flow = Flow(context: context, completion: completion) { [weak self] _ in
+            self?.inFlight.subtract(1, ordering: .relaxed)
+        }
+        switch transport {
+        case .failure(let error): flow.finish(.failure(error))
+        case .success: flow.start()
+        }
+        return IdpSdkFlowHandle(flow: flow)
+    }
+
+    /// Obtains an authorization code for `clientId`; the `async` form of
+    /// ``getAuthorizationCode(withAstClientData:clientId:interactionInterface:userId:traceParent:completion:)``.
+    ///
+    /// Suspends without blocking a thread. Cancelling the task ends the flow with
+    /// ``IdpSdkError/Code/cancelled``.
+    public func getAuthorizationCode(
+        withAstClientData astClientData: AstClientDataInfo,
+        clientId: String,
+        interactionInterface: any IdpSdkInteractionInterface,
+        userId: String?,
+        traceParent: String?
+    ) async -> IdpSdkResult {
+        if Task.isCancelled {
+            return IdpSdkResult(error: IdpSdkError(.cancelled, "the flow was cancelled by its caller"), flowId: IdpSdkFlowID.next())
+        }
+        let handle = Mutex<(handle: IdpSdkFlowHandle?, cancelled: Bool)>((nil, false))
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let started = getAuthorizationCode(
+                    withAstClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
+                    userId: userId, traceParent: traceParent
+                ) { continuation.resume(returning: $0) }
+                let cancelNow = handle.withLock { state -> Bool in
+                    state.handle = started
+                    return state.cancelled
+                }
+                if cancelNow { started.cancel() }
+            }
+        } onCancel: {
+            let started = handle.withLock { state -> IdpSdkFlowHandle? in
+                state.cancelled = true
+                return state.handle
+            }
+            started?.cancel()
+        }
+    }
+
+    /// Flows started and not yet completed.
+    public var flowsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// The SDK's worker threads: running now, the most at once, and started in all.
+    public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
+
+    /// Whether the calling thread is an SDK worker thread (where providers and completions run).
+    public static var isSDKThread: Bool { SDKThreadMarker.isMarked }
+
+    /// Checks the arguments; returns the validated traceparent.
+    private func validate(astClientData: AstClientDataInfo, clientId: String, userId: String?, traceParent: String?) -> Result<String?, IdpSdkError> {
+        func invalid(_ text: String) -> Result<String?, IdpSdkError> { .failure(IdpSdkError(.invalidArgument, text)) }
+        if tenantId.isEmpty { return invalid("tenantId is empty") }
+        if clientId.isEmpty { return invalid("clientId is empty") }
+        if clientId.utf8.count > 256 || clientId.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+            return invalid("clientId is longer than 256 bytes or contains spaces or control characters")
+        }
+        if let userId, userId.isEmpty { return invalid("userId is empty; pass nil for an activation") }
+        if let userId, userId.utf8.count > configuration.maximumFieldLength { return invalid("userId is longer than \(configuration.maximumFieldLength) bytes") }
+        if astClientData.clientData.isEmpty { return invalid("astClientData.clientData is empty; post a KSMGetAstClientDataEvent first") }
+        if astClientData.codeChallengeMethod != PKCE.methodS256 {
+            return invalid("astClientData.codeChallengeMethod '\(astClientData.codeChallengeMethod)' is not supported; S256 is required")
+        }
+        if !PKCE.isValidS256Challenge(astClientData.codeChallenge) {
+            return invalid("astClientData.codeChallenge is not an S256 challenge (43 base64url characters)")
+        }
+        guard let traceParent, !traceParent.isEmpty else { return .success(nil) }
+        do {
+            return .success(try TraceParent(parsing: traceParent).description)
+        } catch {
+            return .failure(IdpSdkError(.invalidTraceParent, error.description))
+        }
+    }
+}
+
+/// Cancels one running `getAuthorizationCode`.
+public struct IdpSdkFlowHandle: Sendable {
+    let flow: Flow
+
+    /// The flow's id, as `IdpSdkInteractionData.flowId` shows it.
+    public var flowId: IdpSdkFlowID { flow.id }
+
+    /// Ends the flow with ``IdpSdkError/Code/cancelled`` unless it has ended already. A provider
+    /// call in progress is left to return; its answer is discarded.
+    public func cancel() {
+        flow.finish(.failure(IdpSdkError(.cancelled, "the flow was cancelled by its caller")))
+    }
+}
+
+/// Stands in when no transport could be had; the flow ends before using it.
+private struct UnreachableTransport: Transport {
+    func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        completion(.failure(TransportError(.unreachable, "no transport")))
+    }
+}

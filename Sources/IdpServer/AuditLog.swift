@@ -1,0 +1,62 @@
+import Foundation
+
+/// One line of the IDP's audit log. Holds no secrets: no passwords, codes or tokens.
+public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
+    /// What happened.
+    public enum Event: String, Sendable, Equatable {
+        case authorizationRequested
+        case authorizationRefused
+        case stepServed
+        case credentialsRejected
+        case flowFailed
+        case userActivated
+        case codeIssued
+        case codeRedeemed
+        case tokenRequestRefused
+    }
+
+    /// When, by the server's clock.
+    public var time: Date
+    public var event: Event
+    public var tenant: String
+    public var clientId: String?
+    public var userId: String?
+    /// The W3C traceparent the request carried, if it was valid.
+    public var traceParent: String?
+    /// The trace id of ``traceParent``; what tests correlate flows by.
+    public var traceId: String? {
+        traceParent.map { String($0.dropFirst(3).prefix(32)) }
+    }
+    /// A short human-readable detail (step number, reason of a refusal).
+    public var detail: String
+
+    public var description: String {
+        "\(event.rawValue) tenant=\(tenant) client=\(clientId ?? "-") user=\(userId ?? "-") trace=\(traceId ?? "-") \(detail)"
+    }
+}
+
+/// A fixed-capacity ring of audit entries: the newest `capacity` entries are kept.
+struct AuditRing {
+    private var storage: [AuditEntry] = []
+    private var next = 0
+    let capacity: Int
+    private(set) var dropped = 0
+
+    init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    mutating func append(_ entry: AuditEntry) {
+        guard capacity > 0 else { dropped += 1; return }
+        if storage.count < capacity {
+            storage.append(entry)
+        } else {
+            storage[next] = entry
+            dropped += 1
+        }
+        next = (next + 1) % capacity
+    }
+
+    /// Oldest first.
+    var entries: [AuditEntry] {
+        storage.count < capacity ? storage : Array(storage[next...] + storage[..<next])
+    }
+}

@@ -1,0 +1,325 @@
+import Foundation
+import IdpPrimitives
+
+extension IdpServer {
+    /// The all-zero AST client id of a device that has no user yet.
+    public static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
+
+    /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).
+    static func uniqueParameters(_ text: String) -> Result<[String: String], ParameterProblem> {
+        let pairs: [(name: String, value: String)]
+        do {
+            pairs = try FormURLEncoding.decode(text)
+        } catch {
+            return .failure(ParameterProblem(message: "malformed parameters: \(error)"))
+        }
+        var result: [String: String] = [:]
+        for (name, value) in pairs {
+            guard result.updateValue(value, forKey: name) == nil else {
+                return .failure(ParameterProblem(message: "parameter '\(name)' is given more than once"))
+            }
+        }
+        return .success(result)
+    }
+
+    /// `GET …/protocol/openid-connect/auth`: validates the request, opens a login session and serves
+    /// the first step's form.
+    func authorize(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
+        let params: [String: String]
+        switch Self.uniqueParameters(String(request.query)) {
+        case .success(let decoded): params = decoded
+        case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
+        }
+        let now = self.now
+        let sessionCode = SecureRandom.token(byteCount: 24)
+        let astClientData = request.headers["X-KOBIL-ASTCLIENTDATA"]
+        let astClientId = request.headers["X-KOBIL-ASTCLIENTID"]
+        let lifetime = configuration.authSessionLifetime.timeInterval
+
+        enum Decision {
+            case refuse(HTTPResponse, clientId: String?, reason: String)
+            case serve(IdpClientConfiguration, loginHint: String?)
+        }
+        let decision: Decision = state.withLock { state in
+            guard let tenant = state.tenants[tenantId] else {
+                return .refuse(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), clientId: nil, reason: "unknown tenant")
+            }
+            guard let clientId = params["client_id"], let client = tenant.clients[clientId] else {
+                let named = params["client_id"] ?? ""
+                return .refuse(Page.errorResponse(status: 400, code: "unknown_client", "client '\(named)' is not known to tenant '\(tenantId)'"), clientId: named, reason: "unknown client")
+            }
+            guard let redirectURI = params["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
+                return .refuse(Page.errorResponse(status: 400, code: "invalid_redirect_uri", "redirect_uri '\(params["redirect_uri"] ?? "")' is not registered for client '\(clientId)'"), clientId: clientId, reason: "invalid redirect_uri")
+            }
+            // From here on the redirect URI is trusted, so errors go back to it (RFC 6749 §4.1.2.1).
+            let responseMode = params["response_mode"] ?? "fragment"
+            func refuse(_ error: String, _ description: String) -> Decision {
+                var parameters = [("error", error), ("error_description", description)]
+                if let state = params["state"] { parameters.append(("state", state)) }
+                let mode = responseMode == "query" ? "query" : "fragment"
+                return .refuse(Page.redirect(to: redirectURI, responseMode: mode, parameters), clientId: clientId, reason: description)
+            }
+            guard responseMode == "fragment" || responseMode == "query" else {
+                return refuse("invalid_request", "response_mode '\(responseMode)' is not supported")
+            }
+            guard params["response_type"] == "code" else {
+                return refuse("unsupported_response_type", "response_type must be 'code'")
+            }
+            guard let challenge = params["code_challenge"], PKCE.isValidS256Challenge(challenge) else {
+                return refuse("invalid_request", "code_challenge is missing or is not an S256 challenge")
+            }
+            guard params["code_challenge_method"] == PKCE.methodS256 else {
+                return refuse("invalid_request", "code_challenge_method must be S256")
+            }
+            guard let astClientData, !astClientData.isEmpty, astClientData.utf8.count <= 4096 else {
+                return refuse("invalid_request", "the X-KOBIL-ASTCLIENTDATA header is missing or too long")
+            }
+            let loginHint = params["login_hint"]
+            if let loginHint {
+                let user = tenant.users[loginHint]
+                if user == nil || (client.purpose == .login && user?.status != .active) {
+                    return refuse("user_not_enrolled", "user '\(loginHint)' is not enrolled in tenant '\(tenantId)'")
+                }
+            }
+            state.pruneIfDue(now: now)
+            state.sessions[sessionCode] = AuthSession(
+                tenant: tenantId, clientId: clientId, redirectURI: redirectURI, responseMode: responseMode,
+                state: params["state"], nonce: params["nonce"], codeChallenge: challenge,
+                codeChallengeMethod: PKCE.methodS256, loginHint: loginHint,
+                astClientId: astClientId.flatMap { $0 == Self.unassignedAstClientId ? nil : $0 },
+                traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
+            )
+            return .serve(client, loginHint: loginHint)
+        }
+        switch decision {
+        case .refuse(let response, let clientId, let reason):
+            record(.authorizationRefused, tenant: tenantId, clientId: clientId, userId: nil, traceParent: traceParent, reason)
+            return response
+        case .serve(let client, let loginHint):
+            record(.authorizationRequested, tenant: tenantId, clientId: client.clientId, userId: loginHint, traceParent: traceParent, "step 1 of \(client.steps.count)")
+            return Page.form(tenant: tenantId, client: client, step: 0, sessionCode: sessionCode, rejection: nil)
+        }
+    }
+
+    /// `POST …/login-actions/authenticate`: checks one step's answers.
+    func authenticate(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
+        let query: [String: String]
+        switch Self.uniqueParameters(String(request.query)) {
+        case .success(let decoded): query = decoded
+        case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
+        }
+        guard let bodyText = String(validating: request.body, as: UTF8.self) else {
+            return Page.errorResponse(status: 400, code: "invalid_request", "the form body is not UTF-8")
+        }
+        let answers: [String: String]
+        switch Self.uniqueParameters(bodyText) {
+        case .success(let decoded): answers = decoded
+        case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
+        }
+        guard let sessionCode = query["session_code"], let execution = query["execution"].flatMap(Int.init) else {
+            return Page.errorResponse(status: 400, code: "invalid_request", "session_code and execution are required")
+        }
+        let now = self.now
+        let newCode = SecureRandom.token(byteCount: 32)
+        let newAstClientId = UUID().uuidString.lowercased()
+        let maximumFieldLength = configuration.maximumFieldLength
+        let minimumPasswordLength = configuration.minimumPasswordLength
+
+        let outcome: StepOutcome = state.withLock { state in
+            guard var session = state.sessions[sessionCode], session.tenant == tenantId else {
+                return .page(Page.errorResponse(status: 400, code: "invalid_session", "the login session is unknown or has ended"), audit: nil)
+            }
+            guard session.expiresAt > now else {
+                state.sessions[sessionCode] = nil
+                return .page(Page.errorResponse(status: 400, code: "session_expired", "the login session has expired"), audit: nil)
+            }
+            guard var tenant = state.tenants[tenantId], let client = tenant.clients[session.clientId] else {
+                return .page(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), audit: nil)
+            }
+            guard execution == session.step + 1 else {
+                return .page(Page.errorResponse(status: 400, code: "stale_form", "the form of step \(execution) was submitted while the flow is at step \(session.step + 1)"), audit: nil)
+            }
+            let fields = client.steps[session.step]
+            var evaluation = StepEvaluation(session: session, tenant: tenant, client: client, now: now,
+                                            maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength)
+            let verdict = evaluation.evaluate(fields: fields, answers: answers)
+            switch verdict {
+            case .terminal(let error, let description):
+                state.sessions[sessionCode] = nil
+                return .terminal(session, error: error, description: description)
+            case .reject(let rejection):
+                session.attemptsOnStep += 1
+                if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
+                    tenant.users[userId]?.failedAttempts += 1
+                    state.tenants[tenantId] = tenant
+                }
+                if session.attemptsOnStep >= client.maxAttempts {
+                    state.sessions[sessionCode] = nil
+                    return .terminal(session, error: "too_many_attempts",
+                                     description: "step \(session.step + 1) was answered wrongly \(session.attemptsOnStep) times; the flow is ended")
+                }
+                state.sessions[sessionCode] = session
+                return .rejected(session, client, rejection, userId: evaluation.identifiedUser)
+            case .pass:
+                session = evaluation.session
+                session.step += 1
+                session.attemptsOnStep = 0
+                if session.step < client.steps.count {
+                    state.sessions[sessionCode] = session
+                    return .nextStep(session, client)
+                }
+                // Every step passed: apply the flow's effects at once, then issue the code.
+                state.sessions[sessionCode] = nil
+                let userId = session.userId!
+                var user = tenant.users[userId]!
+                let astClientId: String
+                if client.purpose == .enrollment {
+                    user.status = .active
+                    user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
+                    user.activationCodes[session.pendingActivationCode!] = nil
+                    astClientId = newAstClientId
+                    user.astClientIds.append(astClientId)
+                } else {
+                    astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
+                }
+                user.failedAttempts = 0
+                tenant.users[userId] = user
+                state.tenants[tenantId] = tenant
+                state.codes[newCode] = CodeRecord(
+                    tenant: tenantId, clientId: client.clientId, userId: userId, redirectURI: session.redirectURI,
+                    codeChallenge: session.codeChallenge, codeChallengeMethod: session.codeChallengeMethod,
+                    astClientId: astClientId, expiresAt: now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
+                )
+                return .completed(session, client, userId: userId)
+            }
+        }
+
+        switch outcome {
+        case .page(let response, _):
+            record(.flowFailed, tenant: tenantId, clientId: nil, userId: nil, traceParent: traceParent, "refused form submission")
+            return response
+        case .terminal(let session, let error, let description):
+            record(.flowFailed, tenant: tenantId, clientId: session.clientId, userId: session.userId, traceParent: session.traceParent, "\(error): \(description)")
+            var parameters = [("error", error), ("error_description", description)]
+            if let state = session.state { parameters.append(("state", state)) }
+            return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
+        case .rejected(let session, let client, let rejection, let userId):
+            record(.credentialsRejected, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent,
+                   "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)")
+            return Page.form(tenant: tenantId, client: client, step: session.step, sessionCode: sessionCode, rejection: rejection)
+        case .nextStep(let session, let client):
+            record(.stepServed, tenant: tenantId, clientId: client.clientId, userId: session.userId, traceParent: session.traceParent,
+                   "step \(session.step + 1) of \(client.steps.count)")
+            return Page.form(tenant: tenantId, client: client, step: session.step, sessionCode: sessionCode, rejection: nil)
+        case .completed(let session, let client, let userId):
+            if client.purpose == .enrollment {
+                record(.userActivated, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "activation code consumed")
+            }
+            record(.codeIssued, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "authorization code issued")
+            var parameters = [("code", newCode), ("session_state", sessionCode)]
+            if let state = session.state { parameters.append(("state", state)) }
+            return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
+        }
+    }
+}
+
+/// A malformed or repeated request parameter.
+struct ParameterProblem: Error {
+    let message: String
+}
+
+private enum StepOutcome {
+    case page(HTTPResponse, audit: String?)
+    case terminal(AuthSession, error: String, description: String)
+    case rejected(AuthSession, IdpClientConfiguration, Rejection, userId: String?)
+    case nextStep(AuthSession, IdpClientConfiguration)
+    case completed(AuthSession, IdpClientConfiguration, userId: String)
+}
+
+/// Checks one step's answers against the tenant's users. Pure: it changes only its own copy of the
+/// session, which the caller commits when the step passes.
+private struct StepEvaluation {
+    enum Verdict {
+        case pass
+        case reject(Rejection)
+        case terminal(error: String, description: String)
+    }
+
+    var session: AuthSession
+    let tenant: TenantState
+    let client: IdpClientConfiguration
+    let now: Date
+    let maximumFieldLength: Int
+    let minimumPasswordLength: Int
+    /// The user the answers are about, once known (for counting wrong answers).
+    var identifiedUser: String?
+
+    init(session: AuthSession, tenant: TenantState, client: IdpClientConfiguration, now: Date, maximumFieldLength: Int, minimumPasswordLength: Int) {
+        self.session = session
+        self.tenant = tenant
+        self.client = client
+        self.now = now
+        self.maximumFieldLength = maximumFieldLength
+        self.minimumPasswordLength = minimumPasswordLength
+        identifiedUser = session.userId
+    }
+
+    mutating func evaluate(fields: [IdpFormField], answers: [String: String]) -> Verdict {
+        for field in fields {
+            guard let value = answers[field.id], !value.isEmpty else {
+                return .reject(Rejection(code: "missing_field", message: "Please fill in \(field.label).", countsAgainstUser: false))
+            }
+            guard value.utf8.count <= maximumFieldLength else {
+                return .reject(Rejection(code: "field_too_long", message: "\(field.label) is too long.", countsAgainstUser: false))
+            }
+        }
+        let asksSecret = fields.contains { $0.role == .password }
+        // The username first: every other answer is checked against that user.
+        for field in fields.sorted(by: { ($0.role == .username ? 0 : 1) < ($1.role == .username ? 0 : 1) }) {
+            let value = answers[field.id]!
+            switch field.role {
+            case .username:
+                let unknown = Rejection(code: "invalid_user", message: asksSecret ? "Invalid username or password." : "Invalid username.", countsAgainstUser: false)
+                if let hint = session.loginHint, hint != value {
+                    return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
+                }
+                guard let user = tenant.users[value] else { return .reject(unknown) }
+                switch client.purpose {
+                case .login:
+                    guard user.status == .active else { return .reject(unknown) }
+                case .enrollment:
+                    guard !user.activationCodes.isEmpty else {
+                        return .reject(Rejection(code: "activation_not_pending", message: "There is no pending activation for this user.", countsAgainstUser: false))
+                    }
+                }
+                session.userId = value
+                identifiedUser = value
+            case .activationCode:
+                guard let user = currentUser else { return .terminal(error: "server_error", description: "no user identified before the activation code") }
+                guard let expiry = user.activationCodes[value] else {
+                    return .reject(Rejection(code: "invalid_activation_code", message: "The activation code is not valid.", countsAgainstUser: true))
+                }
+                guard expiry > now else {
+                    return .terminal(error: "activation_code_expired", description: "the activation code has expired; ask for a new one")
+                }
+                session.pendingActivationCode = value
+            case .newPassword:
+                guard value.count >= minimumPasswordLength else {
+                    return .reject(Rejection(code: "password_policy", message: "The password must have at least \(minimumPasswordLength) characters.", countsAgainstUser: false))
+                }
+                session.pendingPassword = value
+            case .password, .currentPassword:
+                guard let user = currentUser, user.passwordMatches(value) else {
+                    return .reject(Rejection(code: "invalid_credentials", message: "Invalid username or password.", countsAgainstUser: true))
+                }
+            case .attribute(let key):
+                guard let user = currentUser, let expected = user.attributes[key], ConstantTime.equals(expected, value) else {
+                    return .reject(Rejection(code: "invalid_credentials", message: "Invalid \(field.label).", countsAgainstUser: true))
+                }
+            }
+        }
+        return .pass
+    }
+
+    private var currentUser: UserRecord? { session.userId.flatMap { tenant.users[$0] } }
+}

@@ -1,0 +1,141 @@
+/// One OAuth client of a tenant, with the XHTML form steps its login page asks, in order.
+///
+/// ```swift
+/// let otpLogin = IdpClientConfiguration(
+///     clientId: "CorpOtpLogin", purpose: .login,
+///     steps: [[.init(id: "user", role: .username)],
+///             [.init(id: "secret", role: .password), .init(id: "otp", role: .attribute("otp"))]])
+/// try idp.addClient(otpLogin, tenant: "demo")
+/// ```
+public struct IdpClientConfiguration: Sendable, Equatable {
+    /// What completing the flow does to the user.
+    public enum Purpose: String, Sendable, Equatable {
+        /// Activation: the user proves a one-time activation code and sets a password; the code
+        /// is consumed and the user becomes active.
+        case enrollment
+        /// Login: an active user proves their password (and any custom attributes).
+        case login
+    }
+
+    /// The `client_id` the SDK passes to `getAuthorizationCode`.
+    public var clientId: String
+    /// What the flow does.
+    public var purpose: Purpose
+    /// The form steps; each inner array is the set of fields one form asks.
+    public var steps: [[IdpFormField]]
+    /// How many answers one step accepts before the flow ends with `too_many_attempts`
+    /// (a wrong answer re-serves the same step with the rejection attached).
+    public var maxAttempts: Int
+    /// The redirect URIs the client may use (exact match, RFC 6749 §3.1.2.3).
+    public var redirectURIs: [String]
+
+    /// The redirect URI of the documents' samples, registered on every standard client.
+    public static let defaultRedirectURI = "https://kobil/OpenIdRedirectUri"
+
+    public init(
+        clientId: String,
+        purpose: Purpose,
+        steps: [[IdpFormField]],
+        maxAttempts: Int = 3,
+        redirectURIs: [String] = [IdpClientConfiguration.defaultRedirectURI]
+    ) {
+        self.clientId = clientId
+        self.purpose = purpose
+        self.steps = steps
+        self.maxAttempts = maxAttempts
+        self.redirectURIs = redirectURIs
+    }
+
+    /// `KssIdpEnrollment`: username, then activation code, then the desired password.
+    public static let kssIdpEnrollment = IdpClientConfiguration(
+        clientId: "KssIdpEnrollment",
+        purpose: .enrollment,
+        steps: [
+            [IdpFormField(id: "username", label: "Username", role: .username)],
+            [IdpFormField(id: "activation-code", label: "Activation code", role: .activationCode)],
+            [IdpFormField(id: "password", label: "Choose a password", role: .newPassword)],
+        ]
+    )
+
+    /// `KssIdpLogin`: username and password on one form.
+    public static let kssIdpLogin = IdpClientConfiguration(
+        clientId: "KssIdpLogin",
+        purpose: .login,
+        steps: [[
+            IdpFormField(id: "username", label: "Username", role: .username),
+            IdpFormField(id: "password", label: "Password", role: .password),
+        ]]
+    )
+
+    /// Checks that the steps make sense for the purpose; returns the problem, or `nil`.
+    func validationProblem() -> String? {
+        if clientId.isEmpty { return "client id is empty" }
+        if steps.isEmpty || steps.contains(where: \.isEmpty) { return "client '\(clientId)' has an empty step" }
+        if maxAttempts < 1 { return "client '\(clientId)' must allow at least one attempt per step" }
+        if redirectURIs.isEmpty { return "client '\(clientId)' has no redirect URI" }
+        let fields = steps.flatMap { $0 }
+        var seen = Set<String>()
+        for field in fields {
+            if field.id.isEmpty { return "client '\(clientId)' has a field with an empty id" }
+            if !seen.insert(field.id).inserted { return "client '\(clientId)' asks field '\(field.id)' twice" }
+        }
+        let roles = fields.map(\.role)
+        if roles.filter({ $0 == .username }).count != 1 {
+            return "client '\(clientId)' must ask for the username exactly once"
+        }
+        // The user must be known before anything is checked against them.
+        if !steps[0].contains(where: { $0.role == .username }) {
+            return "client '\(clientId)' must ask for the username in its first step"
+        }
+        switch purpose {
+        case .enrollment:
+            if !roles.contains(.activationCode) { return "enrollment client '\(clientId)' never asks for the activation code" }
+            if !roles.contains(.newPassword) { return "enrollment client '\(clientId)' never asks for the new password" }
+        case .login:
+            if !roles.contains(.password) { return "login client '\(clientId)' never asks for the password" }
+            if roles.contains(.activationCode) { return "login client '\(clientId)' asks for an activation code" }
+        }
+        return nil
+    }
+}
+
+/// One input field of an IDP form step.
+public struct IdpFormField: Sendable, Equatable {
+    /// What the IDP checks the answer against.
+    public enum Role: Sendable, Equatable {
+        /// Identifies the user (the user id).
+        case username
+        /// The user's current password, verified.
+        case password
+        /// A password the user chooses (enrollment, change password); checked against the policy.
+        case newPassword
+        /// The current password in a change-password flow, verified.
+        case currentPassword
+        /// A one-time activation code issued to the user, verified and consumed.
+        case activationCode
+        /// A custom user attribute (an OTP, a customer number), compared exactly.
+        case attribute(String)
+    }
+
+    /// The input's id and name in the XHTML form, which the SDK hands to the provider.
+    public var id: String
+    /// The label shown next to the input.
+    public var label: String
+    /// What the answer is checked against.
+    public var role: Role
+
+    public init(id: String, label: String? = nil, role: Role) {
+        self.id = id
+        self.label = label ?? id
+        self.role = role
+    }
+
+    /// Whether the field is a password (rendered as `type="password"`, and hashed by an SDK with
+    /// `shouldHashPin`). An activation code is a one-time code typed from a letter, so it is text.
+    public var isSecret: Bool {
+        switch role {
+        case .password, .newPassword, .currentPassword: true
+        case .username, .activationCode, .attribute: false
+        }
+    }
+}

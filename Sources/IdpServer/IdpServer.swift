@@ -1,0 +1,262 @@
+import Foundation
+import IdpPrimitives
+import Synchronization
+
+/// An in-process IDP that behaves like the real one behind the IdpSdk: tenants (realms), clients
+/// with multi-step XHTML login forms, users, one-time activation codes, single-use PKCE-bound
+/// authorization codes and a token endpoint.
+///
+/// ```swift
+/// let idp = IdpServer()
+/// try idp.addTenant("demo")                       // with KssIdpEnrollment and KssIdpLogin
+/// try idp.addUser("alice", tenant: "demo")          // pending activation
+/// let code = try idp.issueActivationCode(for: "alice", tenant: "demo")
+/// IdpNetwork.shared.register(idp, at: "https://idp.example.test")
+/// ```
+///
+/// Endpoints (Keycloak's paths, which the KOBIL IDP uses):
+/// - `GET  /auth/realms/{tenant}/protocol/openid-connect/auth` — starts a flow, serves step 1;
+/// - `POST /auth/realms/{tenant}/login-actions/authenticate?session_code=…&execution=N` — answers
+///   a step; serves the next step, the same step with the rejection attached, or redirects to
+///   `redirect_uri#code=…` (or `#error=…`);
+/// - `POST /auth/realms/{tenant}/protocol/openid-connect/token` — exchanges code and PKCE verifier
+///   for access, refresh and offline tokens (JSON, RFC 6749 §5.1 / §5.2).
+///
+/// Thread safety: every method may be called from any thread at once. State lives behind one
+/// `Mutex`, held only to read and decide; no call-out happens under it.
+public final class IdpServer: Sendable {
+    /// Tunables of the server. Durations are measured on ``clock``.
+    public struct Configuration: Sendable {
+        public var clock: any IdpClock
+        public var authorizationCodeLifetime: Duration
+        public var authSessionLifetime: Duration
+        public var activationCodeLifetime: Duration
+        public var accessTokenLifetime: Duration
+        public var refreshTokenLifetime: Duration
+        public var offlineTokenLifetime: Duration
+        /// The longest accepted credential value, in UTF-8 bytes.
+        public var maximumFieldLength: Int
+        /// The largest accepted request body.
+        public var maximumBodySize: Int
+        /// The shortest password a user may choose.
+        public var minimumPasswordLength: Int
+        /// How many audit entries are kept (the oldest are dropped first).
+        public var auditLogCapacity: Int
+
+        public init(
+            clock: any IdpClock = SystemClock(),
+            authorizationCodeLifetime: Duration = .seconds(60),
+            authSessionLifetime: Duration = .seconds(1800),
+            activationCodeLifetime: Duration = .seconds(7 * 24 * 3600),
+            accessTokenLifetime: Duration = .seconds(300),
+            refreshTokenLifetime: Duration = .seconds(1800),
+            offlineTokenLifetime: Duration = .seconds(30 * 24 * 3600),
+            maximumFieldLength: Int = 1024,
+            maximumBodySize: Int = 64 * 1024,
+            minimumPasswordLength: Int = 4,
+            auditLogCapacity: Int = 100_000
+        ) {
+            self.clock = clock
+            self.authorizationCodeLifetime = authorizationCodeLifetime
+            self.authSessionLifetime = authSessionLifetime
+            self.activationCodeLifetime = activationCodeLifetime
+            self.accessTokenLifetime = accessTokenLifetime
+            self.refreshTokenLifetime = refreshTokenLifetime
+            self.offlineTokenLifetime = offlineTokenLifetime
+            self.maximumFieldLength = maximumFieldLength
+            self.maximumBodySize = maximumBodySize
+            self.minimumPasswordLength = minimumPasswordLength
+            self.auditLogCapacity = auditLogCapacity
+        }
+    }
+
+    /// How the IDP expects password-type fields on the wire.
+    public enum SecretEncoding: String, Sendable {
+        /// The clear value (an `IdpSdkService` with `shouldHashPin: false`).
+        case plain
+        /// `base64url(SHA-256(value))` (an `IdpSdkService` with `shouldHashPin: true`).
+        case sha256
+    }
+
+    public let configuration: Configuration
+    let state: Mutex<ServerState>
+    let audit: Mutex<AuditRing>
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        state = Mutex(ServerState())
+        audit = Mutex(AuditRing(capacity: configuration.auditLogCapacity))
+    }
+
+    var now: Date { configuration.clock.now() }
+
+    // MARK: - Administration
+
+    /// Adds a tenant (a realm).
+    /// - Parameters:
+    ///   - tenantId: The realm name; the `tenantId` of the SDKs.
+    ///   - secretEncoding: How password fields arrive (must match the SDK's `shouldHashPin`).
+    ///   - standardClients: Whether to add ``IdpClientConfiguration/kssIdpEnrollment`` and
+    ///     ``IdpClientConfiguration/kssIdpLogin``.
+    /// - Throws: ``IdpServerError`` if the tenant exists or the id is empty.
+    public func addTenant(_ tenantId: String, secretEncoding: SecretEncoding = .plain, standardClients: Bool = true) throws(IdpServerError) {
+        guard !tenantId.isEmpty, !tenantId.contains("/") else {
+            throw IdpServerError(.invalidArgument("tenant id '\(tenantId)' is empty or contains '/'"))
+        }
+        try state.withLock { (state) throws(IdpServerError) in
+            guard state.tenants[tenantId] == nil else { throw IdpServerError(.tenantExists(tenantId)) }
+            var tenant = TenantState(id: tenantId, secretEncoding: secretEncoding)
+            if standardClients {
+                for client in [IdpClientConfiguration.kssIdpEnrollment, .kssIdpLogin] {
+                    tenant.clients[client.clientId] = client
+                }
+            }
+            state.tenants[tenantId] = tenant
+        }
+    }
+
+    /// Adds a client with its form steps.
+    /// - Throws: ``IdpServerError`` if the tenant is unknown, the client exists, or its steps do not
+    ///   make sense for its purpose (no username, enrollment without activation code, …).
+    public func addClient(_ client: IdpClientConfiguration, tenant tenantId: String) throws(IdpServerError) {
+        if let problem = client.validationProblem() { throw IdpServerError(.invalidClient(problem)) }
+        try state.withLock { (state) throws(IdpServerError) in
+            guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
+            guard state.tenants[tenantId]!.clients[client.clientId] == nil else {
+                throw IdpServerError(.clientExists(client.clientId))
+            }
+            state.tenants[tenantId]!.clients[client.clientId] = client
+        }
+    }
+
+    /// Adds a user.
+    /// - Parameters:
+    ///   - userId: The user's id, which is also the username the forms ask for.
+    ///   - password: With a password the user is active at once (ready to log in); without one the
+    ///     user awaits activation with an activation code.
+    ///   - attributes: Values that custom form fields with role `.attribute(key)` are checked against.
+    /// - Throws: ``IdpServerError`` if the tenant is unknown, the user exists, or an argument is empty.
+    public func addUser(_ userId: String, tenant tenantId: String, password: String? = nil, attributes: [String: String] = [:]) throws(IdpServerError) {
+        guard !userId.isEmpty, userId.utf8.count <= configuration.maximumFieldLength else {
+            throw IdpServerError(.invalidArgument("user id is empty or longer than \(configuration.maximumFieldLength) bytes"))
+        }
+        if let password, password.isEmpty { throw IdpServerError(.invalidArgument("password is empty")) }
+        let salt = SecureRandom.bytes(16)
+        try state.withLock { (state) throws(IdpServerError) in
+            guard let tenant = state.tenants[tenantId] else { throw IdpServerError(.unknownTenant(tenantId)) }
+            guard tenant.users[userId] == nil else { throw IdpServerError(.userExists(userId)) }
+            var user = UserRecord(id: userId, salt: salt, attributes: attributes)
+            if let password {
+                user.passwordHash = UserRecord.hash(tenant.wireForm(ofSecret: password), salt: salt)
+                user.status = .active
+            }
+            state.tenants[tenantId]!.users[userId] = user
+        }
+    }
+
+    /// Issues a one-time activation code for the user (several may be outstanding, one per device).
+    /// - Parameter validFor: Lifetime; by default ``Configuration/activationCodeLifetime``.
+    /// - Returns: The code, 12 digits, to be handed to the user out of band.
+    /// - Throws: ``IdpServerError`` if the tenant or user is unknown.
+    public func issueActivationCode(for userId: String, tenant tenantId: String, validFor: Duration? = nil) throws(IdpServerError) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let code = String((0..<12).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+        let expiresAt = now.addingTimeInterval((validFor ?? configuration.activationCodeLifetime).timeInterval)
+        try state.withLock { (state) throws(IdpServerError) in
+            guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
+            guard state.tenants[tenantId]!.users[userId] != nil else { throw IdpServerError(.unknownUser(userId)) }
+            state.tenants[tenantId]!.users[userId]!.activationCodes[code] = expiresAt
+        }
+        return code
+    }
+
+    /// A snapshot of a user, without secrets; `nil` if unknown.
+    public func user(_ userId: String, tenant tenantId: String) -> IdpUserSnapshot? {
+        state.withLock { state in
+            state.tenants[tenantId]?.users[userId].map(IdpUserSnapshot.init)
+        }
+    }
+
+    /// The audit log, oldest first; with a trace id, only that trace's entries.
+    public func auditLog(traceId: String? = nil) -> [AuditEntry] {
+        let entries = audit.withLock { $0.entries }
+        guard let traceId else { return entries }
+        return entries.filter { $0.traceId == traceId }
+    }
+
+    /// Counts of live server state, for leak checks in tests and the benchmark.
+    public func statistics() -> IdpServerStatistics {
+        state.withLock { state in
+            IdpServerStatistics(
+                authSessions: state.sessions.count,
+                outstandingCodes: state.codes.count,
+                redeemedCodes: state.redeemedCodes.count,
+                tokens: state.tokens.count
+            )
+        }
+    }
+
+    func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String) {
+        let entry = AuditEntry(time: now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail)
+        audit.withLock { $0.append(entry) }
+    }
+
+    // MARK: - HTTP
+
+    /// Answers one HTTP-shaped request. Thread-safe, non-blocking, never throws: bad requests get
+    /// 4xx responses whose body names the problem.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.body.count <= configuration.maximumBodySize else {
+            return Page.errorResponse(status: 413, code: "request_too_large", "request body exceeds \(configuration.maximumBodySize) bytes")
+        }
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // ["", "auth", "realms", tenant, ...]
+        guard parts.count >= 5, parts[0].isEmpty, parts[1] == "auth", parts[2] == "realms" else {
+            return Page.errorResponse(status: 404, code: "not_found", "no endpoint at \(request.path)")
+        }
+        let tenant = parts[3]
+        let rest = parts[4...].joined(separator: "/")
+        let traceParent = request.headers["traceparent"].flatMap { try? TraceParent(parsing: $0) }?.description
+        switch (request.method, rest) {
+        case ("GET", "protocol/openid-connect/auth"):
+            return authorize(tenant: tenant, request: request, traceParent: traceParent)
+        case ("POST", "login-actions/authenticate"):
+            return authenticate(tenant: tenant, request: request, traceParent: traceParent)
+        case ("POST", "protocol/openid-connect/token"):
+            return token(tenant: tenant, request: request, traceParent: traceParent)
+        case (_, "protocol/openid-connect/auth"), (_, "login-actions/authenticate"), (_, "protocol/openid-connect/token"):
+            return Page.errorResponse(status: 405, code: "method_not_allowed", "\(request.method) is not allowed on \(request.path)")
+        default:
+            return Page.errorResponse(status: 404, code: "not_found", "no endpoint at \(request.path)")
+        }
+    }
+}
+
+/// A user as the IDP sees them, without secrets.
+public struct IdpUserSnapshot: Sendable, Equatable {
+    public enum Status: String, Sendable { case pendingActivation, active }
+    public var userId: String
+    public var status: Status
+    /// Wrong answers since the last successful flow.
+    public var failedAttempts: Int
+    /// Activation codes issued and not yet used (expired ones included until used or pruned).
+    public var outstandingActivationCodes: Int
+    /// The AST client ids of the devices this user activated.
+    public var astClientIds: [String]
+
+    init(_ record: UserRecord) {
+        userId = record.id
+        status = record.status
+        failedAttempts = record.failedAttempts
+        outstandingActivationCodes = record.activationCodes.count
+        astClientIds = record.astClientIds
+    }
+}
+
+/// Live state counts of an ``IdpServer``.
+public struct IdpServerStatistics: Sendable, Equatable {
+    public var authSessions: Int
+    public var outstandingCodes: Int
+    public var redeemedCodes: Int
+    public var tokens: Int
+}

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import IdpPrimitives
+import Synchronization
+
+/// A ``Transport`` that hands requests to an in-process ``IdpServer`` after a simulated network
+/// latency.
+///
+/// With a latency the request is parked as a timer on a Dispatch queue (state, not a thread) and
+/// handled when the timer fires; the completion then runs on a Dispatch worker thread. With zero
+/// latency the request is handled and the completion called on the sending thread.
+public final class InProcessTransport: Transport {
+    public let server: IdpServer
+    /// The simulated round-trip time of every request.
+    public let latency: Duration
+    private let queue = DispatchQueue(label: "IdpServer.InProcessTransport", attributes: .concurrent)
+
+    public init(server: IdpServer, latency: Duration = .zero) {
+        self.server = server
+        self.latency = latency
+    }
+
+    public func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        guard latency > .zero else {
+            completion(.success(server.handle(request)))
+            return
+        }
+        let nanoseconds = Int(min(latency.timeInterval * 1e9, 3600e9))
+        let server = self.server
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            completion(.success(server.handle(request)))
+        }
+    }
+}
+
+/// The in-process "network": which IDP answers at which base URL.
+///
+/// `IdpSdkService(tenantId:idpUrl:certificateChain:shouldHashPin:)` and the `MasterController` look
+/// their IDP up here by URL, so the documents' initialisation code runs unchanged.
+///
+/// ```swift
+/// IdpNetwork.shared.register(idp, at: "https://idp.example.test", latency: .milliseconds(20))
+/// ```
+public final class IdpNetwork: Sendable {
+    /// The process-wide network.
+    public static let shared = IdpNetwork()
+
+    struct Endpoint: Sendable {
+        var transport: any Transport
+        var certificate: Data?
+    }
+
+    private let endpoints = Mutex<[String: Endpoint]>([:])
+
+    public init() {}
+
+    /// Makes `transport` answer at `url`.
+    /// - Parameter certificate: If set, clients must present a certificate chain that contains these
+    ///   bytes (certificate pinning); others fail with ``TransportError/Kind/certificatePinning``.
+    public func register(_ transport: any Transport, at url: String, certificate: Data? = nil) {
+        endpoints.withLock { $0[Self.normalize(url)] = Endpoint(transport: transport, certificate: certificate) }
+    }
+
+    /// Makes `server` answer at `url` through an ``InProcessTransport`` with `latency`.
+    public func register(_ server: IdpServer, at url: String, latency: Duration = .zero, certificate: Data? = nil) {
+        register(InProcessTransport(server: server, latency: latency), at: url, certificate: certificate)
+    }
+
+    /// Removes whatever answers at `url`.
+    public func unregister(_ url: String) {
+        _ = endpoints.withLock { $0.removeValue(forKey: Self.normalize(url)) }
+    }
+
+    /// The transport at `url`, checked against the client's pinned certificate chain.
+    public func connect(to url: String, certificateChain: Data?) -> Result<any Transport, TransportError> {
+        guard let endpoint = endpoints.withLock({ $0[Self.normalize(url)] }) else {
+            return .failure(TransportError(.unreachable, "no IDP answers at \(url)"))
+        }
+        if let expected = endpoint.certificate {
+            guard let chain = certificateChain, chain.range(of: expected) != nil else {
+                return .failure(TransportError(.certificatePinning, "the certificate chain does not contain the certificate of \(url)"))
+            }
+        }
+        return .success(endpoint.transport)
+    }
+
+    static func normalize(_ url: String) -> String {
+        var text = url.lowercased()
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import IdpPrimitives
+
+/// The IDP's responses: XHTML login forms and error pages, redirects, JSON.
+enum Page {
+    static let xhtmlContentType = "application/xhtml+xml; charset=utf-8"
+
+    /// A form for one step of a client's flow, with the rejection of the previous answer if any.
+    static func form(
+        tenant: String,
+        client: IdpClientConfiguration,
+        step: Int,
+        sessionCode: String,
+        rejection: Rejection?
+    ) -> HTTPResponse {
+        let fields = client.steps[step]
+        let action = "/auth/realms/\(FormURLEncoding.percentEncode(tenant))/login-actions/authenticate?session_code=\(sessionCode)&execution=\(step + 1)"
+        var html = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE html>
+        <html xmlns="http://www.w3.org/1999/xhtml">
+        <head><title>\(XMLEscaping.escape(client.clientId)) – step \(step + 1) of \(client.steps.count)</title></head>
+        <body>
+
+        """
+        if let rejection {
+            html += "<div id=\"kc-error-message\" class=\"alert alert-error\" data-error=\"\(XMLEscaping.escape(rejection.code))\"><span class=\"kc-feedback-text\">\(XMLEscaping.escape(rejection.message))</span></div>\n"
+        }
+        html += "<form id=\"kc-form\" action=\"\(XMLEscaping.escape(action))\" method=\"post\">\n"
+        for field in fields {
+            let id = XMLEscaping.escape(field.id)
+            html += "<label for=\"\(id)\">\(XMLEscaping.escape(field.label))</label>"
+            html += "<input id=\"\(id)\" name=\"\(id)\" type=\"\(field.isSecret ? "password" : "text")\" autocomplete=\"off\"/>\n"
+        }
+        html += "<input type=\"hidden\" name=\"session_code\" value=\"\(sessionCode)\"/>\n"
+        html += "<input id=\"kc-submit\" name=\"submit\" type=\"submit\" value=\"Continue\"/>\n"
+        html += "</form>\n</body>\n</html>\n"
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", xhtmlContentType)
+        return HTTPResponse(status: 200, headers: headers, body: Array(html.utf8))
+    }
+
+    /// An XHTML error page without a form, as the IDP shows when it cannot go on.
+    static func errorResponse(status: Int, code: String, _ message: String) -> HTTPResponse {
+        let html = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE html>
+        <html xmlns="http://www.w3.org/1999/xhtml">
+        <head><title>Error</title></head>
+        <body><div id="kc-error-message" class="alert alert-error" data-error="\(XMLEscaping.escape(code))"><span class="kc-feedback-text">\(XMLEscaping.escape(message))</span></div></body>
+        </html>
+
+        """
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", xhtmlContentType)
+        return HTTPResponse(status: status, headers: headers, body: Array(html.utf8))
+    }
+
+    /// A 302 to the client's redirect URI with the parameters in the fragment or the query.
+    static func redirect(to uri: String, responseMode: String, _ parameters: [(String, String)]) -> HTTPResponse {
+        let separator = responseMode == "query" ? (uri.contains("?") ? "&" : "?") : "#"
+        var headers = HTTPHeaders()
+        headers.set("Location", uri + separator + FormURLEncoding.encode(parameters))
+        return HTTPResponse(status: 302, headers: headers)
+    }
+
+    /// A JSON response (token endpoint).
+    static func json(status: Int, _ object: [String: any Sendable]) -> HTTPResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/json")
+        headers.set("Cache-Control", "no-store")
+        return HTTPResponse(status: status, headers: headers, body: Array(data))
+    }
+
+    /// An RFC 6749 §5.2 error response.
+    static func tokenError(status: Int = 400, _ error: String, _ description: String) -> HTTPResponse {
+        json(status: status, ["error": error, "error_description": description])
+    }
+}
+
+/// Why the IDP re-serves a step: an `data-error` code and the message shown to the user.
+struct Rejection: Equatable {
+    var code: String
+    var message: String
+    /// Whether the answer counts against the user (a wrong secret) or not (a missing field).
+    var countsAgainstUser: Bool
+}

@@ -1,0 +1,125 @@
+import Foundation
+import IdpPrimitives
+
+/// Everything the server knows, kept behind one `Mutex` in ``IdpServer``.
+struct ServerState {
+    var tenants: [String: TenantState] = [:]
+    /// Login flows in progress, by session code.
+    var sessions: [String: AuthSession] = [:]
+    /// Issued, not yet redeemed authorization codes.
+    var codes: [String: CodeRecord] = [:]
+    /// Redeemed codes, kept until they would have expired, so reuse is told apart from an unknown
+    /// code and can revoke what the first use issued (RFC 6749 §4.1.2).
+    var redeemedCodes: [String: RedeemedCode] = [:]
+    var tokens: [String: TokenRecord] = [:]
+    var requestsSincePrune = 0
+
+    /// Drops expired sessions and codes; amortised over many requests so no request pays for all.
+    mutating func pruneIfDue(now: Date) {
+        requestsSincePrune += 1
+        guard requestsSincePrune >= 4096 else { return }
+        requestsSincePrune = 0
+        sessions = sessions.filter { $0.value.expiresAt > now }
+        codes = codes.filter { $0.value.expiresAt > now }
+        redeemedCodes = redeemedCodes.filter { $0.value.forgetAt > now }
+        tokens = tokens.filter { $0.value.expiresAt > now && !$0.value.revoked }
+    }
+}
+
+struct TenantState {
+    let id: String
+    let secretEncoding: IdpServer.SecretEncoding
+    var clients: [String: IdpClientConfiguration] = [:]
+    var users: [String: UserRecord] = [:]
+
+    /// What a password looks like on the wire for this tenant.
+    func wireForm(ofSecret secret: String) -> String {
+        switch secretEncoding {
+        case .plain: secret
+        case .sha256: Base64URL.encode(SHA256.hash(secret))
+        }
+    }
+}
+
+struct UserRecord {
+    let id: String
+    var status: IdpUserSnapshot.Status = .pendingActivation
+    let salt: [UInt8]
+    var passwordHash: [UInt8]? = nil
+    /// Outstanding one-time activation codes and when each expires.
+    var activationCodes: [String: Date] = [:]
+    var attributes: [String: String]
+    /// Wrong answers since the last success (the lockout rules will read this).
+    var failedAttempts = 0
+    var astClientIds: [String] = []
+
+    init(id: String, salt: [UInt8], attributes: [String: String]) {
+        self.id = id
+        self.salt = salt
+        self.attributes = attributes
+    }
+
+    static func hash(_ secret: String, salt: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(salt)
+        hasher.update(secret)
+        return hasher.finalize()
+    }
+
+    func passwordMatches(_ wireSecret: String) -> Bool {
+        guard let passwordHash else { return false }
+        return ConstantTime.equals(UserRecord.hash(wireSecret, salt: salt), passwordHash)
+    }
+}
+
+/// One login flow between the authorize request and the redirect.
+struct AuthSession {
+    let tenant: String
+    let clientId: String
+    let redirectURI: String
+    let responseMode: String
+    let state: String?
+    let nonce: String?
+    let codeChallenge: String
+    let codeChallengeMethod: String
+    let loginHint: String?
+    let astClientId: String?
+    let traceParent: String?
+    let expiresAt: Date
+    /// Index into the client's steps.
+    var step = 0
+    /// Answers given to the current step.
+    var attemptsOnStep = 0
+    /// The user named by the username field, once given.
+    var userId: String?
+    /// Changes applied only when the whole flow succeeds, so an abandoned flow changes nothing.
+    var pendingPassword: String?
+    var pendingActivationCode: String?
+}
+
+struct CodeRecord {
+    let tenant: String
+    let clientId: String
+    let userId: String
+    let redirectURI: String
+    let codeChallenge: String
+    let codeChallengeMethod: String
+    let astClientId: String
+    let expiresAt: Date
+}
+
+struct RedeemedCode {
+    let forgetAt: Date
+    /// The tokens the first redemption issued; revoked if the code is presented again.
+    let tokens: [String]
+}
+
+struct TokenRecord {
+    enum Kind: String { case access, refresh, offline }
+    let kind: Kind
+    let tenant: String
+    let clientId: String
+    let userId: String
+    let expiresAt: Date
+    var revoked = false
+}

@@ -1,0 +1,148 @@
+/// Initialises the MasterController; answered by ``KSMStartResultEvent``. Post it before any
+/// other event.
+public final class KSMStartEvent: KsMacroEvent {
+    public let traceContext: String?
+    public let locale: String
+    public let appName: String
+
+    public init(traceContext: String? = nil, locale: String = "en", appName: String = "IdpHarness") {
+        self.traceContext = traceContext
+        self.locale = locale
+        self.appName = appName
+    }
+}
+
+/// The state of the SDK after Start: whether to activate or log in, and the activated users.
+public final class KSMStartResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+    public let sdkState: KSMSdkState
+    /// The activated users, in activation order.
+    public let userList: [KsUserIdentifier]
+    public let userDetailsList: [KsUserDetails]
+
+    init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
+        self.status = status
+        self.errorCode = status == .kOk ? 0 : status.rawValue
+        self.errorDescription = errorDescription
+        self.sdkState = sdkState
+        self.userList = userList
+        self.userDetailsList = userList.map { KsUserDetails(userIdentifier: $0, displayUsername: $0.userId, displayEmail: "") }
+    }
+}
+
+/// Asks for AST client data and a fresh PKCE challenge; answered by
+/// ``KSMGetAstClientDataResultEvent``.
+public final class KSMGetAstClientDataEvent: KsMacroEvent {
+    public let traceContext: String?
+    /// The user the data is for; the user id is empty at activation.
+    public let userIdentifier: KsUserIdentifier
+
+    /// The IdpSdk samples' form (no user id).
+    public init(tenantId: String, traceContext: String? = nil) {
+        self.userIdentifier = KsUserIdentifier(tenantId: tenantId, userId: "")
+        self.traceContext = traceContext
+    }
+
+    /// The TWV samples' form; pass an empty user id at activation.
+    public init(userIdentifier: KsUserIdentifier, traceContext: String? = nil) {
+        self.userIdentifier = userIdentifier
+        self.traceContext = traceContext
+    }
+
+    public var tenantId: String { userIdentifier.tenantId }
+}
+
+/// AST client data and the PKCE challenge of a verifier the MC keeps.
+public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+    /// The opaque AST client data (`X-KOBIL-ASTCLIENTDATA`).
+    public let clientData: String
+    /// The AST client id (`X-KOBIL-ASTCLIENTID`); all zeros for a new user.
+    public let astClientId: String
+    /// The RFC 7636 S256 challenge of the verifier the MC keeps for SetAuthorisationCode.
+    public let codeChallenge: String
+    /// `S256`.
+    public let codeChallengeMethod: String
+
+    /// The TWV sample's name of ``astClientId``.
+    public var clientId: String { astClientId }
+    /// The ObjC header's spelling of ``codeChallenge``.
+    public var codeChallange: String { codeChallenge }
+    /// The ObjC header's spelling of ``codeChallengeMethod``.
+    public var codeChallangeMethod: String { codeChallengeMethod }
+
+    init(status: KSMEventStatusType, errorDescription: String = "", clientData: String = "", astClientId: String = "", codeChallenge: String = "", codeChallengeMethod: String = "") {
+        self.status = status
+        self.errorCode = status == .kOk ? 0 : status.rawValue
+        self.errorDescription = errorDescription
+        self.clientData = clientData
+        self.astClientId = astClientId
+        self.codeChallenge = codeChallenge
+        self.codeChallengeMethod = codeChallengeMethod
+    }
+}
+
+/// Exchanges an authorization code (with the kept PKCE verifier) for tokens at the IDP, and
+/// activates or logs the user in; answered by ``KSMSetAuthorisationCodeResultEvent``.
+public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
+    public let traceContext: String?
+    public let userIdentifier: KsUserIdentifier
+    public let authenticationMode: KSMAuthenticationMode
+    public let authorisationCode: String
+    /// The IDP client the code was issued to.
+    public let clientId: String
+
+    /// The IdpSdk samples' form.
+    public init(tenantId: String, authenticationMode: KSMAuthenticationMode, authorisationCode: String, clientId: String, traceContext: String? = nil) {
+        self.userIdentifier = KsUserIdentifier(tenantId: tenantId, userId: "")
+        self.authenticationMode = authenticationMode
+        self.authorisationCode = authorisationCode
+        self.clientId = clientId
+        self.traceContext = traceContext
+    }
+
+    /// The TWV samples' form. A non-empty user id must be the user the code was issued for.
+    public init(userIdentifier: KsUserIdentifier, authenticationMode: KSMAuthenticationMode, authorisationCode: String, clientId: String, traceContext: String? = nil) {
+        self.userIdentifier = userIdentifier
+        self.authenticationMode = authenticationMode
+        self.authorisationCode = authorisationCode
+        self.clientId = clientId
+        self.traceContext = traceContext
+    }
+
+    public var tenantId: String { userIdentifier.tenantId }
+}
+
+/// The outcome of SetAuthorisationCode: ``KSMEventStatusType/kOk`` when the user is activated or
+/// logged in.
+public final class KSMSetAuthorisationCodeResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+    /// The user the tokens belong to, on success.
+    public let userIdentifier: KsUserIdentifier?
+
+    init(status: KSMEventStatusType, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
+        self.status = status
+        self.errorCode = status == .kOk ? 0 : status.rawValue
+        self.errorDescription = errorDescription
+        self.userIdentifier = userIdentifier
+    }
+}
+
+/// The answer to an event the MasterController does not handle.
+public final class KSMStatusResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+
+    init(status: KSMEventStatusType, errorDescription: String) {
+        self.status = status
+        self.errorCode = status.rawValue
+        self.errorDescription = errorDescription
+    }
+}

@@ -1,0 +1,67 @@
+import IdpPrimitives
+import Testing
+
+@Suite("SecureRandom and SeededRandom")
+struct RandomTests {
+    @Test("secure bytes have the requested count and differ between calls")
+    func secureBytes() {
+        #expect(SecureRandom.bytes(0) == [])
+        #expect(SecureRandom.bytes(-5) == [])
+        #expect(SecureRandom.bytes(1).count == 1)
+        #expect(SecureRandom.bytes(33).count == 33)
+        // Two 256-bit draws colliding would mean the generator is broken (chance 2^-256).
+        #expect(SecureRandom.bytes(32) != SecureRandom.bytes(32))
+    }
+
+    @Test("secure bytes are not obviously biased")
+    func secureBytesSpread() {
+        let bytes = SecureRandom.bytes(65536)
+        var counts = [Int](repeating: 0, count: 256)
+        for byte in bytes { counts[Int(byte)] += 1 }
+        // Each value expects 256 hits (sd 16); 100...412 is ten standard deviations wide.
+        #expect(counts.allSatisfy { (100...412).contains($0) })
+    }
+
+    @Test("a token is 43 URL-safe characters by default and carries its byte count")
+    func token() {
+        let token = SecureRandom.token()
+        #expect(token.utf8.count == 43)
+        #expect(Base64URL.decode(token)?.count == 32)
+        #expect(SecureRandom.token(byteCount: 16).utf8.count == 22)
+        #expect(SecureRandom.token(byteCount: 0) == "")
+        #expect(SecureRandom.token() != SecureRandom.token())
+    }
+
+    @Test("secure random is safe to call from many tasks at once")
+    func concurrent() async {
+        let counts = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 { group.addTask { SecureRandom.bytes(1000).count } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(counts == [Int](repeating: 1000, count: 16))
+    }
+
+    @Test("seed 0 yields the reference xoshiro256** outputs")
+    func seedZero() {
+        var generator = SeededRandom(seed: 0)
+        let outputs = (0..<5).map { _ in generator.next() }
+        // Computed with a Python transcription of splitmix64 + xoshiro256** (Blackman & Vigna).
+        #expect(outputs == [0x99ec_5f36_cb75_f2b4, 0xbf6e_1f78_4956_452a, 0x1a5f_849d_4933_e6e0, 0x6aa5_94f1_262d_2d2c, 0xbba5_ad4a_1f84_2e59])
+    }
+
+    @Test("seeds 42 and UInt64.max yield their reference outputs")
+    func otherSeeds() {
+        var fortyTwo = SeededRandom(seed: 42)
+        #expect((0..<5).map { _ in fortyTwo.next() } == [0x1578_0b2e_0c2e_c716, 0x6104_d986_6d11_3a7e, 0xae17_5332_39e4_99a1, 0xecb8_ad47_03b3_60a1, 0xfde6_dc7f_e2ec_5e64])
+        var maximum = SeededRandom(seed: .max)
+        #expect((0..<3).map { _ in maximum.next() } == [0x8f55_20d5_2a7e_ad08, 0xc476_a018_caa1_802d, 0x81de_31c0_d260_469e])
+    }
+
+    @Test("copies of a generator continue identically")
+    func deterministicCopies() {
+        var first = SeededRandom(seed: 7)
+        _ = first.next()
+        var second = first
+        #expect((0..<10).map { _ in first.next() } == (0..<10).map { _ in second.next() })
+    }
+}

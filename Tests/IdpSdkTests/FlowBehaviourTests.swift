@@ -1,0 +1,290 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import Synchronization
+import Testing
+
+@Suite("The flow engine")
+struct FlowBehaviourTests {
+    @Test("walks KssIdpEnrollment's three steps, asking each step's fields once, with the flow's context")
+    func enrollmentSteps() async throws {
+        // Given a pending user
+        let idp = TestIDP()
+        let code = idp.pendingUser("frank")
+        let provider = TableProvider(["username": "frank", "activation-code": code, "password": "new-pass"])
+        let trace = TraceParent.random()
+
+        // When the enrollment runs
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpEnrollment", provider: provider, traceParent: trace.description)
+
+        // Then each step asked its own field, with the flow's id, step and context
+        #expect(!result.hasError())
+        let calls = provider.recorded
+        #expect(calls.map(\.inputFieldIds) == [["username"], ["activation-code"], ["password"]])
+        #expect(calls.map(\.step) == [1, 2, 3])
+        #expect(calls.map(\.attempt) == [1, 1, 1])
+        #expect(Set(calls.map(\.flowId)) == [try #require(result.flowId)])
+        #expect(calls.allSatisfy { $0.clientId == "KssIdpEnrollment" && $0.tenantId == "demo" && $0.userId == nil && $0.traceParent == trace.description && $0.previousError == nil })
+        #expect(calls[2].inputFields == [IdpSdkInputField(id: "password", label: "Choose a password", isSecret: true)])
+        #expect(provider.misplacedCalls.load(ordering: .relaxed) == 0)
+        // and the trace reached the IDP's audit log, from the request to the code
+        #expect(idp.server.auditLog(traceId: trace.traceId).map(\.event) == [.authorizationRequested, .stepServed, .stepServed, .userActivated, .codeIssued])
+    }
+
+    @Test("a custom client with custom field ids works")
+    func customClient() async throws {
+        let idp = TestIDP()
+        try idp.server.addClient(IdpClientConfiguration(
+            clientId: "CorpOtpLogin", purpose: .login,
+            steps: [[IdpFormField(id: "corp-user", role: .username)],
+                    [IdpFormField(id: "corp-secret", role: .password), IdpFormField(id: "otp", role: .attribute("otp"))]]
+        ), tenant: idp.tenant)
+        try idp.server.addUser("gina", tenant: idp.tenant, password: "s3cret!", attributes: ["otp": "424242"])
+        let provider = TableProvider(["corp-user": "gina", "corp-secret": "s3cret!", "otp": "424242"])
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "CorpOtpLogin", provider: provider, userId: "gina")
+        #expect(!result.hasError())
+        #expect(provider.recorded.map(\.inputFieldIds) == [["corp-user"], ["corp-secret", "otp"]])
+    }
+
+    @Test("a rejected answer re-serves the step with the rejection, and a right answer then succeeds")
+    func reAskAfterRejection() async throws {
+        // Given a provider that answers a wrong password first
+        let idp = TestIDP()
+        idp.activeUser("hank", password: "right-one")
+        let provider = ClosureProvider { data in
+            .init(credentials: ["username": "hank", "password": data.attempt == 1 ? "wrong-one" : "right-one"])
+        }
+        let seen = Mutex<[IdpSdkInteractionData]>([])
+        let recording = ClosureProvider { data in seen.withLock { $0.append(data) }; return provider.provideCredentials(data) }
+
+        // When the login runs
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: recording, userId: "hank")
+
+        // Then the second call saw the rejection, and the flow succeeded
+        #expect(!result.hasError())
+        let calls = seen.withLock { $0 }
+        #expect(calls.map(\.step) == [1, 1])
+        #expect(calls.map(\.attempt) == [1, 2])
+        #expect(calls[0].previousError == nil)
+        #expect(calls[1].previousError == IdpSdkError(.credentialsRejected, "invalid_credentials: Invalid username or password."))
+        // and a success resets the user's count of wrong answers
+        #expect(idp.server.user("hank", tenant: "demo")?.failedAttempts == 0)
+    }
+
+    @Test("past the client's tries the flow ends with tooManyAttempts, and the wrong answers count against the user")
+    func tooManyAttempts() async throws {
+        let idp = TestIDP()
+        idp.activeUser("ivy", password: "right-one")
+        let provider = TableProvider(["username": "ivy", "password": "wrong-one"])
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "ivy")
+        #expect(result.idpSdkError == IdpSdkError(.tooManyAttempts, "too_many_attempts: step 1 was answered wrongly 3 times; the flow is ended"))
+        #expect(provider.recorded.map(\.attempt) == [1, 2, 3])
+        #expect(idp.server.user("ivy", tenant: "demo")?.failedAttempts == 3)
+    }
+
+    @Test("an expired activation code ends the flow with activationCodeExpired, and the user stays pending")
+    func expiredActivationCode() async throws {
+        let idp = TestIDP()
+        try idp.server.addUser("jack", tenant: idp.tenant)
+        let code = try idp.server.issueActivationCode(for: "jack", tenant: idp.tenant, validFor: .seconds(600))
+        idp.clock.advance(by: .seconds(601))
+        let provider = TableProvider(["username": "jack", "activation-code": code, "password": "new-pass"])
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpEnrollment", provider: provider)
+        #expect(result.idpSdkError == IdpSdkError(.activationCodeExpired, "activation_code_expired: the activation code has expired; ask for a new one"))
+        #expect(idp.server.user("jack", tenant: "demo")?.status == .pendingActivation)
+    }
+
+    @Test("an abandoned enrollment changes nothing at the IDP")
+    func abandonedEnrollmentChangesNothing() async throws {
+        let idp = TestIDP()
+        let code = idp.pendingUser("kate")
+        let provider = ClosureProvider { data in
+            data.step < 3 ? .init(credentials: data.step == 1 ? ["username": "kate"] : ["activation-code": code])
+                          : .init(error: IdpSdkError("App", 7, "user left"))
+        }
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpEnrollment", provider: provider)
+        #expect(result.idpSdkError == IdpSdkError("App", 7, "user left"))
+        let kate = try #require(idp.server.user("kate", tenant: "demo"))
+        #expect(kate.status == .pendingActivation)
+        #expect(kate.outstandingActivationCodes == 1)
+    }
+
+    @Test("with shouldHashPin the password travels hashed, and a tenant expecting hashes accepts it")
+    func hashedPin() async throws {
+        let idp = TestIDP(secretEncoding: .sha256)
+        idp.activeUser("liam", password: "1234")
+        let provider = TableProvider(["username": "liam", "password": "1234"])
+        let hashed = await idp.sdk(shouldHashPin: true).run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "liam")
+        #expect(!hashed.hasError())
+        let clear = await idp.sdk(shouldHashPin: false).run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "liam")
+        #expect(clear.idpSdkError?.code == .tooManyAttempts)
+    }
+}
+
+@Suite("Every flow completes exactly once: on cancel, timeout and fault too")
+struct CompletionTests {
+    @Test("cancel while the provider is blocked completes once with cancelled; the late answer is dropped")
+    func cancelWhileProviderBlocked() async throws {
+        // Given a provider that blocks its SDK thread until released
+        let idp = TestIDP()
+        idp.activeUser("mia", password: "pw-mia")
+        let entered = Gate(), release = Gate()
+        let provider = ClosureProvider { _ in
+            entered.open()
+            release.wait(timeout: .seconds(30))
+            return .init(credentials: ["username": "mia", "password": "pw-mia"])
+        }
+        let counter = CompletionCounter()
+        let completed = Gate()
+        let sdk = idp.sdk()
+
+        // When the flow is cancelled while the provider waits, and the provider then answers
+        let handle = sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                              interactionInterface: provider, userId: "mia", traceParent: nil) { result in
+            counter.record(result)
+            #expect(result.idpSdkError == IdpSdkError(.cancelled, "the flow was cancelled by its caller"))
+            completed.open()
+        }
+        #expect(await Self.offTask { entered.wait(timeout: .seconds(10)) })
+        handle.cancel()
+        handle.cancel()
+        #expect(await Self.offTask { completed.wait(timeout: .seconds(10)) })
+        release.open()
+        try await Task.sleep(for: .milliseconds(200))
+
+        // Then it completed exactly once, and no code was issued
+        #expect(counter.completions == 1)
+        #expect(idp.server.auditLog().filter { $0.event == .codeIssued }.isEmpty)
+        #expect(sdk.flowsInFlight == 0)
+    }
+
+    @Test("a provider blocked past the flow timeout completes once with timedOut, holding only its own thread")
+    func timeoutWhileProviderBlocked() async throws {
+        let idp = TestIDP()
+        idp.activeUser("noah", password: "pw-noah")
+        let release = Gate()
+        let blocking = ClosureProvider { data in
+            if data.userId == "noah" { release.wait(timeout: .seconds(30)) }
+            return .init(credentials: ["username": data.userId ?? "", "password": "pw-\(data.userId ?? "")"])
+        }
+        idp.activeUser("olga", password: "pw-olga")
+        let sdk = idp.sdk(.init(flowTimeout: .milliseconds(300)))
+        let counter = CompletionCounter()
+        async let blocked = sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: ClosureProvider { data in
+            let result = blocking.provideCredentials(data); return result
+        }, userId: "noah")
+        // While noah's provider blocks, another flow on the same service goes through
+        let other = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: blocking, userId: "olga")
+        #expect(!other.hasError())
+        let result = await blocked
+        counter.record(result)
+        #expect(result.idpSdkError?.code == .timedOut)
+        release.open()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(counter.completions == 1)
+    }
+
+    @Test("cancelling the awaiting task ends the flow with cancelled")
+    func taskCancellation() async throws {
+        let idp = TestIDP()
+        idp.activeUser("pia", password: "pw-pia")
+        let release = Gate()
+        let provider = ClosureProvider { _ in
+            release.wait(timeout: .seconds(30))
+            return .init(credentials: ["username": "pia", "password": "pw-pia"])
+        }
+        let sdk = idp.sdk()
+        let task = Task { await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "pia") }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.value
+        release.open()
+        #expect(result.idpSdkError == IdpSdkError(.cancelled, "the flow was cancelled by its caller"))
+    }
+
+    @Test("a task cancelled before the call starts gets cancelled without asking the provider")
+    func cancelledBeforeStart() async throws {
+        let idp = TestIDP()
+        idp.activeUser("quinn", password: "pw-quinn")
+        let provider = TableProvider(["username": "quinn", "password": "pw-quinn"])
+        let sdk = idp.sdk()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "quinn")
+        }
+        let result = await task.value
+        #expect(result.idpSdkError == IdpSdkError(.cancelled, "the flow was cancelled by its caller"))
+        #expect(provider.recorded.isEmpty)
+    }
+
+    @Test("a connection lost mid-flow completes once with connectionLost")
+    func connectionLost() async throws {
+        let idp = TestIDP()
+        idp.activeUser("rita", password: "pw-rita")
+        let transport = FaultyTransport(inner: InProcessTransport(server: idp.server)) { request in
+            request.method == "POST" ? .failure(TransportError(.connectionLost, "reset by peer")) : nil
+        }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: idp.url, certificateChain: Data(), shouldHashPin: false, configuration: .init(), transport: transport)
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: TableProvider(["username": "rita", "password": "pw-rita"]), userId: "rita")
+        #expect(result.idpSdkError == IdpSdkError(.connectionLost, "reset by peer"))
+    }
+
+    @Test("an IDP that never answers ends in timedOut")
+    func silentIdp() async throws {
+        let transport = FaultyTransport(inner: nil) { _ in nil }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://silent.test", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(flowTimeout: .milliseconds(100)), transport: transport)
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: TableProvider([:]), userId: "x")
+        #expect(result.idpSdkError?.code == .timedOut)
+    }
+
+    @Test("an IDP that serves forms forever is cut off after the step limit")
+    func endlessForms() async throws {
+        let page = """
+        <html xmlns="http://www.w3.org/1999/xhtml"><body><form action="/auth/realms/demo/login-actions/authenticate?session_code=x&amp;execution=1" method="post"><input id="username" name="username"/></form></body></html>
+        """
+        let transport = FaultyTransport(inner: nil) { _ in .success(HTTPResponse(status: 200, body: Array(page.utf8))) }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://loop.test", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(maximumSteps: 5), transport: transport)
+        let provider = TableProvider(["username": "sam"])
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "sam")
+        #expect(result.idpSdkError == IdpSdkError(.protocolError, "the IDP served more than 5 form steps"))
+        #expect(provider.recorded.count == 5)
+    }
+
+    @Test("an unreadable IDP page is a protocol error")
+    func unreadablePage() async throws {
+        let transport = FaultyTransport(inner: nil) { _ in .success(HTTPResponse(status: 200, body: Array("<html><body>maintenance</body></html>".utf8))) }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://broken.test", certificateChain: Data(), shouldHashPin: false, configuration: .init(), transport: transport)
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: TableProvider([:]), userId: "sam")
+        #expect(result.idpSdkError?.code == .protocolError)
+    }
+
+    /// Waits for a blocking call on a plain thread, never on the cooperative pool.
+    static func offTask(_ body: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+}
+
+/// A transport that answers some requests itself (a fault, a canned page) and passes the rest on;
+/// with no inner transport, unanswered requests never complete.
+struct FaultyTransport: Transport {
+    let inner: (any Transport)?
+    let answer: @Sendable (HTTPRequest) -> Result<HTTPResponse, TransportError>?
+
+    init(inner: (any Transport)?, answer: @escaping @Sendable (HTTPRequest) -> Result<HTTPResponse, TransportError>?) {
+        self.inner = inner
+        self.answer = answer
+    }
+
+    func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        if let canned = answer(request) {
+            completion(canned)
+        } else {
+            inner?.send(request, completion: completion)
+        }
+    }
+}
