@@ -63,7 +63,7 @@ struct BenchFailure: Error { let message: String }
 /// fill before they start and empty when they end.
 final class BenchProvider: IdpSdkInteractionInterface {
     struct Answers: Sendable { let username: String; let password: String; let activationCode: String }
-    private let table = Mutex<[String: Answers]>([:])
+    private let table = LockedValue<[String: Answers]>([:])
 
     func expect(_ answers: Answers, trace: TraceParent) { table.withLock { $0[trace.traceId] = answers } }
     func forget(_ trace: TraceParent) { _ = table.withLock { $0.removeValue(forKey: trace.traceId) } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Where the IDP and the MC read the time from: expiry of codes and tokens, lockout.
 ///
@@ -22,11 +21,11 @@ public struct SystemClock: IdpClock {
 /// clock.advance(by: .seconds(61)) // the authorization code is now expired
 /// ```
 public final class ManualClock: IdpClock {
-    private let current: Mutex<Date>
+    private let current: LockedValue<Date>
 
     /// Starts at `start` (by default 2026-01-01T00:00:00Z, so test output is reproducible).
     public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
-        current = Mutex(start)
+        current = LockedValue(start)
     }
 
     public func now() -> Date { current.withLock { $0 } }

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import IdpPrimitives
-import Synchronization
 
 /// What one flow needs that does not change while it runs.
 struct FlowContext: Sendable {
@@ -28,7 +27,7 @@ struct FlowContext: Sendable {
 /// answer, timeout, cancel).
 final class Flow: Sendable {
     let context: FlowContext
-    private let state: Mutex<FlowState>
+    private let state: LockedValue<FlowState>
     private let onEnd: @Sendable (Flow) -> Void
 
     struct FlowState {
@@ -41,7 +40,7 @@ final class Flow: Sendable {
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context
-        self.state = Mutex(FlowState(completion: completion))
+        self.state = LockedValue(FlowState(completion: completion))
         self.onEnd = onEnd
     }
 

@@ -162,7 +162,7 @@ public final class IdpSdkService: Sendable {
         if Task.isCancelled {
             return IdpSdkResult(error: IdpSdkError(.cancelled, "the flow was cancelled by its caller"), flowId: IdpSdkFlowID.next())
         }
-        let handle = Mutex<(handle: IdpSdkFlowHandle?, cancelled: Bool)>((nil, false))
+        let handle = LockedValue<(handle: IdpSdkFlowHandle?, cancelled: Bool)>((nil, false))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let started = getAuthorizationCode(

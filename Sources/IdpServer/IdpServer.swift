@@ -1,6 +1,5 @@
 import Foundation
 import IdpPrimitives
-import Synchronization
 
 /// An in-process IDP that behaves like the real one behind the IdpSdk: tenants (realms), clients
 /// with multi-step XHTML login forms, users, one-time activation codes, single-use PKCE-bound
@@ -23,7 +22,7 @@ import Synchronization
 ///   for access, refresh and offline tokens (JSON, RFC 6749 §5.1 / §5.2).
 ///
 /// Thread safety: every method may be called from any thread at once. State lives behind one
-/// `Mutex`, held only to read and decide; no call-out happens under it.
+/// `LockedValue`, held only to read and decide; no call-out happens under it.
 public final class IdpServer: Sendable {
     /// Tunables of the server. Durations are measured on ``clock``.
     public struct Configuration: Sendable {
@@ -79,13 +78,13 @@ public final class IdpServer: Sendable {
     }
 
     public let configuration: Configuration
-    let state: Mutex<ServerState>
-    let audit: Mutex<AuditRing>
+    let state: LockedValue<ServerState>
+    let audit: LockedValue<AuditRing>
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        state = Mutex(ServerState())
-        audit = Mutex(AuditRing(capacity: configuration.auditLogCapacity))
+        state = LockedValue(ServerState())
+        audit = LockedValue(AuditRing(capacity: configuration.auditLogCapacity))
     }
 
     var now: Date { configuration.clock.now() }

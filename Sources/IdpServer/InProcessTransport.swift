@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import IdpPrimitives
-import Synchronization
 
 /// A ``Transport`` that hands requests to an in-process ``IdpServer`` after a simulated network
 /// latency.
@@ -50,7 +49,7 @@ public final class IdpNetwork: Sendable {
         var certificate: Data?
     }
 
-    private let endpoints = Mutex<[String: Endpoint]>([:])
+    private let endpoints = LockedValue<[String: Endpoint]>([:])
 
     public init() {}
 

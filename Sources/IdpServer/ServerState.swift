@@ -1,7 +1,7 @@
 import Foundation
 import IdpPrimitives
 
-/// Everything the server knows, kept behind one `Mutex` in ``IdpServer``.
+/// Everything the server knows, kept behind one `LockedValue` in ``IdpServer``.
 struct ServerState {
     var tenants: [String: TenantState] = [:]
     /// Login flows in progress, by session code.

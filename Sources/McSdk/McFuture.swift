@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import IdpPrimitives
 
 /// The result of `postEvent`: observe it with `then`, await ``value``, or block with ``get()``
 /// from a thread that is not a Swift task.
@@ -15,7 +15,7 @@ public final class McFuture<Value: Sendable>: Sendable {
         var callbacks: [@Sendable (Value) -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init() {}
 
@@ -57,7 +57,7 @@ public final class McFuture<Value: Sendable>: Sendable {
     public func get() throws(McFutureError) -> Value {
         if withUnsafeCurrentTask(body: { $0 != nil }) { throw .blockingCallInsideTask }
         let semaphore = DispatchSemaphore(value: 0)
-        let box = Mutex<Value?>(nil)
+        let box = LockedValue<Value?>(nil)
         then { value in
             box.withLock { $0 = value }
             semaphore.signal()

@@ -136,7 +136,7 @@ struct ConcurrentFlowTests {
         }
         let counter = CompletionCounter()
         let wrongUser = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let threads = 16, flowsPerThread = 25
 

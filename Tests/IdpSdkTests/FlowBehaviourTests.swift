@@ -2,7 +2,6 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import IdpServer
-import Synchronization
 import Testing
 
 @Suite("The flow engine")
@@ -55,7 +54,7 @@ struct FlowBehaviourTests {
         let provider = ClosureProvider { data in
             .init(credentials: ["username": "hank", "password": data.attempt == 1 ? "wrong-one" : "right-one"])
         }
-        let seen = Mutex<[IdpSdkInteractionData]>([])
+        let seen = LockedValue<[IdpSdkInteractionData]>([])
         let recording = ClosureProvider { data in seen.withLock { $0.append(data) }; return provider.provideCredentials(data) }
 
         // When the login runs

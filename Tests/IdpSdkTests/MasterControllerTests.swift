@@ -3,7 +3,6 @@ import IdpPrimitives
 import IdpSdk
 import IdpServer
 import McSdk
-import Synchronization
 import Testing
 
 @Suite("The MasterController")

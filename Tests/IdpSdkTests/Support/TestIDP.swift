@@ -52,7 +52,7 @@ struct TestIDP {
 /// A provider that answers each requested field from a fixed table and records every call.
 final class TableProvider: IdpSdkInteractionInterface {
     let table: [String: String]
-    let calls = Mutex<[IdpSdkInteractionData]>([])
+    let calls = LockedValue<[IdpSdkInteractionData]>([])
     /// Calls that ran somewhere a provider must never run.
     let misplacedCalls = Atomic<Int>(0)
 
@@ -80,7 +80,7 @@ struct ClosureProvider: IdpSdkInteractionInterface {
 
 /// Counts completions per flow, to prove exactly-once delivery.
 final class CompletionCounter: Sendable {
-    private let counts = Mutex<[IdpSdkFlowID: Int]>([:])
+    private let counts = LockedValue<[IdpSdkFlowID: Int]>([:])
     private let total = Atomic<Int>(0)
 
     func record(_ result: IdpSdkResult) {

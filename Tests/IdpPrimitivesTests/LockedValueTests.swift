@@ -1,0 +1,30 @@
+import Foundation
+import IdpPrimitives
+import Testing
+
+@Suite("LockedValue")
+struct LockedValueTests {
+    @Test("keeps every update from eight OS threads, and passes values and errors through")
+    func concurrentUpdates() throws {
+        // Given one locked array and eight threads appending to it
+        let values = LockedValue<[Int]>([])
+        let done = DispatchSemaphore(value: 0)
+        for thread in 0..<8 {
+            Thread {
+                for i in 0..<5_000 { values.withLock { $0.append(thread * 5_000 + i) } }
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<8 { done.wait() }
+
+        // Then nothing was lost or duplicated
+        let all = values.withLock { $0 }
+        #expect(all.count == 40_000)
+        #expect(Set(all).count == 40_000)
+        // and the body's result and typed error come through
+        struct Refused: Error, Equatable {}
+        #expect(values.withLock { $0.count } == 40_000)
+        #expect(throws: Refused()) { try values.withLock { (_) throws(Refused) in throw Refused() } }
+        #expect(values.withLock { $0.count } == 40_000)
+    }
+}
