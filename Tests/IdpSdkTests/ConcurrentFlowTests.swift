@@ -173,3 +173,48 @@ struct ConcurrentFlowTests {
         #expect(wrongUser.load(ordering: .relaxed) == 0)
     }
 }
+
+@Suite("Waiting on the IDP")
+struct ParkingTests {
+    @Test("2,000 flows waiting on 2 s of IDP latency park as state, not threads")
+    func flowsParkWithoutThreads() async throws {
+        // Given 2,000 login flows started at once against an IDP that takes 2 s per request
+        let idp = TestIDP(latency: .seconds(2))
+        for u in 0..<20 { idp.activeUser("p\(u)", password: "pw-p\(u)") }
+        let sdk = idp.sdk()
+        let provider = ClosureProvider { data in
+            .init(credentials: ["username": data.userId!, "password": "pw-\(data.userId!)"])
+        }
+        let infos = (0..<2000).map { _ in TestIDP.astClientData().info }
+        let threadsBefore = Self.osThreadCount()
+        let results = LockedValue<[IdpSdkResult]>([])
+        let allDone = Gate()
+        for n in 0..<2000 {
+            sdk.getAuthorizationCode(withAstClientData: infos[n], clientId: "KssIdpLogin",
+                                     interactionInterface: provider, userId: "p\(n % 20)", traceParent: nil) { result in
+                if results.withLock({ $0.append(result); return $0.count }) == 2000 { allDone.open() }
+            }
+        }
+
+        // When they are all waiting for the IDP's first answer
+        let threadsWhileParked = Self.osThreadCount()
+        #expect(sdk.flowsInFlight == 2000)
+
+        // Then the process did not grow a thread per flow, and every flow still completed once
+        #expect(threadsWhileParked - threadsBefore < 50, "threads before: \(threadsBefore), while 2,000 flows wait: \(threadsWhileParked)")
+        #expect(await CompletionTests.offTask { allDone.wait(timeout: .seconds(60)) })
+        let finished = results.withLock { $0 }
+        #expect(finished.count == 2000)
+        #expect(finished.allSatisfy { !$0.hasError() })
+        #expect(Set(finished.compactMap(\.flowId)).count == 2000)
+    }
+
+    /// The number of OS threads of this process (Linux: entries of /proc/self/task).
+    static func osThreadCount() -> Int {
+        #if os(Linux)
+        return (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+        #else
+        return 0
+        #endif
+    }
+}
