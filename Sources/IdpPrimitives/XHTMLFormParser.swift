@@ -59,6 +59,32 @@ struct XHTMLFormParser {
     }
 
     mutating func parse() throws(XHTMLFormError) -> XHTMLForm {
+        try scan()
+        switch formState {
+        case .notSeen: throw XHTMLFormError(.noForm)
+        case .open: throw XHTMLFormError(.unterminatedForm)
+        case .closed: break
+        }
+        let labelled = inputs.map { input in
+            var input = input
+            input.label = labels[input.id]
+            return input
+        }
+        return XHTMLForm(
+            title: title, action: action, method: method, inputs: labelled,
+            errorMessage: errorMessage, errorCode: errorCode
+        )
+    }
+
+    /// Scans the whole page and returns its error notice, if any; a page without a form (an
+    /// IDP error page) is fine here.
+    mutating func errorNotice() throws(XHTMLFormError) -> (code: String?, message: String)? {
+        try scan()
+        guard errorSeen else { return nil }
+        return (errorCode, errorMessage ?? "")
+    }
+
+    private mutating func scan() throws(XHTMLFormError) {
         while position < bytes.count {
             if bytes[position] == UInt8(ascii: "<") {
                 try parseMarkup()
@@ -75,20 +101,6 @@ struct XHTMLFormParser {
         finishTitle()
         finishLabel()
         finishError()
-        switch formState {
-        case .notSeen: throw XHTMLFormError(.noForm)
-        case .open: throw XHTMLFormError(.unterminatedForm)
-        case .closed: break
-        }
-        let labelled = inputs.map { input in
-            var input = input
-            input.label = labels[input.id]
-            return input
-        }
-        return XHTMLForm(
-            title: title, action: action, method: method, inputs: labelled,
-            errorMessage: errorMessage, errorCode: errorCode
-        )
     }
 
     // MARK: - Markup

@@ -311,3 +311,26 @@ extension String.UTF8View {
         return (0...(haystack.count - pattern.count)).first { Array(haystack[$0..<($0 + pattern.count)]) == pattern }
     }
 }
+
+@Suite("XHTMLForm.errorNotice")
+struct XHTMLErrorNoticeTests {
+    @Test("reads the notice of an error page that has no form")
+    func errorPage() {
+        let page = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <html xmlns="http://www.w3.org/1999/xhtml"><head><title>Error</title></head>
+        <body><div id="kc-error-message" class="alert" data-error="unknown_client"><span>client &apos;X&apos; is
+          not known</span></div></body></html>
+        """
+        let notice = XHTMLForm.errorNotice(in: page)
+        #expect(notice?.code == "unknown_client")
+        #expect(notice?.message == "client 'X' is not known")
+    }
+
+    @Test("is nil for a page without a notice, a malformed page and an oversized one")
+    func noNotice() {
+        #expect(XHTMLForm.errorNotice(in: "<html><body>maintenance</body></html>") == nil)
+        #expect(XHTMLForm.errorNotice(in: "<div id=\"kc-error-message\" data-error=\"x\">a &bogus; b</div>") == nil)
+        #expect(XHTMLForm.errorNotice(in: String(repeating: " ", count: XHTMLForm.maximumSize + 1)) == nil)
+    }
+}
