@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "IdpServer", targets: ["IdpServer"]),
         .library(name: "IdpSdk", targets: ["IdpSdk"]),
         .library(name: "McSdk", targets: ["McSdk"]),
+        .library(name: "CredentialProviders", targets: ["CredentialProviders"]),
+        .library(name: "IdpHarness", targets: ["IdpHarness"]),
         .executable(name: "idp-bench", targets: ["IdpBench"]),
     ],
     targets: [
@@ -18,14 +20,17 @@ let package = Package(
         .target(name: "IdpServer", dependencies: ["IdpPrimitives"]),
         .target(name: "IdpSdk", dependencies: ["IdpPrimitives", "IdpServer"]),
         .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk"]),
+        .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
+        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders"]),
         .executableTarget(
             name: "IdpBench",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"],
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders"],
             path: "Benchmarks/IdpBench"
         ),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"]),
+        .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,6 +36,10 @@ final class Flow: Sendable {
         /// The form step being answered, from 1, and the attempt at it, from 1.
         var step = 0
         var attempt = 0
+        /// The request whose response the flow waits for (0: none). A response to any other —
+        /// a duplicate from a faulty transport — is ignored.
+        var awaitedRequest: UInt64 = 0
+        var requestsSent: UInt64 = 0
     }
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
@@ -74,8 +78,13 @@ final class Flow: Sendable {
         case .success(let code): result = IdpSdkResult(authorizationCode: code, flowId: id)
         case .failure(let error): result = IdpSdkResult(error: error, flowId: id)
         }
-        if let completion = taken {
-            context.pool.submit { completion(result) }
+        let observer = context.provider as? any IdpSdkFlowObserving
+        if taken != nil || observer != nil {
+            let id = self.id
+            context.pool.submit {
+                observer?.flowDidEnd(id, result: result)
+                taken?(result)
+            }
         }
         return true
     }
@@ -83,7 +92,19 @@ final class Flow: Sendable {
     var isFinished: Bool { state.withLock { $0.finished } }
 
     private func send(_ request: HTTPRequest) {
+        let number = state.withLock { state -> UInt64 in
+            state.requestsSent += 1
+            state.awaitedRequest = state.requestsSent
+            return state.requestsSent
+        }
         context.transport.send(request) { [self] response in
+            // Take the response only if it is the one awaited, and only once.
+            let awaited = state.withLock { state -> Bool in
+                guard !state.finished, state.awaitedRequest == number else { return false }
+                state.awaitedRequest = 0
+                return true
+            }
+            guard awaited else { return }
             switch response {
             case .success(let response): handle(response)
             case .failure(let error): finish(.failure(FlowRequests.error(for: error)))

@@ -44,3 +44,15 @@ public struct IdpSdkProvideCredentialsResult: Sendable, CustomStringConvertible 
         return "IdpSdkProvideCredentialsResult(fields: \((credentials ?? [:]).keys.sorted()))"
     }
 }
+
+/// A provider that wants to know when a flow has ended, to release per-flow state or to cancel a
+/// wait it is doing for that flow.
+///
+/// The SDK calls ``flowDidEnd(_:result:)`` once for every flow started with this provider, on an
+/// SDK thread, just before that flow's completion handler runs — also when the flow ended while
+/// `provideCredentials` was still running (cancellation, timeout): then the two run at once on
+/// different threads.
+public protocol IdpSdkFlowObserving: IdpSdkInteractionInterface {
+    /// The flow `flowId` has ended with `result`.
+    func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult)
+}

@@ -1,0 +1,57 @@
+import IdpSdk
+
+/// The errors the providers of this module return to end a flow. Each is an `IdpSdkError` with
+/// subsystem ``subsystem`` and one of these codes, so it comes back unchanged in the flow's
+/// `IdpSdkResult`.
+public enum CredentialProviderError {
+    /// The subsystem of every error this module's providers return.
+    public static let subsystem = "CredentialProviders"
+
+    public enum Code: Int, Sendable, CaseIterable {
+        /// The provider has no credentials for the flow's user.
+        case noCredentials = 2001
+        /// The provider has credentials for the user but no value for a requested field.
+        case missingValue = 2002
+        /// The IDP rejected every answer the provider had for a step.
+        case answersExhausted = 2003
+        /// The async answer did not arrive within the bridge's timeout.
+        case timedOut = 2004
+        /// The flow ended (cancelled, timed out) while the bridge waited for its answer.
+        case cancelled = 2005
+        /// A blocking provider was called from inside a Swift task or on the main thread, where
+        /// waiting could deadlock; it refused instead of blocking.
+        case calledWhereBlockingIsUnsafe = 2006
+        /// The async answer threw.
+        case answerFailed = 2007
+    }
+
+    /// An `IdpSdkError` of this module.
+    public static func make(_ code: Code, _ description: String) -> IdpSdkError {
+        IdpSdkError(subsystem, code.rawValue, description)
+    }
+}
+
+extension IdpSdkError {
+    /// The provider error code, if a provider of `CredentialProviders` returned this error.
+    public var credentialProviderCode: CredentialProviderError.Code? {
+        subsystem == CredentialProviderError.subsystem ? CredentialProviderError.Code(rawValue: errorCode) : nil
+    }
+}
+
+/// Answers exactly the requested fields from `values`, or names the first one missing.
+func answer(_ data: IdpSdkInteractionData, from values: [String: String], user: String) -> IdpSdkProvideCredentialsResult {
+    var credentials: [String: String] = [:]
+    credentials.reserveCapacity(data.inputFieldIds.count)
+    for id in data.inputFieldIds {
+        guard let value = values[id] else {
+            return .init(error: CredentialProviderError.make(.missingValue, "no value for field '\(id)' of \(user)"))
+        }
+        credentials[id] = value
+    }
+    return .init(credentials: credentials)
+}
+
+/// Who a flow is for, as error texts name it.
+func userDescription(_ data: IdpSdkInteractionData) -> String {
+    "user '\(data.userId ?? "(activation)")' of tenant '\(data.tenantId)'"
+}

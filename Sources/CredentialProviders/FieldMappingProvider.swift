@@ -1,0 +1,44 @@
+import IdpSdk
+
+/// Lets a provider written for the standard field ids serve an IDP client with custom ones.
+///
+/// ```swift
+/// // The IDP asks "corp-user" and "corp-secret"; the store knows "username" and "password".
+/// let provider = FieldMappingProvider(store, mapping: ["corp-user": "username", "corp-secret": "password"])
+/// ```
+///
+/// The wrapped provider is asked the mapped ids; its answer is keyed back to the IDP's ids. Ids
+/// without a mapping pass through unchanged. Immutable: thread-safe at no cost beyond two small
+/// dictionaries per call.
+public struct FieldMappingProvider: IdpSdkFlowObserving, CustomStringConvertible {
+    public let base: any IdpSdkInteractionInterface
+    /// IDP field id → the id the wrapped provider knows.
+    public let mapping: [String: String]
+
+    public init(_ base: any IdpSdkInteractionInterface, mapping: [String: String]) {
+        self.base = base
+        self.mapping = mapping
+    }
+
+    public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let fields = interactionData.inputFields.map { IdpSdkInputField(id: mapping[$0.id] ?? $0.id, label: $0.label, isSecret: $0.isSecret) }
+        let mapped = IdpSdkInteractionData(
+            inputFields: fields, flowId: interactionData.flowId, step: interactionData.step, attempt: interactionData.attempt,
+            tenantId: interactionData.tenantId, clientId: interactionData.clientId, userId: interactionData.userId,
+            traceParent: interactionData.traceParent, previousError: interactionData.previousError
+        )
+        let result = base.provideCredentials(mapped)
+        guard let credentials = result.credentials else { return result }
+        var answer: [String: String] = [:]
+        for original in interactionData.inputFieldIds {
+            if let value = credentials[mapping[original] ?? original] { answer[original] = value }
+        }
+        return .init(credentials: answer)
+    }
+
+    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+        (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
+    }
+
+    public var description: String { "FieldMappingProvider(\(base), mapping: \(mapping))" }
+}

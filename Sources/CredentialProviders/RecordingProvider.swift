@@ -1,0 +1,52 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+
+/// Wraps a provider and keeps a thread-safe log of its calls, for tests: which flow, step and
+/// attempt asked which fields, on which thread, and whether it was answered or refused. Values
+/// are never logged.
+public final class RecordingProvider: IdpSdkFlowObserving, CustomStringConvertible {
+    /// One call.
+    public struct Call: Sendable, Equatable {
+        public let flowId: IdpSdkFlowID
+        public let step: Int
+        public let attempt: Int
+        public let fieldIds: [String]
+        public let userId: String?
+        public let rejectedBefore: Bool
+        /// The OS thread's name (`IdpSdk-N` for an SDK thread).
+        public let threadName: String?
+        /// The error the wrapped provider returned, or `nil` if it answered.
+        public let error: IdpSdkError?
+    }
+
+    public let base: any IdpSdkInteractionInterface
+    private let log = LockedValue<[Call]>([])
+    private let ended = LockedValue<[IdpSdkFlowID: IdpSdkResult]>([:])
+
+    public init(_ base: any IdpSdkInteractionInterface) {
+        self.base = base
+    }
+
+    public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let result = base.provideCredentials(interactionData)
+        let call = Call(flowId: interactionData.flowId, step: interactionData.step, attempt: interactionData.attempt,
+                        fieldIds: interactionData.inputFieldIds, userId: interactionData.userId,
+                        rejectedBefore: interactionData.previousError != nil, threadName: Thread.current.name, error: result.error)
+        log.withLock { $0.append(call) }
+        return result
+    }
+
+    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+        ended.withLock { $0[flowId] = result }
+        (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
+    }
+
+    /// Every call so far, in the order they returned.
+    public var calls: [Call] { log.withLock { $0 } }
+
+    /// The results of the flows that ended, by flow.
+    public var endedFlows: [IdpSdkFlowID: IdpSdkResult] { ended.withLock { $0 } }
+
+    public var description: String { "RecordingProvider(\(base), calls: \(log.withLock { $0.count }))" }
+}

@@ -1,0 +1,28 @@
+import IdpSdk
+
+/// One user's credentials as an immutable value: the simplest thread-safe provider, and the floor
+/// the others are measured against.
+///
+/// ```swift
+/// let provider = StaticCredentials([IdpSdkConstants.USERNAME: "alice", IdpSdkConstants.PASSWORD: "s3cret"])
+/// ```
+///
+/// Threading: immutable, so any number of threads may call it at once with no synchronisation.
+/// Cost: one dictionary lookup per requested field, no lock, no allocation beyond the answer.
+/// It answers exactly the fields a step requests; a requested field it has no value for ends the
+/// flow with ``CredentialProviderError/Code/missingValue``.
+public struct StaticCredentials: IdpSdkInteractionInterface, CustomStringConvertible {
+    /// The values by field id.
+    public let values: [String: String]
+
+    public init(_ values: [String: String]) {
+        self.values = values
+    }
+
+    public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        answer(interactionData, from: values, user: userDescription(interactionData))
+    }
+
+    /// Names the fields, never their values.
+    public var description: String { "StaticCredentials(fields: \(values.keys.sorted()))" }
+}

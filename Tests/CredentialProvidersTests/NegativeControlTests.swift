@@ -1,0 +1,213 @@
+import Foundation
+import CredentialProviders
+import IdpHarness
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import Testing
+
+// Deliberately broken providers: the kit, or ThreadSanitizer, must catch each one.
+
+/// BROKEN ON PURPOSE: counts calls in a shared dictionary without any lock. The
+/// `@unchecked Sendable` is the defect under test, not a claim of safety.
+final class RacyProvider: IdpSdkInteractionInterface, @unchecked Sendable {
+    var callsByUser: [String: Int] = [:]
+    let users: [String: [String: String]]
+
+    init(_ users: [ProviderConformanceKit.User]) {
+        self.users = Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) })
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        callsByUser[interactionData.userId ?? "", default: 0] += 1
+        return StaticCredentials(users[interactionData.userId ?? ""] ?? [:]).provideCredentials(interactionData)
+    }
+}
+
+/// BROKEN ON PURPOSE: race-free, but answers each flow with the credentials of the user who asked
+/// before it.
+final class MixUpProvider: IdpSdkInteractionInterface {
+    let users: [String: [String: String]]
+    let previous = LockedValue<String>("")
+
+    init(_ users: [ProviderConformanceKit.User]) {
+        self.users = Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) })
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let other = previous.withLock { last -> String in
+            defer { last = interactionData.userId ?? "" }
+            return last.isEmpty ? interactionData.userId ?? "" : last
+        }
+        return StaticCredentials(users[other] ?? [:]).provideCredentials(interactionData)
+    }
+}
+
+/// BROKEN ON PURPOSE: one user's flows wait for a gate nobody opens (until the test ends).
+struct DeadlockingProvider: IdpSdkInteractionInterface {
+    let user: ProviderConformanceKit.User
+    let gate: DispatchSemaphore
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        if user.userId == "user-007" {
+            gate.wait()
+            gate.signal()
+        }
+        return StaticCredentials(user.credentials).provideCredentials(interactionData)
+    }
+}
+
+/// BROKEN ON PURPOSE: answers even for a user it has no credentials for, with made-up values,
+/// instead of returning an error.
+struct LyingProvider: IdpSdkInteractionInterface {
+    let user: ProviderConformanceKit.User
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let values = user.credentials.isEmpty ? ["username": user.userId, "password": "guess"] : user.credentials
+        return StaticCredentials(values).provideCredentials(interactionData)
+    }
+}
+
+enum ThreadSanitizer {
+    /// Whether this process runs with ThreadSanitizer's runtime (built with `--sanitize=thread`).
+    static var isActive: Bool { dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil }
+}
+
+@Suite("Negative controls: the kit and ThreadSanitizer catch broken providers")
+struct NegativeControlTests {
+    static var small: ProviderConformanceKit.Configuration {
+        var configuration = ProviderConformanceKit.Configuration()
+        configuration.threads = 8
+        configuration.flows = 400
+        configuration.users = 10
+        configuration.hangTimeout = .seconds(2)
+        return configuration
+    }
+
+    @Test("a provider that mixes up users fails the cross-talk check")
+    func mixUp() async {
+        let report = await ProviderConformanceKit.run(Self.small, name: "MixUpProvider") { users in MixUpProvider(users) }
+        #expect(!report.passed)
+        #expect(report.check("no cross-talk")?.passed == false)
+        #expect(report.check("no cross-talk")?.detail.contains("was answered with another user's name") == true)
+        #expect(report.check("concurrent flows")?.passed == false)
+    }
+
+    @Test("a provider that deadlocks is named by the watchdog with its flow, step and thread")
+    func deadlock() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let report = await ProviderConformanceKit.run(Self.small, name: "DeadlockingProvider") { user in
+            DeadlockingProvider(user: user, gate: gate)
+        }
+        #expect(report.check("no deadlock")?.passed == false)
+        let stuck = try #require(report.stuckFlows.first)
+        #expect(stuck.user == "user-007")
+        #expect(stuck.step == 1)
+        #expect(stuck.attempt == 1)
+        #expect(stuck.thread?.hasPrefix("IdpSdk-") == true)
+        #expect(report.description.contains("stuck in the provider at step 1 attempt 1 on thread IdpSdk-"))
+        // The stuck flows were cancelled, so each still completed exactly once.
+        #expect(report.check("exactly-once completion")?.passed == true)
+    }
+
+    @Test("a provider that answers for a user it has no credentials for fails the error check")
+    func lying() async {
+        let report = await ProviderConformanceKit.run(Self.small, name: "LyingProvider") { user in LyingProvider(user: user) }
+        #expect(report.check("error propagation")?.passed == false)
+        #expect(report.check("error propagation")?.detail.contains("the provider answered instead of returning an error") == true)
+        #expect(report.check("concurrent flows")?.passed == true)
+    }
+
+    @Test("the exactly-once check counts a second completion of a flow")
+    func ledgerCountsDuplicates() {
+        let ledger = CompletionLedger()
+        let once = IdpSdkFlowID(rawValue: 1), twice = IdpSdkFlowID(rawValue: 2)
+        ledger.record(once)
+        ledger.record(twice)
+        ledger.record(twice)
+        #expect(ledger.duplicates == [twice: 2])
+        #expect(ledger.completions == 3)
+        #expect(ledger.completedFlows == 2)
+    }
+
+    @Test("the SDK completes once, successfully, even when the network delivers every response twice")
+    func duplicatedResponses() async throws {
+        let idp = IdpServer()
+        try idp.addTenant("demo")
+        try idp.addUser("zoe", tenant: "demo", password: "pw-zoe")
+        let inner = InProcessTransport(server: idp)
+        let transport = DuplicatingTransport(inner: inner)
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://dup.invalid", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(), transport: transport)
+        let ledger = CompletionLedger()
+        let failures = LockedValue<[String]>([])
+        let finished = LockedValue<Int>(0)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for _ in 0..<50 {
+                let verifier = PKCE.makeVerifier()
+                sdk.getAuthorizationCode(withAstClientData: AstClientDataInfo("data", IdpServer.unassignedAstClientId, PKCE.challenge(for: verifier), "S256"),
+                                         clientId: "KssIdpLogin", interactionInterface: StaticCredentials(["username": "zoe", "password": "pw-zoe"]),
+                                         userId: "zoe", traceParent: nil) { result in
+                    ledger.record(result.flowId!)
+                    if let error = result.idpSdkError { failures.withLock { $0.append(error.description) } }
+                    if finished.withLock({ $0 += 1; return $0 }) == 50 { continuation.resume() }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(ledger.completions == 50)
+        #expect(ledger.duplicates.isEmpty)
+        #expect(failures.withLock { $0 } == [])
+    }
+
+    @Test("ThreadSanitizer catches the racy provider in a child process (exit 66, a report naming it)",
+          .enabled(if: ThreadSanitizer.isActive, "needs a build with --sanitize=thread"))
+    func racyProviderCaughtByThreadSanitizer() async throws {
+        let (status, output) = await Self.runChild(filter: "racyProviderChildRun", environment: ["IDPHARNESS_NEGATIVE_CONTROL": "racy"])
+        #expect(status == 66, "child exited \(status)")
+        #expect(output.contains("ThreadSanitizer: data race") || output.contains("ThreadSanitizer: Swift access race"))
+        #expect(output.contains("RacyProvider"))
+    }
+
+    @Test("(the child process of the test above)",
+          .enabled(if: ProcessInfo.processInfo.environment["IDPHARNESS_NEGATIVE_CONTROL"] == "racy"))
+    func racyProviderChildRun() async {
+        _ = await ProviderConformanceKit.run(Self.small, name: "RacyProvider") { users in RacyProvider(users) }
+    }
+
+    /// Runs this test binary again with one test selected; returns its exit status and output.
+    static func runChild(filter: String, environment: [String: String]) async -> (Int32, String) {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                process.standardError = pipe
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(returning: (-1, "could not start the child: \(error)"))
+                    return
+                }
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }.start()
+        }
+    }
+}
+
+/// A faulty network that delivers every response twice.
+struct DuplicatingTransport: Transport {
+    let inner: any Transport
+    func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        inner.send(request) { result in
+            completion(result)
+            completion(result)
+        }
+    }
+}
