@@ -36,10 +36,12 @@ public final class AsyncCredentialBridge: IdpSdkFlowObserving, CustomStringConve
         }
     }
 
-    /// Ends the wait of the flow, if it is waiting.
-    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+    /// Ends the wait of the flow: its answer would be discarded anyway.
+    public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
         waits.cancel(flowId)
     }
+
+    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {}
 
     /// Ends every wait in progress with ``CredentialProviderError/Code/cancelled``.
     public func cancelAll() { waits.cancelAll() }

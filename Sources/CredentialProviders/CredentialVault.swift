@@ -60,9 +60,12 @@ public final class VaultProvider: IdpSdkFlowObserving, CustomStringConvertible {
         return answer(interactionData, from: values, user: userDescription(interactionData))
     }
 
-    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+    /// Ends the wait of the flow: its answer would be discarded anyway.
+    public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
         waits.cancel(flowId)
     }
+
+    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {}
 
     public var description: String { "VaultProvider(timeout: \(timeout))" }
 }

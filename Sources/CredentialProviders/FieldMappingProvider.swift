@@ -36,6 +36,10 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, CustomStringConvertible
         return .init(credentials: answer)
     }
 
+    public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
+    }
+
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
     }

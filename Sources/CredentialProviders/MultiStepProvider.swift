@@ -64,9 +64,10 @@ public final class MultiStepProvider: IdpSdkFlowObserving, CustomStringConvertib
         self.answer = answer
     }
 
-    /// A provider that answers attempt *n* of a step with the *n*-th candidate of each field, and
-    /// ends the flow with ``CredentialProviderError/Code/answersExhausted`` when a field has no
-    /// candidate left.
+    /// A provider that answers attempt *n* of a step with the *n*-th candidate of each field (a
+    /// field with fewer candidates keeps its last one), and ends the flow with
+    /// ``CredentialProviderError/Code/answersExhausted`` once every candidate of the step's
+    /// longest list was rejected.
     /// - Parameter candidates: The candidate values by field id for the flow, or `nil` if the
     ///   provider has none for its user (the flow ends with ``CredentialProviderError/Code/noCredentials``).
     public static func candidates(
@@ -77,16 +78,18 @@ public final class MultiStepProvider: IdpSdkFlowObserving, CustomStringConvertib
             guard let table = candidates(data) else {
                 return .init(error: CredentialProviderError.make(.noCredentials, "no credentials for \(userDescription(data))"))
             }
-            var credentials: [String: String] = [:]
+            var lists: [(id: String, values: [String])] = []
             for id in data.inputFieldIds {
                 guard let values = table[id], !values.isEmpty else {
                     return .init(error: CredentialProviderError.make(.missingValue, "no value for field '\(id)' of \(userDescription(data))"))
                 }
-                guard state.attempt <= values.count else {
-                    return .init(error: CredentialProviderError.make(.answersExhausted, "all \(values.count) candidates for field '\(id)' were rejected"))
-                }
-                credentials[id] = values[state.attempt - 1]
+                lists.append((id, values))
             }
+            if let longest = lists.max(by: { $0.values.count < $1.values.count }), state.attempt > longest.values.count {
+                return .init(error: CredentialProviderError.make(.answersExhausted, "all \(longest.values.count) candidates for field '\(longest.id)' were rejected"))
+            }
+            var credentials: [String: String] = [:]
+            for (id, values) in lists { credentials[id] = values[min(state.attempt, values.count) - 1] }
             return .init(credentials: credentials)
         }
     }

@@ -37,6 +37,10 @@ public final class RecordingProvider: IdpSdkFlowObserving, CustomStringConvertib
         return result
     }
 
+    public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
+    }
+
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         ended.withLock { $0[flowId] = result }
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)

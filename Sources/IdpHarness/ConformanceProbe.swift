@@ -56,6 +56,10 @@ final class ConformanceProbe: IdpSdkFlowObserving {
         return result
     }
 
+    func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
+    }
+
     func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         flows.withLock { $0[flowId, default: FlowCalls()].endedCount += 1 }
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)

@@ -19,7 +19,8 @@ import IdpServer
 ///   flows, 100 users), each user's flows sharing one provider instance, all succeed;
 /// - **multi-step and re-asks** — half the flows use a two-step client (username, then password),
 ///   and every `reaskEvery`-th flow has its first answer corrupted on the way to the IDP, so the
-///   provider is asked again with `previousError` set and must answer again;
+///   provider is asked again with `previousError` set; it must answer again (the flow then
+///   succeeds) or end the flow with its own error;
 /// - **no cross-talk** — every code the IDP issued went to the flow's own user;
 /// - **error propagation** — flows for users the provider has no credentials for end with exactly
 ///   the error the provider returned, and no other flow is disturbed;
@@ -28,8 +29,9 @@ import IdpServer
 /// - **no deadlock** — a watchdog names any flow that does not complete within `hangTimeout`, with
 ///   its step and the thread it is stuck on, then cancels it;
 /// - **provider on SDK threads** — the provider was only ever called on SDK threads;
-/// - **blocking under timeouts** (when `providerWait` is set) — with a flow timeout shorter than the
-///   provider's wait every flow ends once with `timedOut`; with a longer one every flow succeeds.
+/// - **blocking under timeouts** (when `providerWait` is set) — with a flow timeout of half the
+///   provider's wait every flow ends once with `timedOut`; with a much longer one every flow
+///   succeeds.
 ///
 /// The kit blocks only its own OS threads; `run` suspends without blocking the caller's task.
 public enum ProviderConformanceKit {
@@ -75,15 +77,18 @@ public enum ProviderConformanceKit {
     /// Runs the battery with one provider instance per user, shared by all that user's flows.
     /// - Parameters:
     ///   - name: The provider's name, for the report.
-    ///   - makeProvider: Called once per user (also for users without credentials).
+    ///   - makeProvider: Called once per user (also for users without credentials); it may await
+    ///     (to fill an actor, say).
     public static func run(
         _ configuration: Configuration = Configuration(),
         name: String,
-        makeProvider: @escaping @Sendable (User) -> any IdpSdkInteractionInterface
+        makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
         await Run(configuration: configuration, name: name) { users in
-            let providers = users.map(makeProvider)
-            return { providers[$0] }
+            var providers: [any IdpSdkInteractionInterface] = []
+            for user in users { providers.append(await makeProvider(user)) }
+            let all = providers
+            return { all[$0] }
         }.execute()
     }
 
@@ -92,10 +97,10 @@ public enum ProviderConformanceKit {
     public static func run(
         _ configuration: Configuration = Configuration(),
         name: String,
-        sharedProvider: @escaping @Sendable ([User]) -> any IdpSdkInteractionInterface
+        sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
         await Run(configuration: configuration, name: name) { users in
-            let provider = sharedProvider(users)
+            let provider = await sharedProvider(users)
             return { _ in provider }
         }.execute()
     }
@@ -105,7 +110,7 @@ public enum ProviderConformanceKit {
 private struct Run: Sendable {
     let configuration: ProviderConformanceKit.Configuration
     let name: String
-    let bind: @Sendable ([ProviderConformanceKit.User]) -> @Sendable (Int) -> any IdpSdkInteractionInterface
+    let bind: @Sendable ([ProviderConformanceKit.User]) async -> @Sendable (Int) -> any IdpSdkInteractionInterface
 
     struct Plan: Sendable {
         let index: Int
@@ -147,7 +152,7 @@ private struct Run: Sendable {
             let credentials = index < userCount ? ["username": userId, "password": password] : [:]
             users.append(.init(tenantId: tenant, userId: userId, credentials: credentials))
         }
-        let route = bind(users)
+        let route = await bind(users)
         var probes: [ConformanceProbe] = []
         var probeByProvider: [ObjectIdentifier: ConformanceProbe] = [:]
         for index in users.indices {
@@ -245,7 +250,7 @@ private struct Run: Sendable {
                           users: [ProviderConformanceKit.User], ledger: CompletionLedger, watchdog: Watchdog) -> [ConformanceReport.Check] {
         typealias Check = ConformanceReport.Check
         var checks: [Check] = []
-        let normal = outcomes.filter { !$0.plan.expectsProviderError && !$0.plan.cancel }
+        let normal = outcomes.filter { !$0.plan.expectsProviderError && !$0.plan.cancel && !$0.plan.corrupt }
         func list(_ items: [String]) -> String {
             items.prefix(5).joined(separator: "; ") + (items.count > 5 ? "; and \(items.count - 5) more" : "")
         }
@@ -259,12 +264,16 @@ private struct Run: Sendable {
         ))
 
         let stepwise = normal.filter { $0.plan.client == ProviderConformanceKit.stepwiseClient }
-        let reasked = normal.filter(\.plan.corrupt)
+        let reasked = outcomes.filter(\.plan.corrupt)
+        var gaveUp = 0
+        // After a rejection the provider may answer again or end the flow with its own error (not
+        // resending a secret the IDP refused is a fair choice); anything else is a failure.
         let reaskProblems = reasked.compactMap { outcome -> String? in
-            guard let id = outcome.result?.flowId, let calls = probes[outcome.plan.user].calls(id) else { return "flow \(outcome.plan.index): no completion" }
+            guard let result = outcome.result, let id = result.flowId, let calls = probes[outcome.plan.user].calls(id) else { return "flow \(outcome.plan.index): no completion" }
             if !calls.sawRejection { return "flow \(outcome.plan.index): the provider was never re-asked" }
-            if outcome.result?.hasError() != false { return "flow \(outcome.plan.index): ended with \(outcome.result?.idpSdkError?.description ?? "nothing") after a re-ask" }
-            return nil
+            guard let error = result.idpSdkError else { return nil }
+            if error == calls.lastError { gaveUp += 1; return nil }
+            return "flow \(outcome.plan.index): ended with \(error) after a re-ask"
         }
         let stepProblems = stepwise.compactMap { outcome -> String? in
             guard let id = outcome.result?.flowId, let calls = probes[outcome.plan.user].calls(id) else { return nil }
@@ -274,7 +283,7 @@ private struct Run: Sendable {
             name: "multi-step and re-asks",
             passed: reaskProblems.isEmpty && stepProblems.isEmpty && stepwise.allSatisfy { $0.result?.hasError() == false },
             detail: reaskProblems.isEmpty && stepProblems.isEmpty
-                ? "\(stepwise.count) two-step flows; \(reasked.count) flows re-asked after a rejected answer, all answered again and succeeded"
+                ? "\(stepwise.count) two-step flows; \(reasked.count) flows re-asked after a rejected answer: \(reasked.count - gaveUp) answered again and succeeded, \(gaveUp) ended with the provider's own error"
                 : list(reaskProblems + stepProblems)
         ))
 
@@ -353,7 +362,9 @@ private struct Run: Sendable {
     private func blockingCheck(wait: Duration, users: [ProviderConformanceKit.User], probes: [ConformanceProbe], transport: any Transport) async -> ConformanceReport.Check {
         let count = min(configuration.threads, 16)
         var problems: [String] = []
-        for (timeout, expectSuccess) in [(wait / 2, false), (wait * 4 + .milliseconds(500), true)] {
+        // The longer timeout is generous: under load (ThreadSanitizer, a busy CI machine) a flow
+        // takes far longer than the provider's own wait.
+        for (timeout, expectSuccess) in [(wait / 2, false), (max(wait * 4, wait + .seconds(30)), true)] {
             let sdk = IdpSdkService(tenantId: ProviderConformanceKit.tenant, idpUrl: "https://conformance.invalid", certificateChain: Data(),
                                     shouldHashPin: false, configuration: .init(flowTimeout: timeout), transport: transport)
             let ledger = CompletionLedger()
@@ -374,7 +385,7 @@ private struct Run: Sendable {
         return ConformanceReport.Check(
             name: "blocking under timeouts",
             passed: problems.isEmpty,
-            detail: problems.isEmpty ? "\(count) flows with a timeout of half the provider's wait each ended once with timedOut; with four times the wait all succeeded"
+            detail: problems.isEmpty ? "\(count) flows with a timeout of half the provider's wait each ended once with timedOut; with a timeout well above it all succeeded"
                 : problems.prefix(5).joined(separator: "; ")
         )
     }

@@ -40,6 +40,10 @@ final class Flow: Sendable {
         /// a duplicate from a faulty transport — is ignored.
         var awaitedRequest: UInt64 = 0
         var requestsSent: UInt64 = 0
+        /// Whether a `provideCredentials` call of this flow is running.
+        var inProviderCall = false
+        /// The result to report to an observing provider once its running call returns.
+        var endAfterCall: IdpSdkResult?
     }
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
@@ -65,26 +69,28 @@ final class Flow: Sendable {
     /// Ends the flow with `outcome` unless it has ended already. Returns whether this call ended it.
     @discardableResult
     func finish(_ outcome: Result<String, IdpSdkError>) -> Bool {
-        let taken = state.withLock { state -> (@Sendable (IdpSdkResult) -> Void)?? in
-            guard !state.finished else { return nil }
-            state.finished = true
-            defer { state.completion = nil }
-            return .some(state.completion)
-        }
-        guard let taken else { return false }
-        onEnd(self)
         let result: IdpSdkResult
         switch outcome {
         case .success(let code): result = IdpSdkResult(authorizationCode: code, flowId: id)
         case .failure(let error): result = IdpSdkResult(error: error, flowId: id)
         }
         let observer = context.provider as? any IdpSdkFlowObserving
-        if taken != nil || observer != nil {
-            let id = self.id
-            context.pool.submit {
-                observer?.flowDidEnd(id, result: result)
-                taken?(result)
+        let taken = state.withLock { state -> (completion: (@Sendable (IdpSdkResult) -> Void)?, duringCall: Bool)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.completion = nil }
+            if state.inProviderCall, observer != nil { state.endAfterCall = result }
+            return (state.completion, state.inProviderCall)
+        }
+        guard let taken else { return false }
+        onEnd(self)
+        let id = self.id
+        context.pool.submit {
+            if let observer {
+                // flowDidEnd waits for a running call to return (see askProvider).
+                if taken.duringCall { observer.flowEndedDuringCall(id) } else { observer.flowDidEnd(id, result: result) }
             }
+            taken.completion?(result)
         }
         return true
     }
@@ -148,9 +154,25 @@ final class Flow: Sendable {
 
     /// Runs on a pool thread: the one place the provider is called.
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
-        guard !isFinished else { return }
+        let begun = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            state.inProviderCall = true
+            return true
+        }
+        guard begun else { return }
         let answer = context.provider.provideCredentials(data)
-        guard !isFinished else { return }
+        let endedDuringCall = state.withLock { state -> IdpSdkResult?? in
+            state.inProviderCall = false
+            guard state.finished else { return .none }
+            defer { state.endAfterCall = nil }
+            return .some(state.endAfterCall)
+        }
+        if let endedDuringCall {
+            if let result = endedDuringCall, let observer = context.provider as? any IdpSdkFlowObserving {
+                observer.flowDidEnd(id, result: result)
+            }
+            return
+        }
         if let error = answer.error {
             finish(.failure(error))
             return

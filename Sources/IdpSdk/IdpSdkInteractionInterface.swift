@@ -45,14 +45,24 @@ public struct IdpSdkProvideCredentialsResult: Sendable, CustomStringConvertible 
     }
 }
 
-/// A provider that wants to know when a flow has ended, to release per-flow state or to cancel a
+/// A provider that wants to know when a flow has ended: to release per-flow state, or to stop a
 /// wait it is doing for that flow.
 ///
-/// The SDK calls ``flowDidEnd(_:result:)`` once for every flow started with this provider, on an
-/// SDK thread, just before that flow's completion handler runs — also when the flow ended while
-/// `provideCredentials` was still running (cancellation, timeout): then the two run at once on
-/// different threads.
+/// Both methods run on SDK threads.
+/// - ``flowEndedDuringCall(_:)``: the flow ended (cancelled, timed out, …) while a
+///   `provideCredentials` call of it is still running; whatever that call returns is discarded.
+///   A provider that blocks should stop waiting.
+/// - ``flowDidEnd(_:result:)``: once per flow started with this provider, after the flow's last
+///   `provideCredentials` call has returned; no call of that flow starts after it. Usually it runs
+///   just before the completion handler; when the flow ended during a call, it runs when that call
+///   returns, possibly after the completion handler.
 public protocol IdpSdkFlowObserving: IdpSdkInteractionInterface {
-    /// The flow `flowId` has ended with `result`.
+    /// The flow `flowId` ended while a `provideCredentials` call of it is running.
+    func flowEndedDuringCall(_ flowId: IdpSdkFlowID)
+    /// The flow `flowId` has ended with `result` and none of its calls is running.
     func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult)
+}
+
+extension IdpSdkFlowObserving {
+    public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {}
 }

@@ -97,11 +97,13 @@ struct NegativeControlTests {
     func deadlock() async throws {
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
-        let report = await ProviderConformanceKit.run(Self.small, name: "DeadlockingProvider") { user in
+        var configuration = Self.small
+        configuration.hangTimeout = .seconds(10)
+        let report = await ProviderConformanceKit.run(configuration, name: "DeadlockingProvider") { user in
             DeadlockingProvider(user: user, gate: gate)
         }
         #expect(report.check("no deadlock")?.passed == false)
-        let stuck = try #require(report.stuckFlows.first)
+        let stuck = try #require(report.stuckFlows.first { $0.user == "user-007" })
         #expect(stuck.user == "user-007")
         #expect(stuck.step == 1)
         #expect(stuck.attempt == 1)

@@ -176,10 +176,10 @@ struct ConcurrentFlowTests {
 
 @Suite("Waiting on the IDP")
 struct ParkingTests {
-    @Test("2,000 flows waiting on 2 s of IDP latency park as state, not threads")
+    @Test("2,000 flows waiting on 5 s of IDP latency park as state, not threads")
     func flowsParkWithoutThreads() async throws {
-        // Given 2,000 login flows started at once against an IDP that takes 2 s per request
-        let idp = TestIDP(latency: .seconds(2))
+        // Given 2,000 login flows started at once against an IDP that takes 5 s per request
+        let idp = TestIDP(latency: .seconds(5))
         for u in 0..<20 { idp.activeUser("p\(u)", password: "pw-p\(u)") }
         let sdk = idp.sdk()
         let provider = ClosureProvider { data in
@@ -200,8 +200,10 @@ struct ParkingTests {
         let threadsWhileParked = Self.osThreadCount()
         #expect(sdk.flowsInFlight == 2000)
 
-        // Then the process did not grow a thread per flow, and every flow still completed once
-        #expect(threadsWhileParked - threadsBefore < 50, "threads before: \(threadsBefore), while 2,000 flows wait: \(threadsWhileParked)")
+        // Then no SDK thread is held, the process did not grow a thread per flow (other tests run
+        // alongside, so the bound is loose), and every flow still completed once
+        #expect(sdk.workerThreads.current == 0)
+        #expect(threadsWhileParked - threadsBefore < 200, "threads before: \(threadsBefore), while 2,000 flows wait: \(threadsWhileParked)")
         #expect(await CompletionTests.offTask { allDone.wait(timeout: .seconds(60)) })
         let finished = results.withLock { $0 }
         #expect(finished.count == 2000)

@@ -131,7 +131,7 @@ struct CompletionTests {
         let entered = Gate(), release = Gate()
         let provider = ClosureProvider { _ in
             entered.open()
-            release.wait(timeout: .seconds(30))
+            release.wait(timeout: .seconds(300))
             return .init(credentials: ["username": "mia", "password": "pw-mia"])
         }
         let counter = CompletionCounter()
@@ -145,10 +145,10 @@ struct CompletionTests {
             #expect(result.idpSdkError == IdpSdkError(.cancelled, "the flow was cancelled by its caller"))
             completed.open()
         }
-        #expect(await Self.offTask { entered.wait(timeout: .seconds(10)) })
+        #expect(await Self.offTask { entered.wait(timeout: .seconds(300)) })
         handle.cancel()
         handle.cancel()
-        #expect(await Self.offTask { completed.wait(timeout: .seconds(10)) })
+        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
         release.open()
         try await Task.sleep(for: .milliseconds(200))
 
@@ -164,11 +164,11 @@ struct CompletionTests {
         idp.activeUser("noah", password: "pw-noah")
         let release = Gate()
         let blocking = ClosureProvider { data in
-            if data.userId == "noah" { release.wait(timeout: .seconds(30)) }
+            if data.userId == "noah" { release.wait(timeout: .seconds(300)) }
             return .init(credentials: ["username": data.userId ?? "", "password": "pw-\(data.userId ?? "")"])
         }
         idp.activeUser("olga", password: "pw-olga")
-        let sdk = idp.sdk(.init(flowTimeout: .milliseconds(300)))
+        let sdk = idp.sdk(.init(flowTimeout: .seconds(3)))
         let counter = CompletionCounter()
         async let blocked = sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: ClosureProvider { data in
             let result = blocking.provideCredentials(data); return result

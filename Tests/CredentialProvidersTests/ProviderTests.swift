@@ -1,0 +1,253 @@
+import Foundation
+import CredentialProviders
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import Testing
+
+/// An IDP with users and an SDK bound to it, for one test.
+struct Bench {
+    let idp = IdpServer()
+    let sdk: IdpSdkService
+
+    init(users: [String: String] = ["alice": "pw-alice", "bob": "pw-bob"], flowTimeout: Duration = .seconds(60)) {
+        try! idp.addTenant("demo")
+        for (user, password) in users { try! idp.addUser(user, tenant: "demo", password: password) }
+        sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://providers.invalid", certificateChain: Data(), shouldHashPin: false,
+                            configuration: .init(flowTimeout: flowTimeout), transport: InProcessTransport(server: idp))
+    }
+
+    func login(_ userId: String?, _ provider: any IdpSdkInteractionInterface, clientId: String = "KssIdpLogin", traceParent: String? = nil) async -> IdpSdkResult {
+        let verifier = PKCE.makeVerifier()
+        return await sdk.getAuthorizationCode(
+            withAstClientData: AstClientDataInfo("data", IdpServer.unassignedAstClientId, PKCE.challenge(for: verifier), "S256"),
+            clientId: clientId, interactionInterface: provider, userId: userId, traceParent: traceParent)
+    }
+}
+
+/// A made-up interaction, for calling a provider directly.
+func interaction(_ fields: [String], userId: String? = "alice", flow: UInt64 = 1, step: Int = 1, attempt: Int = 1, rejected: Bool = false, traceParent: String? = nil) -> IdpSdkInteractionData {
+    IdpSdkInteractionData(inputFields: fields.map { IdpSdkInputField(id: $0, label: nil, isSecret: false) }, flowId: IdpSdkFlowID(rawValue: flow),
+                          step: step, attempt: attempt, tenantId: "demo", clientId: "KssIdpLogin", userId: userId, traceParent: traceParent,
+                          previousError: rejected ? IdpSdkError(.credentialsRejected, "invalid_credentials: no") : nil)
+}
+
+@Suite("StaticCredentials")
+struct StaticCredentialsTests {
+    @Test("answers exactly the requested fields, and names a missing one")
+    func answersRequestedFields() {
+        let provider = StaticCredentials(["username": "alice", "password": "pw-alice", "otp": "1"])
+        #expect(provider.provideCredentials(interaction(["username"])).credentials == ["username": "alice"])
+        #expect(provider.provideCredentials(interaction(["pin"])).error == CredentialProviderError.make(.missingValue, "no value for field 'pin' of user 'alice' of tenant 'demo'"))
+        #expect(provider.description == "StaticCredentials(fields: [\"otp\", \"password\", \"username\"])")
+    }
+}
+
+@Suite("CredentialStore")
+struct CredentialStoreTests {
+    @Test("answers logins by user id, activations by bound trace, and an unknown user with noCredentials")
+    func lookups() {
+        let store = CredentialStore()
+        store.set(["username": "alice", "password": "pw-alice"], userId: "alice", tenantId: "demo")
+        #expect(store.provideCredentials(interaction(["username", "password"])).credentials == ["username": "alice", "password": "pw-alice"])
+        let trace = TraceParent.random()
+        #expect(store.provideCredentials(interaction(["username"], userId: nil, traceParent: trace.description)).error?.credentialProviderCode == .noCredentials)
+        store.bind(traceId: trace.traceId, toUser: "alice", tenantId: "demo")
+        #expect(store.provideCredentials(interaction(["username"], userId: nil, traceParent: trace.description)).credentials == ["username": "alice"])
+        store.unbind(traceId: trace.traceId)
+        store.remove(userId: "alice", tenantId: "demo")
+        #expect(store.provideCredentials(interaction(["username"])).error == CredentialProviderError.make(.noCredentials, "no credentials for user 'alice' of tenant 'demo'"))
+        #expect(!store.description.contains("pw-alice"))
+    }
+
+    @Test("is updated from an OS thread while 8 OS threads read it; every read sees a whole entry")
+    func updatesWhileReading() async {
+        let store = CredentialStore()
+        store.set(["username": "alice", "password": "v0"], userId: "alice", tenantId: "demo")
+        let torn = LockedValue<Int>(0)
+        let done = LockedValue<Int>(0)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            @Sendable func finished() { if done.withLock({ $0 += 1; return $0 }) == 9 { continuation.resume() } }
+            Thread {
+                for version in 1...2_000 {
+                    store.set(["username": "alice", "password": "v\(version)", "version": "v\(version)"], userId: "alice", tenantId: "demo")
+                    if version % 100 == 0 { store.remove(userId: "bob", tenantId: "demo") } else { store.set(["username": "bob"], userId: "bob", tenantId: "demo") }
+                }
+                finished()
+            }.start()
+            for _ in 0..<8 {
+                Thread {
+                    for _ in 0..<2_000 {
+                        let answer = store.provideCredentials(interaction(["password", "version"]))
+                        // Either the first entry (no version yet) or one whole later entry.
+                        if let credentials = answer.credentials, credentials["password"] != credentials["version"] { torn.withLock { $0 += 1 } }
+                    }
+                    finished()
+                }.start()
+            }
+        }
+        #expect(torn.withLock { $0 } == 0)
+    }
+}
+
+@Suite("MultiStepProvider")
+struct MultiStepProviderTests {
+    @Test("tracks step and attempt per flow, and tries the next candidate after a rejection")
+    func stepsAndCandidates() async {
+        let bench = Bench(users: ["alice": "right"])
+        let seen = LockedValue<[MultiStepProvider.FlowState]>([])
+        let candidates = MultiStepProvider.candidates { _ in ["username": ["alice"], "password": ["wrong", "right"]] }
+        let provider = MultiStepProvider { data, state in
+            seen.withLock { $0.append(state) }
+            return candidates.provideCredentials(data)
+        }
+        let result = await bench.login("alice", provider)
+        #expect(!result.hasError())
+        #expect(seen.withLock { $0.map(\.step) } == [1, 1])
+        #expect(seen.withLock { $0.map(\.attempt) } == [1, 2])
+        #expect(seen.withLock { $0.map(\.rejections) } == [0, 1])
+        try? await Task.sleep(for: .milliseconds(100))
+        #expect(provider.trackedFlows.current == 0)
+    }
+
+    @Test("ends the flow with answersExhausted when every candidate was rejected")
+    func exhausted() async {
+        let bench = Bench(users: ["alice": "right"])
+        let provider = MultiStepProvider.candidates { _ in ["username": ["alice"], "password": ["wrong", "also-wrong"]] }
+        let result = await bench.login("alice", provider)
+        #expect(result.idpSdkError == CredentialProviderError.make(.answersExhausted, "all 2 candidates for field 'password' were rejected"))
+    }
+
+    /// A million flows (100,000 under ThreadSanitizer, which makes each lock ~20 times slower),
+    /// on an OS thread rather than the cooperative pool.
+    @Test("keeps no state after a million flows end, and evicts the state of flows never reported ended")
+    func boundedState() async {
+        let provider = MultiStepProvider { data, _ in .init(credentials: Dictionary(uniqueKeysWithValues: data.inputFieldIds.map { ($0, "x") })) }
+        let flows: UInt64 = ThreadSanitizer.isActive ? 100_000 : 1_000_000
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                for flow in 1...flows {
+                    _ = provider.provideCredentials(interaction(["username"], flow: flow))
+                    provider.flowDidEnd(IdpSdkFlowID(rawValue: flow), result: IdpSdkResult(authorizationCode: "c"))
+                }
+                continuation.resume()
+            }.start()
+        }
+        #expect(provider.trackedFlows.current == 0)
+        #expect(provider.trackedFlows.peak == 1)
+
+        let forgetful = MultiStepProvider(stateLifetime: .zero) { data, _ in .init(credentials: Dictionary(uniqueKeysWithValues: data.inputFieldIds.map { ($0, "x") })) }
+        for flow in 1...10_000 as ClosedRange<UInt64> { _ = forgetful.provideCredentials(interaction(["username"], flow: flow)) }
+        #expect(forgetful.trackedFlows.current < 4096)
+    }
+}
+
+@Suite("AsyncCredentialBridge")
+struct AsyncCredentialBridgeTests {
+    @Test("answers from the async closure, on an SDK thread that waits for it")
+    func answers() async {
+        let bench = Bench()
+        let bridge = AsyncCredentialBridge(timeout: .seconds(120)) { data in
+            try await Task.sleep(for: .milliseconds(10))
+            return ["username": "alice", "password": "pw-alice"].filter { data.inputFieldIds.contains($0.key) }
+        }
+        #expect(!(await bench.login("alice", bridge)).hasError())
+    }
+
+    @Test("times out, passes a thrown IdpSdkError through, and wraps any other error — each distinct")
+    func distinctErrors() async {
+        let bench = Bench()
+        let slow = AsyncCredentialBridge(timeout: .milliseconds(50)) { _ in
+            try await Task.sleep(for: .seconds(10))
+            return [:]
+        }
+        #expect(await bench.login("alice", slow).idpSdkError == CredentialProviderError.make(.timedOut, "AsyncCredentialBridge got no answer within 0.05 seconds"))
+
+        let declined = IdpSdkError("MyApp", 3, "the user declined")
+        let declining = AsyncCredentialBridge(timeout: .seconds(120)) { _ in throw declined }
+        #expect(await bench.login("alice", declining).idpSdkError == declined)
+
+        struct PromptBroke: Error {}
+        let broken = AsyncCredentialBridge(timeout: .seconds(120)) { _ in throw PromptBroke() }
+        #expect(await bench.login("alice", broken).idpSdkError?.credentialProviderCode == .answerFailed)
+    }
+
+    @Test("stops waiting with cancelled when the flow is cancelled, and the flow completes once with cancelled")
+    func cancelledFlow() async throws {
+        let bench = Bench()
+        let bridge = AsyncCredentialBridge(timeout: .seconds(30)) { _ in
+            try await Task.sleep(for: .seconds(30))
+            return [:]
+        }
+        let recording = RecordingProvider(bridge)
+        let verifier = PKCE.makeVerifier()
+        let completions = LockedValue<[IdpSdkResult]>([])
+        let handle = bench.sdk.getAuthorizationCode(
+            withAstClientData: AstClientDataInfo("data", IdpServer.unassignedAstClientId, PKCE.challenge(for: verifier), "S256"),
+            clientId: "KssIdpLogin", interactionInterface: recording, userId: "alice", traceParent: nil) { result in
+                completions.withLock { $0.append(result) }
+            }
+        while bridge.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        handle.cancel()
+        while recording.calls.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(recording.calls.first?.error == CredentialProviderError.make(.cancelled, "the flow ended while AsyncCredentialBridge waited for its answer"))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(completions.withLock { $0.map { $0.idpSdkError?.code } } == [.cancelled])
+        #expect(bridge.waiting == 0)
+    }
+
+    @Test("refuses instead of blocking when called from inside a Swift task")
+    func refusesInsideTask() async {
+        let bridge = AsyncCredentialBridge(timeout: .seconds(5)) { _ in ["username": "alice"] }
+        let result = bridge.provideCredentials(interaction(["username"]))
+        #expect(result.error?.credentialProviderCode == .calledWhereBlockingIsUnsafe)
+        #expect(bridge.waiting == 0)
+    }
+}
+
+@Suite("VaultProvider")
+struct VaultProviderTests {
+    @Test("answers from the actor, names a user it lacks, refuses inside a task and for activations")
+    func vault() async throws {
+        let bench = Bench()
+        let vault = CredentialVault()
+        await vault.store(["username": "alice", "password": "pw-alice"], userId: "alice", tenantId: "demo")
+        let provider = VaultProvider(vault: vault, timeout: .seconds(120))
+        #expect(!(await bench.login("alice", provider)).hasError())
+        #expect(await bench.login("bob", provider).idpSdkError == CredentialProviderError.make(.noCredentials, "no credentials for user 'bob' of tenant 'demo'"))
+        #expect(provider.provideCredentials(interaction(["username"])).error?.credentialProviderCode == .calledWhereBlockingIsUnsafe)
+        #expect(await bench.login(nil, provider, clientId: "KssIdpEnrollment").idpSdkError?.credentialProviderCode == .noCredentials)
+    }
+}
+
+@Suite("RecordingProvider and FieldMappingProvider")
+struct WrapperTests {
+    @Test("the recording shows each step on an SDK thread, without values")
+    func recording() async {
+        let bench = Bench()
+        let recording = RecordingProvider(StaticCredentials(["username": "alice", "password": "pw-alice"]))
+        let result = await bench.login("alice", recording)
+        #expect(!result.hasError())
+        let calls = recording.calls
+        #expect(calls.count == 1)
+        #expect(calls[0].fieldIds == ["username", "password"])
+        #expect(calls[0].threadName?.hasPrefix("IdpSdk-") == true)
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(recording.endedFlows[result.flowId!]?.hasError() == false)
+        #expect(!recording.description.contains("pw-alice"))
+    }
+
+    @Test("field mapping serves a custom client from a provider that knows the standard ids")
+    func mapping() async throws {
+        let bench = Bench(users: [:])
+        try bench.idp.addClient(IdpClientConfiguration(clientId: "Corp", purpose: .login, steps: [[
+            IdpFormField(id: "corp-user", role: .username), IdpFormField(id: "corp-secret", role: .password),
+        ]]), tenant: "demo")
+        try bench.idp.addUser("carl", tenant: "demo", password: "pw-carl")
+        let store = CredentialStore()
+        store.set(["username": "carl", "password": "pw-carl"], userId: "carl", tenantId: "demo")
+        let mapped = FieldMappingProvider(store, mapping: ["corp-user": "username", "corp-secret": "password"])
+        #expect(!(await bench.login("carl", mapped, clientId: "Corp")).hasError())
+        #expect(await bench.login("carl", store, clientId: "Corp").idpSdkError?.credentialProviderCode == .missingValue)
+    }
+}
