@@ -14,8 +14,8 @@ public final class RecordingProvider: IdpSdkFlowObserving, CustomStringConvertib
         public let fieldIds: [String]
         public let userId: String?
         public let rejectedBefore: Bool
-        /// The OS thread's name (`IdpSdk-N` for an SDK thread).
-        public let threadName: String?
+        /// The OS thread (`IdpSdk-N` for an SDK thread).
+        public let threadName: String
         /// The error the wrapped provider returned, or `nil` if it answered.
         public let error: IdpSdkError?
     }
@@ -32,7 +32,7 @@ public final class RecordingProvider: IdpSdkFlowObserving, CustomStringConvertib
         let result = base.provideCredentials(interactionData)
         let call = Call(flowId: interactionData.flowId, step: interactionData.step, attempt: interactionData.attempt,
                         fieldIds: interactionData.inputFieldIds, userId: interactionData.userId,
-                        rejectedBefore: interactionData.previousError != nil, threadName: Thread.current.name, error: result.error)
+                        rejectedBefore: interactionData.previousError != nil, threadName: IdpSdkService.currentThreadName, error: result.error)
         log.withLock { $0.append(call) }
         return result
     }

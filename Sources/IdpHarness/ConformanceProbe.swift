@@ -35,7 +35,7 @@ final class ConformanceProbe: IdpSdkFlowObserving {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let id = interactionData.flowId
         let began = ContinuousClock.now
-        let thread = Thread.current.name ?? "unnamed thread"
+        let thread = IdpSdkService.currentThreadName
         if !IdpSdkService.isSDKThread || withUnsafeCurrentTask(body: { $0 != nil }) || Thread.isMainThread {
             misplaced.withLock { $0.append("flow \(id) step \(interactionData.step) ran on \(thread)") }
         }

@@ -193,6 +193,14 @@ public final class IdpSdkService: Sendable {
     /// Whether the calling thread is an SDK worker thread (where providers and completions run).
     public static var isSDKThread: Bool { SDKThreadMarker.isMarked }
 
+    /// A name for the calling thread: `IdpSdk-N` on an SDK thread, else the thread's own name or
+    /// its pthread id. For logs and hang reports.
+    public static var currentThreadName: String {
+        if let name = SDKThreadMarker.currentName { return name }
+        if Thread.isMainThread { return "main thread" }
+        return Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread \(pthread_self())"
+    }
+
     /// Checks the arguments; returns the validated traceparent.
     private func validate(astClientData: AstClientDataInfo, clientId: String, userId: String?, traceParent: String?) -> Result<String?, IdpSdkError> {
         func invalid(_ text: String) -> Result<String?, IdpSdkError> { .failure(IdpSdkError(.invalidArgument, text)) }

@@ -71,7 +71,7 @@ final class WorkerPool: @unchecked Sendable {
         let thread = Thread { [self] in
             // Set from inside: on Linux a name given before start() does not reach the thread.
             Thread.current.name = name
-            SDKThreadMarker.markCurrentThread()
+            SDKThreadMarker.markCurrentThread(number: number)
             run()
         }
         thread.stackSize = stackSize
@@ -139,10 +139,17 @@ enum SDKThreadMarker {
         return key
     }()
 
-    static func markCurrentThread() {
-        let status = pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+    static func markCurrentThread(number: Int) {
+        let status = pthread_setspecific(key, UnsafeRawPointer(bitPattern: max(1, number)))
         precondition(status == 0, "pthread_setspecific failed: \(status)")
     }
 
     static var isMarked: Bool { pthread_getspecific(key) != nil }
+
+    /// `IdpSdk-N` on the pool's thread number N, else `nil`. Read from thread-specific storage,
+    /// not the thread's name, which Foundation does not always report on Linux.
+    static var currentName: String? {
+        guard let marker = pthread_getspecific(key) else { return nil }
+        return "\(WorkerPool.threadNamePrefix)\(Int(bitPattern: marker))"
+    }
 }

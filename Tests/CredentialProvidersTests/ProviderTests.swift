@@ -231,7 +231,7 @@ struct WrapperTests {
         let calls = recording.calls
         #expect(calls.count == 1)
         #expect(calls[0].fieldIds == ["username", "password"])
-        #expect(calls[0].threadName?.hasPrefix("IdpSdk-") == true)
+        #expect(calls[0].threadName.hasPrefix("IdpSdk-"))
         try? await Task.sleep(for: .milliseconds(50))
         #expect(recording.endedFlows[result.flowId!]?.hasError() == false)
         #expect(!recording.description.contains("pw-alice"))

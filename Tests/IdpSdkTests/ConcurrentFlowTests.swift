@@ -176,35 +176,57 @@ struct ConcurrentFlowTests {
 
 @Suite("Waiting on the IDP")
 struct ParkingTests {
-    @Test("2,000 flows waiting on 5 s of IDP latency park as state, not threads")
+    /// Holds every request, as a slow IDP would, until released; then hands them to the IDP.
+    final class HoldingTransport: Transport {
+        let inner: any Transport
+        let held = LockedValue<[(HTTPRequest, @Sendable (Result<HTTPResponse, TransportError>) -> Void)]>([])
+        let holding = LockedValue(true)
+
+        init(inner: any Transport) { self.inner = inner }
+
+        func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+            let hold = holding.withLock { $0 }
+            if hold { held.withLock { $0.append((request, completion)) } } else { inner.send(request, completion: completion) }
+        }
+
+        func release() {
+            holding.withLock { $0 = false }
+            for (request, completion) in held.withLock({ $0 }) { inner.send(request, completion: completion) }
+        }
+    }
+
+    @Test("2,000 flows waiting on the IDP park as state, not threads")
     func flowsParkWithoutThreads() async throws {
-        // Given 2,000 login flows started at once against an IDP that takes 5 s per request
-        let idp = TestIDP(latency: .seconds(5))
+        // Given 2,000 login flows started at once against an IDP that holds every request
+        let idp = TestIDP()
         for u in 0..<20 { idp.activeUser("p\(u)", password: "pw-p\(u)") }
-        let sdk = idp.sdk()
+        let transport = HoldingTransport(inner: InProcessTransport(server: idp.server))
+        let sdk = IdpSdkService(tenantId: idp.tenant, idpUrl: idp.url, certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(), transport: transport)
         let provider = ClosureProvider { data in
             .init(credentials: ["username": data.userId!, "password": "pw-\(data.userId!)"])
         }
-        let infos = (0..<2000).map { _ in TestIDP.astClientData().info }
         let threadsBefore = Self.osThreadCount()
         let results = LockedValue<[IdpSdkResult]>([])
         let allDone = Gate()
         for n in 0..<2000 {
-            sdk.getAuthorizationCode(withAstClientData: infos[n], clientId: "KssIdpLogin",
+            sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
                                      interactionInterface: provider, userId: "p\(n % 20)", traceParent: nil) { result in
                 if results.withLock({ $0.append(result); return $0.count }) == 2000 { allDone.open() }
             }
         }
 
-        // When they are all waiting for the IDP's first answer
+        // When they all wait for the IDP's first answer
         let threadsWhileParked = Self.osThreadCount()
         #expect(sdk.flowsInFlight == 2000)
+        #expect(transport.held.withLock { $0.count } == 2000)
 
         // Then no SDK thread is held, the process did not grow a thread per flow (other tests run
-        // alongside, so the bound is loose), and every flow still completed once
+        // alongside, so the bound is loose), and once the IDP answers every flow completes once
         #expect(sdk.workerThreads.current == 0)
         #expect(threadsWhileParked - threadsBefore < 200, "threads before: \(threadsBefore), while 2,000 flows wait: \(threadsWhileParked)")
-        #expect(await CompletionTests.offTask { allDone.wait(timeout: .seconds(60)) })
+        transport.release()
+        #expect(await CompletionTests.offTask { allDone.wait(timeout: .seconds(300)) })
         let finished = results.withLock { $0 }
         #expect(finished.count == 2000)
         #expect(finished.allSatisfy { !$0.hasError() })
