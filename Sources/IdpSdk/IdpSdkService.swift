@@ -190,6 +190,9 @@ public final class IdpSdkService: Sendable {
     /// The SDK's worker threads: running now, the most at once, and started in all.
     public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
 
+    /// How often the system refused the SDK a new thread (each refusal is retried after 10 ms).
+    public var workerThreadStartFailures: Int { pool.startFailures }
+
     /// Whether the calling thread is an SDK worker thread (where providers and completions run).
     public static var isSDKThread: Bool { SDKThreadMarker.isMarked }
 

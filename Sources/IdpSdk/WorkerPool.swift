@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import IdpPrimitives
 
@@ -27,11 +28,12 @@ final class WorkerPool: @unchecked Sendable {
     private var threads = 0
     private var peakThreads = 0
     private var started = 0
+    private var threadStartFailures = 0
     let maximumThreads: Int
     let keepAlive: TimeInterval
     let stackSize: Int
 
-    init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 1 << 20) {
+    init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
         self.keepAlive = max(0.001, keepAlive.timeInterval)
@@ -66,16 +68,47 @@ final class WorkerPool: @unchecked Sendable {
         return (threads, peakThreads, started)
     }
 
+    /// How often the system refused a new thread (each refusal is retried).
+    var startFailures: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return threadStartFailures
+    }
+
     private func startThread(number: Int) {
         let name = "\(Self.threadNamePrefix)\(number)"
-        let thread = Thread { [self] in
-            // Set from inside: on Linux a name given before start() does not reach the thread.
+        let start = Unmanaged.passRetained(ThreadStart { [self] in
             Thread.current.name = name
             SDKThreadMarker.markCurrentThread(number: number)
             run()
-        }
-        thread.stackSize = stackSize
-        thread.start()
+        })
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setstacksize(&attributes, stackSize)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        #if os(Linux)
+        var thread = pthread_t()
+        #else
+        var thread: pthread_t?
+        #endif
+        let status = pthread_create(&thread, &attributes, { argument in
+            #if os(Linux)
+            let start = Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue()
+            #else
+            let start = Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue()
+            #endif
+            start.body()
+            return nil
+        }, start.toOpaque())
+        guard status != 0 else { return }
+        // The system would not give a thread now (EAGAIN under memory or thread limits). The slot
+        // stays reserved and the start is retried, so queued jobs are not stranded.
+        start.release()
+        condition.lock()
+        threadStartFailures += 1
+        condition.unlock()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in startThread(number: number) }
     }
 
     private func run() {
@@ -101,6 +134,12 @@ final class WorkerPool: @unchecked Sendable {
             }
         }
     }
+}
+
+/// What a new pool thread runs; passed through `pthread_create`'s argument.
+private final class ThreadStart {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
 }
 
 /// A FIFO of jobs with O(1) amortised append and pop.

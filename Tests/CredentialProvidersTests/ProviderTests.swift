@@ -25,6 +25,16 @@ struct Bench {
     }
 }
 
+/// Polls `condition` every 5 ms for up to two minutes; whether it became true.
+func eventually(_ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(120)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
 /// A made-up interaction, for calling a provider directly.
 func interaction(_ fields: [String], userId: String? = "alice", flow: UInt64 = 1, step: Int = 1, attempt: Int = 1, rejected: Bool = false, traceParent: String? = nil) -> IdpSdkInteractionData {
     IdpSdkInteractionData(inputFields: fields.map { IdpSdkInputField(id: $0, label: nil, isSecret: false) }, flowId: IdpSdkFlowID(rawValue: flow),
@@ -187,9 +197,9 @@ struct AsyncCredentialBridgeTests {
             clientId: "KssIdpLogin", interactionInterface: recording, userId: "alice", traceParent: nil) { result in
                 completions.withLock { $0.append(result) }
             }
-        while bridge.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually { bridge.waiting == 1 }, "the bridge never started waiting")
         handle.cancel()
-        while recording.calls.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually { !recording.calls.isEmpty }, "the bridge never returned")
         #expect(recording.calls.first?.error == CredentialProviderError.make(.cancelled, "the flow ended while AsyncCredentialBridge waited for its answer"))
         try await Task.sleep(for: .milliseconds(100))
         #expect(completions.withLock { $0.map { $0.idpSdkError?.code } } == [.cancelled])
