@@ -61,7 +61,7 @@ struct ConformanceTests {
         configuration.providerWait = .milliseconds(20)
         configuration.flows = min(configuration.flows, 2_000)
         let report = await ProviderConformanceKit.run(configuration, name: "AsyncCredentialBridge") { user in
-            AsyncCredentialBridge(timeout: .seconds(120)) { data in
+            AsyncCredentialBridge(timeout: .seconds(600)) { data in
                 try await Task.sleep(for: .milliseconds(20))
                 guard !user.credentials.isEmpty else { throw CredentialProviderError.make(.noCredentials, "no credentials for \(user.userId)") }
                 return user.credentials.filter { data.inputFieldIds.contains($0.key) }
@@ -77,7 +77,7 @@ struct ConformanceTests {
         let vault = CredentialVault()
         let report = await ProviderConformanceKit.run(Self.battery, name: "VaultProvider") { users in
             for user in users where !user.credentials.isEmpty { await vault.store(user.credentials, userId: user.userId, tenantId: user.tenantId) }
-            return VaultProvider(vault: vault, timeout: .seconds(120))
+            return VaultProvider(vault: vault, timeout: .seconds(600))
         }
         Self.show(report)
         #expect(report.passed, "\(report)")

@@ -25,9 +25,10 @@ struct Bench {
     }
 }
 
-/// Polls `condition` every 5 ms for up to two minutes; whether it became true.
+/// Polls `condition` every 5 ms for up to ten minutes (a loaded 2-core machine can starve the
+/// cooperative pool for long stretches); whether it became true.
 func eventually(_ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(120)
+    let deadline = ContinuousClock.now + .seconds(600)
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }
         try await Task.sleep(for: .milliseconds(5))
@@ -157,7 +158,7 @@ struct AsyncCredentialBridgeTests {
     @Test("answers from the async closure, on an SDK thread that waits for it")
     func answers() async {
         let bench = Bench()
-        let bridge = AsyncCredentialBridge(timeout: .seconds(120)) { data in
+        let bridge = AsyncCredentialBridge(timeout: .seconds(600)) { data in
             try await Task.sleep(for: .milliseconds(10))
             return ["username": "alice", "password": "pw-alice"].filter { data.inputFieldIds.contains($0.key) }
         }
@@ -174,19 +175,19 @@ struct AsyncCredentialBridgeTests {
         #expect(await bench.login("alice", slow).idpSdkError == CredentialProviderError.make(.timedOut, "AsyncCredentialBridge got no answer within 0.05 seconds"))
 
         let declined = IdpSdkError("MyApp", 3, "the user declined")
-        let declining = AsyncCredentialBridge(timeout: .seconds(120)) { _ in throw declined }
+        let declining = AsyncCredentialBridge(timeout: .seconds(600)) { _ in throw declined }
         #expect(await bench.login("alice", declining).idpSdkError == declined)
 
         struct PromptBroke: Error {}
-        let broken = AsyncCredentialBridge(timeout: .seconds(120)) { _ in throw PromptBroke() }
+        let broken = AsyncCredentialBridge(timeout: .seconds(600)) { _ in throw PromptBroke() }
         #expect(await bench.login("alice", broken).idpSdkError?.credentialProviderCode == .answerFailed)
     }
 
     @Test("stops waiting with cancelled when the flow is cancelled, and the flow completes once with cancelled")
     func cancelledFlow() async throws {
         let bench = Bench()
-        let bridge = AsyncCredentialBridge(timeout: .seconds(30)) { _ in
-            try await Task.sleep(for: .seconds(30))
+        let bridge = AsyncCredentialBridge(timeout: .seconds(600)) { _ in
+            try await Task.sleep(for: .seconds(600))
             return [:]
         }
         let recording = RecordingProvider(bridge)
@@ -222,7 +223,7 @@ struct VaultProviderTests {
         let bench = Bench()
         let vault = CredentialVault()
         await vault.store(["username": "alice", "password": "pw-alice"], userId: "alice", tenantId: "demo")
-        let provider = VaultProvider(vault: vault, timeout: .seconds(120))
+        let provider = VaultProvider(vault: vault, timeout: .seconds(600))
         #expect(!(await bench.login("alice", provider)).hasError())
         #expect(await bench.login("bob", provider).idpSdkError == CredentialProviderError.make(.noCredentials, "no credentials for user 'bob' of tenant 'demo'"))
         #expect(provider.provideCredentials(interaction(["username"])).error?.credentialProviderCode == .calledWhereBlockingIsUnsafe)
