@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders"]),
         .executableTarget(
             name: "IdpBench",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders"],
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"],
             path: "Benchmarks/IdpBench"
         ),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
