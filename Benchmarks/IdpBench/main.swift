@@ -69,9 +69,9 @@ final class BenchProvider: IdpSdkInteractionInterface {
     func forget(_ trace: TraceParent) { _ = table.withLock { $0.removeValue(forKey: trace.traceId) } }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        let traceId = String((interactionData.traceParent ?? "").dropFirst(3).prefix(32))
-        guard let answers = table.withLock({ $0[traceId] }) else {
-            return .init(error: IdpSdkError("BenchProvider", 1, "no answers for trace \(traceId)"))
+        let traceId = interactionData.traceParent.flatMap { TraceParent.traceId(of: $0) }
+        guard let traceId, let answers = table.withLock({ $0[traceId] }) else {
+            return .init(error: IdpSdkError("BenchProvider", 1, "no answers for this flow's trace"))
         }
         var credentials: [String: String] = [:]
         for id in interactionData.inputFieldIds {

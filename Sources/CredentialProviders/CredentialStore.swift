@@ -62,7 +62,7 @@ public final class CredentialStore: IdpSdkInteractionInterface, CustomStringConv
     public var count: Int { table.withLock { $0.users.count } }
 
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        let traceId = interactionData.userId == nil ? interactionData.traceParent.map { String($0.dropFirst(3).prefix(32)) } : nil
+        let traceId = interactionData.userId == nil ? interactionData.traceParent.flatMap { TraceParent.traceId(of: $0) } : nil
         let values: [String: String]? = table.withLock { table in
             if let userId = interactionData.userId {
                 return table.users[Key(tenantId: interactionData.tenantId, userId: userId)]

@@ -449,8 +449,7 @@ private final class CorruptingTransport: Transport {
             inner.send(request, completion: completion)
             return
         }
-        let traceId = String(traceParent.dropFirst(3).prefix(32))
-        guard pending.withLock({ $0.remove(traceId) != nil }) else {
+        guard let traceId = TraceParent.traceId(of: traceParent), pending.withLock({ $0.remove(traceId) != nil }) else {
             inner.send(request, completion: completion)
             return
         }

@@ -128,3 +128,11 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension TraceParent {
+    /// The trace id of a `traceparent` header value, or `nil` if the value is not a valid
+    /// traceparent. What flows are correlated by across the SDK, the IDP's audit log and providers.
+    public static func traceId(of header: String) -> String? {
+        (try? TraceParent(parsing: header))?.traceId
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import IdpPrimitives
 
 /// One line of the IDP's audit log. Holds no secrets: no passwords, codes or tokens.
 public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
@@ -25,7 +26,7 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     public var traceParent: String?
     /// The trace id of ``traceParent``; what tests correlate flows by.
     public var traceId: String? {
-        traceParent.map { String($0.dropFirst(3).prefix(32)) }
+        traceParent.flatMap { TraceParent.traceId(of: $0) }
     }
     /// A short human-readable detail (step number, reason of a refusal).
     public var detail: String

@@ -126,3 +126,13 @@ struct TraceParentTests {
         #expect(TraceParentError(.missingDash(position: 2), input: "x").description == "invalid traceparent 'x': expected '-' at position 2")
     }
 }
+
+@Suite("TraceParent.traceId(of:)")
+struct TraceIdOfHeaderTests {
+    @Test("gives the trace id of a valid header and nil for an invalid one")
+    func traceIdOfHeader() {
+        #expect(TraceParent.traceId(of: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(TraceParent.traceId(of: "00-00000000000000000000000000000000-00f067aa0ba902b7-01") == nil)
+        #expect(TraceParent.traceId(of: "not a traceparent") == nil)
+    }
+}
