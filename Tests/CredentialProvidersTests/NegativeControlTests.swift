@@ -8,7 +8,8 @@ import Testing
 
 // Deliberately broken providers: the kit, or ThreadSanitizer, must catch each one.
 
-/// BROKEN ON PURPOSE: counts calls in a shared dictionary without any lock. The
+/// BROKEN ON PURPOSE: counts calls in a shared dictionary without any lock, reading and writing
+/// it with a 1 ms window between (a lost-update race that SDK threads calling at once hit). The
 /// `@unchecked Sendable` is the defect under test, not a claim of safety.
 final class RacyProvider: IdpSdkInteractionInterface, @unchecked Sendable {
     var callsByUser: [String: Int] = [:]
@@ -19,7 +20,9 @@ final class RacyProvider: IdpSdkInteractionInterface, @unchecked Sendable {
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        callsByUser[interactionData.userId ?? "", default: 0] += 1
+        let seen = callsByUser["all", default: 0]
+        usleep(1_000)
+        callsByUser["all"] = seen + 1
         return StaticCredentials(users[interactionData.userId ?? ""] ?? [:]).provideCredentials(interactionData)
     }
 }
@@ -175,7 +178,9 @@ struct NegativeControlTests {
     @Test("(the child process of the test above)",
           .enabled(if: ProcessInfo.processInfo.environment["IDPHARNESS_NEGATIVE_CONTROL"] == "racy"))
     func racyProviderChildRun() async {
-        _ = await ProviderConformanceKit.run(Self.small, name: "RacyProvider") { users in RacyProvider(users) }
+        var configuration = Self.small
+        configuration.threads = 16
+        _ = await ProviderConformanceKit.run(configuration, name: "RacyProvider") { users in RacyProvider(users) }
     }
 
     /// Runs this test binary again with one test selected; returns its exit status and output.

@@ -10,7 +10,7 @@ struct Bench {
     let idp = IdpServer()
     let sdk: IdpSdkService
 
-    init(users: [String: String] = ["alice": "pw-alice", "bob": "pw-bob"], flowTimeout: Duration = .seconds(60)) {
+    init(users: [String: String] = ["alice": "pw-alice", "bob": "pw-bob"], flowTimeout: Duration = .seconds(600)) {
         try! idp.addTenant("demo")
         for (user, password) in users { try! idp.addUser(user, tenant: "demo", password: password) }
         sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://providers.invalid", certificateChain: Data(), shouldHashPin: false,
@@ -162,7 +162,8 @@ struct AsyncCredentialBridgeTests {
             try await Task.sleep(for: .milliseconds(10))
             return ["username": "alice", "password": "pw-alice"].filter { data.inputFieldIds.contains($0.key) }
         }
-        #expect(!(await bench.login("alice", bridge)).hasError())
+        let result = await bench.login("alice", bridge)
+        #expect(!result.hasError(), "\(result)")
     }
 
     @Test("times out, passes a thrown IdpSdkError through, and wraps any other error — each distinct")
