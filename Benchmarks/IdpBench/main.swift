@@ -154,7 +154,7 @@ func percentile(_ sorted: [Duration], _ p: Double) -> String {
 }
 
 func milliseconds(_ value: Duration) -> String {
-    String(format: "%.2f", Double(value.components.seconds) * 1e3 + Double(value.components.attoseconds) / 1e15)
+    String(format: "%.2f", value.timeInterval * 1e3)
 }
 
 FileHandle.standardError.write(Data("idp-bench: \(options.inFlight) flows in flight for \(options.duration.components.seconds) s, IDP latency \(milliseconds(options.latency)) ms per request\n".utf8))
@@ -197,7 +197,7 @@ let samples = await withTaskGroup(of: Sample.self) { group in
 let elapsed = clock.now - began
 progress.cancel()
 
-let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+let seconds = elapsed.timeInterval
 let pairs = samples.pair.count
 print("idp-bench — activation+login flows through IdpSdk, MasterController and the in-process IDP (closed loop)")
 print("cores: \(ProcessInfo.processInfo.activeProcessorCount), flows in flight: \(options.inFlight), IDP latency: \(milliseconds(options.latency)) ms/request, ran \(String(format: "%.1f", seconds)) s")

@@ -33,8 +33,7 @@ final class BlockingWait: Sendable {
 
     /// Blocks the calling OS thread until settled or `timeout` has passed.
     func wait(timeout: Duration) -> Outcome {
-        let nanoseconds = Int(min(timeout.timeInterval * 1e9, 365 * 24 * 3600e9))
-        if wake.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+        if wake.wait(timeout: .now(plus: timeout)) == .timedOut {
             settle(.timedOut)
         }
         return outcome.withLock { $0 ?? .timedOut }

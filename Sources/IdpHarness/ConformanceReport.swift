@@ -1,3 +1,5 @@
+import IdpPrimitives
+
 /// What the conformance kit found for one provider: a verdict per check, and the figures it
 /// measured.
 public struct ConformanceReport: Sendable, CustomStringConvertible {
@@ -52,7 +54,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     /// Flows per second over the whole run.
     public var throughput: Double {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Self.seconds(elapsed)
         return seconds > 0 ? Double(flows) / seconds : 0
     }
 
@@ -72,7 +74,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     }
 
     static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        duration.timeInterval
     }
 
     static func format(_ duration: Duration) -> String { String(format: "%.1f", seconds(duration)) }

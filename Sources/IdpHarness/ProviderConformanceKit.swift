@@ -158,14 +158,14 @@ private struct Run: Sendable {
         for index in users.indices {
             let provider = route(index)
             // A provider shared by several users gets one probe, so it stays one instance.
-            if let object = provider as AnyObject?, type(of: provider) is AnyClass {
-                if let probe = probeByProvider[ObjectIdentifier(object)] { probes.append(probe); continue }
-                let probe = ConformanceProbe(provider)
-                probeByProvider[ObjectIdentifier(object)] = probe
-                probes.append(probe)
-            } else {
+            guard type(of: provider) is AnyClass else {
                 probes.append(ConformanceProbe(provider))
+                continue
             }
+            let key = ObjectIdentifier(provider as AnyObject)
+            let probe = probeByProvider[key] ?? ConformanceProbe(provider)
+            probeByProvider[key] = probe
+            probes.append(probe)
         }
 
         let corruptions = CorruptingTransport(inner: InProcessTransport(server: idp, latency: configuration.latency))
@@ -235,7 +235,7 @@ private struct Run: Sendable {
         }
         if plan.cancel { handle.cancel() }
         let hang = configuration.hangTimeout
-        if done.wait(timeout: .now() + .nanoseconds(Int(ConformanceReport.seconds(hang) * 1e9))) == .timedOut {
+        if done.wait(timeout: .now(plus: hang)) == .timedOut {
             let inside = probe.insideNow(handle.flowId)
             watchdog.report(ConformanceReport.StuckFlow(
                 flow: handle.flowId.description, user: user.userId, client: plan.client, step: inside?.step,

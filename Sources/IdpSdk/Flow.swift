@@ -57,10 +57,9 @@ final class Flow: Sendable {
     /// Arms the timeout and sends the authorize request.
     func start() {
         let timeout = context.configuration.flowTimeout
-        let nanoseconds = Int(min(timeout.timeInterval * 1e9, 365 * 24 * 3600e9))
         // The timer holds the flow weakly: a flow that ended is gone, and the timer then does
         // nothing when it fires.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+        DispatchQueue.global().asyncAfter(deadline: .now(plus: timeout)) { [weak self] in
             self?.finish(.failure(IdpSdkError(.timedOut, "the flow did not end within \(timeout)")))
         }
         send(FlowRequests.authorize(context))

@@ -24,9 +24,8 @@ public final class InProcessTransport: Transport {
             completion(.success(server.handle(request)))
             return
         }
-        let nanoseconds = Int(min(latency.timeInterval * 1e9, 3600e9))
         let server = self.server
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+        queue.asyncAfter(deadline: .now(plus: latency)) {
             completion(.success(server.handle(request)))
         }
     }

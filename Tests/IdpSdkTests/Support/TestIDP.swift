@@ -99,7 +99,7 @@ final class Gate: Sendable {
     /// Blocks the calling (non-task) thread until opened or `timeout` passes; returns whether opened.
     @discardableResult
     func wait(timeout: Duration) -> Bool {
-        semaphore.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))) == .success
+        semaphore.wait(timeout: .now(plus: timeout)) == .success
     }
 }
 
