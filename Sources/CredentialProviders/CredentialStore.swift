@@ -33,7 +33,7 @@ public final class CredentialStore: IdpSdkInteractionInterface, CustomStringConv
         var traces: [String: Key] = [:]
     }
 
-    private let table = LockedValue(Table())
+    private let table = LockedValue(Table(), label: "CredentialStore.table")
 
     public init() {}
 

@@ -43,7 +43,7 @@ public final class MultiStepProvider: IdpSdkFlowObserving, CustomStringConvertib
         var callsSinceSweep = 0
     }
 
-    private let table = LockedValue(Table())
+    private let table = LockedValue(Table(), label: "MultiStepProvider.table")
     private let answer: @Sendable (IdpSdkInteractionData, FlowState) -> IdpSdkProvideCredentialsResult
     private let maximumRejections: Int
     private let stateLifetime: Duration

@@ -18,13 +18,20 @@ import Darwin
 /// ThreadSanitizer, so a race it reports here is a real one. Uncontended, the two cost the same
 /// (a compare-and-swap each way); `idp-bench` measures both.
 ///
+/// Give it a `label` to have ``LockProfiler`` count its contention.
+///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class LockedValue<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
+    /// Where ``LockProfiler`` counts this lock, or `nil` for a lock that is not profiled.
+    private let site: LockProfiler.Site?
 
-    public init(_ value: Value) {
+    /// - Parameter label: Names the lock in ``LockProfiler``'s contention figures; unlabelled
+    ///   locks are not profiled.
+    public init(_ value: Value, label: String? = nil) {
         self.value = value
+        site = label.map(LockProfiler.Site.init(label:))
         mutex = UnsafeMutablePointer.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
@@ -41,13 +48,21 @@ public final class LockedValue<Value> {
     /// Runs `body` with exclusive access to the value and returns what it returns.
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        let locked = pthread_mutex_lock(mutex)
-        precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
+        if let site {
+            site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lock)
+        } else {
+            lock()
+        }
         defer {
             let unlocked = pthread_mutex_unlock(mutex)
             precondition(unlocked == 0, "pthread_mutex_unlock failed: \(unlocked)")
         }
         return try body(&value)
+    }
+
+    private func lock() {
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
     }
 }
 

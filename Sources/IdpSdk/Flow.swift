@@ -48,7 +48,7 @@ final class Flow: Sendable {
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context
-        self.state = LockedValue(FlowState(completion: completion))
+        self.state = LockedValue(FlowState(completion: completion), label: "IdpSdk.Flow")
         self.onEnd = onEnd
     }
 

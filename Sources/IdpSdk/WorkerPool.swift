@@ -18,7 +18,7 @@ final class WorkerPool: @unchecked Sendable {
     /// Thread names are `IdpSdk-N`: Linux keeps at most 15 characters of a thread name.
     static let threadNamePrefix = "IdpSdk-"
 
-    private let condition = NSCondition()
+    private let condition = ConditionLock(label: "IdpSdk.WorkerPool")
     private var jobs = JobQueue()
     /// Threads waiting on the condition that no submit has reserved.
     private var idle = 0
@@ -121,7 +121,7 @@ final class WorkerPool: @unchecked Sendable {
                 continue
             }
             idle += 1
-            let signalled = condition.wait(until: Date(timeIntervalSinceNow: keepAlive))
+            let signalled = condition.wait(seconds: keepAlive)
             if wakeups > 0 {
                 wakeups -= 1
             } else {

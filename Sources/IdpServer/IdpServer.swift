@@ -83,8 +83,8 @@ public final class IdpServer: Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        state = LockedValue(ServerState())
-        audit = LockedValue(AuditRing(capacity: configuration.auditLogCapacity))
+        state = LockedValue(ServerState(), label: "IdpServer.state")
+        audit = LockedValue(AuditRing(capacity: configuration.auditLogCapacity), label: "IdpServer.audit")
     }
 
     var now: Date { configuration.clock.now() }

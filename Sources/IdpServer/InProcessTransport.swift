@@ -48,7 +48,7 @@ public final class IdpNetwork: Sendable {
         var certificate: Data?
     }
 
-    private let endpoints = LockedValue<[String: Endpoint]>([:])
+    private let endpoints = LockedValue<[String: Endpoint]>([:], label: "IdpNetwork.endpoints")
 
     public init() {}
 

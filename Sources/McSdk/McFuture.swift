@@ -15,7 +15,7 @@ public final class McFuture<Value: Sendable>: Sendable {
         var callbacks: [@Sendable (Value) -> Void] = []
     }
 
-    private let state = LockedValue(State())
+    private let state = LockedValue(State(), label: "McFuture")
 
     init() {}
 
