@@ -5,27 +5,22 @@ import Testing
 @Suite("LockProfiler")
 struct LockProfilerTests {
     @Test("counts every acquisition of a labelled lock, and the waits of contended ones, from per-thread counters")
-    func countsAcquisitionsAndContention() throws {
+    func countsAcquisitionsAndContention() async throws {
         let label = "LockProfilerTests.\(UUID().uuidString)"
         let counter = LockedValue(0, label: label)
         let unlabelled = LockedValue(0)
         LockProfiler.start()
         // Four OS threads that each hold the lock for a while: most acquisitions find it held.
         let threads = 4, rounds = 200
-        let done = DispatchSemaphore(value: 0)
-        for _ in 0..<threads {
-            Thread {
-                for _ in 0..<rounds {
-                    counter.withLock { value in
-                        value += 1
-                        usleep(20)
-                    }
-                    unlabelled.withLock { $0 += 1 }
+        await onOSThreads(threads) { _ in
+            for _ in 0..<rounds {
+                counter.withLock { value in
+                    value += 1
+                    usleep(20)
                 }
-                done.signal()
-            }.start()
+                unlabelled.withLock { $0 += 1 }
+            }
         }
-        for _ in 0..<threads { done.wait() }
         let figures = LockProfiler.stop()
         let mine = try #require(figures.first { $0.label == label })
         #expect(mine.acquisitions == UInt64(threads * rounds))

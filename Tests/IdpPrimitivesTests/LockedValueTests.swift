@@ -5,17 +5,12 @@ import Testing
 @Suite("LockedValue")
 struct LockedValueTests {
     @Test("keeps every update from eight OS threads, and passes values and errors through")
-    func concurrentUpdates() throws {
+    func concurrentUpdates() async throws {
         // Given one locked array and eight threads appending to it
         let values = LockedValue<[Int]>([])
-        let done = DispatchSemaphore(value: 0)
-        for thread in 0..<8 {
-            Thread {
-                for i in 0..<5_000 { values.withLock { $0.append(thread * 5_000 + i) } }
-                done.signal()
-            }.start()
+        await onOSThreads(8) { thread in
+            for i in 0..<5_000 { values.withLock { $0.append(thread * 5_000 + i) } }
         }
-        for _ in 0..<8 { done.wait() }
 
         // Then nothing was lost or duplicated
         let all = values.withLock { $0 }
