@@ -38,17 +38,30 @@ extension IdpSdkError {
     }
 }
 
-/// Answers exactly the requested fields from `values`, or names the first one missing.
-func answer(_ data: IdpSdkInteractionData, from values: [String: String], user: String) -> IdpSdkProvideCredentialsResult {
-    var credentials: [String: String] = [:]
-    credentials.reserveCapacity(data.inputFieldIds.count)
-    for id in data.inputFieldIds {
-        guard let value = values[id] else {
-            return .init(error: CredentialProviderError.make(.missingValue, "no value for field '\(id)' of \(user)"))
+extension IdpSdkProvideCredentialsResult {
+    /// Answers exactly the fields `data` asks, from `values` (by field id), or names the first
+    /// field it has no value for (``CredentialProviderError/Code/missingValue``).
+    ///
+    /// When `values` holds exactly the asked fields, the usual case, they are handed over as they
+    /// are: no copy, no allocation. This is the answer step of every store-like provider here, and
+    /// of `idp-bench`'s peer patterns.
+    public static func answering(_ data: IdpSdkInteractionData, from values: [String: String]) -> IdpSdkProvideCredentialsResult {
+        let ids = data.inputFieldIds
+        // Every stored key is asked and there are as many keys as ids: then the two sets are equal
+        // (ids cannot repeat, or some id would have no key).
+        if values.count == ids.count, values.keys.allSatisfy(ids.contains) {
+            return .init(credentials: values)
         }
-        credentials[id] = value
+        var credentials: [String: String] = [:]
+        credentials.reserveCapacity(ids.count)
+        for id in ids {
+            guard let value = values[id] else {
+                return .init(error: CredentialProviderError.make(.missingValue, "no value for field '\(id)' of \(userDescription(data))"))
+            }
+            credentials[id] = value
+        }
+        return .init(credentials: credentials)
     }
-    return .init(credentials: credentials)
 }
 
 /// Who a flow is for, as error texts name it.

@@ -73,7 +73,7 @@ public final class CredentialStore: IdpSdkInteractionInterface, CustomStringConv
         guard let values else {
             return .init(error: CredentialProviderError.make(.noCredentials, "no credentials for \(userDescription(interactionData))"))
         }
-        return answer(interactionData, from: values, user: userDescription(interactionData))
+        return .answering(interactionData, from: values)
     }
 
     /// Counts, never values.

@@ -57,7 +57,7 @@ public final class VaultProvider: IdpSdkFlowObserving, CustomStringConvertible {
             return values
         }
         guard let values = result.credentials else { return result }
-        return answer(interactionData, from: values, user: userDescription(interactionData))
+        return .answering(interactionData, from: values)
     }
 
     /// Ends the wait of the flow: its answer would be discarded anyway.

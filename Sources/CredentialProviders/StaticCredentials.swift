@@ -20,7 +20,7 @@ public struct StaticCredentials: IdpSdkInteractionInterface, CustomStringConvert
     }
 
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        answer(interactionData, from: values, user: userDescription(interactionData))
+        .answering(interactionData, from: values)
     }
 
     /// Names the fields, never their values.

@@ -54,6 +54,21 @@ struct StaticCredentialsTests {
     }
 }
 
+@Suite("IdpSdkProvideCredentialsResult.answering")
+struct AnsweringTests {
+    @Test("hands over values that are exactly the asked fields, picks the asked ones from more, and names a missing one")
+    func answersExactlyTheAskedFields() {
+        let two = ["username": "alice", "password": "pw"]
+        #expect(IdpSdkProvideCredentialsResult.answering(interaction(["password", "username"]), from: two).credentials == two)
+        #expect(IdpSdkProvideCredentialsResult.answering(interaction(["username"]), from: two).credentials == ["username": "alice"])
+        // As many ids as values, but a repeated id: not the same set, so the unasked password is not sent.
+        #expect(IdpSdkProvideCredentialsResult.answering(interaction(["username", "username"]), from: two).credentials == ["username": "alice"])
+        #expect(IdpSdkProvideCredentialsResult.answering(interaction(["username", "otp"]), from: two).error
+            == CredentialProviderError.make(.missingValue, "no value for field 'otp' of user 'alice' of tenant 'demo'"))
+        #expect(IdpSdkProvideCredentialsResult.answering(interaction([]), from: [:]).credentials == [:])
+    }
+}
+
 @Suite("CredentialStore")
 struct CredentialStoreTests {
     @Test("answers logins by user id, activations by bound trace, and an unknown user with noCredentials")
