@@ -71,13 +71,13 @@ public enum LockProfiler {
     /// `NSCondition`, say) can keep one and take its lock through ``acquire(tryLock:lock:)``.
     public struct Site: Sendable {
         /// The label's id, or `nil` when ``LockProfiler/capacity`` labels are taken.
-        let id: Int?
+        @usableFromInline let id: Int?
 
         public init(label: String) { id = LockProfiler.register(label) }
 
         /// Takes the lock with `lock`; while profiling is on, tries `tryLock` first and times the
         /// wait when it fails.
-        @inline(__always)
+        @inlinable
         public func acquire(tryLock: () -> Bool, lock: () -> Void) {
             if let id, LockProfiler.isCounting {
                 LockProfiler.acquire(id: id, tryLock: tryLock, lock: lock)
@@ -98,12 +98,13 @@ public enum LockProfiler {
         }
     }
 
-    /// Whether acquisitions of labelled locks are being counted.
-    @inline(__always)
-    static var isCounting: Bool { isOn.load(ordering: .relaxed) }
+    /// Whether acquisitions of labelled locks are being counted: one relaxed atomic load.
+    @inlinable
+    public static var isCounting: Bool { isOn.load(ordering: .relaxed) }
 
     /// Acquires a lock for the label `id`, counting it: `tryLock` first, and if that fails, `lock`
     /// with the wait timed.
+    @usableFromInline
     static func acquire(id: Int, tryLock: () -> Bool, lock: () -> Void) {
         let slot = ThreadCounters.current.slots[id]
         slot.acquisitions.wrappingAdd(1, ordering: .relaxed)
@@ -115,7 +116,8 @@ public enum LockProfiler {
         slot.waitNanoseconds.wrappingAdd(waited, ordering: .relaxed)
     }
 
-    private static let isOn = Atomic<Bool>(false)
+    @usableFromInline
+    static let isOn = Atomic<Bool>(false)
 
     private struct Registry {
         var labels: [String] = []

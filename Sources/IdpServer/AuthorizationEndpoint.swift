@@ -133,7 +133,7 @@ extension IdpServer {
                 state.sessions[sessionCode] = nil
                 return .page(Page.errorResponse(status: 400, code: "session_expired", "the login session has expired"), audit: nil)
             }
-            guard var tenant = state.tenants[tenantId], let client = tenant.clients[session.clientId] else {
+            guard let tenant = state.tenants[tenantId], let client = tenant.clients[session.clientId] else {
                 return .page(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), audit: nil)
             }
             guard execution == session.step + 1 else {
