@@ -101,6 +101,15 @@ struct IdpServerEndpointTests {
         #expect(browser.token([("grant_type", "authorization_code"), ("grant_type", "x")]).json["error_description"] as? String == "parameter 'grant_type' is given more than once")
     }
 
+    @Test("token responses are JSON that escapes quotes, backslashes and control characters in what they echo")
+    func tokenJSONEscaping() {
+        let odd = "a\"b\\c\nd\u{01}é😀"
+        let response = browser.token([("grant_type", odd)])
+        #expect(response.status == 400)
+        #expect(response.json["error_description"] as? String == "grant_type '\(odd)' is not supported")
+        #expect(response.json.keys.sorted() == ["error", "error_description"])
+    }
+
     @Test("authorize requests with bad parameters are refused, by error page or by redirect")
     func authorizeErrors() throws {
         func notice(_ response: HTTPResponse) -> String? { response.bodyText.flatMap(XHTMLForm.errorNotice(in:))?.code }
