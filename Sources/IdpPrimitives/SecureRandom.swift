@@ -1,26 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Cryptographically secure random bytes for verifiers, codes, tokens and trace ids.
 ///
-/// Backed by `SystemRandomNumberGenerator` (the kernel's CSPRNG: `getrandom` on Linux,
-/// `arc4random_buf` on Apple platforms), which holds no shared state, so any thread may call in.
+/// Backed by the kernel's CSPRNG (`getrandom` on Linux, `arc4random_buf` on Apple platforms),
+/// which holds no shared state, so any thread may call in.
 public enum SecureRandom {
     /// Returns fresh random bytes.
     /// - Parameter count: How many bytes; zero or a negative count gives an empty array.
     /// - Returns: `count` random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
-        var generator = SystemRandomNumberGenerator()
-        var output = [UInt8](repeating: 0, count: count)
-        // Eight bytes per generator call instead of one keeps the syscall count low.
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            for _ in 0..<min(8, count - index) {
-                output[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            fill(UnsafeMutableRawBufferPointer(buffer))
+            initialized = count
         }
-        return output
+    }
+
+    #if canImport(Glibc)
+    /// `/dev/urandom`, opened once: one `read` fills a whole token (the standard library's
+    /// generator makes one `getrandom` call per eight bytes). -1 if it cannot be opened.
+    private static let urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+    #endif
+
+    /// Fills `buffer` from the kernel's CSPRNG.
+    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        #if canImport(Glibc)
+        var filled = 0
+        while filled < buffer.count, urandom >= 0 {
+            let result = read(urandom, buffer.baseAddress! + filled, buffer.count - filled)
+            guard result > 0 else { break }
+            filled += result
+        }
+        // Not opened, or a read failed (interrupted by a signal, say): the standard library's
+        // generator fills the rest.
+        if filled < buffer.count {
+            var generator = SystemRandomNumberGenerator()
+            for index in filled..<buffer.count { buffer[index] = generator.next() }
+        }
+        #else
+        arc4random_buf(buffer.baseAddress!, buffer.count)
+        #endif
     }
 
     /// Returns a random token, URL-safe Base 64 without padding.
