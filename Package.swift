@@ -22,14 +22,16 @@ let package = Package(
         .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk"]),
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
         .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders"]),
+        .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
         .executableTarget(
             name: "IdpBench",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"],
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport"],
             path: "Benchmarks/IdpBench"
         ),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk"]),
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
         .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,163 @@
+import Foundation
+
+/// How `idp-bench` prints its report.
+public enum ReportFormat: String, CaseIterable, Sendable {
+    case text, markdown, json, csv
+}
+
+/// The report in `format`.
+public func render(_ report: BenchReport, as format: ReportFormat) -> String {
+    switch format {
+    case .json: report.json()
+    case .csv: csv(report)
+    case .text, .markdown: tables(report).map { $0.render(markdown: format == .markdown) }.joined(separator: "\n")
+    }
+}
+
+/// A titled table of text cells; the first column is left-aligned, the others right-aligned.
+struct Table {
+    var title: String
+    var header: [String]
+    var rows: [[String]]
+    var note: String?
+
+    func render(markdown: Bool) -> String {
+        var lines: [String] = []
+        if markdown {
+            lines.append("### \(title)\n")
+            lines.append("| " + header.joined(separator: " | ") + " |")
+            lines.append("|" + header.indices.map { $0 == 0 ? "---|" : "---:|" }.joined())
+            for row in rows { lines.append("| " + row.joined(separator: " | ") + " |") }
+        } else {
+            let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+            func line(_ cells: [String]) -> String {
+                cells.enumerated().map { column, cell in
+                    let pad = String(repeating: " ", count: widths[column] - cell.count)
+                    return column == 0 ? cell + pad : pad + cell
+                }.joined(separator: "  ")
+            }
+            lines.append(title)
+            lines.append(line(header))
+            for row in rows { lines.append(line(row)) }
+        }
+        if let note { lines.append(markdown ? "\n\(note)" : note) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The report's sections as tables; empty sections are left out.
+func tables(_ report: BenchReport) -> [Table] {
+    var tables: [Table] = []
+    let machine = report.machine
+    tables.append(Table(title: "idp-bench (\(BenchReport.currentSchema))", header: ["machine", ""], rows: [
+        ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
+        ["simulated IDP latency", "\(formatNumber(report.settings.latencyMs)) ms"], ["seed", "\(report.settings.seed)"],
+    ]))
+    let threads = Array(Set(report.providers.map(\.threads) + report.floors.map(\.threads))).sorted()
+    if !report.providers.isEmpty || !report.floors.isEmpty {
+        var rows: [[String]] = []
+        for name in orderedUnique(report.floors.map(\.name)) {
+            rows.append(["floor: \(name)"] + threads.map { count in
+                report.floors.first { $0.name == name && $0.threads == count }.map { formatNumber($0.nsPerOp) } ?? "-"
+            })
+        }
+        for name in orderedUnique(report.providers.map(\.strategy)) {
+            let first = report.providers.first { $0.strategy == name }!
+            let label = "\(first.kind): \(name)\(first.recommended ? " (recommended)" : "")"
+            rows.append([label] + threads.map { count in
+                report.providers.first { $0.strategy == name && $0.threads == count }.map { formatNumber($0.nsPerCall) } ?? "-"
+            })
+        }
+        tables.append(Table(title: "provideCredentials hot path: ns per call (all threads together; lower is better)",
+                            header: ["strategy"] + threads.map { "\($0) thr" }, rows: rows))
+    }
+    if !report.flows.isEmpty {
+        let rows = report.flows.map { row in
+            [row.scenario, row.mode == "open" ? "open @\(formatNumber(row.offeredPerS ?? 0))/s" : "closed", "\(row.inFlight)",
+             formatNumber(row.throughputPerS), "\(row.errors)"] + row.latencyUs.named.map { formatNumber($0.value) }
+        }
+        tables.append(Table(title: "end to end: getAuthorizationCode through engine, IDP and MC (latency in µs)",
+                            header: ["scenario", "loop", "in flight", "flows/s", "errors"] + Percentiles(p0: 0, p25: 0, p50: 0, p75: 0, p90: 0, p99: 0, p999: 0, p100: 0).named.map(\.name),
+                            rows: rows, note: "The open loop counts latency from each flow's scheduled start; its in-flight figure is rate × p50."))
+    }
+    if !report.contention.isEmpty {
+        tables.append(Table(title: "lock contention during closed-loop logins", header: ["lock", "acquisitions", "found held", "share", "waited ms"],
+                            rows: report.contention.map {
+                                [$0.lock, "\($0.acquisitions)", "\($0.contended)", String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs)]
+                            }))
+    }
+    if let memory = report.memory {
+        tables.append(Table(title: "memory with flows parked at the IDP", header: ["measure", "value"], rows: [
+            ["parked flows", "\(memory.parkedFlows)"], ["resident bytes per flow", formatNumber(memory.bytesPerFlow)],
+            ["OS threads", "\(memory.threads)"], ["SDK pool limit", "\(memory.poolLimit)"],
+            ["resident before / parked (MB)", "\(formatNumber(Double(memory.rssBeforeBytes) / 1e6)) / \(formatNumber(Double(memory.rssParkedBytes) / 1e6))"],
+        ]))
+    }
+    if !report.targets.isEmpty {
+        tables.append(Table(title: "targets", header: ["target", "measured", "limit", "", "detail"], rows: report.targets.map {
+            [$0.name, formatNumber($0.value), formatNumber($0.limit), $0.met ? "met" : "MISSED", $0.detail]
+        }))
+    }
+    return tables
+}
+
+/// The report as one tidy CSV table: a row per figure (RFC 4180 quoting).
+func csv(_ report: BenchReport) -> String {
+    var lines = ["section,name,kind,threads,in_flight,metric,value"]
+    func add(_ section: String, _ name: String, kind: String = "", threads: Int? = nil, inFlight: Int? = nil, _ metric: String, _ value: Double) {
+        let fields = [section, name, kind, threads.map(String.init) ?? "", inFlight.map(String.init) ?? "", metric, numberText(value)]
+        lines.append(fields.map(csvField).joined(separator: ","))
+    }
+    for row in report.floors { add("floors", row.name, threads: row.threads, "ns_per_op", row.nsPerOp) }
+    for row in report.providers {
+        add("providers", row.strategy, kind: row.recommended ? "\(row.kind),recommended" : row.kind, threads: row.threads, "ns_per_call", row.nsPerCall)
+    }
+    for row in report.flows {
+        let name = "\(row.scenario) \(row.mode)"
+        add("flows", name, inFlight: row.inFlight, "throughput_per_s", row.throughputPerS)
+        if let offered = row.offeredPerS { add("flows", name, inFlight: row.inFlight, "offered_per_s", offered) }
+        add("flows", name, inFlight: row.inFlight, "errors", Double(row.errors))
+        for (percentile, value) in row.latencyUs.named { add("flows", name, inFlight: row.inFlight, "latency_us_\(percentile)", value) }
+    }
+    for row in report.contention {
+        add("contention", row.lock, "contended_share", row.contendedShare)
+        add("contention", row.lock, "wait_ms", row.waitMs)
+    }
+    if let memory = report.memory {
+        add("memory", "parked flows", "bytes_per_flow", memory.bytesPerFlow)
+        add("memory", "parked flows", "threads", Double(memory.threads))
+    }
+    for target in report.targets { add("targets", target.name, kind: target.met ? "met" : "missed", "value", target.value) }
+    return lines.joined(separator: "\n") + "\n"
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180 §2).
+func csvField(_ text: String) -> String {
+    guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+    return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// A number for people: one decimal below 100, whole above, with thousands separators.
+func formatNumber(_ value: Double) -> String {
+    guard value.isFinite else { return "\(value)" }
+    if abs(value) < 100 { return String(format: "%.1f", value) }
+    let whole = Int(value.rounded())
+    let digits = String(abs(whole))
+    var grouped = ""
+    for (index, digit) in digits.enumerated() {
+        if index > 0 && (digits.count - index) % 3 == 0 { grouped += "," }
+        grouped.append(digit)
+    }
+    return (whole < 0 ? "-" : "") + grouped
+}
+
+/// A number for machines: no grouping, full precision.
+func numberText(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+}
+
+/// The elements in first-seen order, without repeats.
+func orderedUnique(_ items: [String]) -> [String] {
+    var seen = Set<String>()
+    return items.filter { seen.insert($0).inserted }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import IdpPrimitives
+
+/// Two charts as one standalone SVG (no scripts, no external references): closed-loop latency
+/// (p50 solid, p99 dashed) against flows in flight, and ns per call against threads for every
+/// provider strategy and floor. Both axes of both charts are logarithmic.
+public func renderSVG(_ report: BenchReport) -> String {
+    let closed = report.flows.filter { $0.mode == "closed" }
+    var latency: [Series] = []
+    for scenario in orderedUnique(closed.map(\.scenario)) {
+        let rows = closed.filter { $0.scenario == scenario }.sorted { $0.inFlight < $1.inFlight }
+        latency.append(Series(name: "\(scenario) p50", points: rows.map { (Double($0.inFlight), $0.latencyUs.p50) }, dashed: false))
+        latency.append(Series(name: "\(scenario) p99", points: rows.map { (Double($0.inFlight), $0.latencyUs.p99) }, dashed: true))
+    }
+    var perCall: [Series] = []
+    for name in orderedUnique(report.floors.map(\.name)) {
+        let rows = report.floors.filter { $0.name == name }.sorted { $0.threads < $1.threads }
+        perCall.append(Series(name: "floor: \(name)", points: rows.map { (Double($0.threads), $0.nsPerOp) }, dashed: true))
+    }
+    for name in orderedUnique(report.providers.map(\.strategy)) {
+        let rows = report.providers.filter { $0.strategy == name }.sorted { $0.threads < $1.threads }
+        perCall.append(Series(name: name, points: rows.map { (Double($0.threads), $0.nsPerCall) }, dashed: false))
+    }
+    let width = 1_000, chartHeight = 420
+    var svg = """
+    <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(2 * chartHeight + 40)" viewBox="0 0 \(width) \(2 * chartHeight + 40)" font-family="sans-serif" font-size="12">
+    <rect width="100%" height="100%" fill="white"/>
+
+    """
+    svg += chart(title: "End to end, closed loop: latency (µs) against flows in flight", xLabel: "flows in flight",
+                 yLabel: "µs", series: latency, origin: (0, 0), size: (width, chartHeight))
+    svg += chart(title: "provideCredentials: ns per call (all threads together) against threads", xLabel: "threads",
+                 yLabel: "ns/call", series: perCall, origin: (0, chartHeight + 40), size: (width, chartHeight))
+    svg += "</svg>\n"
+    return svg
+}
+
+/// One line of a chart.
+struct Series {
+    var name: String
+    var points: [(x: Double, y: Double)]
+    var dashed: Bool
+}
+
+private let palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                       "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
+
+/// One chart with log-log axes, ticks at powers of ten (and at each x value), and a legend on the right.
+private func chart(title: String, xLabel: String, yLabel: String, series: [Series], origin: (x: Int, y: Int), size: (width: Int, height: Int)) -> String {
+    let plot = (left: Double(origin.x + 70), top: Double(origin.y + 40), width: Double(size.width - 70 - 300), height: Double(size.height - 90))
+    var out = "<text x=\"\(origin.x + 10)\" y=\"\(origin.y + 20)\" font-size=\"14\" font-weight=\"bold\">\(XMLEscaping.escape(title))</text>\n"
+    let points = series.flatMap(\.points).filter { $0.x > 0 && $0.y > 0 }
+    guard !points.isEmpty else {
+        return out + "<text x=\"\(Int(plot.left + plot.width / 2))\" y=\"\(Int(plot.top + plot.height / 2))\" text-anchor=\"middle\">no data</text>\n"
+    }
+    let xs = (log10(points.map(\.x).min()!), log10(points.map(\.x).max()!))
+    let ys = (floor(log10(points.map(\.y).min()!)), ceil(log10(points.map(\.y).max()!)))
+    let xSpan = max(xs.1 - xs.0, 0.1), ySpan = max(ys.1 - ys.0, 1)
+    func px(_ x: Double) -> Double { plot.left + (log10(x) - xs.0) / xSpan * plot.width }
+    func py(_ y: Double) -> Double { plot.top + plot.height - (log10(y) - ys.0) / ySpan * plot.height }
+    func f(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    out += "<rect x=\"\(f(plot.left))\" y=\"\(f(plot.top))\" width=\"\(f(plot.width))\" height=\"\(f(plot.height))\" fill=\"none\" stroke=\"#999\"/>\n"
+    for exponent in stride(from: ys.0, through: ys.1, by: 1) {
+        let y = py(pow(10, exponent))
+        out += "<line x1=\"\(f(plot.left))\" y1=\"\(f(y))\" x2=\"\(f(plot.left + plot.width))\" y2=\"\(f(y))\" stroke=\"#eee\"/>\n"
+        out += "<text x=\"\(f(plot.left - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">\(XMLEscaping.escape(formatNumber(pow(10, exponent))))</text>\n"
+    }
+    for x in Set(points.map(\.x)).sorted() {
+        out += "<text x=\"\(f(px(x)))\" y=\"\(f(plot.top + plot.height + 16))\" text-anchor=\"middle\">\(XMLEscaping.escape(formatNumber(x)))</text>\n"
+    }
+    out += "<text x=\"\(f(plot.left + plot.width / 2))\" y=\"\(f(plot.top + plot.height + 34))\" text-anchor=\"middle\">\(XMLEscaping.escape(xLabel))</text>\n"
+    out += "<text x=\"\(origin.x + 14)\" y=\"\(f(plot.top + plot.height / 2))\" transform=\"rotate(-90 \(origin.x + 14) \(f(plot.top + plot.height / 2)))\" text-anchor=\"middle\">\(XMLEscaping.escape(yLabel))</text>\n"
+    for (index, line) in series.enumerated() {
+        let color = palette[index % palette.count]
+        let visible = line.points.filter { $0.x > 0 && $0.y > 0 }
+        let path = visible.map { "\(f(px($0.x))),\(f(py($0.y)))" }.joined(separator: " ")
+        out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(line.dashed ? " stroke-dasharray=\"6 4\"" : "") points=\"\(path)\"><title>\(XMLEscaping.escape(line.name))</title></polyline>\n"
+        let legendY = plot.top + 8 + Double(index) * 17
+        out += "<line x1=\"\(f(plot.left + plot.width + 16))\" y1=\"\(f(legendY))\" x2=\"\(f(plot.left + plot.width + 40))\" y2=\"\(f(legendY))\" stroke=\"\(color)\" stroke-width=\"2\"\(line.dashed ? " stroke-dasharray=\"6 4\"" : "")/>\n"
+        out += "<text x=\"\(f(plot.left + plot.width + 46))\" y=\"\(f(legendY + 4))\">\(XMLEscaping.escape(line.name))</text>\n"
+    }
+    return out
+}

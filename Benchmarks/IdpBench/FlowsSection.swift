@@ -1,0 +1,242 @@
+import BenchSupport
+import CredentialProviders
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import McSdk
+import Synchronization
+
+/// The end-to-end rig: one IDP, one IdpSdkService, the recommended `CredentialStore` as provider,
+/// and a pool of devices (a MasterController each) with enrolled users.
+final class FlowRig: Sendable {
+    static let tenant = "bench"
+    let idp: IdpServer
+    let sdk: IdpSdkService
+    let store = CredentialStore()
+    let devices: [Device]
+    private let activations = Atomic<Int>(0)
+    private let seed: UInt64
+
+    /// A phone: its MasterController and the user enrolled on it.
+    struct Device: Sendable {
+        let mc: MasterController
+        let userId: String
+    }
+
+    enum Scenario: String, CaseIterable { case activation, login }
+
+    init(devices count: Int, latency: Duration, seed: UInt64) async throws {
+        self.seed = seed
+        idp = IdpServer(configuration: .init(auditLogCapacity: 4_096))
+        try idp.addTenant(Self.tenant)
+        let url = "https://idp-bench-\(UUID().uuidString.prefix(8).lowercased()).invalid"
+        IdpNetwork.shared.register(idp, at: url, latency: latency)
+        sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: url, certificateChain: Data(), shouldHashPin: false)
+        var devices: [Device] = []
+        devices.reserveCapacity(count)
+        for index in 0..<count {
+            let userId = "login-\(seed)-\(index)"
+            let password = "pw-\(seed)-\(index)-secret"
+            try idp.addUser(userId, tenant: Self.tenant, password: password)
+            store.set([IdpSdkConstants.USERNAME: userId, IdpSdkConstants.PASSWORD: password], userId: userId, tenantId: Self.tenant)
+            let mc = MasterController(configuration: .init(idpUrl: url))
+            _ = await mc.receive(KSMStartEvent())
+            devices.append(Device(mc: mc, userId: userId))
+        }
+        self.devices = devices
+    }
+
+    /// One flow of `scenario` on `device`: the MC's AST client data, `getAuthorizationCode`, and the
+    /// MC's token exchange. An activation first creates a new user and activation code at the IDP
+    /// (not timed) and runs on a new MasterController, as on a new phone.
+    /// - Returns: when the flow started (after setup), or the failure.
+    func run(_ scenario: Scenario, device: Device) async -> Result<UInt64, BenchFailure> {
+        switch scenario {
+        case .login:
+            let start = uptimeNanoseconds()
+            return await flow(mc: device.mc, client: "KssIdpLogin", userId: device.userId, trace: nil).map { start }
+        case .activation:
+            let number = activations.wrappingAdd(1, ordering: .relaxed).newValue
+            let userId = "new-\(seed)-\(number)"
+            let code: String
+            do {
+                try idp.addUser(userId, tenant: Self.tenant)
+                code = try idp.issueActivationCode(for: userId, tenant: Self.tenant)
+            } catch {
+                return .failure(BenchFailure("activation setup: \(error)"))
+            }
+            store.set([IdpSdkConstants.USERNAME: userId, IdpSdkConstants.PASSWORD: "pw-\(number)-secret", IdpSdkConstants.ACTIVATION_CODE: code],
+                      userId: userId, tenantId: Self.tenant)
+            let trace = TraceParent.random()
+            store.bind(traceId: trace.traceId, toUser: userId, tenantId: Self.tenant)
+            defer {
+                store.unbind(traceId: trace.traceId)
+                store.remove(userId: userId, tenantId: Self.tenant)
+            }
+            let mc = MasterController(configuration: .init(idpUrl: sdk.idpUrl))
+            _ = await mc.receive(KSMStartEvent())
+            let start = uptimeNanoseconds()
+            return await flow(mc: mc, client: "KssIdpEnrollment", userId: nil, trace: trace.description).map { start }
+        }
+    }
+
+    private func flow(mc: MasterController, client: String, userId: String?, trace: String?) async -> Result<Void, BenchFailure> {
+        guard let ast = await mc.receive(KSMGetAstClientDataEvent(tenantId: Self.tenant)) as? KSMGetAstClientDataResultEvent, ast.status == .kOk else {
+            return .failure(BenchFailure("\(client): no AST client data"))
+        }
+        let result = await sdk.getAuthorizationCode(withAstClientData: AstClientDataInfo(astClientData: ast), clientId: client,
+                                                    interactionInterface: store, userId: userId, traceParent: trace)
+        guard let code = result.authorizationCode else {
+            return .failure(BenchFailure("\(client): \(result.idpSdkError.map { "\($0)" } ?? "no code")"))
+        }
+        let exchange = await mc.receive(KSMSetAuthorisationCodeEvent(tenantId: Self.tenant, authenticationMode: .no, authorisationCode: code, clientId: client))
+        guard let exchanged = exchange as? KSMSetAuthorisationCodeResultEvent, exchanged.status == .kOk else {
+            return .failure(BenchFailure("\(client): token exchange \((exchange as? KSMSetAuthorisationCodeResultEvent)?.status.description ?? "failed")"))
+        }
+        return .success(())
+    }
+}
+
+/// The monotonic clock, in nanoseconds.
+func uptimeNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// What one closed- or open-loop cell measured.
+struct FlowCell {
+    var histogram = LatencyHistogram()
+    var completed = 0
+    var errors = 0
+    var firstError: String?
+
+    mutating func merge(_ other: FlowCell) {
+        histogram.merge(other.histogram)
+        completed += other.completed
+        errors += other.errors
+        firstError = firstError ?? other.firstError
+    }
+}
+
+/// Closed loop: `inFlight` workers each run flows back to back, for a warm-up and then `seconds`;
+/// only flows that start after the warm-up count. Each worker keeps its own histogram; they are
+/// merged at the end.
+func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double) {
+    let warmUp = uptimeNanoseconds() + UInt64(min(0.5, seconds / 4) * 1e9)
+    let end = warmUp + UInt64(seconds * 1e9)
+    let cell = await withTaskGroup(of: FlowCell.self) { group in
+        for worker in 0..<inFlight {
+            let device = rig.devices[worker % rig.devices.count]
+            group.addTask {
+                var cell = FlowCell()
+                while uptimeNanoseconds() < end {
+                    let outcome = await rig.run(scenario, device: device)
+                    let finished = uptimeNanoseconds()
+                    switch outcome {
+                    case .success(let start):
+                        guard start >= warmUp, finished <= end else { continue }
+                        cell.histogram.record(finished - start)
+                        cell.completed += 1
+                    case .failure(let failure):
+                        cell.errors += 1
+                        cell.firstError = cell.firstError ?? failure.description
+                    }
+                }
+                return cell
+            }
+        }
+        var merged = FlowCell()
+        for await cell in group { merged.merge(cell) }
+        return merged
+    }
+    return (cell, seconds)
+}
+
+/// Open loop: flows start at a fixed rate whatever happens to earlier ones, and each latency is
+/// counted from the flow's scheduled start, so a stall shows up in every flow it delayed (no
+/// coordinated omission). A pacing OS thread starts the flows; their results go into striped
+/// histograms (64 locks, one per device stripe), merged at the end.
+func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, seconds: Double) async -> FlowCell {
+    let stripes = (0..<64).map { _ in LockedValue(FlowCell()) }
+    let arrivals = max(1, Int(rate * seconds))
+    let interval = 1e9 / rate
+    let finished = AtomicCounter()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let pacer = Thread {
+            let start = uptimeNanoseconds()
+            for arrival in 0..<arrivals {
+                let scheduled = start + UInt64(Double(arrival) * interval)
+                let now = uptimeNanoseconds()
+                if scheduled > now + 50_000 { usleep(UInt32((scheduled - now) / 1_000)) }
+                let device = rig.devices[arrival % rig.devices.count]
+                Task {
+                    let outcome = await rig.run(scenario, device: device)
+                    let end = uptimeNanoseconds()
+                    stripes[arrival % stripes.count].withLock { cell in
+                        switch outcome {
+                        case .success:
+                            cell.histogram.record(end - scheduled)
+                            cell.completed += 1
+                        case .failure(let failure):
+                            cell.errors += 1
+                            cell.firstError = cell.firstError ?? failure.description
+                        }
+                    }
+                    if finished.value.add(1, ordering: .acquiringAndReleasing).newValue == arrivals { continuation.resume() }
+                }
+            }
+        }
+        pacer.start()
+    }
+    var merged = FlowCell()
+    for stripe in stripes { merged.merge(stripe.withLock { $0 }) }
+    return merged
+}
+
+/// Runs the flows section: closed loop for each scenario and in-flight level, then the open loop.
+func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [FlowRow] {
+    var rows: [FlowRow] = []
+    let levels = options.inFlight.sorted()
+    for scenario in FlowRig.Scenario.allCases {
+        for level in levels {
+            progress.report("flows: \(scenario.rawValue), closed loop, \(level) in flight", force: true)
+            let (cell, seconds) = await closedLoop(rig, scenario, inFlight: level, seconds: options.secondsPerFlowCell)
+            try check(cell, "\(scenario.rawValue) at \(level) in flight")
+            rows.append(FlowRow(scenario: scenario.rawValue, mode: "closed", inFlight: level, offeredPerS: nil,
+                                throughputPerS: Double(cell.completed) / seconds, completed: cell.completed, errors: cell.errors,
+                                latencyUs: cell.histogram.percentiles()))
+        }
+    }
+    // Open loop at a rate the machine can sustain: half the closed-loop login throughput at the
+    // level nearest 256 in flight, unless --rate says otherwise.
+    let loginRows = rows.filter { $0.scenario == FlowRig.Scenario.login.rawValue }
+    let reference = loginRows.min { abs($0.inFlight - 256) < abs($1.inFlight - 256) }
+    let rate = options.openLoopRate ?? max(1, (reference?.throughputPerS ?? 100) / 2)
+    progress.report("flows: login, open loop at \(Int(rate))/s", force: true)
+    let cell = await openLoop(rig, .login, rate: rate, seconds: options.secondsPerFlowCell)
+    try check(cell, "open-loop logins at \(Int(rate))/s")
+    let p50 = cell.histogram.value(atPercentile: 50)
+    rows.append(FlowRow(scenario: FlowRig.Scenario.login.rawValue, mode: "open", inFlight: Int((rate * Double(p50) / 1e9).rounded(.up)),
+                        offeredPerS: rate, throughputPerS: Double(cell.completed) / options.secondsPerFlowCell,
+                        completed: cell.completed, errors: cell.errors, latencyUs: cell.histogram.percentiles()))
+    return rows
+}
+
+/// A cell with failed flows makes the figures meaningless: stop with the first error.
+private func check(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
+    if cell.errors > 0 { throw BenchFailure("\(cell.errors) flows failed (\(what)); first: \(cell.firstError ?? "-")") }
+    if cell.completed == 0 { throw BenchFailure("no flow completed (\(what)); use a longer --flow-seconds") }
+}
+
+/// Runs the contention section: closed-loop logins at the highest in-flight level with every
+/// labelled lock profiled.
+func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [ContentionRow] {
+    let level = options.inFlight.max() ?? 256
+    progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
+    LockProfiler.start()
+    let (cell, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
+    let figures = LockProfiler.stop()
+    try check(cell, "contention run at \(level) in flight")
+    return figures.map {
+        ContentionRow(lock: $0.label, acquisitions: $0.acquisitions, contended: $0.contended,
+                      contendedShare: $0.contendedShare, waitMs: Double($0.waitNanoseconds) / 1e6)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import BenchSupport
+
+/// The issue's targets, each a ratio or a figure of this run against its limit. A target whose
+/// figures this run did not measure is left out.
+func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+    var targets: [TargetRow] = []
+    let recommended = report.providers.filter(\.recommended)
+    func floor(_ threads: Int) -> FloorRow? { report.floors.first { $0.name == "Mutex + dictionary lookup" && $0.threads == threads } }
+
+    for threads in [1, 2] {
+        guard let store = recommended.first(where: { $0.threads == threads }), let floor = floor(threads) else { continue }
+        targets.append(TargetRow(name: "\(store.strategy) vs Mutex floor, \(threads) thread\(threads == 1 ? "" : "s")",
+                                 value: store.nsPerCall / floor.nsPerOp, limit: 1.5, met: store.nsPerCall / floor.nsPerOp <= 1.5,
+                                 detail: "\(format(store.nsPerCall)) vs \(format(floor.nsPerOp)) ns"))
+    }
+    // Beats every peer at every thread count: the worst ratio store / peer must stay below 1.
+    var worst: (ratio: Double, detail: String)?
+    for store in recommended {
+        for peer in report.providers where peer.kind == "peer" && peer.threads == store.threads {
+            let ratio = store.nsPerCall / peer.nsPerCall
+            if ratio > worst?.ratio ?? -1 {
+                worst = (ratio, "worst: \(format(store.nsPerCall)) vs \(peer.strategy) \(format(peer.nsPerCall)) ns at \(store.threads) threads")
+            }
+        }
+    }
+    if let worst, let name = recommended.first?.strategy {
+        targets.append(TargetRow(name: "\(name) vs best peer, every thread count", value: worst.ratio, limit: 1, met: worst.ratio < 1, detail: worst.detail))
+    }
+    if let one = recommended.first(where: { $0.threads == 1 }), let two = recommended.first(where: { $0.threads == 2 }) {
+        targets.append(TargetRow(name: "stretch: \(one.strategy) read path scaling, 2 threads / 1", value: two.nsPerCall / one.nsPerCall,
+                                 limit: 0.6, met: two.nsPerCall / one.nsPerCall <= 0.6, detail: "aggregate ns/call \(format(two.nsPerCall)) vs \(format(one.nsPerCall))"))
+    }
+
+    // End to end: the targets are for logins with zero simulated latency.
+    let logins = report.flows.filter { $0.scenario == "login" && $0.mode == "closed" }
+    if latency == .zero, let busy = logins.first(where: { $0.inFlight == 1_024 }) {
+        targets.append(TargetRow(name: "login throughput at 1024 in flight", value: busy.throughputPerS, limit: 100_000,
+                                 met: busy.throughputPerS >= 100_000, detail: "flows/s, at least"))
+        let spread = busy.latencyUs.p99 / max(busy.latencyUs.p50, 0.001)
+        targets.append(TargetRow(name: "login p99 / p50 at 1024 in flight", value: spread, limit: 3, met: spread <= 3,
+                                 detail: "p99 \(format(busy.latencyUs.p99)) µs, p50 \(format(busy.latencyUs.p50)) µs"))
+    }
+    if latency == .zero, let single = logins.first(where: { $0.inFlight == 1 }) {
+        targets.append(TargetRow(name: "login p50 at 1 in flight", value: single.latencyUs.p50, limit: 100,
+                                 met: single.latencyUs.p50 <= 100, detail: "µs, at most"))
+    }
+    if let memory = report.memory {
+        targets.append(TargetRow(name: "resident bytes per parked flow", value: memory.bytesPerFlow, limit: 2_048,
+                                 met: memory.bytesPerFlow <= 2_048, detail: "\(memory.parkedFlows) flows parked"))
+        // Bounded by the pool, not the flows: the pool's limit plus a few threads of the runtime.
+        let limit = Double(memory.poolLimit + 16)
+        targets.append(TargetRow(name: "OS threads with flows parked", value: Double(memory.threads), limit: limit,
+                                 met: Double(memory.threads) <= limit, detail: "pool limit \(memory.poolLimit), \(memory.parkedFlows) flows"))
+    }
+    return targets
+}
+
+private func format(_ value: Double) -> String {
+    value < 100 ? String(format: "%.1f", value) : String(format: "%.0f", value)
+}
