@@ -117,45 +117,32 @@ struct FlowCell {
 }
 
 /// Closed loop: `inFlight` workers each run flows back to back, for a warm-up and then `seconds`;
-/// only flows that start after the warm-up count. Each worker keeps its own histogram; they are
-/// merged at the end.
+/// only flows that start after the warm-up and end before the end count.
 func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double) {
     let warmUp = uptimeNanoseconds() + UInt64(min(0.5, seconds / 4) * 1e9)
     let end = warmUp + UInt64(seconds * 1e9)
-    let cell = await withTaskGroup(of: FlowCell.self) { group in
+    let cells = PerThreadCells()
+    await withTaskGroup(of: Void.self) { group in
         for worker in 0..<inFlight {
             let device = rig.devices[worker % rig.devices.count]
             group.addTask {
-                var cell = FlowCell()
                 while uptimeNanoseconds() < end {
                     let outcome = await rig.run(scenario, device: device)
                     let finished = uptimeNanoseconds()
-                    switch outcome {
-                    case .success(let start):
-                        guard start >= warmUp, finished <= end else { continue }
-                        cell.histogram.record(finished - start)
-                        cell.completed += 1
-                    case .failure(let failure):
-                        cell.errors += 1
-                        cell.firstError = cell.firstError ?? failure.description
-                    }
+                    if case .success(let start) = outcome, start < warmUp || finished > end { continue }
+                    cells.record(outcome, latency: finished &- ((try? outcome.get()) ?? 0))
                 }
-                return cell
             }
         }
-        var merged = FlowCell()
-        for await cell in group { merged.merge(cell) }
-        return merged
     }
-    return (cell, seconds)
+    return (cells.merged(), seconds)
 }
 
 /// Open loop: flows start at a fixed rate whatever happens to earlier ones, and each latency is
 /// counted from the flow's scheduled start, so a stall shows up in every flow it delayed (no
-/// coordinated omission). A pacing OS thread starts the flows; their results go into striped
-/// histograms (64 locks, one per device stripe), merged at the end.
+/// coordinated omission). A pacing OS thread starts the flows.
 func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, seconds: Double) async -> FlowCell {
-    let stripes = (0..<64).map { _ in LockedValue(FlowCell()) }
+    let cells = PerThreadCells()
     let arrivals = max(1, Int(rate * seconds))
     let interval = 1e9 / rate
     let finished = AtomicCounter()
@@ -169,26 +156,79 @@ func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, second
                 let device = rig.devices[arrival % rig.devices.count]
                 Task {
                     let outcome = await rig.run(scenario, device: device)
-                    let end = uptimeNanoseconds()
-                    stripes[arrival % stripes.count].withLock { cell in
-                        switch outcome {
-                        case .success:
-                            cell.histogram.record(end - scheduled)
-                            cell.completed += 1
-                        case .failure(let failure):
-                            cell.errors += 1
-                            cell.firstError = cell.firstError ?? failure.description
-                        }
-                    }
+                    cells.record(outcome, latency: uptimeNanoseconds() &- scheduled)
                     if finished.value.add(1, ordering: .acquiringAndReleasing).newValue == arrivals { continuation.resume() }
                 }
             }
         }
         pacer.start()
     }
-    var merged = FlowCell()
-    for stripe in stripes { merged.merge(stripe.withLock { $0 }) }
-    return merged
+    return cells.merged()
+}
+
+/// One ``FlowCell`` per OS thread that records: a thread finds its own through thread-specific
+/// storage and records without a lock; ``merged()`` adds them up once every flow is done.
+final class PerThreadCells: Sendable {
+    private static let nextId = AtomicCounter()
+    private let id = PerThreadCells.nextId.value.wrappingAdd(1, ordering: .relaxed).newValue
+    private let registered = LockedValue<[CellBox]>([])
+
+    /// A thread's cell. Sound as `@unchecked Sendable`: only the thread that registered it writes
+    /// it, and it is read by ``merged()`` only after every recording flow has completed, which the
+    /// task group (closed loop) or the completion counter's acquire-release (open loop) orders
+    /// after the last write.
+    final class CellBox: @unchecked Sendable {
+        var cell = FlowCell()
+    }
+
+    /// Records one finished flow: its latency on success, the failure otherwise.
+    func record(_ outcome: Result<UInt64, BenchFailure>, latency: UInt64) {
+        let box = ThreadCellSlots.current.box(for: id) { box in registered.withLock { $0.append(box) } }
+        switch outcome {
+        case .success:
+            box.cell.histogram.record(latency)
+            box.cell.completed += 1
+        case .failure(let failure):
+            box.cell.errors += 1
+            box.cell.firstError = box.cell.firstError ?? failure.description
+        }
+    }
+
+    func merged() -> FlowCell {
+        var merged = FlowCell()
+        for box in registered.withLock({ $0 }) { merged.merge(box.cell) }
+        return merged
+    }
+}
+
+/// The calling thread's cells, by recorder id, behind one process-wide pthread key.
+private final class ThreadCellSlots {
+    private var boxes: [Int: PerThreadCells.CellBox] = [:]
+
+    func box(for id: Int, register: (PerThreadCells.CellBox) -> Void) -> PerThreadCells.CellBox {
+        if let box = boxes[id] { return box }
+        let box = PerThreadCells.CellBox()
+        boxes[id] = box
+        register(box)
+        return box
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<ThreadCellSlots>.fromOpaque(pointer).release() }
+        }
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
+
+    /// Created on a thread's first recording and released when the thread exits.
+    static var current: ThreadCellSlots {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<ThreadCellSlots>.fromOpaque(pointer).takeUnretainedValue() }
+        let slots = ThreadCellSlots()
+        pthread_setspecific(key, Unmanaged.passRetained(slots).toOpaque())
+        return slots
+    }
 }
 
 /// Runs the flows section: closed loop for each scenario and in-flight level, then the open loop.
