@@ -1,0 +1,150 @@
+@testable import BenchSupport
+import Foundation
+import Testing
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+func sampleReport(nsPerCall: Double = 100, throughput: Double = 5_000, p99: Double = 900) -> BenchReport {
+    let latency = Percentiles(p0: 200, p25: 250, p50: 300, p75: 350, p90: 500, p99: p99, p999: 1_500, p100: 2_000)
+    return BenchReport(
+        machine: Machine(cores: 2, os: "Linux", swift: "6.3", date: "2026-11-22T00:00:00Z"),
+        settings: Settings(secondsPerCell: 0.1, latencyMs: 0, seed: 1, sections: ["providers", "flows"], threads: [1, 2], inFlight: [1, 16], quick: false),
+        providers: [
+            ProviderRow(strategy: "CredentialStore", kind: "product", recommended: true, threads: 1, nsPerCall: nsPerCall, calls: 1_000),
+            ProviderRow(strategy: "CredentialStore", kind: "product", recommended: true, threads: 2, nsPerCall: nsPerCall * 0.7, calls: 2_000),
+            ProviderRow(strategy: "NSLock store, \"quoted\"", kind: "peer", recommended: false, threads: 1, nsPerCall: 150, calls: 900),
+        ],
+        floors: [FloorRow(name: "Mutex + dictionary lookup", threads: 1, nsPerOp: 80, ops: 5_000)],
+        flows: [
+            FlowRow(scenario: "login", mode: "closed", inFlight: 1, offeredPerS: nil, throughputPerS: throughput, completed: 10_000, errors: 0, latencyUs: latency),
+            FlowRow(scenario: "login", mode: "closed", inFlight: 16, offeredPerS: nil, throughputPerS: throughput * 2, completed: 20_000, errors: 0, latencyUs: latency),
+            FlowRow(scenario: "login", mode: "open", inFlight: 2, offeredPerS: 2_500, throughputPerS: 2_500, completed: 5_000, errors: 0, latencyUs: latency),
+        ],
+        contention: [ContentionRow(lock: "IdpServer.state", acquisitions: 100, contended: 5, contendedShare: 0.05, waitMs: 1.5)],
+        memory: MemoryRow(parkedFlows: 100_000, bytesPerFlow: 1_800, threads: 30, poolLimit: 256, rssBeforeBytes: 1, rssParkedBytes: 2),
+        targets: [TargetRow(name: "store vs floor", value: 1.25, limit: 1.5, met: true, detail: "100 vs 80 ns")]
+    )
+}
+
+@Suite("BenchReport")
+struct BenchReportTests {
+    @Test("JSON round-trips and uses the documented snake_case keys")
+    func jsonRoundTrip() throws {
+        let report = sampleReport()
+        let json = report.json()
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+        for key in ["\"schema\" : \"idp-bench/1\"", "\"ns_per_call\"", "\"ns_per_op\"", "\"latency_us\"", "\"p999\"", "\"throughput_per_s\"",
+                    "\"in_flight\"", "\"bytes_per_flow\"", "\"parked_flows\"", "\"recommended\"", "\"kind\"", "\"cores\"", "\"swift\"", "\"os\""] {
+            #expect(json.contains(key), "missing \(key)")
+        }
+        #expect(!json.contains("nsPerCall"))
+    }
+
+    @Test("another schema, a non-object and a missing key are refused with a message that names the problem")
+    func decodeErrors() {
+        #expect(throws: BenchReportError("schema is 'idp-bench/0', expected 'idp-bench/1'")) {
+            try BenchReport.decode(from: Data(#"{"schema": "idp-bench/0"}"#.utf8))
+        }
+        #expect(throws: BenchReportError("not an idp-bench JSON report (not a JSON object)")) { try BenchReport.decode(from: Data("[1]".utf8)) }
+        #expect(throws: BenchReportError("schema is 'missing', expected 'idp-bench/1'")) { try BenchReport.decode(from: Data("{}".utf8)) }
+        let withoutFlows = sampleReport().json().replacingOccurrences(of: "\"flows\"", with: "\"flowz\"")
+        #expect(throws: BenchReportError("missing key 'flows' at ")) { try BenchReport.decode(from: Data(withoutFlows.utf8)) }
+    }
+
+    @Test("text and markdown name every strategy, floor and section; empty sections are left out")
+    func textAndMarkdown() {
+        let report = sampleReport()
+        let text = render(report, as: .text)
+        for name in ["CredentialStore (recommended)", "NSLock store", "floor: Mutex + dictionary lookup", "IdpServer.state", "parked flows", "store vs floor", "open @2,500/s"] {
+            #expect(text.contains(name), "text lacks \(name)")
+        }
+        let markdown = render(report, as: .markdown)
+        #expect(markdown.contains("### provideCredentials hot path"))
+        #expect(markdown.contains("| strategy | 1 thr | 2 thr |"))
+        var empty = report
+        empty.contention = []
+        empty.memory = nil
+        #expect(!render(empty, as: .text).contains("lock contention"))
+        #expect(!render(empty, as: .markdown).contains("memory"))
+    }
+
+    @Test("CSV is one tidy table with RFC 4180 quoting")
+    func csvOutput() {
+        let lines = render(sampleReport(), as: .csv).split(separator: "\n").map(String.init)
+        #expect(lines.first == "section,name,kind,threads,in_flight,metric,value")
+        #expect(lines.contains("providers,CredentialStore,\"product,recommended\",1,,ns_per_call,100"))
+        #expect(lines.contains("providers,\"NSLock store, \"\"quoted\"\"\",peer,1,,ns_per_call,150"))
+        #expect(lines.contains("flows,login closed,,,16,throughput_per_s,10000"))
+        #expect(lines.contains("flows,login closed,,,1,latency_us_p999,1500"))
+        #expect(csvField("plain") == "plain")
+        #expect(csvField("a\nb") == "\"a\nb\"")
+    }
+
+    @Test("numbers read well: one decimal under 100, thousands grouped above")
+    func numberFormatting() {
+        #expect(formatNumber(3.14159) == "3.1")
+        #expect(formatNumber(1_234_567.4) == "1,234,567")
+        #expect(formatNumber(-12_345) == "-12,345")
+        #expect(formatNumber(100) == "100")
+    }
+
+    #if canImport(FoundationXML) || canImport(Darwin)
+    @Test("the SVG is well-formed XML with one line per strategy and floor and one per scenario percentile")
+    func svgIsWellFormed() throws {
+        let svg = renderSVG(sampleReport())
+        final class Counter: NSObject, XMLParserDelegate {
+            var polylines = 0
+            func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+                if name == "polyline" { polylines += 1 }
+            }
+        }
+        let parser = XMLParser(data: Data(svg.utf8))
+        let counter = Counter()
+        parser.delegate = counter
+        #expect(parser.parse(), "SVG is not well-formed: \(parser.parserError.map { "\($0)" } ?? "")")
+        // Two strategies and one floor; login p50 and p99 (the open loop is not drawn).
+        #expect(counter.polylines == 5)
+        #expect(svg.contains("NSLock store, &quot;quoted&quot;"))
+        var empty = sampleReport()
+        empty.flows = []
+        #expect(renderSVG(empty).contains("no data"))
+    }
+    #endif
+}
+
+@Suite("Comparison")
+struct ComparisonTests {
+    @Test("identical reports show no regression")
+    func identical() {
+        let comparison = Comparison.compare(base: sampleReport(), new: sampleReport(), thresholdPercent: 10)
+        #expect(!comparison.regressed)
+        #expect(comparison.changes.allSatisfy { $0.verdict == .unchanged })
+        #expect(comparison.render().contains("0 regressed"))
+    }
+
+    @Test("a figure 20% slower regresses at a 10% threshold, 5% slower does not, and more throughput is an improvement")
+    func thresholds() {
+        let slower = Comparison.compare(base: sampleReport(), new: sampleReport(nsPerCall: 120), thresholdPercent: 10)
+        #expect(slower.regressed)
+        #expect(slower.changes.first { $0.figure == "providers: CredentialStore @1 threads: ns_per_call" }?.verdict == .regressed)
+        #expect(!Comparison.compare(base: sampleReport(), new: sampleReport(nsPerCall: 105), thresholdPercent: 10).regressed)
+        let faster = Comparison.compare(base: sampleReport(), new: sampleReport(throughput: 6_000), thresholdPercent: 10)
+        #expect(!faster.regressed)
+        #expect(faster.changes.first { $0.figure == "flows: login closed @1 in flight: throughput_per_s" }?.verdict == .improved)
+        let lessThroughput = Comparison.compare(base: sampleReport(), new: sampleReport(throughput: 4_000), thresholdPercent: 10)
+        #expect(lessThroughput.regressed)
+        #expect(Comparison.compare(base: sampleReport(), new: sampleReport(p99: 1_000), thresholdPercent: 10).regressed)
+        #expect(!Comparison.compare(base: sampleReport(), new: sampleReport(p99: 1_000), thresholdPercent: 20).regressed)
+    }
+
+    @Test("rows in one report only are listed but are no regression")
+    func unmatchedRows() {
+        var fewer = sampleReport()
+        fewer.providers.removeLast()
+        let comparison = Comparison.compare(base: sampleReport(), new: fewer, thresholdPercent: 10)
+        #expect(!comparison.regressed)
+        #expect(comparison.changes.contains { $0.verdict == .onlyInBase && $0.figure.contains("NSLock") })
+        #expect(Comparison.compare(base: fewer, new: sampleReport(), thresholdPercent: 10).changes.contains { $0.verdict == .onlyInNew })
+    }
+}
