@@ -63,7 +63,7 @@ struct Options: Sendable {
                            throughput at 256 in flight, or at the nearest level measured)
       --parked N           flows parked in the memory section (default 100000)
       --parked-latency MS  their simulated IDP latency, ms (default 100)
-      --seed N             seed for user names, data and arrival jitter (default 1)
+      --seed N             seed for the generated user names and passwords (default 1)
       --format F           text, markdown, json or csv (default text)
       --output FILE        write the report to FILE instead of stdout
       --svg FILE           also draw latency against flows in flight and ns/call against threads
