@@ -145,7 +145,7 @@ struct DocumentLoginSampleTests {
         #expect(await masterController.isLoggedIn(KsUserIdentifier(tenantId: "demo", userId: "bob")))
         let tokensAfter = try #require(await masterController.tokenSet(for: KsUserIdentifier(tenantId: "demo", userId: "bob")))
         #expect(tokensAfter.accessToken != tokensBefore.accessToken)
-        #expect(idp.server.isTokenActive(tokensAfter.accessToken, tenant: "demo"))
-        #expect(idp.server.isTokenActive(tokensAfter.offlineToken, tenant: "demo"))
+        #expect(idp.server.isTokenActive(try #require(tokensAfter.accessToken), tenant: "demo"))
+        #expect(idp.server.isTokenActive(try #require(tokensAfter.offlineToken), tenant: "demo"))
     }
 }
