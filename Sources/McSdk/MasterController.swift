@@ -287,7 +287,7 @@ public actor MasterController {
     /// request.headers.set("Authorization", "Bearer \(token)")
     /// ```
     /// - Throws: ``McTokenError``: ``McTokenError/Reason/loginRequired`` if the user is not logged
-    ///   in here; ``McTokenError/Reason/noTokenData``, ``McTokenError/Reason/refused(_:)`` (expired,
+    ///   in here (or only a BIOMETRIC user's offline token is left); ``McTokenError/Reason/noTokenData``, ``McTokenError/Reason/refused(_:)`` (expired,
     ///   revoked, reused), ``McTokenError/Reason/locked(_:)``, ``McTokenError/Reason/timedOut``,
     ///   ``McTokenError/Reason/cancelled``, ``McTokenError/Reason/unreachable``.
     public func validAccessToken(for user: KsUserIdentifier) async throws -> String {
@@ -295,6 +295,14 @@ public actor MasterController {
             throw McTokenError(.loginRequired, status: .kLoginRequired, "user \(user) is not logged in; post SetAuthorisationCode or OfflineLogin first")
         }
         if let access = tokens.accessToken, tokens.accessTokenExpiresAt > now { return access }
+        // After an OfflineLogin with the offline token there is no refresh token; the offline token
+        // serves, unless it is behind the biometric prompt (then OfflineLogin must ask again).
+        if tokens.refreshToken == nil, tokens.offlineToken != nil {
+            guard store.user(user)?.authenticationMode == .no else {
+                throw McTokenError(.loginRequired, status: .kLoginRequired, "the access token of \(user) expired and only the biometry-protected offline token is left; post OfflineLogin")
+            }
+            return try await refreshedAccessToken(user, with: .offline).get()
+        }
         return try await refreshedAccessToken(user, with: .refresh).get()
     }
 
