@@ -141,7 +141,6 @@ public actor MasterController {
     private func reinitialise() -> (KSMSdkState, [KsUserIdentifier]) {
         started = true
         loggedIn = []
-        pending = [:]
         let users = store.userList
         return (users.isEmpty ? .activationRequired : .loginRequired, users)
     }
