@@ -27,10 +27,12 @@ public struct LockoutPolicy: Sendable, Equatable {
     public var durationMultiplier: Int
     /// The longest temporary lockout.
     public var maximumLockoutDuration: Duration
-    /// The total of wrong secrets since the last success at which the lock becomes permanent;
-    /// `nil`: never permanent.
+    /// The total of wrong secrets since the last success at which the lock becomes permanent (at
+    /// least 1); `nil`: never permanent.
     public var permanentLockoutAfterTotalFailures: Int?
 
+    /// Out-of-range values are raised to the nearest sensible one: counts below 0 (failures) or 1
+    /// (multiplier, total) and negative durations.
     public init(
         maximumFailures: Int,
         lockoutDuration: Duration = .seconds(60),
@@ -39,10 +41,10 @@ public struct LockoutPolicy: Sendable, Equatable {
         permanentLockoutAfterTotalFailures: Int? = nil
     ) {
         self.maximumFailures = max(0, maximumFailures)
-        self.lockoutDuration = lockoutDuration
+        self.lockoutDuration = max(.zero, lockoutDuration)
         self.durationMultiplier = max(1, durationMultiplier)
-        self.maximumLockoutDuration = maximumLockoutDuration
-        self.permanentLockoutAfterTotalFailures = permanentLockoutAfterTotalFailures
+        self.maximumLockoutDuration = max(.zero, maximumLockoutDuration)
+        self.permanentLockoutAfterTotalFailures = permanentLockoutAfterTotalFailures.map { max(1, $0) }
     }
 
     /// No lockout: wrong secrets are only counted.

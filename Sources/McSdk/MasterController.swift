@@ -346,17 +346,22 @@ public actor MasterController {
         if flights[key] === flight { flights[key] = nil }
         switch outcome {
         case .success(let refreshed):
-            store.updateTokens(of: key.user) { tokens in
+            let applied = store.updateTokens(of: key.user) { tokens -> Bool in
                 switch key.kind {
                 case .refresh:
-                    guard tokens.refreshToken == presented else { return }
+                    guard tokens.refreshToken == presented else { return false }
                     tokens.refreshToken = refreshed.rotatedToken
                 case .offline:
-                    guard tokens.offlineToken == presented else { return }
+                    guard tokens.offlineToken == presented else { return false }
                     tokens.offlineToken = refreshed.rotatedToken
                 }
                 tokens.accessToken = refreshed.accessToken
                 tokens.accessTokenExpiresAt = refreshed.accessTokenExpiresAt
+                return true
+            }
+            guard applied == true else {
+                flight.complete(.failure(McTokenError(.loginRequired, status: .kLoginRequired, "the tokens of \(key.user) were cleared while the refresh was in flight")))
+                return
             }
             flight.complete(.success(refreshed.accessToken))
         case .failure(let error):

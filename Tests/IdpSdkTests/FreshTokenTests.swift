@@ -74,6 +74,27 @@ struct FreshTokenTests {
         #expect(try await mc.validAccessToken(for: uma) == token)
     }
 
+    @Test("a logout (CLEAR_ALL) while a refresh is in flight wins: the waiter gets loginRequired and no token comes back")
+    func clearDuringRefresh() async throws {
+        let transport = holdingTransport()
+        let mc = await loggedIn(transport: transport)
+        idp.clock.advance(by: .seconds(301))
+        transport.hold()
+        let waiter = Task { try await mc.validAccessToken(for: uma) }
+        #expect(await eventually { transport.heldCount == 1 })
+        #expect(await (mc.receive(KSMClearIamTokenCacheEvent(userIdentifier: uma)) as! KSMClearIamTokenCacheResultEvent).status == .kOk)
+        transport.release()
+        do {
+            _ = try await waiter.value
+            Issue.record("expected loginRequired")
+        } catch let error as McTokenError {
+            #expect(error.reason == .loginRequired)
+            #expect(error.errorDescription == "the tokens of demo/uma were cleared while the refresh was in flight")
+        }
+        let tokens = try #require(await mc.tokenSet(for: uma))
+        #expect(tokens.accessToken == nil && tokens.refreshToken == nil && tokens.offlineToken == nil)
+    }
+
     @Test("a refresh that hangs times out for every waiter; later callers do not present the spent token again")
     func hangingRefreshTimesOut() async throws {
         let transport = holdingTransport()
