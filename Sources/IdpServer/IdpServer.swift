@@ -19,7 +19,11 @@ import IdpPrimitives
 ///   a step; serves the next step, the same step with the rejection attached, or redirects to
 ///   `redirect_uri#code=…` (or `#error=…`);
 /// - `POST /auth/realms/{tenant}/protocol/openid-connect/token` — exchanges code and PKCE verifier
-///   for access, refresh and offline tokens (JSON, RFC 6749 §5.1 / §5.2).
+///   for access, refresh and offline tokens, or (`grant_type=refresh_token`) a refresh or offline
+///   token for rotated ones; reuse of a spent token revokes its family (JSON, RFC 6749 §5.1 / §5.2).
+///
+/// With a ``LockoutPolicy`` in ``Configuration/lockout``, wrong secrets lock the account; the flow
+/// then ends with an error redirect carrying the ``LockoutInformation``.
 ///
 /// Thread safety: every method may be called from any thread at once. State lives behind one
 /// `LockedValue`, held only to read and decide; no call-out happens under it.

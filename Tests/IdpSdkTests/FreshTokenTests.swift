@@ -74,6 +74,29 @@ struct FreshTokenTests {
         #expect(try await mc.validAccessToken(for: uma) == token)
     }
 
+    @Test("a caller cancelled before it waits gets cancelled at once and starts nothing it would not need")
+    func cancelledBeforeWaiting() async throws {
+        let transport = holdingTransport()
+        let mc = await loggedIn(transport: transport)
+        idp.clock.advance(by: .seconds(301))
+        transport.hold()
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await mc.validAccessToken(for: uma)
+        }
+        if case .failure(let error as McTokenError) = await early.result {
+            #expect(error.reason == .cancelled && error.status == .kUserCancel)
+        } else {
+            Issue.record("expected McTokenError.cancelled")
+        }
+        // The refresh it started goes on, and a later caller gets its token
+        let later = Task { try await mc.validAccessToken(for: uma) }
+        #expect(await eventually { transport.heldCount == 1 })
+        transport.release()
+        #expect(idp.server.isTokenActive(try await later.value, tenant: "demo"))
+        #expect(idp.count(.tokensRefreshed) == 1)
+    }
+
     @Test("a logout (CLEAR_ALL) while a refresh is in flight wins: the waiter gets loginRequired and no token comes back")
     func clearDuringRefresh() async throws {
         let transport = holdingTransport()
