@@ -59,7 +59,4 @@ final class RefreshFlight: Sendable {
         for waiter in waiters { waiter.resume(with: outcome.mapError { $0 }) }
         return true
     }
-
-    /// How many callers wait now; for tests.
-    var waiterCount: Int { state.withLock { $0.waiters.count } }
 }
