@@ -77,6 +77,9 @@ enum FlowRequests {
             do {
                 let redirect = try AuthorizationRedirect.parse(location: location, expectedRedirectURI: context.configuration.redirectUri)
                 if let error = redirect.error {
+                    if let lockout = LockoutInformation(error: error, lockedUntil: redirectParameter("locked_until", in: location)) {
+                        return .finished(.failure(IdpSdkError(lockout: lockout, "\(error): \(redirect.errorDescription ?? lockout.description)")))
+                    }
                     return .finished(.failure(idpError(code: error, message: redirect.errorDescription ?? error)))
                 }
                 guard let code = redirect.code else {
@@ -92,6 +95,14 @@ enum FlowRequests {
             }
             return .finished(.failure(IdpSdkError(.protocolError, "the IDP answered HTTP \(response.status)")))
         }
+    }
+
+    /// A parameter of the redirect's fragment (or query) that ``AuthorizationRedirect`` does not
+    /// model, such as a lock's `locked_until`; `nil` if absent or malformed.
+    static func redirectParameter(_ name: String, in location: String) -> String? {
+        guard let start = location.firstIndex(where: { $0 == "#" || $0 == "?" }) else { return nil }
+        let pairs = try? FormURLEncoding.decode(String(location[location.index(after: start)...]))
+        return pairs?.first { $0.name == name }?.value
     }
 
     /// The rejection the IDP attached to a re-served form, as `previousError`.

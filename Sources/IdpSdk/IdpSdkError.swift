@@ -1,9 +1,15 @@
+import IdpPrimitives
+
 /// An error of the IdpSdk flow, or one a provider returns to cancel its flow.
 ///
 /// The documents build it positionally, `IdpSdkError(subsystem, errorCode, errorDescription)`; the
 /// labelled form says the same. Errors the SDK raises itself have ``sdkSubsystem`` and one of the
 /// ``Code`` values; an error a provider returns comes back in `IdpSdkResult` unchanged.
 /// Descriptions never contain credential values, codes or tokens.
+///
+/// A flow that ends because the account is locked has ``Code/temporarilyLocked`` or
+/// ``Code/permanentlyLocked`` and carries the lock in ``lockoutInformation``; switch on
+/// `IdpSdkResult.authenticationResult` to handle it as the documents' `.lockout` case.
 public struct IdpSdkError: Error, Sendable, Equatable, Hashable, CustomStringConvertible {
     /// Who raised the error (``sdkSubsystem`` for the SDK itself, anything for a provider).
     public let subsystem: String
@@ -11,6 +17,8 @@ public struct IdpSdkError: Error, Sendable, Equatable, Hashable, CustomStringCon
     public let errorCode: Int
     /// What went wrong, naming the field, parameter or step concerned.
     public let errorDescription: String
+    /// The lock, when the IDP refused because the account is locked; else `nil`.
+    public let lockoutInformation: LockoutInformation?
 
     /// The subsystem of errors the SDK raises itself.
     public static let sdkSubsystem = "IdpSdk"
@@ -20,6 +28,7 @@ public struct IdpSdkError: Error, Sendable, Equatable, Hashable, CustomStringCon
         self.subsystem = subsystem
         self.errorCode = errorCode
         self.errorDescription = errorDescription
+        self.lockoutInformation = nil
     }
 
     /// The labelled form.
@@ -30,6 +39,14 @@ public struct IdpSdkError: Error, Sendable, Equatable, Hashable, CustomStringCon
     /// An SDK error with one of the documented codes.
     public init(_ code: Code, _ errorDescription: String) {
         self.init(Self.sdkSubsystem, code.rawValue, errorDescription)
+    }
+
+    /// The error of a flow the IDP refused because the account is locked.
+    public init(lockout: LockoutInformation, _ errorDescription: String) {
+        subsystem = Self.sdkSubsystem
+        errorCode = (lockout.isPermanent ? Code.permanentlyLocked : Code.temporarilyLocked).rawValue
+        self.errorDescription = errorDescription
+        lockoutInformation = lockout
     }
 
     /// The documented code, if the SDK raised this error.
@@ -71,6 +88,11 @@ public struct IdpSdkError: Error, Sendable, Equatable, Hashable, CustomStringCon
         case unknownTenant = 1015
         /// The IDP's login session expired before the flow ended.
         case sessionExpired = 1016
+        /// The account is locked until `lockoutInformation.lockedUntil` after too many wrong secrets;
+        /// the IDP did not look at the answers.
+        case temporarilyLocked = 1017
+        /// The account is locked for good (`lockoutInformation.isPermanent`).
+        case permanentlyLocked = 1018
         /// The flow was cancelled by its caller.
         case cancelled = 1020
         /// The flow did not end within the configured timeout.

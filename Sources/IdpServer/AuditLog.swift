@@ -14,6 +14,14 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
         case codeIssued
         case codeRedeemed
         case tokenRequestRefused
+        /// A wrong secret locked the account (it follows that attempt's `credentialsRejected`).
+        case accountLocked
+        /// An attempt for a locked account, refused without looking at its answers.
+        case lockedAttemptRefused
+        /// A refresh token or offline token was exchanged for new tokens (rotation).
+        case tokensRefreshed
+        /// A rotated refresh token was presented again; its whole token family is revoked.
+        case refreshTokenReused
     }
 
     /// When, by the server's clock.

@@ -124,6 +124,7 @@ extension IdpServer {
         let newAstClientId = UUID().uuidString.lowercased()
         let maximumFieldLength = configuration.maximumFieldLength
         let minimumPasswordLength = configuration.minimumPasswordLength
+        let lockoutPolicy = configuration.lockout
 
         let outcome: StepOutcome = state.withLock { state in
             guard var session = state.sessions[sessionCode], session.tenant == tenantId else {
@@ -142,16 +143,26 @@ extension IdpServer {
             let fields = client.steps[session.step]
             var evaluation = StepEvaluation(session: session, tenant: tenant, client: client, now: now,
                                             maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength)
+            // check-locked, evaluate, count and lock all happen here, under the one lock: parallel
+            // guesses for one user are decided one after the other.
             let verdict = evaluation.evaluate(fields: fields, answers: answers)
             switch verdict {
             case .terminal(let error, let description):
                 state.sessions[sessionCode] = nil
                 return .terminal(session, error: error, description: description)
+            case .locked(let lockout):
+                // Refused before evaluation: nothing is counted.
+                state.sessions[sessionCode] = nil
+                return .locked(session, lockout, evaluated: false, userId: evaluation.identifiedUser)
             case .reject(let rejection):
                 session.attemptsOnStep += 1
                 if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
-                    tenant.users[userId]?.failedAttempts += 1
+                    let lock = tenant.users[userId]?.recordFailure(at: now, policy: lockoutPolicy)
                     state.tenants[tenantId] = tenant
+                    if let lock {
+                        state.sessions[sessionCode] = nil
+                        return .locked(session, lock, evaluated: true, userId: userId)
+                    }
                 }
                 if session.attemptsOnStep >= client.maxAttempts {
                     state.sessions[sessionCode] = nil
@@ -182,7 +193,7 @@ extension IdpServer {
                 } else {
                     astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
                 }
-                user.failedAttempts = 0
+                user.recordSuccess()
                 tenant.users[userId] = user
                 state.tenants[tenantId] = tenant
                 state.codes[newCode] = CodeRecord(
@@ -201,6 +212,21 @@ extension IdpServer {
         case .terminal(let session, let error, let description):
             record(.flowFailed, tenant: tenantId, clientId: session.clientId, userId: session.userId, traceParent: session.traceParent, "\(error): \(description)")
             var parameters = [("error", error), ("error_description", description)]
+            if let state = session.state { parameters.append(("state", state)) }
+            return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
+        case .locked(let session, let lockout, let evaluated, let userId):
+            if evaluated {
+                record(.credentialsRejected, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
+                       "step \(session.step + 1) attempt \(session.attemptsOnStep): invalid_credentials")
+                record(.accountLocked, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent, lockout.description)
+            } else {
+                record(.lockedAttemptRefused, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
+                       "refused unevaluated: \(lockout.description)")
+            }
+            var parameters = lockout.redirectParameters
+            parameters.insert(("error_description", lockout.isPermanent
+                ? "the account is locked permanently after too many wrong secrets"
+                : "the account is locked after too many wrong secrets; try again after the lock lifts"), at: 1)
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         case .rejected(let session, let client, let rejection, let userId):
@@ -232,6 +258,8 @@ private enum StepOutcome {
     case page(HTTPResponse, audit: String?)
     case terminal(AuthSession, error: String, description: String)
     case rejected(AuthSession, IdpClientConfiguration, Rejection, userId: String?)
+    /// The user is locked: by this answer (`evaluated`) or already, before evaluation.
+    case locked(AuthSession, LockoutInformation, evaluated: Bool, userId: String?)
     case nextStep(AuthSession, IdpClientConfiguration)
     case completed(AuthSession, IdpClientConfiguration, userId: String)
 }
@@ -243,6 +271,8 @@ private struct StepEvaluation {
         case pass
         case reject(Rejection)
         case terminal(error: String, description: String)
+        /// The identified user is locked; the secrets were not looked at.
+        case locked(LockoutInformation)
     }
 
     var session: AuthSession
@@ -274,13 +304,21 @@ private struct StepEvaluation {
             }
         }
         let asksSecret = fields.contains { $0.role == .password }
-        // The username first: every other answer is checked against that user.
+        // The username first: every other answer is checked against that user — unless that user
+        // is locked, which is decided before any secret is looked at.
+        var lockChecked = false
         for field in fields.sorted(by: { ($0.role == .username ? 0 : 1) < ($1.role == .username ? 0 : 1) }) {
             let value = answers[field.id]!
+            if field.role != .username, !lockChecked {
+                lockChecked = true
+                if let lockout = currentUser?.lockout(at: now) { return .locked(lockout) }
+            }
             switch field.role {
             case .username:
                 let unknown = Rejection(code: "invalid_user", message: asksSecret ? "Invalid username or password." : "Invalid username.", countsAgainstUser: false)
-                if let hint = session.loginHint, hint != value {
+                // At enrollment (add user) the hint names the user already on the device, not the
+                // one enrolling.
+                if client.purpose == .login, let hint = session.loginHint, hint != value {
                     return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
                 }
                 guard let user = tenant.users[value] else { return .reject(unknown) }

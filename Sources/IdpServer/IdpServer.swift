@@ -19,7 +19,11 @@ import IdpPrimitives
 ///   a step; serves the next step, the same step with the rejection attached, or redirects to
 ///   `redirect_uri#code=…` (or `#error=…`);
 /// - `POST /auth/realms/{tenant}/protocol/openid-connect/token` — exchanges code and PKCE verifier
-///   for access, refresh and offline tokens (JSON, RFC 6749 §5.1 / §5.2).
+///   for access, refresh and offline tokens, or (`grant_type=refresh_token`) a refresh or offline
+///   token for rotated ones; reuse of a spent token revokes its family (JSON, RFC 6749 §5.1 / §5.2).
+///
+/// With a ``LockoutPolicy`` in ``Configuration/lockout``, wrong secrets lock the account; the flow
+/// then ends with an error redirect carrying the ``LockoutInformation``.
 ///
 /// Thread safety: every method may be called from any thread at once. State lives behind one
 /// `LockedValue`, held only to read and decide; no call-out happens under it.
@@ -41,6 +45,15 @@ public final class IdpServer: Sendable {
         public var minimumPasswordLength: Int
         /// How many audit entries are kept (the oldest are dropped first).
         public var auditLogCapacity: Int
+        /// When wrong secrets lock an account; off by default.
+        public var lockout: LockoutPolicy
+
+        /// Keycloak's "Offline Session Max": how long an offline token family lives from the login
+        /// that created it. Refreshing rotates the offline token but never extends this.
+        public var offlineSessionMax: Duration {
+            get { offlineTokenLifetime }
+            set { offlineTokenLifetime = newValue }
+        }
 
         public init(
             clock: any IdpClock = SystemClock(),
@@ -53,7 +66,8 @@ public final class IdpServer: Sendable {
             maximumFieldLength: Int = 1024,
             maximumBodySize: Int = 64 * 1024,
             minimumPasswordLength: Int = 4,
-            auditLogCapacity: Int = 100_000
+            auditLogCapacity: Int = 100_000,
+            lockout: LockoutPolicy = .disabled
         ) {
             self.clock = clock
             self.authorizationCodeLifetime = authorizationCodeLifetime
@@ -66,6 +80,7 @@ public final class IdpServer: Sendable {
             self.maximumBodySize = maximumBodySize
             self.minimumPasswordLength = minimumPasswordLength
             self.auditLogCapacity = auditLogCapacity
+            self.lockout = lockout
         }
     }
 
@@ -171,8 +186,19 @@ public final class IdpServer: Sendable {
 
     /// A snapshot of a user, without secrets; `nil` if unknown.
     public func user(_ userId: String, tenant tenantId: String) -> IdpUserSnapshot? {
-        state.withLock { state in
-            state.tenants[tenantId]?.users[userId].map(IdpUserSnapshot.init)
+        let now = self.now
+        return state.withLock { state in
+            state.tenants[tenantId]?.users[userId].map { IdpUserSnapshot($0, now: now) }
+        }
+    }
+
+    /// Lifts any lock of the user and clears their failure counts, as an administrator would.
+    /// - Throws: ``IdpServerError`` if the tenant or user is unknown.
+    public func unlock(_ userId: String, tenant tenantId: String) throws(IdpServerError) {
+        try state.withLock { (state) throws(IdpServerError) in
+            guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
+            guard state.tenants[tenantId]!.users[userId] != nil else { throw IdpServerError(.unknownUser(userId)) }
+            state.tenants[tenantId]!.users[userId]!.recordSuccess()
         }
     }
 
@@ -236,17 +262,26 @@ public struct IdpUserSnapshot: Sendable, Equatable {
     public enum Status: String, Sendable { case pendingActivation, active }
     public var userId: String
     public var status: Status
-    /// Wrong answers since the last successful flow.
+    /// Wrong secrets since the last success or the last lockout (the lockout rules count these).
     public var failedAttempts: Int
+    /// Wrong secrets since the last success, across lockouts.
+    public var totalFailedAttempts: Int
+    /// Lockouts since the last success.
+    public var lockouts: Int
+    /// The lock in force at the time of the snapshot, if any.
+    public var lockout: LockoutInformation?
     /// Activation codes issued and not yet used (expired ones included until used or pruned).
     public var outstandingActivationCodes: Int
     /// The AST client ids of the devices this user activated.
     public var astClientIds: [String]
 
-    init(_ record: UserRecord) {
+    init(_ record: UserRecord, now: Date) {
         userId = record.id
         status = record.status
         failedAttempts = record.failedAttempts
+        totalFailedAttempts = record.totalFailedAttempts
+        lockouts = record.lockouts
+        lockout = record.lockout(at: now)
         outstandingActivationCodes = record.activationCodes.count
         astClientIds = record.astClientIds
     }

@@ -12,6 +12,8 @@ struct ServerState {
     /// code and can revoke what the first use issued (RFC 6749 §4.1.2).
     var redeemedCodes: [String: RedeemedCode] = [:]
     var tokens: [String: TokenRecord] = [:]
+    /// Token families by id: everything one code redemption issued and every rotation since.
+    var families: [String: TokenFamily] = [:]
     var requestsSincePrune = 0
 
     /// Drops expired sessions and codes; amortised over many requests so no request pays for all.
@@ -23,6 +25,16 @@ struct ServerState {
         codes = codes.filter { $0.value.expiresAt > now }
         redeemedCodes = redeemedCodes.filter { $0.value.forgetAt > now }
         tokens = tokens.filter { $0.value.expiresAt > now && !$0.value.revoked }
+        families = families.filter { $0.value.expiresAt > now && !$0.value.revoked }
+    }
+
+    /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
+    /// Security BCP §4.14.2).
+    mutating func revokeFamily(_ family: String) {
+        guard var record = families[family] else { return }
+        record.revoked = true
+        for token in record.tokens { tokens[token]?.revoked = true }
+        families[family] = record
     }
 }
 
@@ -67,8 +79,14 @@ struct UserRecord {
     /// Outstanding one-time activation codes and when each expires.
     var activationCodes: [String: Date] = [:]
     var attributes: [String: String]
-    /// Wrong answers since the last success (the lockout rules will read this).
+    /// Wrong secrets since the last success or lockout.
     var failedAttempts = 0
+    /// Wrong secrets since the last success.
+    var totalFailedAttempts = 0
+    /// Lockouts since the last success (each lasts longer, see ``LockoutPolicy``).
+    var lockouts = 0
+    var lockedUntil: Date?
+    var permanentlyLocked = false
     var astClientIds: [String] = []
 
     init(id: String, salt: [UInt8], attributes: [String: String]) {
@@ -139,5 +157,17 @@ struct TokenRecord {
     let clientId: String
     let userId: String
     let expiresAt: Date
+    let family: String
+    var revoked = false
+    /// A refresh or offline token that was exchanged already; presenting it again is reuse.
+    var rotated = false
+}
+
+/// The tokens of one login: the code redemption's and every rotation's after it.
+struct TokenFamily {
+    var tokens: [String]
+    /// When the family's offline session ends ("Offline Session Max"), fixed at login.
+    let expiresAt: Date
+    let astClientId: String
     var revoked = false
 }

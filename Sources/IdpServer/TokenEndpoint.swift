@@ -2,8 +2,12 @@ import Foundation
 import IdpPrimitives
 
 extension IdpServer {
-    /// `POST …/protocol/openid-connect/token` with `grant_type=authorization_code`: RFC 6749 §4.1.3
-    /// with the RFC 7636 §4.6 verifier check. Answers RFC 6749 §5.1 JSON or a §5.2 error.
+    /// `POST …/protocol/openid-connect/token`. Two grants:
+    /// - `authorization_code`: RFC 6749 §4.1.3 with the RFC 7636 §4.6 verifier check; issues an
+    ///   access, a refresh and an offline token, the first members of a new token family;
+    /// - `refresh_token`: RFC 6749 §6 with a refresh or an offline token; see ``refreshGrant``.
+    ///
+    /// Answers RFC 6749 §5.1 JSON or a §5.2 error.
     func token(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
         guard let bodyText = String(validating: request.body, as: UTF8.self) else {
             return Page.tokenError("invalid_request", "the form body is not UTF-8")
@@ -13,12 +17,19 @@ extension IdpServer {
         case .success(let decoded): params = decoded
         case .failure(let problem): return Page.tokenError("invalid_request", problem.message)
         }
-        guard let grantType = params["grant_type"] else {
+        switch params["grant_type"] {
+        case nil:
             return Page.tokenError("invalid_request", "missing parameter 'grant_type'")
-        }
-        guard grantType == "authorization_code" else {
+        case "authorization_code":
+            return codeGrant(tenant: tenantId, params: params, traceParent: traceParent)
+        case "refresh_token":
+            return refreshGrant(tenant: tenantId, params: params, traceParent: traceParent)
+        case let grantType?:
             return Page.tokenError("unsupported_grant_type", "grant_type '\(grantType)' is not supported")
         }
+    }
+
+    private func codeGrant(tenant tenantId: String, params: [String: String], traceParent: String?) -> HTTPResponse {
         for name in ["code", "redirect_uri", "client_id", "code_verifier"] where (params[name] ?? "").isEmpty {
             return Page.tokenError("invalid_request", "missing parameter '\(name)'")
         }
@@ -27,6 +38,7 @@ extension IdpServer {
         let now = self.now
         let lifetimes = configuration
         let issued = (access: SecureRandom.token(), refresh: SecureRandom.token(), offline: SecureRandom.token())
+        let family = SecureRandom.token(byteCount: 16)
 
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?)
@@ -66,12 +78,14 @@ extension IdpServer {
                 forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval),
                 tokens: [issued.access, issued.refresh, issued.offline]
             )
-            func token(_ kind: TokenRecord.Kind, _ lifetime: Duration) -> TokenRecord {
-                TokenRecord(kind: kind, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: now.addingTimeInterval(lifetime.timeInterval))
-            }
-            state.tokens[issued.access] = token(.access, lifetimes.accessTokenLifetime)
-            state.tokens[issued.refresh] = token(.refresh, lifetimes.refreshTokenLifetime)
-            state.tokens[issued.offline] = token(.offline, lifetimes.offlineTokenLifetime)
+            let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
+            state.families[family] = TokenFamily(tokens: [], expiresAt: offlineSessionEnd, astClientId: record.astClientId)
+            state.addToken(issued.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
+                           expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
+            state.addToken(issued.refresh, .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
+                           expiresAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval))
+            state.addToken(issued.offline, .offline, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
+                           expiresAt: offlineSessionEnd)
             return .issue(record)
         }
         switch decision {
@@ -87,10 +101,100 @@ extension IdpServer {
                 "refresh_token": issued.refresh,
                 "refresh_expires_in": Int(lifetimes.refreshTokenLifetime.timeInterval),
                 "offline_token": issued.offline,
-                "offline_expires_in": Int(lifetimes.offlineTokenLifetime.timeInterval),
+                "offline_expires_in": Int(lifetimes.offlineSessionMax.timeInterval),
                 "scope": "openid offline_access",
                 "user_id": record.userId,
                 "ast_client_id": record.astClientId,
+            ])
+        }
+    }
+
+    /// `grant_type=refresh_token` (RFC 6749 §6) with `refresh_token` and `client_id`.
+    ///
+    /// The presented token may be a refresh token or an offline token. It is rotated: the answer
+    /// carries a new access token and, in `refresh_token`, a new token of the presented kind
+    /// (`refresh_token_type` says which), and the presented one is spent. A spent token presented
+    /// again revokes its whole family — every token of that login — and fails (OAuth 2.0 Security
+    /// BCP §4.14.2, RFC 6819 §5.2.2.3). Offline tokens end with the family's offline session
+    /// ("Offline Session Max"), however often they are rotated. A locked user gets the lock
+    /// (`error=account_temporarily_locked` with `locked_until`, or `account_permanently_locked`).
+    private func refreshGrant(tenant tenantId: String, params: [String: String], traceParent: String?) -> HTTPResponse {
+        for name in ["refresh_token", "client_id"] where (params[name] ?? "").isEmpty {
+            return Page.tokenError("invalid_request", "missing parameter '\(name)'")
+        }
+        let presented = params["refresh_token"]!, clientId = params["client_id"]!
+        let now = self.now
+        let lifetimes = configuration
+        let issued = (access: SecureRandom.token(), rotated: SecureRandom.token())
+
+        enum Decision {
+            case refuse(status: Int, error: String, String, userId: String?, reused: Bool)
+            case locked(LockoutInformation, userId: String)
+            case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String)
+        }
+        let decision: Decision = state.withLock { state in
+            guard let tenant = state.tenants[tenantId] else {
+                return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
+            }
+            state.pruneIfDue(now: now)
+            guard let record = state.tokens[presented], record.tenant == tenantId, record.kind != .access else {
+                return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
+            }
+            if record.rotated {
+                state.revokeFamily(record.family)
+                return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
+                               userId: record.userId, reused: true)
+            }
+            guard !record.revoked else {
+                return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
+            }
+            guard record.expiresAt > now else {
+                let what = record.kind == .offline ? "the offline session has ended (Offline Session Max)" : "refresh token has expired"
+                return .refuse(status: 400, error: "invalid_grant", what, userId: record.userId, reused: false)
+            }
+            guard record.clientId == clientId else {
+                return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
+            }
+            guard let user = tenant.users[record.userId], user.status == .active else {
+                return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
+            }
+            if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
+            guard let family = state.families[record.family] else {
+                return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
+            }
+            state.tokens[presented]!.rotated = true
+            let rotatedExpiresAt = record.kind == .offline
+                ? family.expiresAt
+                : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
+            state.addToken(issued.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
+                           expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
+            state.addToken(issued.rotated, record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
+                           expiresAt: rotatedExpiresAt)
+            return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId)
+        }
+        switch decision {
+        case .refuse(let status, let error, let description, let userId, let reused):
+            record(reused ? .refreshTokenReused : .tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId,
+                   traceParent: traceParent, "\(error): \(description)")
+            return Page.tokenError(status: status, error, description)
+        case .locked(let lockout, let userId):
+            record(.tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, lockout.description)
+            var body: [String: any Sendable] = ["error_description": "the account is \(lockout.description)"]
+            for (name, value) in lockout.redirectParameters { body[name] = value }
+            return Page.json(status: 400, body)
+        case .issue(let record, let rotatedExpiresAt, let astClientId):
+            self.record(.tokensRefreshed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent,
+                        "\(record.kind.rawValue) token rotated")
+            return Page.json(status: 200, [
+                "access_token": issued.access,
+                "token_type": "Bearer",
+                "expires_in": Int(lifetimes.accessTokenLifetime.timeInterval),
+                "refresh_token": issued.rotated,
+                "refresh_token_type": record.kind == .offline ? "Offline" : "Refresh",
+                "refresh_expires_in": Int(rotatedExpiresAt.timeIntervalSince(now)),
+                "scope": record.kind == .offline ? "openid offline_access" : "openid",
+                "user_id": record.userId,
+                "ast_client_id": astClientId,
             ])
         }
     }
@@ -102,5 +206,12 @@ extension IdpServer {
             guard let record = state.tokens[token] else { return false }
             return record.tenant == tenantId && !record.revoked && record.expiresAt > now
         }
+    }
+}
+
+extension ServerState {
+    mutating func addToken(_ token: String, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: String, expiresAt: Date) {
+        tokens[token] = TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family)
+        families[family]?.tokens.append(token)
     }
 }

@@ -145,7 +145,106 @@ struct DocumentLoginSampleTests {
         #expect(await masterController.isLoggedIn(KsUserIdentifier(tenantId: "demo", userId: "bob")))
         let tokensAfter = try #require(await masterController.tokenSet(for: KsUserIdentifier(tenantId: "demo", userId: "bob")))
         #expect(tokensAfter.accessToken != tokensBefore.accessToken)
-        #expect(idp.server.isTokenActive(tokensAfter.accessToken, tenant: "demo"))
-        #expect(idp.server.isTokenActive(tokensAfter.offlineToken, tenant: "demo"))
+        #expect(idp.server.isTokenActive(try #require(tokensAfter.accessToken), tenant: "demo"))
+        #expect(idp.server.isTokenActive(try #require(tokensAfter.offlineToken), tenant: "demo"))
+    }
+}
+
+// The login after a restart that seeds/002 recommends in prose: "attempt OfflineLoginEvent first;
+// if it returns a status other than StatusType.OK, fall back to a fresh IDP login using the same
+// AuthenticationMode" — the fallback is the sample's own login() above, unchanged (AuthenticationMode .no).
+extension IdpHandler {
+    func loginAfterRestart() async -> KSMEventStatusType {
+        let userIdentifier = KsUserIdentifier(tenantId: tenantId, userId: userId)
+        let offlineEvent = KSMOfflineLoginEvent(userIdentifier: userIdentifier)
+        let offlineResult = await masterController.receive(offlineEvent) as! KSMOfflineLoginResultEvent
+        if offlineResult.status == .OK {
+            return .OK
+        }
+        let authorizationCodeResult = await login()
+        return authorizationCodeResult.status
+    }
+}
+
+@Suite("The documents' login after restart (seeds/002)")
+struct DocumentLoginAfterRestartTests {
+    let idp = TestIDP()
+    let bob = KsUserIdentifier(tenantId: "demo", userId: "bob")
+
+    /// Bob activated on a device; returns the device's store (what survives an app restart).
+    func activatedDevice() async -> McTokenStore {
+        let store = McTokenStore()
+        #expect(await idp.activate("bob", password: "hunter22", on: idp.masterController(store: store)) == .kOk)
+        return store
+    }
+
+    /// The app restarts: a new MasterController on the same store, Start, and the sample's handler
+    /// for the first listed user.
+    fileprivate func restartedApp(_ store: McTokenStore, password: String = "hunter22") async throws -> (MasterController, IdpHandler) {
+        let masterController = idp.masterController(store: store)
+        let start = await masterController.receive(KSMStartEvent()) as! KSMStartResultEvent
+        #expect(start.sdkState == .LOGIN_REQUIRED)
+        let userId = try #require(start.userList.first).userId
+        return (masterController, IdpHandler(idp: idp, masterController: masterController, userId: userId, password: password))
+    }
+
+    @Test("with stored tokens the offline login succeeds and no credentials are asked")
+    func offlinePath() async throws {
+        let store = await activatedDevice()
+        idp.clock.advance(by: .seconds(3600))   // access and refresh token expired, offline token alive
+        let (masterController, handler) = try await restartedApp(store, password: "not-asked")
+        let codesBefore = idp.count(.codeIssued)
+        #expect(await handler.loginAfterRestart() == .OK)
+        #expect(await masterController.isLoggedIn(bob))
+        #expect(idp.count(.codeIssued) == codesBefore)
+        #expect(idp.server.auditLog().last { $0.event == .tokensRefreshed }?.detail == "offline token rotated")
+    }
+
+    @Test("after CLEAR_ALL (logout) the offline login fails and the sample's fresh login takes over")
+    func fallbackPath() async throws {
+        let store = await activatedDevice()
+        let before = idp.masterController(store: store)
+        _ = await before.receive(KSMStartEvent())
+        #expect(await (before.receive(KSMClearIamTokenCacheEvent(userIdentifier: bob)) as! KSMClearIamTokenCacheResultEvent).status == .kOk)
+        let (masterController, handler) = try await restartedApp(store)
+        #expect(await (masterController.receive(KSMOfflineLoginEvent(userIdentifier: bob)) as! KSMOfflineLoginResultEvent).status == .kNoTokenDataAvailable)
+        #expect(await handler.loginAfterRestart() == .OK)
+        #expect(await masterController.isLoggedIn(bob))
+        #expect(await masterController.tokenSet(for: bob)?.offlineToken != nil)
+    }
+}
+
+@Suite("MasterController.loginAfterRestart")
+struct LoginAfterRestartTests {
+    let bob = KsUserIdentifier(tenantId: "demo", userId: "bob")
+
+    @Test("takes the offline path when it can, else the IdpSdk login with the same mode, and reports a lockout as kTemporaryLocked")
+    func bothPathsAndLockout() async throws {
+        let idp = TestIDP(lockout: LockoutPolicy(maximumFailures: 1, lockoutDuration: .seconds(60)))
+        let store = McTokenStore()
+        #expect(await idp.activate("bob", password: "hunter22", on: idp.masterController(store: store), mode: .no) == .kOk)
+        let masterController = idp.masterController(store: store)
+        _ = await masterController.receive(KSMStartEvent())
+        let provider = TableProvider(["username": "bob", "password": "hunter22"])
+        let offline = await masterController.loginAfterRestart(bob, authenticationMode: .no, idpSdk: idp.sdk(), interactionInterface: provider)
+        #expect(offline.status == .kOk && offline.path == .offlineLogin && offline.authenticationResult == nil)
+        #expect(provider.recorded.isEmpty)
+
+        // After a logout the fresh login runs, with the same mode
+        _ = await masterController.receive(KSMClearIamTokenCacheEvent(userIdentifier: bob))
+        _ = await masterController.receive(KSMRestartEvent())
+        let fresh = await masterController.loginAfterRestart(bob, authenticationMode: .no, idpSdk: idp.sdk(), interactionInterface: provider)
+        #expect(fresh.status == .kOk && fresh.path == .idpLogin && fresh.offlineLoginStatus == .kNoTokenDataAvailable)
+        #expect(provider.recorded.count == 1)
+
+        // A wrong password locks the account: the result says so, in both SDKs' terms
+        _ = await masterController.receive(KSMClearIamTokenCacheEvent(userIdentifier: bob))
+        _ = await masterController.receive(KSMRestartEvent())
+        let wrong = ClosureProvider { _ in .init(credentials: ["username": "bob", "password": "wrong"]) }
+        let locked = await masterController.loginAfterRestart(bob, authenticationMode: .no, idpSdk: idp.sdk(), interactionInterface: wrong)
+        #expect(locked.status == .kTemporaryLocked && locked.path == .idpLogin)
+        guard case .lockout(let lockout)? = locked.authenticationResult else { Issue.record("expected a lockout, got \(locked)"); return }
+        #expect(!lockout.isPermanent && lockout.lockedUntil == idp.clock.now().addingTimeInterval(60))
+        #expect(await !masterController.isLoggedIn(bob))
     }
 }

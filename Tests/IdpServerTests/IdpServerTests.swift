@@ -11,8 +11,8 @@ struct Browser {
     static let rfcVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
     static let rfcChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
-    init() {
-        server = IdpServer(configuration: .init(clock: clock))
+    init(lockout: LockoutPolicy = .disabled) {
+        server = IdpServer(configuration: .init(clock: clock, lockout: lockout))
         try! server.addTenant("demo")
         try! server.addUser("alice", tenant: "demo", password: "pw-alice")
     }

@@ -12,9 +12,9 @@ struct TestIDP {
     let tenant = "demo"
     let clock: ManualClock
 
-    init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000) {
+    init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled) {
         clock = ManualClock()
-        server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: auditLogCapacity))
+        server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: auditLogCapacity, lockout: lockout))
         url = "https://idp-\(UUID().uuidString.lowercased()).test"
         try! server.addTenant(tenant, secretEncoding: secretEncoding)
         IdpNetwork.shared.register(server, at: url, latency: latency)
@@ -25,9 +25,16 @@ struct TestIDP {
                       shouldHashPin: shouldHashPin, configuration: configuration)
     }
 
-    func masterController() -> MasterController {
-        MasterController(configuration: .init(idpUrl: url))
+    /// A MasterController on this IDP's clock; pass the `store` of an earlier one to simulate an
+    /// app restart on the same device.
+    func masterController(store: McTokenStore = McTokenStore(), transport: (any Transport)? = nil,
+                          biometricPrompt: (any BiometricPrompt)? = nil, refreshTimeout: Duration = .seconds(600)) -> MasterController {
+        MasterController(configuration: .init(idpUrl: url, transport: transport, tokenStore: store, clock: clock,
+                                              biometricPrompt: biometricPrompt, refreshTimeout: refreshTimeout))
     }
+
+    /// How many entries of `event` the audit log holds.
+    func count(_ event: AuditEntry.Event) -> Int { server.auditLog().filter { $0.event == event }.count }
 
     /// Adds a user awaiting activation and returns one activation code.
     func pendingUser(_ userId: String) -> String {
@@ -114,17 +121,77 @@ extension TestIDP {
     /// Activates a new user on `masterController` through the three documented steps; returns the
     /// SetAuthorisationCode status.
     @discardableResult
-    func activate(_ userId: String, password: String, on masterController: MasterController, sdk: IdpSdkService? = nil) async -> KSMEventStatusType {
+    func activate(_ userId: String, password: String, on masterController: MasterController, sdk: IdpSdkService? = nil,
+                  mode: KSMAuthenticationMode = .no, existingUserId: String? = nil) async -> KSMEventStatusType {
         let code = pendingUser(userId)
         let sdk = sdk ?? self.sdk()
         _ = await masterController.receive(KSMStartEvent())
         let ast = await masterController.receive(KSMGetAstClientDataEvent(tenantId: tenant)) as! KSMGetAstClientDataResultEvent
         let provider = TableProvider(["username": userId, "activation-code": code, "password": password])
-        let result = await sdk.run(AstClientDataInfo(astClientData: ast), clientId: "KssIdpEnrollment", provider: provider)
+        let result = await sdk.run(AstClientDataInfo(astClientData: ast), clientId: "KssIdpEnrollment", provider: provider, userId: existingUserId)
         guard let authorizationCode = result.authorizationCode else { return .kCannotAcquireAuthorizationCode }
         let set = await masterController.receive(KSMSetAuthorisationCodeEvent(
-            tenantId: tenant, authenticationMode: .no, authorisationCode: authorizationCode, clientId: "KssIdpEnrollment"
+            tenantId: tenant, authenticationMode: mode, authorisationCode: authorizationCode, clientId: "KssIdpEnrollment"
         )) as! KSMSetAuthorisationCodeResultEvent
         return set.status
     }
+
+    /// Logs an activated user in on `masterController` through the three documented steps (with
+    /// `KssIdpLogin`); returns the SetAuthorisationCode status.
+    @discardableResult
+    func login(_ userId: String, password: String, on masterController: MasterController, mode: KSMAuthenticationMode = .no) async -> KSMEventStatusType {
+        let user = KsUserIdentifier(tenantId: tenant, userId: userId)
+        let ast = await masterController.receive(KSMGetAstClientDataEvent(userIdentifier: user)) as! KSMGetAstClientDataResultEvent
+        let result = await sdk().run(AstClientDataInfo(astClientData: ast), clientId: "KssIdpLogin",
+                                     provider: TableProvider(["username": userId, "password": password]), userId: userId)
+        guard let authorizationCode = result.authorizationCode else { return .kCannotAcquireAuthorizationCode }
+        let set = await masterController.receive(KSMSetAuthorisationCodeEvent(
+            userIdentifier: user, authenticationMode: mode, authorisationCode: authorizationCode, clientId: "KssIdpLogin"
+        )) as! KSMSetAuthorisationCodeResultEvent
+        return set.status
+    }
+}
+
+/// A transport in front of another that can hold requests (a slow or hung IDP) until released.
+final class HoldingTransport: Transport {
+    typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    private let inner: any Transport
+    private let state = LockedValue<(holding: Bool, held: [(HTTPRequest, Completion)])>((false, []))
+
+    init(_ inner: any Transport) { self.inner = inner }
+
+    func send(_ request: HTTPRequest, completion: @escaping Completion) {
+        let held = state.withLock { state -> Bool in
+            guard state.holding else { return false }
+            state.held.append((request, completion))
+            return true
+        }
+        if !held { inner.send(request, completion: completion) }
+    }
+
+    /// From now on, requests wait until ``release()``.
+    func hold() { state.withLock { $0.holding = true } }
+
+    /// Sends every held request on, and stops holding.
+    func release() {
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for (request, completion) in held { inner.send(request, completion: completion) }
+    }
+
+    var heldCount: Int { state.withLock { $0.held.count } }
+}
+
+/// Polls `condition` until it holds, for at most `limit` (generous: the pool may be starved under
+/// ThreadSanitizer); returns whether it held.
+func eventually(within limit: Duration = .seconds(120), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
 }

@@ -1,0 +1,126 @@
+/// Reinitialises the MasterController, as after an app restart; answered by
+/// ``KSMRestartResultEvent``. Every user is then LOGIN_REQUIRED again; stored tokens are kept, so
+/// ``KSMOfflineLoginEvent`` can log the user back in.
+public final class KSMRestartEvent: KsMacroEvent {
+    public let traceContext: String?
+    public let locale: String
+    public let appName: String
+
+    public init(traceContext: String? = nil, locale: String = "en", appName: String = "IdpHarness") {
+        self.traceContext = traceContext
+        self.locale = locale
+        self.appName = appName
+    }
+}
+
+/// The state of the SDK after Restart, as ``KSMStartResultEvent`` reports it after Start.
+public final class KSMRestartResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+    public let sdkState: KSMSdkState
+    /// The activated users, in activation order.
+    public let userList: [KsUserIdentifier]
+    public let userDetailsList: [KsUserDetails]
+
+    init(status: KSMEventStatusType, sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
+        self.status = status
+        self.errorCode = status == .kOk ? 0 : status.rawValue
+        self.errorDescription = ""
+        self.sdkState = sdkState
+        self.userList = userList
+        self.userDetailsList = userList.map { KsUserDetails(userIdentifier: $0, displayUsername: $0.userId, displayEmail: "") }
+    }
+}
+
+/// Logs a user in with the stored tokens, without credentials ("Stay Logged In"); answered by
+/// ``KSMOfflineLoginResultEvent``.
+///
+/// A live access token is enough; else the MC refreshes it with the refresh token, else with the
+/// offline token (after the biometric prompt for ``KSMAuthenticationMode/biometric``). Not for
+/// users in ``KSMAuthenticationMode/password`` or ``KSMAuthenticationMode/pin``.
+///
+/// Result statuses:
+/// - ``KSMEventStatusType/kOk``: logged in;
+/// - ``KSMEventStatusType/kInvalidState``: no Start or Restart yet;
+/// - ``KSMEventStatusType/kInvalidUserId``: the user is not activated here, or no user was given
+///   and none has logged in yet;
+/// - ``KSMEventStatusType/kNotSupported``: the user's mode is PASSWORD or PIN;
+/// - ``KSMEventStatusType/kNoTokenDataAvailable``: no tokens are stored (after `CLEAR_ALL`);
+/// - ``KSMEventStatusType/kLoginRequired``: the IDP refused the tokens (expired — Offline Session
+///   Max —, revoked, reused): log in at the IDP;
+/// - ``KSMEventStatusType/kTemporaryLocked`` / ``KSMEventStatusType/kPinBlocked``: the account is
+///   locked for now / for good;
+/// - ``KSMEventStatusType/kUserCancel`` / ``KSMEventStatusType/kNegative``: the biometric prompt
+///   was cancelled / failed; `errorCode` is `802000000 +` the ``BiometricPromptError`` code;
+/// - ``KSMEventStatusType/kNotReachable`` / ``KSMEventStatusType/kConnectionLost`` /
+///   ``KSMEventStatusType/kCannotAcquireTokenData``: the IDP did not answer, the connection broke,
+///   or the refresh timed out.
+public final class KSMOfflineLoginEvent: KsMacroEvent {
+    public let traceContext: String?
+    /// The user to log in; `nil`: the user of the last successful login.
+    public let userIdentifier: KsUserIdentifier?
+
+    public init(userIdentifier: KsUserIdentifier? = nil, traceContext: String? = nil) {
+        self.userIdentifier = userIdentifier
+        self.traceContext = traceContext
+    }
+}
+
+/// The outcome of an OfflineLogin; see ``KSMOfflineLoginEvent`` for the statuses.
+public final class KSMOfflineLoginResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+    /// The user logged in, on success.
+    public let userIdentifier: KsUserIdentifier?
+
+    init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
+        self.status = status
+        self.errorCode = errorCode ?? (status == .kOk ? 0 : status.rawValue)
+        self.errorDescription = errorDescription
+        self.userIdentifier = userIdentifier
+    }
+}
+
+/// Clears a user's locally cached IAM tokens (logout); answered by
+/// ``KSMClearIamTokenCacheResultEvent``. The documents suggest a ``KSMRestartEvent`` afterwards.
+public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
+    /// Which tokens to clear.
+    public enum ClearBehavior: Sendable, CaseIterable {
+        /// Access, refresh and offline token: the next OfflineLogin fails with
+        /// ``KSMEventStatusType/kNoTokenDataAvailable``; the user must log in at the IDP.
+        case CLEAR_ALL
+        /// Access and refresh token: the next OfflineLogin uses the offline token (and asks the
+        /// biometric prompt in BIOMETRIC mode).
+        case CLEAR_ACCESS_AND_REFRESH
+        /// The offline token only; the user stays logged in while the access token lives.
+        case CLEAR_OFFLINE
+    }
+
+    public let traceContext: String?
+    public let userIdentifier: KsUserIdentifier
+    public let clearBehavior: ClearBehavior
+
+    /// The default signature clears all tokens.
+    public init(userIdentifier: KsUserIdentifier, clearBehavior: ClearBehavior = .CLEAR_ALL, traceContext: String? = nil) {
+        self.userIdentifier = userIdentifier
+        self.clearBehavior = clearBehavior
+        self.traceContext = traceContext
+    }
+}
+
+/// The outcome of ClearIamTokenCache: ``KSMEventStatusType/kOk``, or
+/// ``KSMEventStatusType/kInvalidUserId`` for a user not activated here, or
+/// ``KSMEventStatusType/kInvalidState`` before Start.
+public final class KSMClearIamTokenCacheResultEvent: KSMResultEvent {
+    public let status: KSMEventStatusType
+    public let errorCode: Int
+    public let errorDescription: String
+
+    init(status: KSMEventStatusType, errorDescription: String = "") {
+        self.status = status
+        self.errorCode = status == .kOk ? 0 : status.rawValue
+        self.errorDescription = errorDescription
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import IdpPrimitives
+import IdpServer
+import Testing
+
+extension Browser {
+    func refresh(_ token: String, clientId: String = "KssIdpLogin") -> (status: Int, json: [String: Any]) {
+        self.token([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)])
+    }
+
+    /// A full login for alice: the code grant's JSON.
+    func login() throws -> [String: Any] {
+        let (status, json) = exchange(try code())
+        #expect(status == 200)
+        return json
+    }
+}
+
+@Suite("The refresh-token grant")
+struct RefreshGrantTests {
+    @Test("a refresh token is rotated: new access and refresh tokens; the old refresh token is spent")
+    func rotation() throws {
+        let browser = Browser()
+        let login = try browser.login()
+        let refresh = try #require(login["refresh_token"] as? String)
+        let (status, json) = browser.refresh(refresh)
+        #expect(status == 200)
+        let access = try #require(json["access_token"] as? String)
+        let rotated = try #require(json["refresh_token"] as? String)
+        #expect(rotated != refresh && access != login["access_token"] as? String)
+        #expect(json["refresh_token_type"] as? String == "Refresh" && json["user_id"] as? String == "alice")
+        #expect(browser.server.isTokenActive(access, tenant: "demo") && browser.server.isTokenActive(rotated, tenant: "demo"))
+        #expect(browser.count(.tokensRefreshed) == 1)
+    }
+
+    @Test("presenting a spent refresh token fails and revokes the whole family, offline token included")
+    func reuseRevokesTheFamily() throws {
+        let browser = Browser()
+        let login = try browser.login()
+        let refresh = try #require(login["refresh_token"] as? String)
+        let offline = try #require(login["offline_token"] as? String)
+        let rotated = try #require(browser.refresh(refresh).json["refresh_token"] as? String)
+        // When the spent token is presented again
+        let (status, json) = browser.refresh(refresh)
+        // Then it fails, and nothing of that login is usable any more
+        #expect(status == 400)
+        #expect(json["error"] as? String == "invalid_grant")
+        #expect(json["error_description"] as? String == "refresh token was already used; its token family is revoked")
+        for token in [rotated, offline, login["access_token"] as! String] {
+            #expect(!browser.server.isTokenActive(token, tenant: "demo"))
+        }
+        #expect(browser.refresh(rotated).json["error_description"] as? String == "refresh token has been revoked")
+        #expect(browser.count(.refreshTokenReused) == 1)
+        // A second login is a new family, untouched
+        let again = try #require(try browser.login()["refresh_token"] as? String)
+        #expect(browser.refresh(again).status == 200)
+    }
+
+    @Test("an offline token is rotated too, but its session ends at Offline Session Max from the login")
+    func offlineSessionMax() throws {
+        let browser = Browser()
+        #expect(browser.server.configuration.offlineSessionMax == .seconds(30 * 24 * 3600))
+        var offline = try #require(try browser.login()["offline_token"] as? String)
+        // Rotating it every 10 days keeps it going only until day 30
+        for daysLeft in [20, 10] {
+            browser.clock.advance(by: .seconds(10 * 24 * 3600))
+            let (status, json) = browser.refresh(offline)
+            #expect(status == 200)
+            #expect(json["refresh_token_type"] as? String == "Offline")
+            #expect(json["refresh_expires_in"] as? Int == daysLeft * 24 * 3600)
+            offline = try #require(json["refresh_token"] as? String)
+        }
+        browser.clock.advance(by: .seconds(10 * 24 * 3600))
+        let (status, json) = browser.refresh(offline)
+        #expect(status == 400)
+        #expect(json["error_description"] as? String == "the offline session has ended (Offline Session Max)")
+        #expect(!browser.server.isTokenActive(offline, tenant: "demo"))
+    }
+
+    @Test("an expired refresh token, an access token, another client's token and missing parameters are refused by name")
+    func refusals() throws {
+        let browser = Browser()
+        let login = try browser.login()
+        let refresh = try #require(login["refresh_token"] as? String)
+        #expect(browser.refresh(login["access_token"] as! String).json["error_description"] as? String == "refresh token is unknown")
+        #expect(browser.refresh(refresh, clientId: "KssIdpEnrollment").json["error_description"] as? String == "refresh token was issued to another client")
+        #expect(browser.token([("grant_type", "refresh_token"), ("client_id", "KssIdpLogin")]).json["error_description"] as? String == "missing parameter 'refresh_token'")
+        #expect(browser.token([("grant_type", "refresh_token"), ("refresh_token", refresh)]).json["error_description"] as? String == "missing parameter 'client_id'")
+        browser.clock.advance(by: .seconds(1800))
+        #expect(browser.refresh(refresh).json["error_description"] as? String == "refresh token has expired")
+    }
+
+    @Test("a locked user's refresh is refused with the lock")
+    func lockedUserRefresh() throws {
+        let browser = Browser(lockout: LockoutPolicy(maximumFailures: 1, lockoutDuration: .seconds(60)))
+        let offline = try #require(try browser.login()["offline_token"] as? String)
+        let lock = try #require(Browser.lockout(in: try browser.attempt("wrong")))
+        let (status, json) = browser.refresh(offline)
+        #expect(status == 400)
+        #expect(LockoutInformation(error: json["error"] as? String ?? "", lockedUntil: json["locked_until"] as? String) == lock)
+        browser.clock.set(lock.lockedUntil)
+        #expect(browser.refresh(offline).status == 200)
+    }
+}
