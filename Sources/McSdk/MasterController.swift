@@ -328,7 +328,7 @@ public actor MasterController {
             // Unstructured: a cancelled caller must not cancel the refresh the others wait for.
             Task {
                 let outcome = await TokenExchange.refresh(presented, clientId: tokens.clientId, tenantId: user.tenantId, configuration: configuration)
-                await self.finishRefresh(key, flight: flight, presented: presented, outcome: outcome)
+                self.finishRefresh(key, flight: flight, presented: presented, outcome: outcome)
             }
         }
         do {
