@@ -16,6 +16,8 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     public var error: String?
     /// The human-readable `error_description`.
     public var errorDescription: String?
+    /// The `error_uri` (RFC 6749 §4.1.2.1): a page about the error.
+    public var errorURI: String?
     /// The OpenID Connect Session Management `session_state`.
     public var sessionState: String?
 
@@ -32,12 +34,13 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     ///   - sessionState: The session state.
     public init(
         code: String? = nil, state: String? = nil, error: String? = nil,
-        errorDescription: String? = nil, sessionState: String? = nil
+        errorDescription: String? = nil, errorURI: String? = nil, sessionState: String? = nil
     ) {
         self.code = code
         self.state = state
         self.error = error
         self.errorDescription = errorDescription
+        self.errorURI = errorURI
         self.sessionState = sessionState
     }
 
@@ -51,10 +54,12 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     ///   - location: The absolute URI the IDP redirected to.
     ///   - expectedRedirectURI: The registered redirect URI; when given, the location without
     ///     query and fragment must equal it exactly.
+    ///   - expectedState: The `state` the request sent; when given, the redirect must echo it
+    ///     exactly (RFC 6749 §10.12: a redirect without it may be forged).
     /// - Returns: The parameters.
     /// - Throws: ``AuthorizationRedirectError`` naming the problem.
     public static func parse(
-        location: String, expectedRedirectURI: String?
+        location: String, expectedRedirectURI: String?, expectedState: String? = nil
     ) throws(AuthorizationRedirectError) -> AuthorizationRedirect {
         let bytes = Array(location.utf8)
         guard !bytes.isEmpty else { throw AuthorizationRedirectError(.empty) }
@@ -77,11 +82,13 @@ public struct AuthorizationRedirect: Sendable, Equatable {
         let code = nonEmpty(parameters["code"])
         let error = nonEmpty(parameters["error"])
         guard code != nil || error != nil else { throw AuthorizationRedirectError(.missingCode) }
+        if let expectedState, parameters["state"] != expectedState { throw AuthorizationRedirectError(.stateMismatch) }
         return AuthorizationRedirect(
             code: error == nil ? code : nil,
             state: parameters["state"],
             error: error,
             errorDescription: parameters["error_description"],
+            errorURI: parameters["error_uri"],
             sessionState: parameters["session_state"]
         )
     }

@@ -17,6 +17,8 @@ public struct AuthorizationRedirectError: Error, Sendable, Equatable, CustomStri
         case missingCode
         /// The parameter of this (raw) name has a malformed percent-escape or is not UTF-8.
         case invalidEncoding(String)
+        /// The `state` is missing or is not the one the request sent.
+        case stateMismatch
     }
 
     /// What was wrong.
@@ -39,6 +41,7 @@ public struct AuthorizationRedirectError: Error, Sendable, Equatable, CustomStri
         case .duplicateParameter(let name): "parameter '\(name)' appears more than once"
         case .missingCode: "neither 'code' nor 'error' is present"
         case .invalidEncoding(let name): "parameter '\(name)' is not validly percent-encoded UTF-8"
+        case .stateMismatch: "state is missing or is not the one the request sent"
         }
         return "invalid authorization redirect: \(problem)"
     }

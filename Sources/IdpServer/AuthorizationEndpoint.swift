@@ -74,6 +74,13 @@ extension IdpServer {
             guard let astClientData, !astClientData.isEmpty, astClientData.utf8.count <= 4096 else {
                 return refuse("invalid_request", "the X-KOBIL-ASTCLIENTDATA header is missing or too long")
             }
+            // The web-view header rule (000_*.txt): existing users and logins send the device's AST
+            // client id with the client data; a new user has none yet.
+            if client.astClientIdHeader == .required {
+                guard let astClientId, astClientId.contains(where: { $0 != "0" && $0 != "-" }), astClientId.utf8.count <= 256 else {
+                    return refuse("invalid_request", "client '\(clientId)' needs the X-KOBIL-ASTCLIENTID header of an activated device")
+                }
+            }
             let loginHint = params["login_hint"]
             if let loginHint {
                 let user = tenant.users[loginHint]
@@ -122,6 +129,7 @@ extension IdpServer {
         let now = self.now
         let newCode = SecureRandom.token(byteCount: 32)
         let newAstClientId = UUID().uuidString.lowercased()
+        let newSalt = SecureRandom.bytes(16)
         let maximumFieldLength = configuration.maximumFieldLength
         let minimumPasswordLength = configuration.minimumPasswordLength
         let lockoutPolicy = configuration.lockout
@@ -182,12 +190,20 @@ extension IdpServer {
                 // Every step passed: apply the flow's effects at once, then issue the code.
                 state.sessions[sessionCode] = nil
                 let userId = session.userId!
+                if client.purpose == .registration {
+                    // Checked again here, under the same lock as the insert: two registrations
+                    // of one username may both have passed the form.
+                    guard tenant.users[userId] == nil else {
+                        return .terminal(session, error: "username_taken", description: "username '\(userId)' was registered meanwhile")
+                    }
+                    tenant.users[userId] = UserRecord(id: userId, salt: newSalt, attributes: [:])
+                }
                 var user = tenant.users[userId]!
                 let astClientId: String
-                if client.purpose == .enrollment {
+                if client.purpose == .enrollment || client.purpose == .registration {
                     user.status = .active
                     user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
-                    user.activationCodes[session.pendingActivationCode!] = nil
+                    if let code = session.pendingActivationCode { user.activationCodes[code] = nil }
                     astClientId = newAstClientId
                     user.astClientIds.append(astClientId)
                 } else {
@@ -321,6 +337,13 @@ private struct StepEvaluation {
                 if client.purpose == .login, let hint = session.loginHint, hint != value {
                     return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
                 }
+                if client.purpose == .registration {
+                    guard tenant.users[value] == nil else {
+                        return .reject(Rejection(code: "username_taken", message: "This username is taken; choose another.", countsAgainstUser: false))
+                    }
+                    session.userId = value
+                    continue
+                }
                 guard let user = tenant.users[value] else { return .reject(unknown) }
                 switch client.purpose {
                 case .login:
@@ -329,6 +352,8 @@ private struct StepEvaluation {
                     guard !user.activationCodes.isEmpty else {
                         return .reject(Rejection(code: "activation_not_pending", message: "There is no pending activation for this user.", countsAgainstUser: false))
                     }
+                case .registration:
+                    break   // handled above: the user does not exist yet
                 }
                 session.userId = value
                 identifiedUser = value

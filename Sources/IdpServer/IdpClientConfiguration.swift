@@ -15,6 +15,17 @@ public struct IdpClientConfiguration: Sendable, Equatable {
         case enrollment
         /// Login: an active user proves their password (and any custom attributes).
         case login
+        /// Registration in a web view: a new user chooses a username and a password; completing
+        /// the flow creates the user, active, with this device's AST client id. No activation code.
+        case registration
+    }
+
+    /// Whether the authorize request must carry `X-KOBIL-ASTCLIENTID` (the device's AST client id)
+    /// next to `X-KOBIL-ASTCLIENTDATA`: the web-view clients of existing users and subsequent
+    /// logins require it, a new user's registration has no id yet.
+    public enum AstClientIdHeader: Sendable, Equatable {
+        case optional
+        case required
     }
 
     /// The `client_id` the SDK passes to `getAuthorizationCode`.
@@ -28,6 +39,8 @@ public struct IdpClientConfiguration: Sendable, Equatable {
     public var maxAttempts: Int
     /// The redirect URIs the client may use (exact match, RFC 6749 §3.1.2.3).
     public var redirectURIs: [String]
+    /// Whether `X-KOBIL-ASTCLIENTID` must come with the authorize request.
+    public var astClientIdHeader: AstClientIdHeader
 
     /// The redirect URI of the documents' samples, registered on every standard client.
     public static let defaultRedirectURI = "https://kobil/OpenIdRedirectUri"
@@ -37,13 +50,15 @@ public struct IdpClientConfiguration: Sendable, Equatable {
         purpose: Purpose,
         steps: [[IdpFormField]],
         maxAttempts: Int = 3,
-        redirectURIs: [String] = [IdpClientConfiguration.defaultRedirectURI]
+        redirectURIs: [String] = [IdpClientConfiguration.defaultRedirectURI],
+        astClientIdHeader: AstClientIdHeader = .optional
     ) {
         self.clientId = clientId
         self.purpose = purpose
         self.steps = steps
         self.maxAttempts = maxAttempts
         self.redirectURIs = redirectURIs
+        self.astClientIdHeader = astClientIdHeader
     }
 
     /// `KssIdpEnrollment`: username, then activation code, then the desired password.
@@ -66,6 +81,32 @@ public struct IdpClientConfiguration: Sendable, Equatable {
             IdpFormField(id: "password", label: "Password", role: .password),
         ]]
     )
+
+    /// `IDPRegistration`, the web-view (TWV) client for a new user (`000_*.txt`): username and a
+    /// chosen password on one form; only `X-KOBIL-ASTCLIENTDATA` is sent.
+    public static let idpRegistration = IdpClientConfiguration(
+        clientId: "IDPRegistration",
+        purpose: .registration,
+        steps: [[
+            IdpFormField(id: "username", label: "Choose a username", role: .username),
+            IdpFormField(id: "password", label: "Choose a password", role: .newPassword),
+        ]]
+    )
+
+    /// `IDPLogin`, the web-view client for an existing user on a new installation: username and
+    /// password; `X-KOBIL-ASTCLIENTID` is required.
+    public static let idpLogin = webViewLogin("IDPLogin")
+
+    /// `IDPSubsequentLogin`, the web-view client for a later session of a logged-in user: username
+    /// and password; `X-KOBIL-ASTCLIENTID` is required.
+    public static let idpSubsequentLogin = webViewLogin("IDPSubsequentLogin")
+
+    private static func webViewLogin(_ clientId: String) -> IdpClientConfiguration {
+        IdpClientConfiguration(clientId: clientId, purpose: .login, steps: kssIdpLogin.steps, astClientIdHeader: .required)
+    }
+
+    /// The clients every tenant gets unless told otherwise: the IdpSdk ones and the web-view ones.
+    public static let standard = [kssIdpEnrollment, kssIdpLogin, idpRegistration, idpLogin, idpSubsequentLogin]
 
     /// Checks that the steps make sense for the purpose; returns the problem, or `nil`.
     func validationProblem() -> String? {
@@ -94,6 +135,11 @@ public struct IdpClientConfiguration: Sendable, Equatable {
         case .login:
             if !roles.contains(.password) { return "login client '\(clientId)' never asks for the password" }
             if roles.contains(.activationCode) { return "login client '\(clientId)' asks for an activation code" }
+        case .registration:
+            if !roles.contains(.newPassword) { return "registration client '\(clientId)' never asks for the new password" }
+            if roles.contains(where: { $0 != .username && $0 != .newPassword }) {
+                return "registration client '\(clientId)' may ask only for a username and a new password"
+            }
         }
         return nil
     }

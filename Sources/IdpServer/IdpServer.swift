@@ -110,8 +110,9 @@ public final class IdpServer: Sendable {
     /// - Parameters:
     ///   - tenantId: The realm name; the `tenantId` of the SDKs.
     ///   - secretEncoding: How password fields arrive (must match the SDK's `shouldHashPin`).
-    ///   - standardClients: Whether to add ``IdpClientConfiguration/kssIdpEnrollment`` and
-    ///     ``IdpClientConfiguration/kssIdpLogin``.
+    ///   - standardClients: Whether to add ``IdpClientConfiguration/standard``: the IdpSdk clients
+    ///     `KssIdpEnrollment` and `KssIdpLogin`, and the web-view clients `IDPRegistration`,
+    ///     `IDPLogin` and `IDPSubsequentLogin`.
     /// - Throws: ``IdpServerError`` if the tenant exists or the id is empty.
     public func addTenant(_ tenantId: String, secretEncoding: SecretEncoding = .plain, standardClients: Bool = true) throws(IdpServerError) {
         guard !tenantId.isEmpty, !tenantId.contains("/") else {
@@ -121,7 +122,7 @@ public final class IdpServer: Sendable {
             guard state.tenants[tenantId] == nil else { throw IdpServerError(.tenantExists(tenantId)) }
             var tenant = TenantState(id: tenantId, secretEncoding: secretEncoding)
             if standardClients {
-                for client in [IdpClientConfiguration.kssIdpEnrollment, .kssIdpLogin] {
+                for client in IdpClientConfiguration.standard {
                     tenant.clients[client.clientId] = client
                 }
             }
