@@ -14,6 +14,19 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "compare":
     exit(runCompare(Array(arguments.dropFirst())))
+case "show":
+    // Renders a saved JSON report in another format: idp-bench show REPORT.json [--format F]
+    let rest = Array(arguments.dropFirst())
+    guard rest.count == 1 || (rest.count == 3 && rest[1] == "--format"), let data = FileManager.default.contents(atPath: rest[0]) else {
+        fail("usage: idp-bench show REPORT.json [--format text|markdown|json|csv] (and the file must be readable)", status: 1)
+    }
+    guard let format = ReportFormat(rawValue: rest.count == 3 ? rest[2] : "text") else { fail("unknown format '\(rest[2])'", status: 1) }
+    do {
+        print(render(try BenchReport.decode(from: data), as: format))
+        exit(0)
+    } catch {
+        fail("\(rest[0]): \(error)", status: 1)
+    }
 case "memory-probe":
     // The child process of the memory section: FLOWS LATENCY_MS → one JSON row on stdout.
     guard arguments.count == 3, let flows = Int(arguments[1]), flows > 0, let latency = Int(arguments[2]), latency >= 0 else {
