@@ -95,7 +95,7 @@ func tables(_ report: BenchReport) -> [Table] {
     }
     if !report.targets.isEmpty {
         tables.append(Table(title: "targets", header: ["target", "measured", "limit", "", "detail"], rows: report.targets.map {
-            [$0.name, formatNumber($0.value), formatNumber($0.limit), $0.met ? "met" : "MISSED", $0.detail]
+            [$0.name, formatRatio($0.value), formatRatio($0.limit), $0.met ? "met" : "MISSED", $0.detail]
         }))
     }
     return tables
@@ -149,6 +149,11 @@ func formatNumber(_ value: Double) -> String {
         grouped.append(digit)
     }
     return (whole < 0 ? "-" : "") + grouped
+}
+
+/// A target's figure: two decimals below 10, where ratios live and 0.62 must not read as 0.6.
+func formatRatio(_ value: Double) -> String {
+    abs(value) < 10 ? String(format: "%.2f", value) : formatNumber(value)
 }
 
 /// A number for machines: no grouping, full precision.

@@ -87,6 +87,9 @@ struct BenchReportTests {
         #expect(formatNumber(1_234_567.4) == "1,234,567")
         #expect(formatNumber(-12_345) == "-12,345")
         #expect(formatNumber(100) == "100")
+        #expect(formatRatio(0.6234) == "0.62")
+        #expect(formatRatio(1.5) == "1.50")
+        #expect(formatRatio(5_754) == "5,754")
     }
 
     #if canImport(FoundationXML) || canImport(Darwin)
