@@ -55,7 +55,7 @@ final class NSLockStore: IdpSdkInteractionInterface, @unchecked Sendable {
 
 /// The table lives in an actor; the synchronous call starts a `Task` that awaits the actor and
 /// blocks on a semaphore until it answers: okta-mobile-swift's `withIsolationSync`.
-final class ActorBridgeStore: IdpSdkInteractionInterface {
+final class ActorBridgeStore: IdpSdkInteractionInterface, Sendable {
     private actor Table {
         let table: CredentialTable
         init(_ table: CredentialTable) { self.table = table }

@@ -12,7 +12,7 @@ struct Strategy {
     let kind: Kind
     /// The provider the README recommends.
     var recommended = false
-    let provider: any IdpSdkInteractionInterface
+    let provider: any IdpSdkInteractionInterface & Sendable
 }
 
 /// The users every strategy answers for: the same table, the same calls.
@@ -111,7 +111,7 @@ func floors(_ data: HotPathData) -> [Floor] {
         // interaction data and a prepared answer, no lookup, no lock.
         Floor(name: "provider call (no-op provider)") { thread in
             let calls = data.calls(thread: thread).map(CallBox.init)
-            let provider: any IdpSdkInteractionInterface = NoOpProvider(answer: .init(credentials: data.users[0].values))
+            let provider: any IdpSdkInteractionInterface & Sendable = NoOpProvider(answer: .init(credentials: data.users[0].values))
             return { call in provider.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
         },
     ]
@@ -209,7 +209,7 @@ func verify(_ strategies: [Strategy], _ data: HotPathData) async throws(BenchFai
 }
 
 /// Returns the same prepared answer to every call.
-struct NoOpProvider: IdpSdkInteractionInterface {
+struct NoOpProvider: IdpSdkInteractionInterface, Sendable {
     let answer: IdpSdkProvideCredentialsResult
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { answer }
 }

@@ -19,7 +19,7 @@ import IdpSdk
 /// closure in a new unstructured task. Called from inside a Swift task or on the main thread it
 /// refuses with ``CredentialProviderError/Code/calledWhereBlockingIsUnsafe`` instead of blocking.
 /// Cost: a task, a semaphore and two short lock holds per call, plus the closure's own time.
-public final class AsyncCredentialBridge: IdpSdkFlowObserving, CustomStringConvertible {
+public final class AsyncCredentialBridge: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
     private let timeout: Duration
     private let operation: @Sendable (IdpSdkInteractionData) async throws -> [String: String]
     private let waits = WaitRegistry()

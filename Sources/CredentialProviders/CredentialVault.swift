@@ -35,7 +35,7 @@ public actor CredentialVault {
 /// ``AsyncCredentialBridge``: it refuses inside a Swift task or on the main thread, gives up after
 /// `timeout`, and stops waiting when the flow ends. Flows are matched to users by
 /// `interactionData.userId` (logins).
-public final class VaultProvider: IdpSdkFlowObserving, CustomStringConvertible {
+public final class VaultProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
     public let vault: CredentialVault
     private let timeout: Duration
     private let waits = WaitRegistry()

@@ -10,12 +10,12 @@ import IdpSdk
 /// The wrapped provider is asked the mapped ids; its answer is keyed back to the IDP's ids. Ids
 /// without a mapping pass through unchanged. Immutable: thread-safe at no cost beyond two small
 /// dictionaries per call.
-public struct FieldMappingProvider: IdpSdkFlowObserving, CustomStringConvertible {
-    public let base: any IdpSdkInteractionInterface
+public struct FieldMappingProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
+    public let base: any IdpSdkInteractionInterface & Sendable
     /// IDP field id → the id the wrapped provider knows.
     public let mapping: [String: String]
 
-    public init(_ base: any IdpSdkInteractionInterface, mapping: [String: String]) {
+    public init(_ base: any IdpSdkInteractionInterface & Sendable, mapping: [String: String]) {
         self.base = base
         self.mapping = mapping
     }

@@ -17,7 +17,7 @@ import IdpSdk
 ///
 /// Threading: one ``LockedValue`` guards the per-flow table; a call holds it for one lookup and
 /// update, then runs `answer` after releasing it. Flows never see each other's state.
-public final class MultiStepProvider: IdpSdkFlowObserving, CustomStringConvertible {
+public final class MultiStepProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
     /// What the provider knows about one flow when it is asked.
     public struct FlowState: Sendable, Equatable {
         /// How many times this flow has called the provider, this call included.

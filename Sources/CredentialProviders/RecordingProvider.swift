@@ -5,7 +5,7 @@ import IdpSdk
 /// Wraps a provider and keeps a thread-safe log of its calls, for tests: which flow, step and
 /// attempt asked which fields, on which thread, and whether it was answered or refused. Values
 /// are never logged.
-public final class RecordingProvider: IdpSdkFlowObserving, CustomStringConvertible {
+public final class RecordingProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
     /// One call.
     public struct Call: Sendable, Equatable {
         public let flowId: IdpSdkFlowID
@@ -20,11 +20,11 @@ public final class RecordingProvider: IdpSdkFlowObserving, CustomStringConvertib
         public let error: IdpSdkError?
     }
 
-    public let base: any IdpSdkInteractionInterface
+    public let base: any IdpSdkInteractionInterface & Sendable
     private let log = LockedValue<[Call]>([])
     private let ended = LockedValue<[IdpSdkFlowID: IdpSdkResult]>([:])
 
-    public init(_ base: any IdpSdkInteractionInterface) {
+    public init(_ base: any IdpSdkInteractionInterface & Sendable) {
         self.base = base
     }
 

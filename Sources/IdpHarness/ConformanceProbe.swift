@@ -2,10 +2,25 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 
+/// The user's provider, handed between the kit's tasks and threads.
+///
+/// `@unchecked Sendable`: one immutable reference and nothing else. Sharing the provider across
+/// threads is the point of the kit — ``IdpSdkInteractionInterface`` leaves thread safety to the
+/// implementer, as the documents do, and the kit is how the implementer checks it.
+struct ProviderUnderTest: @unchecked Sendable {
+    let provider: any IdpSdkInteractionInterface
+    init(_ provider: any IdpSdkInteractionInterface) { self.provider = provider }
+}
+
 /// Wraps the provider under test: notes every call (step, attempt, rejection, duration, error)
 /// and which flows are inside the provider right now, on which thread — what the watchdog
 /// reports when a flow hangs. Never sees or keeps values beyond the call.
-final class ConformanceProbe: IdpSdkFlowObserving {
+///
+/// `@unchecked Sendable`: its own state lives in `LockedValue`s; `base`, the provider under test,
+/// is an immutable reference that is shared across threads on purpose — whether that is safe is
+/// exactly what the kit checks (``IdpSdkInteractionInterface`` leaves thread safety to the
+/// implementer, as the documents do).
+final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
     struct Inside: Sendable {
         let thread: String
         let step: Int

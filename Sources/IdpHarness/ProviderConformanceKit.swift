@@ -85,8 +85,8 @@ public enum ProviderConformanceKit {
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
         await Run(configuration: configuration, name: name) { users in
-            var providers: [any IdpSdkInteractionInterface] = []
-            for user in users { providers.append(await makeProvider(user)) }
+            var providers: [ProviderUnderTest] = []
+            for user in users { providers.append(ProviderUnderTest(await makeProvider(user))) }
             let all = providers
             return { all[$0] }
         }.execute()
@@ -100,7 +100,7 @@ public enum ProviderConformanceKit {
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
         await Run(configuration: configuration, name: name) { users in
-            let provider = await sharedProvider(users)
+            let provider = ProviderUnderTest(await sharedProvider(users))
             return { _ in provider }
         }.execute()
     }
@@ -110,7 +110,7 @@ public enum ProviderConformanceKit {
 private struct Run: Sendable {
     let configuration: ProviderConformanceKit.Configuration
     let name: String
-    let bind: @Sendable ([ProviderConformanceKit.User]) async -> @Sendable (Int) -> any IdpSdkInteractionInterface
+    let bind: @Sendable ([ProviderConformanceKit.User]) async -> @Sendable (Int) -> ProviderUnderTest
 
     struct Plan: Sendable {
         let index: Int
@@ -156,7 +156,7 @@ private struct Run: Sendable {
         var probes: [ConformanceProbe] = []
         var probeByProvider: [ObjectIdentifier: ConformanceProbe] = [:]
         for index in users.indices {
-            let provider = route(index)
+            let provider = route(index).provider
             // A provider shared by several users gets one probe, so it stays one instance.
             guard type(of: provider) is AnyClass else {
                 probes.append(ConformanceProbe(provider))

@@ -130,6 +130,11 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension TraceParent {
+    /// The `tracestate` entry a client sends when it started a new trace because the caller's
+    /// traceparent could not be parsed (W3C Trace Context, "restart the trace"); the IDP's audit
+    /// log notes it.
+    public static let restartedTraceState = "idpsdk=restarted"
+
     /// The trace id of a `traceparent` header value, or `nil` if the value is not a valid
     /// traceparent. What flows are correlated by across the SDK, the IDP's audit log and providers.
     public static func traceId(of header: String) -> String? {

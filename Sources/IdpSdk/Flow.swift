@@ -9,8 +9,10 @@ struct FlowContext: Sendable {
     let clientId: String
     let userId: String?
     let traceParent: String?
+    /// Whether the caller's traceparent was unparseable and the flow started a new trace.
+    let traceRestarted: Bool
     let astClientData: AstClientDataInfo
-    let provider: any IdpSdkInteractionInterface
+    let provider: ProviderReference
     let transport: any Transport
     let configuration: IdpSdkService.Configuration
     let shouldHashPin: Bool
@@ -73,19 +75,20 @@ final class Flow: Sendable {
         case .success(let code): result = IdpSdkResult(authorizationCode: code, flowId: id)
         case .failure(let error): result = IdpSdkResult(error: error, flowId: id)
         }
-        let observer = context.provider as? any IdpSdkFlowObserving
+        let provider = context.provider
+        let observing = provider.observer != nil
         let taken = state.withLock { state -> (completion: (@Sendable (IdpSdkResult) -> Void)?, duringCall: Bool)? in
             guard !state.finished else { return nil }
             state.finished = true
             defer { state.completion = nil }
-            if state.inProviderCall, observer != nil { state.endAfterCall = result }
+            if state.inProviderCall, observing { state.endAfterCall = result }
             return (state.completion, state.inProviderCall)
         }
         guard let taken else { return false }
         onEnd(self)
         let id = self.id
         context.pool.submit {
-            if let observer {
+            if let observer = provider.observer {
                 // flowDidEnd waits for a running call to return (see askProvider).
                 if taken.duringCall { observer.flowEndedDuringCall(id) } else { observer.flowDidEnd(id, result: result) }
             }
@@ -159,7 +162,7 @@ final class Flow: Sendable {
             return true
         }
         guard begun else { return }
-        let answer = context.provider.provideCredentials(data)
+        let answer = context.provider.provider.provideCredentials(data)
         let endedDuringCall = state.withLock { state -> IdpSdkResult?? in
             state.inProviderCall = false
             guard state.finished else { return .none }
@@ -167,7 +170,7 @@ final class Flow: Sendable {
             return .some(state.endAfterCall)
         }
         if let endedDuringCall {
-            if let result = endedDuringCall, let observer = context.provider as? any IdpSdkFlowObserving {
+            if let result = endedDuringCall, let observer = context.provider.observer {
                 observer.flowDidEnd(id, result: result)
             }
             return

@@ -30,6 +30,7 @@ enum FlowRequests {
             headers.set("X-KOBIL-ASTCLIENTID", astClientId)
         }
         if let traceParent = context.traceParent { headers.set("traceparent", traceParent) }
+        if context.traceRestarted { headers.set("tracestate", TraceParent.restartedTraceState) }
         return HTTPRequest(method: "GET", target: target, headers: headers)
     }
 

@@ -1,19 +1,26 @@
 /// Supplies credentials when a flow's IDP form asks for them.
 ///
 /// ```swift
-/// final class IdpHandler: IdpSdkInteractionInterface {
+/// class IdpHandler: NSObject {}
+///
+/// extension IdpHandler: IdpSdkInteractionInterface {
 ///     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
 ///         .init(credentials: ["username": "alice", "password": "s3cret"])
 ///     }
 /// }
 /// ```
 ///
+/// Like the vendor's Objective-C protocol, this one does not refine `Sendable`, so the documents'
+/// plain `class IdpHandler: NSObject` conforms as printed. Thread safety is the implementer's duty,
+/// as the documents say; ``IdpHarness``'s conformance kit is how to check it. The providers of
+/// `CredentialProviders` are all `Sendable`.
+///
 /// - Warning: `provideCredentials` is called on an SDK-owned OS thread, never the caller's thread,
 ///   the main thread or a Swift concurrency thread, and many flows call one instance at once. It may
 ///   be called several times per flow: once per form step, and again when the IDP rejects an answer
 ///   (`interactionData.previousError` then says why). It may block its thread (to wait for a UI
 ///   prompt, say); that holds only its own thread. Shared state must be synchronized.
-public protocol IdpSdkInteractionInterface: Sendable {
+public protocol IdpSdkInteractionInterface {
     /// Answers one form step: credentials for every id in `interactionData.inputFieldIds`, or an
     /// error, which cancels the flow and comes back unchanged in the `IdpSdkResult`.
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult

@@ -26,12 +26,13 @@ public final class IdpSdkService: Sendable {
     public struct Configuration: Sendable {
         /// What to do with credentials that name a field the step did not request.
         public enum UnrequestedFieldPolicy: Sendable, Equatable {
-            /// End the flow with ``IdpSdkError/Code/unexpectedCredentialField`` (the default: a
-            /// provider that answers fields nobody asked for may be sending a secret to the wrong step).
-            case reject
-            /// Drop them; they are never sent. The documents' iOS sample answers all three fields
-            /// at every step and needs this.
+            /// Drop them; they are never sent (the default, as the documents' samples expect:
+            /// their provider answers username, password and activation code at every step).
             case ignore
+            /// End the flow with ``IdpSdkError/Code/unexpectedCredentialField``, naming the field
+            /// and the step (opt-in: a provider that answers fields nobody asked for may be
+            /// sending a secret to the wrong step).
+            case reject
         }
 
         /// The redirect URI registered for the flow clients at the IDP.
@@ -42,6 +43,7 @@ public final class IdpSdkService: Sendable {
         public var flowTimeout: Duration
         /// The longest credential value accepted, in UTF-8 bytes.
         public var maximumFieldLength: Int
+        /// What to do with answered fields the step did not ask for; ``UnrequestedFieldPolicy/ignore`` by default.
         public var unrequestedFields: UnrequestedFieldPolicy
         /// The most form steps one flow may see before it ends with a protocol error (an IDP
         /// loop guard; re-asks of one step do not count).
@@ -56,7 +58,7 @@ public final class IdpSdkService: Sendable {
             redirectUri: String = "https://kobil/OpenIdRedirectUri",
             flowTimeout: Duration = .seconds(180),
             maximumFieldLength: Int = 1024,
-            unrequestedFields: UnrequestedFieldPolicy = .reject,
+            unrequestedFields: UnrequestedFieldPolicy = .ignore,
             maximumSteps: Int = 32,
             maximumWorkerThreads: Int = 256,
             workerKeepAlive: Duration = .seconds(2)
@@ -105,9 +107,12 @@ public final class IdpSdkService: Sendable {
     ///   - astClientData: From the MC's `KSMGetAstClientDataResultEvent`.
     ///   - clientId: The IDP flow client (`KssIdpEnrollment`, `KssIdpLogin`, a custom one).
     ///   - interactionInterface: Asked once per form step, on an SDK thread.
-    ///   - userId: `nil` for activation; the enrolled user's id for login.
+    ///   - userId: `nil` (or `""`, as the documents write it) for activation; the enrolled user's
+    ///     id for login.
     ///   - traceParent: An optional W3C traceparent; `nil` or `""` for none. It is sent to the IDP
-    ///     and appears in its audit log.
+    ///     and appears in its audit log. One that cannot be parsed starts a new trace, as W3C Trace
+    ///     Context asks of a receiver: the flow gets fresh ids (``IdpSdkInteractionData/traceParent``
+    ///     shows them) and tells the IDP with `tracestate: idpsdk=restarted`.
     ///   - completion: Runs exactly once, on an SDK thread, with the code or the error.
     /// - Returns: A handle to cancel the flow; ignoring it is fine.
     @discardableResult
@@ -130,10 +135,11 @@ public final class IdpSdkService: Sendable {
                 IdpNetwork.shared.connect(to: idpUrl, certificateChain: certificateChain).mapError(FlowRequests.error(for:))
             }
         }
+        let trace = (try? checked.get()) ?? nil
         let context = FlowContext(
-            id: id, tenantId: tenantId, clientId: clientId, userId: userId,
-            traceParent: (try? checked.get()) ?? nil, astClientData: astClientData,
-            provider: interactionInterface, transport: (try? transport.get()) ?? UnreachableTransport(),
+            id: id, tenantId: tenantId, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
+            traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
+            provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool
         )
         inFlight.add(1, ordering: .relaxed)
@@ -151,8 +157,9 @@ public final class IdpSdkService: Sendable {
     /// ``getAuthorizationCode(withAstClientData:clientId:interactionInterface:userId:traceParent:completion:)``.
     ///
     /// Suspends without blocking a thread. Cancelling the task ends the flow with
-    /// ``IdpSdkError/Code/cancelled``.
-    public func getAuthorizationCode(
+    /// ``IdpSdkError/Code/cancelled``. It runs in the caller's isolation (`nonisolated(nonsending)`),
+    /// so an actor or the main actor may pass a provider that is not `Sendable`.
+    nonisolated(nonsending) public func getAuthorizationCode(
         withAstClientData astClientData: AstClientDataInfo,
         clientId: String,
         interactionInterface: any IdpSdkInteractionInterface,
@@ -204,15 +211,14 @@ public final class IdpSdkService: Sendable {
         return Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread \(pthread_self())"
     }
 
-    /// Checks the arguments; returns the validated traceparent.
-    private func validate(astClientData: AstClientDataInfo, clientId: String, userId: String?, traceParent: String?) -> Result<String?, IdpSdkError> {
-        func invalid(_ text: String) -> Result<String?, IdpSdkError> { .failure(IdpSdkError(.invalidArgument, text)) }
+    /// Checks the arguments; returns the flow's trace.
+    private func validate(astClientData: AstClientDataInfo, clientId: String, userId: String?, traceParent: String?) -> Result<TraceStart?, IdpSdkError> {
+        func invalid(_ text: String) -> Result<TraceStart?, IdpSdkError> { .failure(IdpSdkError(.invalidArgument, text)) }
         if tenantId.isEmpty { return invalid("tenantId is empty") }
         if clientId.isEmpty { return invalid("clientId is empty") }
         if clientId.utf8.count > 256 || clientId.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
             return invalid("clientId is longer than 256 bytes or contains spaces or control characters")
         }
-        if let userId, userId.isEmpty { return invalid("userId is empty; pass nil for an activation") }
         if let userId, userId.utf8.count > configuration.maximumFieldLength { return invalid("userId is longer than \(configuration.maximumFieldLength) bytes") }
         if astClientData.clientData.isEmpty { return invalid("astClientData.clientData is empty; post a KSMGetAstClientDataEvent first") }
         if astClientData.codeChallengeMethod != PKCE.methodS256 {
@@ -222,11 +228,7 @@ public final class IdpSdkService: Sendable {
             return invalid("astClientData.codeChallenge is not an S256 challenge (43 base64url characters)")
         }
         guard let traceParent, !traceParent.isEmpty else { return .success(nil) }
-        do {
-            return .success(try TraceParent(parsing: traceParent).description)
-        } catch {
-            return .failure(IdpSdkError(.invalidTraceParent, error.description))
-        }
+        return .success(TraceStart(caller: traceParent))
     }
 }
 
@@ -241,6 +243,22 @@ public struct IdpSdkFlowHandle: Sendable {
     /// call in progress is left to return; its answer is discarded.
     public func cancel() {
         flow.finish(.failure(IdpSdkError(.cancelled, "the flow was cancelled by its caller")))
+    }
+}
+
+/// The trace a flow runs in: the caller's, or a new one when the caller's could not be parsed.
+struct TraceStart {
+    let traceParent: String
+    let restarted: Bool
+
+    init(caller: String) {
+        if let parsed = try? TraceParent(parsing: caller) {
+            traceParent = parsed.description
+            restarted = false
+        } else {
+            traceParent = TraceParent.random().description
+            restarted = true
+        }
     }
 }
 

@@ -103,7 +103,9 @@ extension IdpServer {
             record(.authorizationRefused, tenant: tenantId, clientId: clientId, userId: nil, traceParent: traceParent, reason)
             return response
         case .serve(let client, let loginHint):
-            record(.authorizationRequested, tenant: tenantId, clientId: client.clientId, userId: loginHint, traceParent: traceParent, "step 1 of \(client.steps.count)")
+            let restarted = request.headers["tracestate"]?.contains(TraceParent.restartedTraceState) == true
+            record(.authorizationRequested, tenant: tenantId, clientId: client.clientId, userId: loginHint, traceParent: traceParent,
+                   "step 1 of \(client.steps.count)" + (restarted ? "; new trace: the client could not parse its caller's traceparent" : ""))
             return Page.form(tenant: tenantId, client: client, step: 0, sessionCode: sessionCode, rejection: nil)
         }
     }

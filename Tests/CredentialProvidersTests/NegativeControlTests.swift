@@ -29,7 +29,7 @@ final class RacyProvider: IdpSdkInteractionInterface, @unchecked Sendable {
 
 /// BROKEN ON PURPOSE: race-free, but answers each flow with the credentials of the user who asked
 /// before it.
-final class MixUpProvider: IdpSdkInteractionInterface {
+final class MixUpProvider: IdpSdkInteractionInterface, Sendable {
     let users: [String: [String: String]]
     let previous = LockedValue<String>("")
 
@@ -47,7 +47,7 @@ final class MixUpProvider: IdpSdkInteractionInterface {
 }
 
 /// BROKEN ON PURPOSE: one user's flows wait for a gate nobody opens (until the test ends).
-struct DeadlockingProvider: IdpSdkInteractionInterface {
+struct DeadlockingProvider: IdpSdkInteractionInterface, Sendable {
     let user: ProviderConformanceKit.User
     let gate: DispatchSemaphore
 
@@ -62,7 +62,7 @@ struct DeadlockingProvider: IdpSdkInteractionInterface {
 
 /// BROKEN ON PURPOSE: answers even for a user it has no credentials for, with made-up values,
 /// instead of returning an error.
-struct LyingProvider: IdpSdkInteractionInterface {
+struct LyingProvider: IdpSdkInteractionInterface, Sendable {
     let user: ProviderConformanceKit.User
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {

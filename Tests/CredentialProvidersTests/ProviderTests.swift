@@ -17,7 +17,7 @@ struct Bench {
                             configuration: .init(flowTimeout: flowTimeout), transport: InProcessTransport(server: idp))
     }
 
-    func login(_ userId: String?, _ provider: any IdpSdkInteractionInterface, clientId: String = "KssIdpLogin", traceParent: String? = nil) async -> IdpSdkResult {
+    func login(_ userId: String?, _ provider: any IdpSdkInteractionInterface & Sendable, clientId: String = "KssIdpLogin", traceParent: String? = nil) async -> IdpSdkResult {
         let verifier = PKCE.makeVerifier()
         return await sdk.getAuthorizationCode(
             withAstClientData: AstClientDataInfo("data", IdpServer.unassignedAstClientId, PKCE.challenge(for: verifier), "S256"),

@@ -8,7 +8,7 @@ import Testing
 
 /// The Kotlin samples' shape: one provider object shared by every flow, answering by field id.
 /// It tells flows apart by their trace id; its table is immutable, so it needs no lock.
-private final class CompanionProvider: IdpSdkInteractionInterface {
+private final class CompanionProvider: IdpSdkInteractionInterface, Sendable {
     struct Answers: Sendable { let username: String; let password: String; let activationCode: String }
     let byTraceId: [String: Answers]
     let misplacedCalls = Atomic<Int>(0)
@@ -114,7 +114,7 @@ struct ConcurrentFlowTests {
         #expect(idp.server.user("user7", tenant: "demo")?.astClientIds.count == 10)
     }
 
-    static func threeSteps(_ mc: MasterController, sdk: IdpSdkService, tenant: String, client: String, provider: any IdpSdkInteractionInterface, userId: String?, trace: TraceParent) async -> KSMSetAuthorisationCodeResultEvent {
+    static func threeSteps(_ mc: MasterController, sdk: IdpSdkService, tenant: String, client: String, provider: any IdpSdkInteractionInterface & Sendable, userId: String?, trace: TraceParent) async -> KSMSetAuthorisationCodeResultEvent {
         let ast = await mc.receive(KSMGetAstClientDataEvent(tenantId: tenant)) as! KSMGetAstClientDataResultEvent
         let result = await sdk.getAuthorizationCode(withAstClientData: AstClientDataInfo(astClientData: ast), clientId: client,
                                                     interactionInterface: provider, userId: userId, traceParent: trace.description)

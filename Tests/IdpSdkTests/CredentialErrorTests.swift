@@ -9,7 +9,7 @@ struct CredentialErrorTests {
     let idp = TestIDP()
     init() { idp.activeUser("carol", password: "pa55word") }
 
-    func login(_ provider: any IdpSdkInteractionInterface, configuration: IdpSdkService.Configuration = .init()) async -> IdpSdkResult {
+    func login(_ provider: any IdpSdkInteractionInterface & Sendable, configuration: IdpSdkService.Configuration = .init()) async -> IdpSdkResult {
         await idp.sdk(configuration).run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "carol")
     }
 
@@ -20,17 +20,18 @@ struct CredentialErrorTests {
         #expect(result.authorizationCode == nil)
     }
 
-    @Test("credentials that name a field the step did not request")
-    func unrequestedField() async {
+    @Test("by default, as the documents expect, a field the step did not request is dropped and the login succeeds")
+    func unrequestedFieldDroppedByDefault() async {
         let result = await login(ClosureProvider { _ in .init(credentials: ["username": "carol", "password": "pa55word", "activation-code": "123"]) })
-        #expect(result.idpSdkError == IdpSdkError(.unexpectedCredentialField, "credentials name field 'activation-code', which step 1 of client 'KssIdpLogin' did not request (it asked [\"username\", \"password\"])"))
+        #expect(!result.hasError())
+        #expect(result.authorizationCode != nil)
     }
 
-    @Test("an unrequested field is dropped, not sent, when the service is configured to ignore it")
-    func unrequestedFieldIgnored() async {
+    @Test("with the strict policy opted in, a field the step did not request ends the flow with an error naming the field and the step")
+    func unrequestedFieldRejectedWhenStrict() async {
         let result = await login(ClosureProvider { _ in .init(credentials: ["username": "carol", "password": "pa55word", "activation-code": "123"]) },
-                                 configuration: .init(unrequestedFields: .ignore))
-        #expect(!result.hasError())
+                                 configuration: .init(unrequestedFields: .reject))
+        #expect(result.idpSdkError == IdpSdkError(.unexpectedCredentialField, "credentials name field 'activation-code', which step 1 of client 'KssIdpLogin' did not request (it asked [\"username\", \"password\"])"))
     }
 
     @Test("an empty value")
@@ -83,9 +84,12 @@ struct ArgumentErrorTests {
         #expect(await run(clientId: "") == IdpSdkError(.invalidArgument, "clientId is empty"))
     }
 
-    @Test("an empty userId")
-    func emptyUserId() async {
-        #expect(await run(userId: "") == IdpSdkError(.invalidArgument, "userId is empty; pass nil for an activation"))
+    @Test("an empty userId means none, as the documents use it: no login hint, and the provider sees nil")
+    func emptyUserIdMeansNone() async {
+        #expect(await run(userId: "") == nil)
+        #expect(provider.recorded.map(\.userId) == [nil])
+        let requested = idp.server.auditLog().filter { $0.event == .authorizationRequested }
+        #expect(requested.count == 1 && requested[0].userId == nil)
     }
 
     @Test("empty AST client data")
@@ -109,14 +113,25 @@ struct ArgumentErrorTests {
         #expect(await run(info) == IdpSdkError(.invalidArgument, "astClientData.codeChallenge is not an S256 challenge (43 base64url characters)"))
     }
 
-    @Test("a malformed traceparent, and an upper-case one")
-    func malformedTraceParent() async throws {
-        let error = try #require(await run(traceParent: "00-not-a-trace"))
-        #expect(error.code == .invalidTraceParent)
-        #expect(error.errorDescription.contains("00-not-a-trace"))
-        let upper = try #require(await run(traceParent: "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01"))
-        #expect(upper.code == .invalidTraceParent)
-        #expect(provider.recorded.isEmpty)
+    @Test("a traceparent that cannot be parsed starts a new trace, as W3C Trace Context asks, and the IDP's audit log shows it")
+    func malformedTraceParentStartsNewTrace() async throws {
+        for malformed in ["00-not-a-trace", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01"] {
+            #expect(await run(traceParent: malformed) == nil)
+            let asked = try #require(provider.recorded.last)
+            let fresh = try #require(asked.traceParent)
+            let traceId = try #require(TraceParent.traceId(of: fresh))
+            #expect(fresh != malformed)
+            let entries = idp.server.auditLog(traceId: traceId)
+            #expect(entries.first?.event == .authorizationRequested)
+            #expect(entries.first?.detail.contains("new trace: the client could not parse its caller's traceparent") == true)
+            #expect(entries.contains { $0.event == .codeIssued })
+        }
+        // A valid one is kept as it is, and no restart is noted.
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        #expect(await run(traceParent: valid) == nil)
+        #expect(provider.recorded.last?.traceParent == valid)
+        let entries = idp.server.auditLog(traceId: "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(entries.first?.detail == "step 1 of 1")
     }
 
     @Test("a login for a user who is not enrolled is refused before any credentials are asked")

@@ -57,7 +57,7 @@ struct TestIDP {
 }
 
 /// A provider that answers each requested field from a fixed table and records every call.
-final class TableProvider: IdpSdkInteractionInterface {
+final class TableProvider: IdpSdkInteractionInterface, Sendable {
     let table: [String: String]
     let calls = LockedValue<[IdpSdkInteractionData]>([])
     /// Calls that ran somewhere a provider must never run.
@@ -79,7 +79,7 @@ final class TableProvider: IdpSdkInteractionInterface {
 }
 
 /// A provider built from a closure.
-struct ClosureProvider: IdpSdkInteractionInterface {
+struct ClosureProvider: IdpSdkInteractionInterface, Sendable {
     let body: @Sendable (IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult
     init(_ body: @escaping @Sendable (IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult) { self.body = body }
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { body(interactionData) }
@@ -112,7 +112,7 @@ final class Gate: Sendable {
 
 extension IdpSdkService {
     /// The completion form, awaited; for tests that want the flow id handle too.
-    func run(_ info: AstClientDataInfo, clientId: String, provider: any IdpSdkInteractionInterface, userId: String? = nil, traceParent: String? = nil) async -> IdpSdkResult {
+    func run(_ info: AstClientDataInfo, clientId: String, provider: any IdpSdkInteractionInterface & Sendable, userId: String? = nil, traceParent: String? = nil) async -> IdpSdkResult {
         await getAuthorizationCode(withAstClientData: info, clientId: clientId, interactionInterface: provider, userId: userId, traceParent: traceParent)
     }
 }
