@@ -32,6 +32,14 @@ let package = Package(
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness"]),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
+        // The documents' Swift, as printed, each in a client target of its own (the samples reuse
+        // the names IdpHandler, getAuthorizationCode, …), in the language mode the README states.
+        .target(name: "Seed001ActivationSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed001Activation"),
+        .target(name: "Seed002LoginSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed002Login"),
+        .testTarget(
+            name: "DocumentSampleTests",
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "Seed001ActivationSample", "Seed002LoginSample"]
+        ),
         .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
     ],
     swiftLanguageModes: [.v6]

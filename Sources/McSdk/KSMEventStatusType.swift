@@ -1,7 +1,8 @@
 /// The status of an MC result event, with the values of the documents' status table
 /// (`error-handling/status_type`), in its order and naming.
 ///
-/// The iOS spelling `.KSMOK` and the Java spelling `.OK` are aliases of ``kOk``;
+/// Every value also has the iOS samples' spelling (`.KSMOK`, `.KSMTEMPORARY_LOCKED`, …) and the
+/// Java spelling (`.OK`, `.TEMPORARY_LOCKED`, …), as aliases that a `switch` can match;
 /// `StatusType` is an alias of the type.
 public enum KSMEventStatusType: Int, Sendable, CaseIterable, CustomStringConvertible {
     /// The process was completed successfully.
@@ -288,4 +289,113 @@ extension KSMEventStatusType {
     public static let SERVER_CANCEL = KSMEventStatusType.kServerCancel
     /// The Java spelling of ``kConnectionLost``.
     public static let CONNECTION_LOST = KSMEventStatusType.kConnectionLost
+}
+
+extension KSMEventStatusType {
+    /// The iOS spelling of ``kUpdateAvailable``.
+    public static let KSMUPDATE_AVAILABLE = KSMEventStatusType.kUpdateAvailable
+    /// The iOS spelling of ``kAppRegistered``.
+    public static let KSMAPP_REGISTERED = KSMEventStatusType.kAppRegistered
+    /// The iOS spelling of ``kUserCancel``.
+    public static let KSMUSER_CANCEL = KSMEventStatusType.kUserCancel
+    /// The iOS spelling of ``kUserConfirmationTimeout``.
+    public static let KSMUSER_CONFIRMATION_TIMEOUT = KSMEventStatusType.kUserConfirmationTimeout
+    /// The iOS spelling of ``kInvalidPin``.
+    public static let KSMINVALID_PIN = KSMEventStatusType.kInvalidPin
+    /// The iOS spelling of ``kUnknownVersion``.
+    public static let KSMUNKNOWN_VERSION = KSMEventStatusType.kUnknownVersion
+    /// The iOS spelling of ``kUnknownClientType``.
+    public static let KSMUNKNOWN_CLIENT_TYPE = KSMEventStatusType.kUnknownClientType
+    /// The iOS spelling of ``kUpdateNecessary``.
+    public static let KSMUPDATE_NECESSARY = KSMEventStatusType.kUpdateNecessary
+    /// The iOS spelling of ``kWrongCredentials``.
+    public static let KSMWRONG_CREDENTIALS = KSMEventStatusType.kWrongCredentials
+    /// The iOS spelling of ``kUnknownCertificate``.
+    public static let KSMUNKNOWN_CERTIFICATE = KSMEventStatusType.kUnknownCertificate
+    /// The iOS spelling of ``kInternalError``.
+    public static let KSMINTERNAL_ERROR = KSMEventStatusType.kInternalError
+    /// The iOS spelling of ``kActivationCodeExpired``.
+    public static let KSMACTIVATION_CODE_EXPIRED = KSMEventStatusType.kActivationCodeExpired
+    /// The iOS spelling of ``kLockedCertificate``.
+    public static let KSMLOCKED_CERTIFICATE = KSMEventStatusType.kLockedCertificate
+    /// The iOS spelling of ``kLockedUser``.
+    public static let KSMLOCKED_USER = KSMEventStatusType.kLockedUser
+    /// The iOS spelling of ``kPropertyNotExists``.
+    public static let KSMPROPERTY_NOT_EXISTS = KSMEventStatusType.kPropertyNotExists
+    /// The iOS spelling of ``kInvalidKeyLength``.
+    public static let KSMINVALID_KEY_LENGTH = KSMEventStatusType.kInvalidKeyLength
+    /// The iOS spelling of ``kNotUnique``.
+    public static let KSMNOT_UNIQUE = KSMEventStatusType.kNotUnique
+    /// The iOS spelling of ``kTextTooLong``.
+    public static let KSMTEXT_TOO_LONG = KSMEventStatusType.kTextTooLong
+    /// The iOS spelling of ``kInvalidState``.
+    public static let KSMINVALID_STATE = KSMEventStatusType.kInvalidState
+    /// The iOS spelling of ``kInvalidParameter``.
+    public static let KSMINVALID_PARAMETER = KSMEventStatusType.kInvalidParameter
+    /// The iOS spelling of ``kInvalidUserId``.
+    public static let KSMINVALID_USER_ID = KSMEventStatusType.kInvalidUserId
+    /// The iOS spelling of ``kUserIdAlreadyExists``.
+    public static let KSMUSER_ID_ALREADY_EXISTS = KSMEventStatusType.kUserIdAlreadyExists
+    /// The iOS spelling of ``kRegisterApp``.
+    public static let KSMREGISTER_APP = KSMEventStatusType.kRegisterApp
+    /// The iOS spelling of ``kMismatchedUser``.
+    public static let KSMMISMATCHED_USER = KSMEventStatusType.kMismatchedUser
+    /// The iOS spelling of ``kNegative``.
+    public static let KSMNEGATIVE = KSMEventStatusType.kNegative
+    /// The iOS spelling of ``kReadOnly``.
+    public static let KSMREAD_ONLY = KSMEventStatusType.kReadOnly
+    /// The iOS spelling of ``kTemporaryLocked``.
+    public static let KSMTEMPORARY_LOCKED = KSMEventStatusType.kTemporaryLocked
+    /// The iOS spelling of ``kNotSuspended``.
+    public static let KSMNOT_SUSPENDED = KSMEventStatusType.kNotSuspended
+    /// The iOS spelling of ``kInvalidPassword``.
+    public static let KSMINVALID_PASSWORD = KSMEventStatusType.kInvalidPassword
+    /// The iOS spelling of ``kPasswordBlocked``.
+    public static let KSMPASSWORD_BLOCKED = KSMEventStatusType.kPasswordBlocked
+    /// The iOS spelling of ``kAtcExpiresSoon``.
+    public static let KSMATC_EXPIRES_SOON = KSMEventStatusType.kAtcExpiresSoon
+    /// The iOS spelling of ``kAtcExpired``.
+    public static let KSMATC_EXPIRED = KSMEventStatusType.kAtcExpired
+    /// The iOS spelling of ``kNotReachable``.
+    public static let KSMNOT_REACHABLE = KSMEventStatusType.kNotReachable
+    /// The iOS spelling of ``kPinBlocked``.
+    public static let KSMPIN_BLOCKED = KSMEventStatusType.kPinBlocked
+    /// The iOS spelling of ``kAccessDenied``.
+    public static let KSMACCESS_DENIED = KSMEventStatusType.kAccessDenied
+    /// The iOS spelling of ``kPropertyExists``.
+    public static let KSMPROPERTY_EXISTS = KSMEventStatusType.kPropertyExists
+    /// The iOS spelling of ``kTenantIdAlreadySet``.
+    public static let KSMTENANT_ID_ALREADY_SET = KSMEventStatusType.kTenantIdAlreadySet
+    /// The iOS spelling of ``kUninitialized``.
+    public static let KSMUNINITIALIZED = KSMEventStatusType.kUninitialized
+    /// The iOS spelling of ``kFailed``.
+    public static let KSMFAILED = KSMEventStatusType.kFailed
+    /// The iOS spelling of ``kLoginRequired``.
+    public static let KSMLOGIN_REQUIRED = KSMEventStatusType.kLoginRequired
+    /// The iOS spelling of ``kAlreadyInitialized``.
+    public static let KSMALREADY_INITIALIZED = KSMEventStatusType.kAlreadyInitialized
+    /// The iOS spelling of ``kGlobalPinSet``.
+    public static let KSMGLOBAL_PIN_SET = KSMEventStatusType.kGlobalPinSet
+    /// The iOS spelling of ``kUpdateAvailableGlobalPinSet``.
+    public static let KSMUPDATE_AVAILABLE_GLOBAL_PIN_SET = KSMEventStatusType.kUpdateAvailableGlobalPinSet
+    /// The iOS spelling of ``kInvalidToken``.
+    public static let KSMINVALID_TOKEN = KSMEventStatusType.kInvalidToken
+    /// The iOS spelling of ``kOfflineNotActivated``.
+    public static let KSMOFFLINE_NOT_ACTIVATED = KSMEventStatusType.kOfflineNotActivated
+    /// The iOS spelling of ``kNotSupported``.
+    public static let KSMNOT_SUPPORTED = KSMEventStatusType.kNotSupported
+    /// The iOS spelling of ``kNoTokenDataAvailable``.
+    public static let KSMNO_TOKEN_DATA_AVAILABLE = KSMEventStatusType.kNoTokenDataAvailable
+    /// The iOS spelling of ``kTokenDataIsOutdated``.
+    public static let KSMTOKEN_DATA_IS_OUTDATED = KSMEventStatusType.kTokenDataIsOutdated
+    /// The iOS spelling of ``kCannotAcquireTokenData``.
+    public static let KSMCANNOT_ACQUIRE_TOKEN_DATA = KSMEventStatusType.kCannotAcquireTokenData
+    /// The iOS spelling of ``kCannotAcquireAuthorizationCode``.
+    public static let KSMCANNOT_ACQUIRE_AUTHORIZATION_CODE = KSMEventStatusType.kCannotAcquireAuthorizationCode
+    /// The iOS spelling of ``kCannotAcquireAccessTokenForAuthorizationCode``.
+    public static let KSMCANNOT_ACQUIRE_ACCESS_TOKEN_FOR_AUTHORIZATION_CODE = KSMEventStatusType.kCannotAcquireAccessTokenForAuthorizationCode
+    /// The iOS spelling of ``kServerCancel``.
+    public static let KSMSERVER_CANCEL = KSMEventStatusType.kServerCancel
+    /// The iOS spelling of ``kConnectionLost``.
+    public static let KSMCONNECTION_LOST = KSMEventStatusType.kConnectionLost
 }

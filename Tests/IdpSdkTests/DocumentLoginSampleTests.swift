@@ -1,8 +1,7 @@
-// The iOS login sample of the IdpSdk documents (seeds/002, spec idpsdk-login), run against the
-// in-process IDP. Changed from the documents only for Swift 6 and setup, as in the activation
-// sample: imports, the class with its properties and initialiser, `login()` is `async` and returns
-// the step 3 result, and `unrequestedFields: .ignore` because the sample's provider answers
-// "activation-code" to a login form too.
+// The login after a restart of the login page, with the documents' login() (seeds/002) as its
+// fallback. The documents' code as printed runs in Tests/DocumentSampleTests; this copy sits in a
+// Sendable class so that it can be handed to `loginAfterRestart`, and returns the step 3 result so
+// the test can assert it.
 import Foundation
 import IdpSdk
 import IdpServer
@@ -21,7 +20,7 @@ fileprivate final class IdpHandler: NSObject, Sendable {
 
     init(idp: TestIDP, masterController: MasterController, userId: String, password: String) {
         idpSdk = IdpSdkService(tenantId: idp.tenant, idpUrl: idp.url, certificateChain: Data("certificate".utf8),
-                               shouldHashPin: false, configuration: .init(unrequestedFields: .ignore))
+                               shouldHashPin: false)
         self.masterController = masterController
         tenantId = idp.tenant
         self.userId = userId

@@ -1,0 +1,18 @@
+// Verbatim from seeds/002 (IdpSdk login, iOS/Swift), lines 17-31.
+import IdpSdk
+
+extension IdpHandler: IdpSdkInteractionInterface {
+/// Provides credentials when requested by the IDP SDK interaction flow.
+///
+/// - Parameter interactionData: Additional interaction context provided by the IDP SDK.
+/// - Returns: Sample credential container.
+func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+// To cancel the flow and propagate an error, create the error and return it:
+// let error: IdpSdkError = .init(subsystem, errorCode, , errorDescription)
+// return .init(error: error)
+.init(credentials: ["username" : username,
+"password" : password,
+"activation-code": activationCode]
+)
+}
+}
