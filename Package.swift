@@ -36,9 +36,11 @@ let package = Package(
         // the names IdpHandler, getAuthorizationCode, …), in the language mode the README states.
         .target(name: "Seed001ActivationSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed001Activation"),
         .target(name: "Seed002LoginSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed002Login"),
+        .target(name: "Seed003AuthenticationResultSample", dependencies: ["IdpPrimitives", "IdpSdk"], path: "Tests/DocumentSamples/Seed003AuthenticationResult"),
         .testTarget(
             name: "DocumentSampleTests",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "Seed001ActivationSample", "Seed002LoginSample"]
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "Seed001ActivationSample", "Seed002LoginSample",
+                           "Seed003AuthenticationResultSample"]
         ),
         .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
     ],

@@ -70,11 +70,8 @@ final class Flow: Sendable {
     /// Ends the flow with `outcome` unless it has ended already. Returns whether this call ended it.
     @discardableResult
     func finish(_ outcome: Result<String, IdpSdkError>) -> Bool {
-        let result: IdpSdkResult
-        switch outcome {
-        case .success(let code): result = IdpSdkResult(authorizationCode: code, flowId: id)
-        case .failure(let error): result = IdpSdkResult(error: error, flowId: id)
-        }
+        let result = IdpSdkResult(outcome, flowId: id, user: AuthenticationUserInformation(
+            tenantId: context.tenantId, userId: context.userId, clientId: context.clientId))
         let provider = context.provider
         let observing = provider.observer != nil
         let taken = state.withLock { state -> (completion: (@Sendable (IdpSdkResult) -> Void)?, duringCall: Bool)? in

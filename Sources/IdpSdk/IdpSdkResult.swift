@@ -8,17 +8,30 @@ public struct IdpSdkResult: Sendable, CustomStringConvertible {
     public let idpSdkError: IdpSdkError?
     /// The flow that produced this result.
     public let flowId: IdpSdkFlowID?
+    /// The tenant, user and client of the flow, for ``authenticationResult``.
+    let flowUser: AuthenticationUserInformation?
 
     public init(authorizationCode: String, flowId: IdpSdkFlowID? = nil) {
         self.authorizationCode = authorizationCode
         self.idpSdkError = nil
         self.flowId = flowId
+        self.flowUser = nil
     }
 
     public init(error: IdpSdkError, flowId: IdpSdkFlowID? = nil) {
         self.authorizationCode = nil
         self.idpSdkError = error
         self.flowId = flowId
+        self.flowUser = nil
+    }
+
+    init(_ outcome: Result<String, IdpSdkError>, flowId: IdpSdkFlowID, user: AuthenticationUserInformation) {
+        switch outcome {
+        case .success(let code): authorizationCode = code; idpSdkError = nil
+        case .failure(let error): authorizationCode = nil; idpSdkError = error
+        }
+        self.flowId = flowId
+        self.flowUser = user
     }
 
     /// Whether the flow ended with an error.

@@ -66,15 +66,15 @@ extension MasterController {
         )
         let authentication = result.authenticationResult
         switch authentication {
-        case .lockout(let lockout):
+        case .lockout(let lockout, _)?:
             return ended(KSMEventStatusType(lockout: lockout), authentication, result.idpSdkError?.errorDescription ?? "\(lockout)")
-        case .failure(let error):
-            return ended(.kCannotAcquireAuthorizationCode, authentication, error.errorDescription)
-        case .userLogin(let code):
+        case .userLogin(let login)?:
             let set = await receive(KSMSetAuthorisationCodeEvent(
-                userIdentifier: user, authenticationMode: authenticationMode, authorisationCode: code, clientId: clientId
+                userIdentifier: user, authenticationMode: authenticationMode, authorisationCode: login.authorizationCode, clientId: clientId
             )) as! KSMSetAuthorisationCodeResultEvent
             return ended(set.status, authentication, set.errorDescription)
+        default:
+            return ended(.kCannotAcquireAuthorizationCode, authentication, result.idpSdkError?.errorDescription ?? "no authorization code")
         }
     }
 }

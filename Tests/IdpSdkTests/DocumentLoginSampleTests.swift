@@ -242,7 +242,7 @@ struct LoginAfterRestartTests {
         let wrong = ClosureProvider { _ in .init(credentials: ["username": "bob", "password": "wrong"]) }
         let locked = await masterController.loginAfterRestart(bob, authenticationMode: .no, idpSdk: idp.sdk(), interactionInterface: wrong)
         #expect(locked.status == .kTemporaryLocked && locked.path == .idpLogin)
-        guard case .lockout(let lockout)? = locked.authenticationResult else { Issue.record("expected a lockout, got \(locked)"); return }
+        guard case .lockout(let lockout, _)? = locked.authenticationResult else { Issue.record("expected a lockout, got \(locked)"); return }
         #expect(!lockout.isPermanent && lockout.lockedUntil == idp.clock.now().addingTimeInterval(60))
         #expect(await !masterController.isLoggedIn(bob))
     }

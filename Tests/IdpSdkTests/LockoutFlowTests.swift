@@ -26,18 +26,20 @@ struct LockoutFlowTests {
         }
         for _ in 0..<2 {
             let rejected = await login("wrong")
-            #expect(rejected.authenticationResult == .failure(IdpSdkError("test", 1, "gave up after a rejection")))
+            #expect(rejected.authenticationResult == nil)
+            #expect(rejected.idpSdkError == IdpSdkError("test", 1, "gave up after a rejection"))
         }
         let locking = await login("wrong")
         let lockedUntil = idp.clock.now().addingTimeInterval(120)
-        #expect(locking.authenticationResult == .lockout(lockoutInformation: .temporary(until: lockedUntil)))
+        let lee = AuthenticationUserInformation(tenantId: "demo", userId: "lee", clientId: "KssIdpLogin")
+        #expect(locking.authenticationResult == .lockout(lockoutInformation: .temporary(until: lockedUntil), authenticationUserInformation: lee))
         #expect(locking.idpSdkError?.code == .temporarilyLocked)
         #expect(locking.idpSdkError?.lockoutInformation?.isPermanent == false)
         let rightButLocked = await login("pw-lee")
-        #expect(rightButLocked.authenticationResult == .lockout(lockoutInformation: .temporary(until: lockedUntil)))
+        #expect(rightButLocked.authenticationResult == .lockout(lockoutInformation: .temporary(until: lockedUntil), authenticationUserInformation: lee))
         idp.clock.set(lockedUntil)
-        guard case .userLogin(let code) = await login("pw-lee").authenticationResult else { Issue.record("expected a login"); return }
-        #expect(!code.isEmpty)
+        guard case .userLogin(let login)? = await login("pw-lee").authenticationResult else { Issue.record("expected a login"); return }
+        #expect(!login.authorizationCode.isEmpty && login.roleName == "KssIdpLogin" && login.serviceInformation == "demo")
     }
 
     @Test("a permanent lock is .lockout with isPermanent and the code permanentlyLocked")
@@ -45,7 +47,8 @@ struct LockoutFlowTests {
         let idp = TestIDP(lockout: LockoutPolicy(maximumFailures: 5, permanentLockoutAfterTotalFailures: 1))
         idp.activeUser("lee", password: "pw-lee")
         let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: Self.oneTry("wrong"), userId: "lee")
-        #expect(result.authenticationResult == .lockout(lockoutInformation: .permanent))
+        #expect(result.authenticationResult == .lockout(lockoutInformation: .permanent,
+                                                        authenticationUserInformation: .init(tenantId: "demo", userId: "lee", clientId: "KssIdpLogin")))
         #expect(result.idpSdkError?.code == .permanentlyLocked)
         #expect(KSMEventStatusType(lockout: .permanent) == .kPinBlocked)
         #expect(KSMEventStatusType(lockout: .temporary(until: Date())) == .kTemporaryLocked)
@@ -58,7 +61,7 @@ struct LockoutFlowTests {
         idp.activeUser("lee", password: "pw-lee")
         let sdk = idp.sdk()
         let provider = Self.oneTry("wrong")
-        let results = await withTaskGroup(of: AuthenticationResult.self) { group in
+        let results = await withTaskGroup(of: AuthenticationResult?.self) { group in
             for _ in 0..<flows {
                 group.addTask {
                     await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "lee").authenticationResult

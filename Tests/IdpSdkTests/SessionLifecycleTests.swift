@@ -111,7 +111,7 @@ struct SessionLifecycleTests {
             await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: wrongPassword, userId: "uma")
         }
         let first = await wrongLogin()
-        guard case .lockout(let lock) = first.authenticationResult else { Issue.record("expected a lockout, got \(first)"); return }
+        guard case .lockout(let lock, _)? = first.authenticationResult else { Issue.record("expected a lockout, got \(first)"); return }
         #expect(first.idpSdkError?.code == .temporarilyLocked)
         idp.clock.advance(by: .seconds(301))
         _ = await mc.receive(KSMRestartEvent())
@@ -119,7 +119,8 @@ struct SessionLifecycleTests {
         #expect(temporary.status == .kTemporaryLocked)
         #expect(temporary.errorDescription == "the account is \(lock)")
         idp.clock.set(lock.lockedUntil)
-        #expect(await wrongLogin().authenticationResult == .lockout(lockoutInformation: .permanent))
+        #expect(await wrongLogin().authenticationResult == .lockout(lockoutInformation: .permanent,
+                                                                    authenticationUserInformation: .init(tenantId: "demo", userId: "uma", clientId: "KssIdpLogin")))
         #expect(await offlineLogin(mc).status == .kPinBlocked)
     }
 
