@@ -30,10 +30,12 @@ let package = Package(
         ),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
-        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness"]),
+        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample"]),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
         // The documents' Swift, as printed, each in a client target of its own (the samples reuse
         // the names IdpHandler, getAuthorizationCode, …), in the language mode the README states.
+        .target(name: "Seed000WebViewSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/Seed000WebView",
+                swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "Seed001ActivationSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed001Activation"),
         .target(name: "Seed002LoginSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed002Login"),
         .target(name: "Seed003AuthenticationResultSample", dependencies: ["IdpPrimitives", "IdpSdk"], path: "Tests/DocumentSamples/Seed003AuthenticationResult"),

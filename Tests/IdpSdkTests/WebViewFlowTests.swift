@@ -1,7 +1,7 @@
 // The web-view (TWV) activation of seeds/000: the app builds the IDP's authorization URL and headers
-// (the documents' Swift sample, below, unchanged but for Swift 6's `@Sendable` on the two completion
-// types, written without their parentheses, and the setup around it), loads it in a web view (here WebViewSimulator), reads the code from the
-// redirect and hands it to the MasterController.
+// with the documents' Swift sample — compiled as printed, in Swift 5 mode, in
+// Tests/DocumentSamples/Seed000WebView (Swift 6 refuses it: see the README) — loads it in a web view
+// (here WebViewSimulator), reads the code from the redirect and hands it to the MasterController.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,122 +10,9 @@ import IdpHarness
 import IdpPrimitives
 import IdpServer
 import McSdk
+@testable import Seed000WebViewSample
 import Testing
 
-// --- setup: the sample's globals ---
-private let redirectUrl = "https://kobil/OpenIdRedirectUri"
-private let baseUrl = "https://idp-twv-sample.test"
-
-// --- from the documents (seeds/000, iOS/Swift) ---
-
-/// helper class to handle the IAM webpage
-internal class MaverickWebPageHelper {
-/// IMPORTANT: the redirect URI is hardcoded right now. this value must fit to the settings on the IAM system (KOBIL IDP).
-static let REDIRECT_URI = redirectUrl
-
-/// the response type value within the OpenID protocol
-static let RESPONSE_TYPE = "code"
-
-/// the response mode value within the OpenID protocol
-static let RESPONSE_MODE = "fragment"
-
-/// the base url
-static let BASE_URL = baseUrl;
-// the scope
-static let SCOPE = "openid";
-// the end point
-
-static let END_POINT = "maverimport";
-
-static func getMaverickWebpageUrlFor(
-clientId: String, astData: KSMGetAstClientDataResultEvent) -> String {
-var result = BASE_URL
-result += "/auth/realms/";
-result += END_POINT;
-result += "/protocol/openid-connect/auth?";
-result += "client_id" + "=" + clientId
-result += "&"
-result += "redirect_uri" + "=" + REDIRECT_URI
-result += "&"
-result += "scope" + "=" + SCOPE
-result += "&"
-result += "response_type" + "=" + RESPONSE_TYPE
-result += "&"
-result += "response_mode" + "=" + RESPONSE_MODE
-result += "&"
-result += "nonce" + "=" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-result += "&"
-result += "code_challenge" + "=" + astData.codeChallange
-result += "&"
-result += "code_challenge_method" + "=" + astData.codeChallangeMethod
-
-return result
-}
-}
-
-// We have some defined clientId for this server
-enum MaverickClientIdType{
-case newUser
-case existingUser
-case loginUser
-
-var clientId:String{
-switch self {
-case .newUser:
-// The user is not register in your app with current environment, so the user have to register first and then activate.
-return "IDPRegistration"
-case .existingUser:
-// The user was register in your app, and he install your app 2nd time.
-return "IDPLogin"
-case .loginUser:
-// User was login and after some time he came again for new session or his token is expired.
-return "IDPSubsequentLogin"
-}
-}
-}
-
-// Create MaverickWebPage URL request with headers
-class MaverickWebViewUrlRequest {
-static func getUrlRequest(userType: MaverickClientIdType,url:String,astData: KSMGetAstClientDataResultEvent) -> URLRequest?{
-guard let webPageUrl = URL(string: url) else{return nil}
-var request = URLRequest(url: webPageUrl)
-switch userType {
-case .newUser:
-request.setValue(astData.clientData, forHTTPHeaderField: "X-KOBIL-ASTCLIENTDATA")
-case .existingUser,.loginUser:
-request.setValue(astData.clientId, forHTTPHeaderField: "X-KOBIL-ASTCLIENTID")
-request.setValue(astData.clientData, forHTTPHeaderField: "X-KOBIL-ASTCLIENTDATA")
-}
-return request
-}
-}
-
-/// The sample's adapter methods live in an app class that holds `masterControllerAdapter` (setup).
-private final class MaverickActivation: Sendable {
-    let masterControllerAdapter: MasterController
-    init(_ masterController: MasterController) { masterControllerAdapter = masterController }
-
-public func getAstClientData(userIdentifer: KsUserIdentifier, completion: @escaping @Sendable (KSMGetAstClientDataResultEvent) -> Void){
-let astClientData = KSMGetAstClientDataEvent(userIdentifier: userIdentifer)
-self.masterControllerAdapter.sendEvent2MasterController(astClientData) { event in
-guard let macroEvent = event as? KsMacroEvent else {return}
-guard let resultEvent = macroEvent as? KSMGetAstClientDataResultEvent else{return}
-completion(resultEvent)
-}
-}
-
-//Set authorization code
-public func setAuthorizationCode(userType: MaverickClientIdType, authorizationCode: String,userIdentifer: KsUserIdentifier,completion:@escaping @Sendable (KSMSetAuthorisationCodeResultEvent) -> Void?){
-let setAuthorizationCodeEvent = KSMSetAuthorisationCodeEvent(userIdentifier: userIdentifer, authenticationMode: KSMAuthenticationMode.no, authorisationCode: authorizationCode, clientId: userType.clientId)
-self.masterControllerAdapter.sendEvent2MasterController(setAuthorizationCodeEvent) { event in
-guard let macroEvent = event as? KsMacroEvent else {return}
-guard let resultEvent = macroEvent as? KSMSetAuthorisationCodeResultEvent else{return}
-completion(resultEvent)
-}
-}
-}
-
-// --- end of the documents' code ---
 
 /// An IDP with the sample's realm, a web view that reaches it whatever host the URL names (so the
 /// sample's fixed base URL serves every test), and devices whose MasterController reaches it at a
