@@ -22,6 +22,8 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
         case tokensRefreshed
         /// A rotated refresh token was presented again; its whole token family is revoked.
         case refreshTokenReused
+        /// An access token was exchanged for a token of another audience (RFC 8693).
+        case tokenExchanged
     }
 
     /// When, by the server's clock.

@@ -151,13 +151,15 @@ struct RedeemedCode {
 }
 
 struct TokenRecord {
-    enum Kind: String { case access, refresh, offline }
+    enum Kind: String { case access, refresh, offline, exchanged }
     let kind: Kind
     let tenant: String
     let clientId: String
     let userId: String
     let expiresAt: Date
     let family: String
+    /// The audience of an exchanged token (RFC 8693); `nil` for the MC's own tokens.
+    var audience: String? = nil
     var revoked = false
     /// A refresh or offline token that was exchanged already; presenting it again is reuse.
     var rotated = false

@@ -5,7 +5,9 @@ extension IdpServer {
     /// `POST …/protocol/openid-connect/token`. Two grants:
     /// - `authorization_code`: RFC 6749 §4.1.3 with the RFC 7636 §4.6 verifier check; issues an
     ///   access, a refresh and an offline token, the first members of a new token family;
-    /// - `refresh_token`: RFC 6749 §6 with a refresh or an offline token; see ``refreshGrant``.
+    /// - `refresh_token`: RFC 6749 §6 with a refresh or an offline token; see ``refreshGrant``;
+    /// - `urn:ietf:params:oauth:grant-type:token-exchange`: RFC 8693, an access token for a token
+    ///   scoped to another audience; see ``exchangeGrant``.
     ///
     /// Answers RFC 6749 §5.1 JSON or a §5.2 error.
     func token(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
@@ -24,6 +26,8 @@ extension IdpServer {
             return codeGrant(tenant: tenantId, params: params, traceParent: traceParent)
         case "refresh_token":
             return refreshGrant(tenant: tenantId, params: params, traceParent: traceParent)
+        case Self.tokenExchangeGrantType:
+            return exchangeGrant(tenant: tenantId, params: params, traceParent: traceParent)
         case let grantType?:
             return Page.tokenError("unsupported_grant_type", "grant_type '\(grantType)' is not supported")
         }
@@ -137,7 +141,7 @@ extension IdpServer {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
             }
             state.pruneIfDue(now: now)
-            guard let record = state.tokens[presented], record.tenant == tenantId, record.kind != .access else {
+            guard let record = state.tokens[presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
             }
             if record.rotated {
@@ -196,6 +200,96 @@ extension IdpServer {
                 "user_id": record.userId,
                 "ast_client_id": astClientId,
             ])
+        }
+    }
+
+    /// The grant type of RFC 8693 token exchange.
+    public static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
+    /// The OAuth error code when the audience would get the login client's own token (the
+    /// exchanged token would carry the 'ast-client' role); the MC reports it as error code 800000287.
+    public static let astClientRoleErrorCode = "ast_client_role_in_audience"
+
+    /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693 §2.1) with
+    /// `subject_token` (a live access token), `subject_token_type` (`…:access_token`), `audience`
+    /// and `client_id`. Issues a token for `audience` only, as short-lived as an access token, in
+    /// the same token family (revoked with it); it is never a refresh token. An audience equal to
+    /// the login client is refused: its token would carry the 'ast-client' role.
+    private func exchangeGrant(tenant tenantId: String, params: [String: String], traceParent: String?) -> HTTPResponse {
+        for name in ["subject_token", "subject_token_type", "audience", "client_id"] where (params[name] ?? "").isEmpty {
+            return Page.tokenError("invalid_request", "missing parameter '\(name)'")
+        }
+        guard params["subject_token_type"] == "urn:ietf:params:oauth:token-type:access_token" else {
+            return Page.tokenError("invalid_request", "subject_token_type must be urn:ietf:params:oauth:token-type:access_token")
+        }
+        let subject = params["subject_token"]!, audience = params["audience"]!, clientId = params["client_id"]!
+        guard audience.utf8.count <= 256, !audience.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+            return Page.tokenError("invalid_target", "audience is longer than 256 bytes or contains spaces or control characters")
+        }
+        let now = self.now
+        let lifetime = configuration.accessTokenLifetime
+        let issued = SecureRandom.token()
+        enum Decision {
+            case refuse(error: String, String, userId: String?)
+            case issue(userId: String)
+        }
+        let decision: Decision = state.withLock { state in
+            guard state.tenants[tenantId] != nil else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
+            guard let record = state.tokens[subject], record.tenant == tenantId, record.kind == .access else {
+                return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)
+            }
+            guard !record.revoked, record.expiresAt > now else {
+                return .refuse(error: "invalid_grant", "subject_token has expired or been revoked", userId: record.userId)
+            }
+            guard record.clientId == clientId else {
+                return .refuse(error: "invalid_grant", "subject_token was issued to another client", userId: record.userId)
+            }
+            guard audience != record.clientId else {
+                return .refuse(error: Self.astClientRoleErrorCode,
+                               "the token for audience '\(audience)' would carry the 'ast-client' role: choose an audience other than the login client",
+                               userId: record.userId)
+            }
+            var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                        expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
+            exchanged.audience = audience
+            state.tokens[issued] = exchanged
+            state.families[record.family]?.tokens.append(issued)
+            return .issue(userId: record.userId)
+        }
+        switch decision {
+        case .refuse(let error, let description, let userId):
+            record(.tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "\(error): \(description)")
+            return Page.tokenError(error, description)
+        case .issue(let userId):
+            record(.tokenExchanged, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "token issued for audience '\(audience)'")
+            return Page.json(status: 200, [
+                "access_token": issued,
+                "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                "token_type": "Bearer",
+                "expires_in": Int(lifetime.timeInterval),
+                "audience": audience,
+            ])
+        }
+    }
+
+    /// What an external service learns when it checks a token with the IDP (RFC 7662
+    /// introspection): whether it is live, whose it is and for which audience.
+    public struct TokenIntrospection: Sendable, Equatable {
+        public let active: Bool
+        public let userId: String
+        /// The audience of an exchanged token; `nil` for the MC's own tokens.
+        public let audience: String?
+        /// Whether this is one of the MC's own tokens (access, refresh, offline): what an app
+        /// must never hold.
+        public let isMcToken: Bool
+    }
+
+    /// Introspects `token` (RFC 7662), as an external service would; `nil` for an unknown token.
+    public func introspect(_ token: String, tenant tenantId: String) -> TokenIntrospection? {
+        let now = self.now
+        return state.withLock { state in
+            guard let record = state.tokens[token], record.tenant == tenantId else { return nil }
+            return TokenIntrospection(active: !record.revoked && record.expiresAt > now, userId: record.userId,
+                                      audience: record.audience, isMcToken: record.kind != .exchanged)
         }
     }
 

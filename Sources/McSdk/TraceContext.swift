@@ -1,0 +1,43 @@
+import IdpPrimitives
+
+/// The W3C trace context of an event: its `traceparent` and `tracestate`, as the documents'
+/// `TraceContext(traceParent:traceState:)`.
+///
+/// Every event has a settable ``KSMEvent/traceContext``. The MasterController sends its
+/// `traceParent` with every IDP request the event causes (the IDP's audit log shows it) and puts it
+/// on the result event. An event without one gets a new trace; one whose `traceParent` cannot be
+/// parsed starts a new trace too, as W3C Trace Context asks of a receiver, and the IDP's audit log
+/// notes the restart.
+public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
+    /// The `traceparent` header value: `00-<trace id>-<parent id>-<flags>`.
+    public var traceParent: String
+    /// The `tracestate` header value: vendor name/value pairs; may be empty.
+    public var traceState: String
+
+    public init(traceParent: String, traceState: String = "") {
+        self.traceParent = traceParent
+        self.traceState = traceState
+    }
+
+    /// A context in a new trace.
+    public static func newTrace() -> TraceContext { TraceContext(traceParent: TraceParent.random().description) }
+
+    /// This context if its `traceParent` parses, else a new trace that says it restarted.
+    var usable: (context: TraceContext, restarted: Bool) {
+        if (try? TraceParent(parsing: traceParent)) != nil { return (self, false) }
+        return (TraceContext(traceParent: TraceParent.random().description, traceState: TraceParent.restartedTraceState), true)
+    }
+
+    public var description: String { "TraceContext(\(traceParent)\(traceState.isEmpty ? "" : ", \(traceState)"))" }
+}
+
+/// The settable trace context of one event. Events are shared between the app and the
+/// MasterController's threads, so the value lives behind a lock.
+final class TraceContextCell: Sendable {
+    private let value: LockedValue<TraceContext?>
+    init(_ initial: TraceContext? = nil) { value = LockedValue(initial) }
+    var context: TraceContext? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
