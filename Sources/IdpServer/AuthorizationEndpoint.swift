@@ -206,8 +206,10 @@ extension IdpServer {
                     user.status = .active
                     user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
                     if let code = session.pendingActivationCode { user.activationCodes[code] = nil }
-                    astClientId = newAstClientId
-                    user.astClientIds.append(astClientId)
+                    // A device that is bound already (it sent its X-KOBIL-ASTCLIENTID) keeps its
+                    // binding: the new user shares it. A new device gets a new one.
+                    astClientId = session.astClientId ?? newAstClientId
+                    if !user.astClientIds.contains(astClientId) { user.astClientIds.append(astClientId) }
                 } else {
                     astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
                 }

@@ -156,7 +156,9 @@ public actor MasterController {
         let challenge = PKCE.challenge(for: verifier)
         let clientData = SecureRandom.token(byteCount: 32)
         pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData)
-        let astClientId = store.user(event.userIdentifier)?.astClientId ?? IdpServer.unassignedAstClientId
+        // One binding per device: every user activated here shares the first activation's AST
+        // client id, and it goes with every later authorization (add user, login).
+        let astClientId = store.deviceAstClientId ?? IdpServer.unassignedAstClientId
         return KSMGetAstClientDataResultEvent(status: .kOk, clientData: clientData, astClientId: astClientId,
                                               codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256)
     }

@@ -21,6 +21,8 @@ public final class McTokenStore: Sendable {
         var users: [KsUserIdentifier: StoredUser] = [:]
         var enrollmentOrder: [KsUserIdentifier] = []
         var lastLoggedInUser: KsUserIdentifier?
+        /// The device's AST client id, from its first activation; every later user shares it.
+        var deviceAstClientId: String?
     }
 
     private let contents = LockedValue(Contents())
@@ -39,11 +41,17 @@ public final class McTokenStore: Sendable {
 
     func user(_ user: KsUserIdentifier) -> StoredUser? { contents.withLock { $0.users[user] } }
 
+    /// The device's AST client id (its binding at the IDP), once a user was activated here.
+    var deviceAstClientId: String? { contents.withLock { $0.deviceAstClientId } }
+
     /// Stores `record` for `user` (activating the user if new).
     func save(_ record: StoredUser, for user: KsUserIdentifier, loggedIn: Bool) {
         contents.withLock { contents in
             if contents.users.updateValue(record, forKey: user) == nil { contents.enrollmentOrder.append(user) }
             if loggedIn { contents.lastLoggedInUser = user }
+            if contents.deviceAstClientId == nil, record.astClientId.contains(where: { $0 != "0" && $0 != "-" }) {
+                contents.deviceAstClientId = record.astClientId
+            }
         }
     }
 
