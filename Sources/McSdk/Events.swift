@@ -1,12 +1,14 @@
 /// Initialises the MasterController; answered by ``KSMStartResultEvent``. Post it before any
 /// other event.
 public final class KSMStartEvent: KsMacroEvent {
-    public let traceContext: String?
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     public let locale: String
     public let appName: String
 
-    public init(traceContext: String? = nil, locale: String = "en", appName: String = "IdpHarness") {
-        self.traceContext = traceContext
+    public init(traceContext: TraceContext? = nil, locale: String = "en", appName: String = "IdpHarness") {
+        self.trace = TraceContextCell(traceContext)
         self.locale = locale
         self.appName = appName
     }
@@ -17,12 +19,16 @@ public final class KSMStartResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     public let sdkState: KSMSdkState
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
     public let userDetailsList: [KsUserDetails]
 
     init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
+        self.trace = TraceContextCell()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription
@@ -35,20 +41,22 @@ public final class KSMStartResultEvent: KSMResultEvent {
 /// Asks for AST client data and a fresh PKCE challenge; answered by
 /// ``KSMGetAstClientDataResultEvent``.
 public final class KSMGetAstClientDataEvent: KsMacroEvent {
-    public let traceContext: String?
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     /// The user the data is for; the user id is empty at activation.
     public let userIdentifier: KsUserIdentifier
 
     /// The IdpSdk samples' form (no user id).
-    public init(tenantId: String, traceContext: String? = nil) {
+    public init(tenantId: String, traceContext: TraceContext? = nil) {
         self.userIdentifier = KsUserIdentifier(tenantId: tenantId, userId: "")
-        self.traceContext = traceContext
+        self.trace = TraceContextCell(traceContext)
     }
 
     /// The TWV samples' form; pass an empty user id at activation.
-    public init(userIdentifier: KsUserIdentifier, traceContext: String? = nil) {
+    public init(userIdentifier: KsUserIdentifier, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
-        self.traceContext = traceContext
+        self.trace = TraceContextCell(traceContext)
     }
 
     public var tenantId: String { userIdentifier.tenantId }
@@ -59,6 +67,9 @@ public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     /// The opaque AST client data (`X-KOBIL-ASTCLIENTDATA`).
     public let clientData: String
     /// The AST client id (`X-KOBIL-ASTCLIENTID`); all zeros for a new user.
@@ -76,6 +87,7 @@ public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
     public var codeChallangeMethod: String { codeChallengeMethod }
 
     init(status: KSMEventStatusType, errorDescription: String = "", clientData: String = "", astClientId: String = "", codeChallenge: String = "", codeChallengeMethod: String = "") {
+        self.trace = TraceContextCell()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription
@@ -89,7 +101,9 @@ public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
 /// Exchanges an authorization code (with the kept PKCE verifier) for tokens at the IDP, and
 /// activates or logs the user in; answered by ``KSMSetAuthorisationCodeResultEvent``.
 public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
-    public let traceContext: String?
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     public let userIdentifier: KsUserIdentifier
     public let authenticationMode: KSMAuthenticationMode
     public let authorisationCode: String
@@ -97,21 +111,21 @@ public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
     public let clientId: String
 
     /// The IdpSdk samples' form.
-    public init(tenantId: String, authenticationMode: KSMAuthenticationMode, authorisationCode: String, clientId: String, traceContext: String? = nil) {
+    public init(tenantId: String, authenticationMode: KSMAuthenticationMode, authorisationCode: String, clientId: String, traceContext: TraceContext? = nil) {
         self.userIdentifier = KsUserIdentifier(tenantId: tenantId, userId: "")
         self.authenticationMode = authenticationMode
         self.authorisationCode = authorisationCode
         self.clientId = clientId
-        self.traceContext = traceContext
+        self.trace = TraceContextCell(traceContext)
     }
 
     /// The TWV samples' form. A non-empty user id must be the user the code was issued for.
-    public init(userIdentifier: KsUserIdentifier, authenticationMode: KSMAuthenticationMode, authorisationCode: String, clientId: String, traceContext: String? = nil) {
+    public init(userIdentifier: KsUserIdentifier, authenticationMode: KSMAuthenticationMode, authorisationCode: String, clientId: String, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
         self.authenticationMode = authenticationMode
         self.authorisationCode = authorisationCode
         self.clientId = clientId
-        self.traceContext = traceContext
+        self.trace = TraceContextCell(traceContext)
     }
 
     public var tenantId: String { userIdentifier.tenantId }
@@ -123,12 +137,16 @@ public final class KSMSetAuthorisationCodeResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     /// The user the tokens belong to, on success.
     public let userIdentifier: KsUserIdentifier?
 
-    init(status: KSMEventStatusType, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
+    init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
+        self.trace = TraceContextCell()
         self.status = status
-        self.errorCode = status == .kOk ? 0 : status.rawValue
+        self.errorCode = errorCode ?? (status == .kOk ? 0 : status.rawValue)
         self.errorDescription = errorDescription
         self.userIdentifier = userIdentifier
     }
@@ -139,8 +157,12 @@ public final class KSMStatusResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
 
     init(status: KSMEventStatusType, errorDescription: String) {
+        self.trace = TraceContextCell()
         self.status = status
         self.errorCode = status.rawValue
         self.errorDescription = errorDescription

@@ -1,5 +1,14 @@
-/// Any event the MasterController sends or receives (the documents' event framework root).
-public protocol KSMEvent: Sendable {}
+/// Any event (the documents' root `KsEvent`): every event has a settable W3C ``TraceContext``.
+///
+/// Events are classes shared between the app and the MasterController's threads; their values
+/// are immutable but for the trace context, which lives behind a lock.
+public protocol KsEvent: AnyObject, Sendable {
+    /// The event's W3C trace context; `nil` until set (the MC then starts a new trace).
+    var traceContext: TraceContext? { get set }
+}
+
+/// An event of the MC's event API (the samples' `event as? KSMEvent`).
+public protocol KSMEvent: KsEvent {}
 
 /// An event of the MC's macro API: what `receive(_:)` takes and returns, and what the
 /// `sendEvent2MasterController` completion delivers for the caller to downcast.

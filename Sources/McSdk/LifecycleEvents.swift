@@ -2,12 +2,14 @@
 /// ``KSMRestartResultEvent``. Every user is then LOGIN_REQUIRED again; stored tokens are kept, so
 /// ``KSMOfflineLoginEvent`` can log the user back in.
 public final class KSMRestartEvent: KsMacroEvent {
-    public let traceContext: String?
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     public let locale: String
     public let appName: String
 
-    public init(traceContext: String? = nil, locale: String = "en", appName: String = "IdpHarness") {
-        self.traceContext = traceContext
+    public init(traceContext: TraceContext? = nil, locale: String = "en", appName: String = "IdpHarness") {
+        self.trace = TraceContextCell(traceContext)
         self.locale = locale
         self.appName = appName
     }
@@ -18,15 +20,19 @@ public final class KSMRestartResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     public let sdkState: KSMSdkState
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
     public let userDetailsList: [KsUserDetails]
 
-    init(status: KSMEventStatusType, sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
+    init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
+        self.trace = TraceContextCell()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
-        self.errorDescription = ""
+        self.errorDescription = errorDescription
         self.sdkState = sdkState
         self.userList = userList
         self.userDetailsList = userList.map { KsUserDetails(userIdentifier: $0, displayUsername: $0.userId, displayEmail: "") }
@@ -57,13 +63,15 @@ public final class KSMRestartResultEvent: KSMResultEvent {
 ///   ``KSMEventStatusType/kCannotAcquireTokenData``: the IDP did not answer, the connection broke,
 ///   or the refresh timed out.
 public final class KSMOfflineLoginEvent: KsMacroEvent {
-    public let traceContext: String?
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     /// The user to log in; `nil`: the user of the last successful login.
     public let userIdentifier: KsUserIdentifier?
 
-    public init(userIdentifier: KsUserIdentifier? = nil, traceContext: String? = nil) {
+    public init(userIdentifier: KsUserIdentifier? = nil, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
-        self.traceContext = traceContext
+        self.trace = TraceContextCell(traceContext)
     }
 }
 
@@ -72,10 +80,14 @@ public final class KSMOfflineLoginResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     /// The user logged in, on success.
     public let userIdentifier: KsUserIdentifier?
 
     init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
+        self.trace = TraceContextCell()
         self.status = status
         self.errorCode = errorCode ?? (status == .kOk ? 0 : status.rawValue)
         self.errorDescription = errorDescription
@@ -98,15 +110,17 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
         case CLEAR_OFFLINE
     }
 
-    public let traceContext: String?
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
     public let userIdentifier: KsUserIdentifier
     public let clearBehavior: ClearBehavior
 
     /// The default signature clears all tokens.
-    public init(userIdentifier: KsUserIdentifier, clearBehavior: ClearBehavior = .CLEAR_ALL, traceContext: String? = nil) {
+    public init(userIdentifier: KsUserIdentifier, clearBehavior: ClearBehavior = .CLEAR_ALL, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
         self.clearBehavior = clearBehavior
-        self.traceContext = traceContext
+        self.trace = TraceContextCell(traceContext)
     }
 }
 
@@ -117,8 +131,12 @@ public final class KSMClearIamTokenCacheResultEvent: KSMResultEvent {
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
 
     init(status: KSMEventStatusType, errorDescription: String = "") {
+        self.trace = TraceContextCell()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription

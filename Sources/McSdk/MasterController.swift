@@ -4,17 +4,26 @@ import IdpSdk
 import IdpServer
 
 /// The MC-SDK's MasterController for one app installation (one device): Start, Restart,
-/// GetAstClientData, SetAuthorisationCode, OfflineLogin and ClearIamTokenCache, against the
-/// in-process IDP; and ``validAccessToken(for:)``, which refreshes once for any number of callers.
+/// GetAstClientData, SetAuthorisationCode, OfflineLogin, ClearIamTokenCache, ExchangeIamToken,
+/// GetInformation, GetState and the tracing events, against the in-process IDP.
+///
+/// Its tokens never leave it, as documented: apps get a token for another service with
+/// ``KSMExchangeIamTokenEvent``, which refreshes the MC's own access token once for any number of
+/// concurrent callers.
 ///
 /// ```swift
 /// let masterController = MasterController(configuration: .init(idpUrl: "https://idp.example.test"))
 /// let start = await masterController.receive(KSMStartEvent()) as! KSMStartResultEvent
 /// ```
 ///
-/// Three ways in, as in the documents: `receive(_:) async`; `sendEvent2MasterController(_:completion:)`,
-/// whose completion runs on a Swift concurrency thread (do not block it); and `postEvent(_:)`,
-/// returning an ``McFuture`` with `then`.
+/// Four ways in, as in the documents: `receive(_:) async`; `receive(_:withCompletionHandler:)` and
+/// `sendEvent2MasterController(_:completion:)`, whose completions run on a Swift concurrency thread
+/// (do not block it); and `postEvent(_:)`, returning an ``McFuture`` with `then`. Events the MC
+/// sends on its own (``KSMStartLoginEvent``, ``KSMServerConnectionEvent``, the result of an
+/// automated restart) go to the ``KSMEventListener``s registered with ``register(_:)``.
+///
+/// Every event's ``KsEvent/traceContext`` goes with the IDP requests it causes and comes back on
+/// its result; an event without one gets a new trace.
 ///
 /// One authorization is in flight per user identifier (the tenant and the user id, empty at
 /// activation), as on a device: a second GetAstClientData for the same identifier replaces the
@@ -65,15 +74,30 @@ public actor MasterController {
     }
 
     public let configuration: Configuration
-    private var started = false
+    var started = false
     /// Users logged in since the last Start or Restart (not persistent).
-    private var loggedIn: Set<KsUserIdentifier> = []
-    private var pending: [KsUserIdentifier: PendingAuthorization] = [:]
+    var loggedIn: Set<KsUserIdentifier> = []
+    /// The user of the last successful login since Start (GetInformation's `loggedInUser`).
+    var lastLoggedIn: KsUserIdentifier?
+    var pending: [KsUserIdentifier: PendingAuthorization] = [:]
     /// Refreshes in flight, one per user and token kind.
-    private var flights: [FlightKey: RefreshFlight] = [:]
+    var flights: [FlightKey: RefreshFlight] = [:]
+    /// Events that are waiting on the IDP (SetAuthorisationCode, OfflineLogin, ExchangeIamToken);
+    /// a Start or Restart meanwhile is refused with `kInvalidState`.
+    var eventsWaitingOnIdp = 0
+    /// What the last Start/Restart passed.
+    var appConfiguration: KSMSsmsAppConfiguration?
+    /// Whether `KSMEnableOpenCensusTracingEvent` turned tracing on.
+    var tracingEnabled = false
+    /// Where `KSMConfigurationEvent` said traces go.
+    var exporterUrl: String?
+    let feed = EventFeed()
 
-    private var store: McTokenStore { configuration.tokenStore }
-    private var now: Date { configuration.clock.now() }
+    var store: McTokenStore { configuration.tokenStore }
+    var now: Date { configuration.clock.now() }
+
+    /// The version GetInformation reports.
+    public static let sdkVersion = "IdpHarness-MC 1.0 (simulation of the KOBIL MC-SDK, Maverick backend)"
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -82,33 +106,41 @@ public actor MasterController {
     // MARK: - Entry points
 
     /// Handles `event` and returns its result event (downcast it to the documented type).
+    ///
+    /// The result carries the event's trace context (a new one if the event had none, or one whose
+    /// traceparent could not be parsed).
     public func receive(_ event: any KsMacroEvent) async -> any KsMacroEvent {
-        switch event {
-        case is KSMStartEvent:
-            return start()
-        case is KSMRestartEvent:
-            return restart()
-        case let event as KSMGetAstClientDataEvent:
-            return getAstClientData(event)
-        case let event as KSMSetAuthorisationCodeEvent:
-            return await setAuthorisationCode(event)
-        case let event as KSMOfflineLoginEvent:
-            return await offlineLogin(event)
-        case let event as KSMClearIamTokenCacheEvent:
-            return clearIamTokenCache(event)
-        default:
-            return KSMStatusResultEvent(status: .kNotSupported, errorDescription: "\(type(of: event)) is not supported by this MasterController")
+        let trace = traceContext(of: event)
+        let result = await handle(event, trace: trace)
+        result.traceContext = trace
+        return result
+    }
+
+    /// The Objective-C form the invalid-state page's adapter calls: `completionBlock` runs once, on
+    /// a Swift concurrency thread, with the result event.
+    public nonisolated func receive(_ event: any KsEvent, withCompletionHandler completionBlock: (@Sendable ((any KsEvent)?) -> Void)?) {
+        Task {
+            guard let macro = event as? any KsMacroEvent else {
+                completionBlock?(KSMStatusResultEvent(status: .kNotSupported, errorDescription: "\(type(of: event)) is not an event of the MasterController"))
+                return
+            }
+            let result = await receive(macro)
+            completionBlock?(result)
         }
     }
 
     /// The completion-handler form of the iOS samples. `completion` runs once, on a Swift
     /// concurrency thread, with the result event.
-    public nonisolated func sendEvent2MasterController(_ event: any KsMacroEvent, completion: @escaping @Sendable (any KSMEvent) -> Void) {
-        Task { completion(await receive(event)) }
+    public nonisolated func sendEvent2MasterController(_ event: any KsMacroEvent, completion: (@Sendable (any KSMEvent) -> Void)? = nil) {
+        Task {
+            let result = await receive(event)
+            completion?(result)
+        }
     }
 
-    /// The same, with the label of the Start sample.
-    public nonisolated func sendEvent2MasterController(event: any KsMacroEvent, completion: @escaping @Sendable (any KSMEvent) -> Void) {
+    /// The same, with the label of the Start sample; the completion may be left out for events
+    /// without a result (the tracing events).
+    public nonisolated func sendEvent2MasterController(event: any KsMacroEvent, completion: (@Sendable (any KSMEvent) -> Void)? = nil) {
         sendEvent2MasterController(event, completion: completion)
     }
 
@@ -119,255 +151,63 @@ public actor MasterController {
         return future
     }
 
-    /// The tokens stored for `user`, or `nil`; for tests. Not part of the documented API.
-    public func tokenSet(for user: KsUserIdentifier) -> McTokenSet? { store.tokens(for: user) }
+    /// Registers `listener` for the events the MC sends on its own: ``KSMStartLoginEvent``,
+    /// ``KSMServerConnectionEvent`` and the ``KSMRestartResultEvent`` of an automated restart.
+    public nonisolated func register(_ listener: any KSMEventListener) { feed.register(listener) }
 
     /// Whether `user` is logged in since the last Start or Restart.
     public func isLoggedIn(_ user: KsUserIdentifier) -> Bool { loggedIn.contains(user) }
 
-    // MARK: - Events
+    /// The tokens stored for `user`; for the package's own tests. The app never sees them.
+    func tokenSet(for user: KsUserIdentifier) -> McTokenSet? { store.tokens(for: user) }
 
-    private func start() -> KSMStartResultEvent {
-        let (state, users) = reinitialise()
-        return KSMStartResultEvent(status: .kOk, sdkState: state, userList: users)
-    }
-
-    private func restart() -> KSMRestartResultEvent {
-        let (state, users) = reinitialise()
-        return KSMRestartResultEvent(status: .kOk, sdkState: state, userList: users)
-    }
-
-    /// Start and Restart: every user must log in again; the stored tokens stay.
-    private func reinitialise() -> (KSMSdkState, [KsUserIdentifier]) {
-        started = true
-        loggedIn = []
-        let users = store.userList
-        return (users.isEmpty ? .activationRequired : .loginRequired, users)
-    }
-
-    private func getAstClientData(_ event: KSMGetAstClientDataEvent) -> KSMGetAstClientDataResultEvent {
-        guard started else {
-            return KSMGetAstClientDataResultEvent(status: .kInvalidState, errorDescription: "post a KSMStartEvent before KSMGetAstClientDataEvent")
-        }
-        guard !event.tenantId.isEmpty else {
-            return KSMGetAstClientDataResultEvent(status: .kInvalidParameter, errorDescription: "tenantId is empty")
-        }
-        let verifier = PKCE.makeVerifier()
-        let challenge = PKCE.challenge(for: verifier)
-        let clientData = SecureRandom.token(byteCount: 32)
-        pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData)
-        // One binding per device: every user activated here shares the first activation's AST
-        // client id, and it goes with every later authorization (add user, login).
-        let astClientId = store.deviceAstClientId ?? IdpServer.unassignedAstClientId
-        return KSMGetAstClientDataResultEvent(status: .kOk, clientData: clientData, astClientId: astClientId,
-                                              codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256)
-    }
-
-    private func setAuthorisationCode(_ event: KSMSetAuthorisationCodeEvent) async -> KSMSetAuthorisationCodeResultEvent {
-        func fail(_ status: KSMEventStatusType, _ text: String) -> KSMSetAuthorisationCodeResultEvent {
-            KSMSetAuthorisationCodeResultEvent(status: status, errorDescription: text)
-        }
-        guard started else { return fail(.kInvalidState, "post a KSMStartEvent before KSMSetAuthorisationCodeEvent") }
-        for (name, value) in [("tenantId", event.tenantId), ("authorisationCode", event.authorisationCode), ("clientId", event.clientId)] where value.isEmpty {
-            return fail(.kInvalidParameter, "\(name) is empty")
-        }
-        guard let authorization = pending[event.userIdentifier] else {
-            return fail(.kInvalidState, "no authorization is pending for \(event.userIdentifier); post a KSMGetAstClientDataEvent first")
-        }
-        let exchange = await TokenExchange.run(
-            code: event.authorisationCode, clientId: event.clientId, tenantId: event.tenantId,
-            authorization: authorization, configuration: configuration
-        )
-        // The actor may have handled other events while the request was out: decide on what is
-        // true now.
-        let tokens: McTokenSet
-        switch exchange {
-        case .failure(let failure): return fail(failure.status, failure.description)
-        case .success(let issued): tokens = issued
-        }
-        if !event.userIdentifier.userId.isEmpty, event.userIdentifier.userId != tokens.userId {
-            return fail(.kMismatchedUser, "the code was issued for another user than \(event.userIdentifier)")
-        }
-        if pending[event.userIdentifier]?.challenge == authorization.challenge {
-            pending[event.userIdentifier] = nil
-        }
-        let user = KsUserIdentifier(tenantId: event.tenantId, userId: tokens.userId)
-        store.save(StoredUser(tokens: tokens, astClientId: tokens.astClientId, authenticationMode: event.authenticationMode), for: user, loggedIn: true)
-        loggedIn.insert(user)
-        return KSMSetAuthorisationCodeResultEvent(status: .kOk, userIdentifier: user)
-    }
-
-    private func offlineLogin(_ event: KSMOfflineLoginEvent) async -> KSMOfflineLoginResultEvent {
-        func fail(_ status: KSMEventStatusType, _ text: String, errorCode: Int? = nil) -> KSMOfflineLoginResultEvent {
-            KSMOfflineLoginResultEvent(status: status, errorCode: errorCode, errorDescription: text)
-        }
-        guard started else { return fail(.kInvalidState, "post a KSMStartEvent before KSMOfflineLoginEvent") }
-        guard let user = event.userIdentifier ?? store.lastLoggedInUser else {
-            return fail(.kInvalidUserId, "no user identifier was given and no user has logged in on this device yet")
-        }
-        guard let stored = store.user(user) else {
-            return fail(.kInvalidUserId, "user \(user) is not activated on this device")
-        }
-        let mode = stored.authenticationMode
-        guard mode == .no || mode == .biometric else {
-            return fail(.kNotSupported, "offline login cannot be used with AuthenticationMode \(mode); log in at the IDP")
-        }
-        let tokens = stored.tokens
-        func loggedInNow() -> KSMOfflineLoginResultEvent {
-            loggedIn.insert(user)
-            store.markLoggedIn(user)
-            return KSMOfflineLoginResultEvent(status: .kOk, userIdentifier: user)
-        }
-        // 1. A live access token is enough.
-        if tokens.accessToken != nil, tokens.accessTokenExpiresAt > now { return loggedInNow() }
-        // 2. Else the refresh token, if the IDP still takes it.
-        if tokens.refreshToken != nil {
-            switch await refreshedAccessToken(user, with: .refresh) {
-            case .success: return loggedInNow()
-            case .failure(let error):
-                guard case .refused = error.reason else { return fail(error.status, error.errorDescription) }
-            }
-        }
-        // 3. Else the offline token, behind the biometric prompt in BIOMETRIC mode.
-        guard store.tokens(for: user)?.offlineToken != nil else {
-            return fail(.kNoTokenDataAvailable, "no offline token is stored for \(user); log in at the IDP")
-        }
-        if mode == .biometric {
-            guard let prompt = configuration.biometricPrompt else {
-                return fail(.kNotSupported, "user \(user) is in BIOMETRIC mode and no biometric prompt is configured")
-            }
-            if case .failure(let error) = await prompt.authenticate(reason: "Log in as \(user.userId)") {
-                return fail(error.isCancellation ? .kUserCancel : .kNegative, "the biometric prompt ended with \(error)",
-                            errorCode: BiometricPromptError.errorCodeBase + error.rawValue)
-            }
-        }
-        switch await refreshedAccessToken(user, with: .offline) {
-        case .success: return loggedInNow()
-        case .failure(let error): return fail(error.status, error.errorDescription)
+    private func handle(_ event: any KsMacroEvent, trace: TraceContext) async -> any KsMacroEvent {
+        switch event {
+        case let event as KSMStartEvent:
+            return start(problem: AppIdentity.problem(locale: event.locale, appName: event.appName),
+                         configuration: AppIdentity.configuration(locale: event.locale, appName: event.appName))
+        case let event as KSMStartEventEx:
+            return start(problem: event.problem, configuration: event.ssmsAppConfiguration)
+        case let event as KSMRestartEvent:
+            return restart(problem: AppIdentity.problem(locale: event.locale, appName: event.appName),
+                           configuration: AppIdentity.configuration(locale: event.locale, appName: event.appName))
+        case let event as KSMRestartEventEx:
+            return restart(problem: event.problem, configuration: event.ssmsAppConfiguration)
+        case let event as KSMGetAstClientDataEvent:
+            return getAstClientData(event)
+        case let event as KSMSetAuthorisationCodeEvent:
+            return await setAuthorisationCode(event, trace: trace)
+        case let event as KSMOfflineLoginEvent:
+            return await offlineLogin(event, trace: trace)
+        case let event as KSMClearIamTokenCacheEvent:
+            return clearIamTokenCache(event)
+        case let event as KSMExchangeIamTokenEvent:
+            return await exchangeIamToken(event, trace: trace)
+        case is KSMGetInformationEvent:
+            return getInformation()
+        case is KSMGetStateEventEvent:
+            return getState()
+        case let event as KSMConfigurationEvent:
+            return configure(event)
+        case let event as KSMEnableOpenCensusTracingEvent:
+            return enableTracing(event)
+        default:
+            return KSMStatusResultEvent(status: .kNotSupported, errorDescription: "\(type(of: event)) is not supported by this MasterController")
         }
     }
 
-    private func clearIamTokenCache(_ event: KSMClearIamTokenCacheEvent) -> KSMClearIamTokenCacheResultEvent {
-        guard started else { return KSMClearIamTokenCacheResultEvent(status: .kInvalidState, errorDescription: "post a KSMStartEvent before KSMClearIamTokenCacheEvent") }
-        let user = event.userIdentifier
-        let cleared: Void? = store.updateTokens(of: user) { tokens in
-            switch event.clearBehavior {
-            case .CLEAR_ALL:
-                tokens.accessToken = nil
-                tokens.refreshToken = nil
-                tokens.offlineToken = nil
-            case .CLEAR_ACCESS_AND_REFRESH:
-                tokens.accessToken = nil
-                tokens.refreshToken = nil
-            case .CLEAR_OFFLINE:
-                tokens.offlineToken = nil
-            }
-        }
-        guard cleared != nil else {
-            return KSMClearIamTokenCacheResultEvent(status: .kInvalidUserId, errorDescription: "user \(user) is not activated on this device")
-        }
-        if event.clearBehavior != .CLEAR_OFFLINE { loggedIn.remove(user) }
-        return KSMClearIamTokenCacheResultEvent(status: .kOk)
+    /// The event's trace context, or a new trace: sampled when tracing is on, else one in ten,
+    /// as the tracing page describes.
+    private func traceContext(of event: any KsMacroEvent) -> TraceContext {
+        if let given = event.traceContext { return given.usable.context }
+        return TraceContext(traceParent: TraceParent.random(sampled: tracingEnabled || Int.random(in: 0..<10) == 0).description)
     }
 
-    // MARK: - Fresh tokens
-
-    /// A valid access token for `user`, refreshed if it has expired.
-    ///
-    /// Callers that find the token expired at the same moment share one refresh (single flight):
-    /// the IDP sees one refresh-token grant per expiry, however many callers wait. A caller whose
-    /// task is cancelled stops waiting (throwing ``McTokenError/Reason/cancelled``) while the
-    /// refresh goes on for the others; a failed refresh reaches every waiter; a refresh that takes
-    /// longer than ``Configuration/refreshTimeout`` fails every waiter with
-    /// ``McTokenError/Reason/timedOut``. The refresh token is rotated by the IDP; if the answer of
-    /// a timed-out refresh arrives later it is still stored, and until it does, callers get the
-    /// timeout at once rather than a second refresh that would present the spent token.
-    ///
-    /// ```swift
-    /// let token = try await masterController.validAccessToken(for: user)
-    /// request.headers.set("Authorization", "Bearer \(token)")
-    /// ```
-    /// - Throws: ``McTokenError``: ``McTokenError/Reason/loginRequired`` if the user is not logged
-    ///   in here (or only a BIOMETRIC user's offline token is left); ``McTokenError/Reason/noTokenData``, ``McTokenError/Reason/refused(_:)`` (expired,
-    ///   revoked, reused), ``McTokenError/Reason/locked(_:)``, ``McTokenError/Reason/timedOut``,
-    ///   ``McTokenError/Reason/cancelled``, ``McTokenError/Reason/unreachable``.
-    public func validAccessToken(for user: KsUserIdentifier) async throws -> String {
-        guard loggedIn.contains(user), let tokens = store.tokens(for: user) else {
-            throw McTokenError(.loginRequired, status: .kLoginRequired, "user \(user) is not logged in; post SetAuthorisationCode or OfflineLogin first")
-        }
-        if let access = tokens.accessToken, tokens.accessTokenExpiresAt > now { return access }
-        // After an OfflineLogin with the offline token there is no refresh token; the offline token
-        // serves, unless it is behind the biometric prompt (then OfflineLogin must ask again).
-        if tokens.refreshToken == nil, tokens.offlineToken != nil {
-            guard store.user(user)?.authenticationMode == .no else {
-                throw McTokenError(.loginRequired, status: .kLoginRequired, "the access token of \(user) expired and only the biometry-protected offline token is left; post OfflineLogin")
-            }
-            return try await refreshedAccessToken(user, with: .offline).get()
-        }
-        return try await refreshedAccessToken(user, with: .refresh).get()
-    }
-
-    /// How many refreshes are in flight; for tests.
-    public var refreshesInFlight: Int { flights.count }
-
-    /// Joins the refresh in flight for `user` and `kind`, or starts one.
-    private func refreshedAccessToken(_ user: KsUserIdentifier, with kind: FlightKey.Kind) async -> Result<String, McTokenError> {
-        let key = FlightKey(user: user, kind: kind)
-        let flight: RefreshFlight
-        if let running = flights[key] {
-            flight = running
-        } else {
-            guard let tokens = store.tokens(for: user), let presented = kind == .refresh ? tokens.refreshToken : tokens.offlineToken else {
-                return .failure(McTokenError(.noTokenData, status: .kNoTokenDataAvailable, "no \(kind) token is stored for \(user)"))
-            }
-            flight = RefreshFlight()
-            flights[key] = flight
-            let timeout = configuration.refreshTimeout
-            DispatchQueue.global().asyncAfter(deadline: .now(plus: timeout)) { [weak flight] in
-                flight?.complete(.failure(McTokenError(.timedOut, status: .kCannotAcquireTokenData, "the token refresh did not end within \(timeout)")))
-            }
-            let configuration = self.configuration
-            // Unstructured: a cancelled caller must not cancel the refresh the others wait for.
-            Task {
-                let outcome = await TokenExchange.refresh(presented, clientId: tokens.clientId, tenantId: user.tenantId, configuration: configuration)
-                self.finishRefresh(key, flight: flight, presented: presented, outcome: outcome)
-            }
-        }
-        do {
-            return .success(try await flight.wait())
-        } catch let error as McTokenError {
-            return .failure(error)
-        } catch {
-            return .failure(McTokenError(.protocolError, status: .kFailed, "\(error)"))
-        }
-    }
-
-    /// Stores what a refresh brought — only if the presented token is still the stored one (a
-    /// ClearIamTokenCache in between wins) — then ends the flight.
-    private func finishRefresh(_ key: FlightKey, flight: RefreshFlight, presented: String, outcome: Result<TokenExchange.Refreshed, McTokenError>) {
-        if flights[key] === flight { flights[key] = nil }
-        switch outcome {
-        case .success(let refreshed):
-            let applied = store.updateTokens(of: key.user) { tokens -> Bool in
-                switch key.kind {
-                case .refresh:
-                    guard tokens.refreshToken == presented else { return false }
-                    tokens.refreshToken = refreshed.rotatedToken
-                case .offline:
-                    guard tokens.offlineToken == presented else { return false }
-                    tokens.offlineToken = refreshed.rotatedToken
-                }
-                tokens.accessToken = refreshed.accessToken
-                tokens.accessTokenExpiresAt = refreshed.accessTokenExpiresAt
-                return true
-            }
-            guard applied == true else {
-                flight.complete(.failure(McTokenError(.loginRequired, status: .kLoginRequired, "the tokens of \(key.user) were cleared while the refresh was in flight")))
-                return
-            }
-            flight.complete(.success(refreshed.accessToken))
-        case .failure(let error):
-            flight.complete(.failure(error))
+    /// What a token request of an event needs.
+    func requestContext(_ trace: TraceContext) -> TokenExchange.Context {
+        TokenExchange.Context(configuration: configuration, trace: trace) { [weak self, feed] state in
+            feed.post(KSMServerConnectionEvent(connectionState: state))
+            if state == .NOT_REACHABLE, let self { Task { await self.automatedRestart() } }
         }
     }
 }

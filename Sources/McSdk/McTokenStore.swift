@@ -26,9 +26,18 @@ public final class McTokenStore: Sendable {
     }
 
     private let contents = LockedValue(Contents())
+    private let failing = LockedValue(false)
 
     /// An empty store: a fresh installation.
     public init() {}
+
+    /// Makes the device's storage fail (a locked keychain, a corrupted file) or work again. While
+    /// it fails, every MC event that needs the store ends with ``KSMEventStatusType/kInternalError``
+    /// and changes nothing: the simulation's trigger for that documented status.
+    public func simulateStorageFailure(_ fail: Bool) { failing.withLock { $0 = fail } }
+
+    /// Whether the storage fails now.
+    var isFailing: Bool { failing.withLock { $0 } }
 
     /// The activated users, in activation order.
     public var userList: [KsUserIdentifier] { contents.withLock { $0.enrollmentOrder } }
@@ -36,8 +45,9 @@ public final class McTokenStore: Sendable {
     /// The user of the last successful login (SetAuthorisationCode or OfflineLogin), if any.
     public var lastLoggedInUser: KsUserIdentifier? { contents.withLock { $0.lastLoggedInUser } }
 
-    /// The tokens stored for `user`, or `nil` if the user is not activated here.
-    public func tokens(for user: KsUserIdentifier) -> McTokenSet? { contents.withLock { $0.users[user]?.tokens } }
+    /// The tokens stored for `user`, or `nil` if the user is not activated here. Internal: the MC
+    /// never hands its tokens to the app (apps use ``KSMExchangeIamTokenEvent``).
+    func tokens(for user: KsUserIdentifier) -> McTokenSet? { contents.withLock { $0.users[user]?.tokens } }
 
     func user(_ user: KsUserIdentifier) -> StoredUser? { contents.withLock { $0.users[user] } }
 
@@ -73,20 +83,20 @@ struct StoredUser: Sendable {
     var authenticationMode: KSMAuthenticationMode
 }
 
-/// The tokens the MC holds for a user. A token is `nil` once cleared by
+/// The tokens the MC holds for a user; they never leave the MC. A token is `nil` once cleared by
 /// ``KSMClearIamTokenCacheEvent``. `description` never shows them.
-public struct McTokenSet: Sendable, CustomStringConvertible {
-    public internal(set) var accessToken: String?
-    public internal(set) var refreshToken: String?
-    public internal(set) var offlineToken: String?
-    public let userId: String
-    public let astClientId: String
+struct McTokenSet: Sendable, CustomStringConvertible {
+    var accessToken: String?
+    var refreshToken: String?
+    var offlineToken: String?
+    let userId: String
+    let astClientId: String
     /// The IDP client the tokens were issued to (the `client_id` of refresh requests).
-    public let clientId: String
+    let clientId: String
     /// When the access token expires, by the IDP's `expires_in` counted on the MC's clock.
-    public internal(set) var accessTokenExpiresAt: Date
+    var accessTokenExpiresAt: Date
 
-    public var description: String {
+    var description: String {
         "McTokenSet(user: \(userId), access: \(accessToken == nil ? "none" : "expires \(accessTokenExpiresAt)"), refresh: \(refreshToken == nil ? "none" : "kept"), offline: \(offlineToken == nil ? "none" : "kept"))"
     }
 }

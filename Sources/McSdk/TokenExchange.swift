@@ -10,6 +10,14 @@ enum TokenExchange {
         let description: String
     }
 
+    /// What a request needs besides its form: the configuration, the trace it belongs to, and
+    /// where to report a lost connection (``KSMServerConnectionEvent``).
+    struct Context: Sendable {
+        let configuration: MasterController.Configuration
+        let trace: TraceContext
+        let connection: @Sendable (KSMConnectionState) -> Void
+    }
+
     /// What a refresh grant brought: a new access token and the rotated token of the presented kind.
     struct Refreshed: Sendable {
         let accessToken: String
@@ -17,27 +25,28 @@ enum TokenExchange {
         let accessTokenExpiresAt: Date
     }
 
-    static func run(code: String, clientId: String, tenantId: String, authorization: PendingAuthorization, configuration: MasterController.Configuration) async -> Result<McTokenSet, Failure> {
+    static func run(code: String, clientId: String, tenantId: String, authorization: PendingAuthorization, context: Context) async -> Result<McTokenSet, Failure> {
+        let configuration = context.configuration
         let answer = await post([
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", configuration.redirectUri),
             ("client_id", clientId),
             ("code_verifier", authorization.verifier),
-        ], tenantId: tenantId, astClientData: authorization.clientData, configuration: configuration)
+        ], tenantId: tenantId, astClientData: authorization.clientData, context: context)
         let json: [String: Any]
         switch answer {
-        case .failure(let failure): return .failure(Failure(status: failure.status, description: failure.errorDescription))
+        case .failure(let failure): return .failure(Failure(status: .kCannotAcquireTokenData, description: failure.errorDescription))
         case .success(let (status, body)) where status != 200:
             let error = body["error"] as? String ?? "http_\(status)"
             let description = body["error_description"] as? String ?? ""
-            return .failure(Failure(status: .kCannotAcquireAccessTokenForAuthorizationCode, description: "the IDP refused the code: \(error): \(description)"))
+            return .failure(Failure(status: .kCannotAcquireTokenData, description: "the IDP refused the code: \(error): \(description)"))
         case .success(let (_, body)): json = body
         }
         guard let access = json["access_token"] as? String, let refresh = json["refresh_token"] as? String,
               let offline = json["offline_token"] as? String, let userId = json["user_id"] as? String,
               let expiresIn = json["expires_in"] as? Int else {
-            return .failure(Failure(status: .kCannotAcquireAccessTokenForAuthorizationCode, description: "the IDP's token response lacks a token or the user id"))
+            return .failure(Failure(status: .kCannotAcquireTokenData, description: "the IDP's token response lacks a token or the user id"))
         }
         return .success(McTokenSet(
             accessToken: access, refreshToken: refresh, offlineToken: offline, userId: userId,
@@ -49,9 +58,10 @@ enum TokenExchange {
 
     /// Exchanges `token` (a refresh or an offline token) for a new access token and its rotated
     /// successor.
-    static func refresh(_ token: String, clientId: String, tenantId: String, configuration: MasterController.Configuration) async -> Result<Refreshed, McTokenError> {
+    static func refresh(_ token: String, clientId: String, tenantId: String, context: Context) async -> Result<Refreshed, McTokenError> {
+        let configuration = context.configuration
         let answer = await post([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)],
-                                tenantId: tenantId, astClientData: nil, configuration: configuration)
+                                tenantId: tenantId, astClientData: nil, context: context)
         let json: [String: Any]
         switch answer {
         case .failure(let failure): return .failure(failure)
@@ -72,31 +82,79 @@ enum TokenExchange {
                                   accessTokenExpiresAt: configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))))
     }
 
+    /// Why an exchange gave no token, as its result event.
+    struct ExchangeRefusal: Error {
+        let result: KSMExchangeIamTokenResultEvent
+        init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String) {
+            result = KSMExchangeIamTokenResultEvent(status: status, errorCode: errorCode, errorDescription: errorDescription)
+        }
+    }
+
+    /// RFC 8693: the access token for a token for `audience`.
+    static func exchange(_ accessToken: String, audience: String, clientId: String, tenantId: String, context: Context) async -> Result<String, ExchangeRefusal> {
+        let answer = await post([
+            ("grant_type", IdpServer.tokenExchangeGrantType),
+            ("subject_token", accessToken),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"),
+            ("audience", audience),
+            ("client_id", clientId),
+        ], tenantId: tenantId, astClientData: nil, context: context)
+        switch answer {
+        case .failure(let failure):
+            return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: failure.errorDescription))
+        case .success(let (status, body)) where status != 200:
+            let error = body["error"] as? String ?? "http_\(status)"
+            let description = "the IDP refused the exchange: \(error): \(body["error_description"] as? String ?? "")"
+            if error == IdpServer.astClientRoleErrorCode {
+                return .failure(ExchangeRefusal(status: .kFailed, errorCode: KSMExchangeIamTokenResultEvent.astClientRoleErrorCode, errorDescription: description))
+            }
+            return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: description))
+        case .success(let (_, body)):
+            guard let token = body["access_token"] as? String, !token.isEmpty else {
+                return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: "the IDP's exchange response lacks the token"))
+            }
+            return .success(token)
+        }
+    }
+
     /// POSTs a form to the tenant's token endpoint; the HTTP status and the JSON body.
-    private static func post(_ form: [(String, String)], tenantId: String, astClientData: String?, configuration: MasterController.Configuration) async -> Result<(Int, [String: Any]), McTokenError> {
+    ///
+    /// A connection lost on the way is reported (`CONNECTION_LOST`) and the request sent once
+    /// more; if that fails too, `NOT_REACHABLE` is reported (the MC then restarts itself).
+    private static func post(_ form: [(String, String)], tenantId: String, astClientData: String?, context: Context) async -> Result<(Int, [String: Any]), McTokenError> {
+        let configuration = context.configuration
         let transport: any Transport
         if let configured = configuration.transport {
             transport = configured
         } else {
             switch IdpNetwork.shared.connect(to: configuration.idpUrl, certificateChain: configuration.certificateChain) {
             case .success(let found): transport = found
-            case .failure(let error): return .failure(McTokenError(.unreachable, status: .kNotReachable, error.description))
+            case .failure(let error): return .failure(McTokenError(.unreachable, status: .kCannotAcquireTokenData, error.description))
             }
         }
         var headers = HTTPHeaders()
         headers.set("Content-Type", "application/x-www-form-urlencoded")
+        headers.set("traceparent", context.trace.traceParent)
+        if !context.trace.traceState.isEmpty { headers.set("tracestate", context.trace.traceState) }
         if let astClientData { headers.set("X-KOBIL-ASTCLIENTDATA", astClientData) }
         let request = HTTPRequest(
             method: "POST",
             target: "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/token",
             headers: headers, body: Array(FormURLEncoding.encode(form).utf8)
         )
-        switch await transport.send(request) {
-        case .success(let response):
-            let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
-            return .success((response.status, json))
-        case .failure(let error):
-            return .failure(McTokenError(.unreachable, status: error.kind == .connectionLost ? .kConnectionLost : .kNotReachable, error.description))
+        var retried = false
+        while true {
+            switch await transport.send(request) {
+            case .success(let response):
+                let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+                return .success((response.status, json))
+            case .failure(let error) where error.kind == .connectionLost && !retried:
+                context.connection(.CONNECTION_LOST)
+                retried = true
+            case .failure(let error):
+                if error.kind == .connectionLost { context.connection(.NOT_REACHABLE) }
+                return .failure(McTokenError(.unreachable, status: .kCannotAcquireTokenData, error.description))
+            }
         }
     }
 }

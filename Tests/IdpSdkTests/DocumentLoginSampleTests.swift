@@ -5,7 +5,7 @@
 import Foundation
 import IdpSdk
 import IdpServer
-import McSdk
+@testable import McSdk
 import Testing
 
 fileprivate final class IdpHandler: NSObject, Sendable {

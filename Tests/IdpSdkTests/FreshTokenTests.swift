@@ -2,7 +2,7 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import IdpServer
-import McSdk
+@testable import McSdk
 import Synchronization
 import Testing
 

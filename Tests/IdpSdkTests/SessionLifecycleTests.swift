@@ -2,7 +2,7 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import IdpServer
-import McSdk
+@testable import McSdk
 import Testing
 
 @Suite("Restart, OfflineLogin and ClearIamTokenCache")
@@ -14,8 +14,9 @@ struct SessionLifecycleTests {
         await mc.receive(KSMOfflineLoginEvent(userIdentifier: user)) as! KSMOfflineLoginResultEvent
     }
 
-    func clear(_ mc: MasterController, _ behavior: KSMClearIamTokenCacheEvent.ClearBehavior, user: KsUserIdentifier? = nil) async -> KSMClearIamTokenCacheResultEvent {
-        await mc.receive(KSMClearIamTokenCacheEvent(userIdentifier: user ?? uma, clearBehavior: behavior)) as! KSMClearIamTokenCacheResultEvent
+    @discardableResult
+    func clear(_ mc: MasterController, _ behavior: KSMClearIamTokenCacheEvent.ClearBehavior, user: KsUserIdentifier? = nil) async -> any KsMacroEvent {
+        await mc.receive(KSMClearIamTokenCacheEvent(userIdentifier: user ?? uma, clearBehavior: behavior))
     }
 
     func restart(_ mc: MasterController) async -> KSMRestartResultEvent {
@@ -81,7 +82,7 @@ struct SessionLifecycleTests {
         #expect(await !mc.isLoggedIn(uma))
     }
 
-    @Test("OfflineLogin statuses: kInvalidState, kInvalidUserId, kNotSupported for PASSWORD and PIN")
+    @Test("OfflineLogin statuses: kInvalidState, kInvalidUserId, kOfflineNotActivated for PASSWORD and PIN")
     func offlineLoginRefusals() async throws {
         let fresh = idp.masterController()
         #expect(await offlineLogin(fresh).status == .kInvalidState)
@@ -94,8 +95,8 @@ struct SessionLifecycleTests {
             let mc = idp.masterController()
             #expect(await idp.activate(name, password: "pw-\(name)", on: mc, mode: mode) == .kOk)
             let result = await offlineLogin(mc)
-            #expect(result.status == .kNotSupported)
-            #expect(result.errorDescription.hasPrefix("offline login cannot be used with AuthenticationMode"))
+            #expect(result.status == .kOfflineNotActivated)
+            #expect(result.errorDescription == "user demo/\(name) activated with AuthenticationMode \(mode), which has no offline login; log in at the IDP")
         }
     }
 
@@ -124,39 +125,65 @@ struct SessionLifecycleTests {
         #expect(await offlineLogin(mc).status == .kPinBlocked)
     }
 
-    @Test("BIOMETRIC: after CLEAR_ACCESS_AND_REFRESH OfflineLogin asks the prompt; cancel and failure carry the biometric code")
+    @Test("BIOMETRIC: activation asks the prompt; after CLEAR_ACCESS_AND_REFRESH OfflineLogin asks it; cancel and failure are FAILED with the biometric code")
     func biometricPrompt() async throws {
-        let prompt = ScriptedBiometricPrompt([.failure(.userCanceled), .failure(.authFailed), .success])
+        let prompt = ScriptedBiometricPrompt([.success, .failure(.userCanceled), .failure(.authFailed), .success])
         let mc = try await activatedDevice(mode: .BIOMETRIC, prompt: prompt)
+        #expect(prompt.prompts == 1)
         // A live access token needs no prompt
         _ = await restart(mc)
         #expect(await offlineLogin(mc).status == .kOk)
-        #expect(prompt.prompts == 0)
-        #expect(await clear(mc, .CLEAR_ACCESS_AND_REFRESH).status == .kOk)
+        #expect(prompt.prompts == 1)
+        await clear(mc, .CLEAR_ACCESS_AND_REFRESH)
         _ = await restart(mc)
         let cancelled = await offlineLogin(mc)
-        #expect(cancelled.status == .kUserCancel)
+        #expect(cancelled.status == .FAILED)
         #expect(cancelled.errorCode - 802000000 == BiometricPromptError.userCanceled.rawValue)
         let failed = await offlineLogin(mc)
-        #expect(failed.status == .kNegative)
+        #expect(failed.status == .FAILED)
         #expect(failed.errorCode - 802000000 == BiometricPromptError.authFailed.rawValue)
         #expect(idp.count(.tokensRefreshed) == 0)
         #expect(await offlineLogin(mc).status == .kOk)
-        #expect(prompt.prompts == 3)
+        #expect(prompt.prompts == 4)
         #expect(idp.count(.tokensRefreshed) == 1)
     }
 
-    @Test("BIOMETRIC without a configured prompt is kNotSupported")
-    func biometricWithoutPrompt() async throws {
-        let mc = try await activatedDevice(mode: .BIOMETRIC)
-        _ = await clear(mc, .CLEAR_ACCESS_AND_REFRESH)
-        #expect(await offlineLogin(mc).status == .kNotSupported)
+    @Test("BIOMETRIC at SetAuthorisationCode: a cancelled prompt is FAILED with the biometric code, stores nothing and leaves the code unspent; a device without biometry fails the same way")
+    func biometricAtSetAuthorisationCode() async throws {
+        // Given a device whose prompt is cancelled once, then passes
+        let prompt = ScriptedBiometricPrompt([.failure(.userCanceled), .success])
+        let mc = idp.masterController(biometricPrompt: prompt)
+        let code = idp.pendingUser("uma")
+        _ = await mc.receive(KSMStartEvent())
+        let ast = await mc.receive(KSMGetAstClientDataEvent(tenantId: "demo")) as! KSMGetAstClientDataResultEvent
+        let result = await idp.sdk().run(AstClientDataInfo(astClientData: ast), clientId: "KssIdpEnrollment",
+                                         provider: TableProvider(["username": "uma", "activation-code": code, "password": "pw-uma"]))
+        let authorizationCode = try #require(result.authorizationCode)
+        func set() async -> KSMSetAuthorisationCodeResultEvent {
+            await mc.receive(KSMSetAuthorisationCodeEvent(tenantId: "demo", authenticationMode: .BIOMETRIC,
+                                                          authorisationCode: authorizationCode, clientId: "KssIdpEnrollment")) as! KSMSetAuthorisationCodeResultEvent
+        }
+        // When the user cancels the prompt: FAILED, the documented code, nothing stored, code unspent
+        let cancelled = await set()
+        #expect(cancelled.status == .KSMFAILED)
+        #expect(cancelled.errorCode == 802_000_000 + BiometricPromptError.userCanceled.rawValue)
+        #expect(await mc.tokenSet(for: uma) == nil)
+        #expect(idp.count(.codeRedeemed) == 0)
+        // Then passing it activates with the same code
+        #expect(await set().status == .kOk)
+        #expect(prompt.prompts == 2)
+
+        // A device without biometry: FAILED with iOS's "no biometry enrolled" code
+        let bare = idp.masterController()
+        #expect(await idp.activate("vic", password: "pw-vic", on: bare, mode: .BIOMETRIC) == .kFailed)
+        let bareResult = await bare.receive(KSMGetInformationEvent()) as! KSMGetInformationResultEvent
+        #expect(bareResult.loggedInUser == nil)
     }
 
     @Test("CLEAR_ALL then Restart: OfflineLogin fails with kNoTokenDataAvailable; a fresh IDP login works again")
     func clearAll() async throws {
         let mc = try await activatedDevice()
-        let result = await clear(mc, .CLEAR_ALL)
+        let result = try #require(await clear(mc, .CLEAR_ALL) as? KSMClearIamTokenCacheResultEvent)
         #expect(result.status == .kOk && !result.hasErrorOccurred)
         #expect(await !mc.isLoggedIn(uma))
         let restarted = await restart(mc)
@@ -174,7 +201,7 @@ struct SessionLifecycleTests {
     @Test("CLEAR_OFFLINE keeps the session while the access token lives; CLEAR_ACCESS_AND_REFRESH falls back to the offline token")
     func partialClears() async throws {
         let mc = try await activatedDevice()
-        #expect(await clear(mc, .CLEAR_OFFLINE).status == .kOk)
+        #expect((await clear(mc, .CLEAR_OFFLINE) as? KSMClearIamTokenCacheResultEvent)?.status == .kOk)
         #expect(await mc.isLoggedIn(uma))
         #expect(await mc.tokenSet(for: uma)?.offlineToken == nil)
         #expect(await offlineLogin(mc, uma).status == .kOk)
@@ -186,20 +213,20 @@ struct SessionLifecycleTests {
         let una = KsUserIdentifier(tenantId: "demo", userId: "una")
         let other = idp.masterController()
         #expect(await idp.activate("una", password: "pw-una", on: other) == .kOk)
-        #expect(await clear(other, .CLEAR_ACCESS_AND_REFRESH, user: una).status == .kOk)
+        #expect((await clear(other, .CLEAR_ACCESS_AND_REFRESH, user: una) as? KSMClearIamTokenCacheResultEvent)?.status == .kOk)
         #expect(await !other.isLoggedIn(una))
         _ = await restart(other)
         #expect(await offlineLogin(other, una).status == .kOk)
         #expect(idp.server.auditLog().last { $0.event == .tokensRefreshed }?.detail == "offline token rotated")
     }
 
-    @Test("ClearIamTokenCache before Start is kInvalidState; for a user not on the device kInvalidUserId")
+    @Test("ClearIamTokenCache (no documented status) before Start is answered with KSMInvalidStateEvent; for a user not on the device it clears nothing and says so")
     func clearRefusals() async throws {
         let fresh = idp.masterController()
-        #expect(await clear(fresh, .CLEAR_ALL).status == .kInvalidState)
+        #expect((await clear(fresh, .CLEAR_ALL) as? KSMInvalidStateEvent)?.errorMessage == "post a KSMStartEvent before KSMClearIamTokenCacheEvent")
         let mc = try await activatedDevice()
-        let unknown = await clear(mc, .CLEAR_ALL, user: KsUserIdentifier(tenantId: "demo", userId: "ghost"))
-        #expect(unknown.status == .kInvalidUserId)
+        let unknown = try #require(await clear(mc, .CLEAR_ALL, user: KsUserIdentifier(tenantId: "demo", userId: "ghost")) as? KSMClearIamTokenCacheResultEvent)
+        #expect(unknown.status == .kOk && unknown.errorDescription == "user demo/ghost is not activated on this device; nothing to clear")
         #expect(await mc.tokenSet(for: uma)?.accessToken != nil)
     }
 

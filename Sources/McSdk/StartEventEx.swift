@@ -1,0 +1,167 @@
+import Foundation
+
+/// The app's version, as the documents' `KSMVersion(majorVersion:minorVersion:build:)` (Java
+/// `AppVersion`).
+public struct KSMVersion: Sendable, Hashable, CustomStringConvertible {
+    public let majorVersion: Int32
+    public let minorVersion: Int32
+    public let buildNo: Int32
+
+    public init(majorVersion: Int32, minorVersion: Int32, build: Int32) {
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.buildNo = build
+    }
+
+    /// `"major.minor.build"`.
+    public var ssmsVersionString: String { "\(majorVersion).\(minorVersion).\(buildNo)" }
+    public var description: String { ssmsVersionString }
+}
+
+/// The Java name of ``KSMVersion``.
+public typealias AppVersion = KSMVersion
+
+/// Locale, version and name of the app, and its SDK config: what Start/Restart pass
+/// (`KSMSsmsAppConfiguration(locale:version:name:sdkconfig:)`; Java `BasicAppConfiguration`).
+public struct KSMSsmsAppConfiguration: Sendable, Hashable {
+    /// The app's language tag: a two-letter primary subtag, optionally with a region (`de`, `de-CH`).
+    public let locale: String
+    public let version: KSMVersion
+    /// The app's name: 1 to 32 UTF-8 bytes.
+    public let name: String
+    /// The SDK configuration (JSON for the Maverick backend).
+    public let sdkconfig: Data
+
+    public init(locale: String, version: KSMVersion, name: String, sdkconfig: Data) {
+        self.locale = locale
+        self.version = version
+        self.name = name
+        self.sdkconfig = sdkconfig
+    }
+
+    /// What is wrong with it, or `nil`: the documents' rules for locale and name.
+    var problem: String? {
+        Self.localeProblem(locale) ?? Self.nameProblem(name)
+    }
+
+    static func localeProblem(_ locale: String) -> String? {
+        let parts = locale.split(separator: "-", omittingEmptySubsequences: false)
+        let letters = { (part: Substring) in part.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) } }
+        guard (1...2).contains(parts.count), parts[0].utf8.count == 2, letters(parts[0]),
+              parts.count == 1 || (parts[1].utf8.count == 2 && letters(parts[1])) else {
+            return "locale '\(locale)' is not a language tag such as \"de\" or \"de-CH\""
+        }
+        return nil
+    }
+
+    static func nameProblem(_ name: String) -> String? {
+        (1...32).contains(name.utf8.count) ? nil : "the app name must be 1 to 32 UTF-8 bytes; it is \(name.utf8.count)"
+    }
+}
+
+/// Additional configuration data of Start (`KSMConfigurationData(category:tagName:)`).
+public struct KSMConfigurationData: Sendable, Hashable {
+    public let category: String
+    public let tagName: String
+
+    public init(category: String, tagName: String) {
+        self.category = category
+        self.tagName = tagName
+    }
+}
+
+/// The server backends the documents name for `serverBackend`.
+enum ServerBackend {
+    /// What is wrong with `value` (only `"maverick"`, the KOBIL Shift Lite IDP, is simulated), as
+    /// the status and text of the Start/Restart result; `nil` when it is usable.
+    static func problem(_ value: String) -> (KSMEventStatusType, String)? {
+        switch value {
+        case "", "maverick": nil
+        case "ssms": (.kFailed, "serverBackend \"ssms\" (KOBIL Digitanium) is not simulated here; start with \"maverick\"")
+        default: (.kInvalidParameter, "serverBackend '\(value)' is neither \"maverick\" nor \"ssms\"")
+        }
+    }
+}
+
+/// The MC config JSON: an object, or empty.
+enum McConfig {
+    static func problem(_ json: String) -> String? {
+        if json.isEmpty { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)), object is [String: Any] else {
+            return "mcConfig is not a JSON object"
+        }
+        return nil
+    }
+}
+
+/// Start with the app's full configuration (the iOS samples' `KSMStartEventEx`); answered by
+/// ``KSMStartResultEvent``.
+///
+/// The result is ``KSMEventStatusType/kInvalidParameter`` for a `serverBackend` other than
+/// `"maverick"` / `"ssms"`, a locale that is not a language tag, an app name outside 1…32 bytes, or
+/// an `mcConfig` that is not a JSON object; ``KSMEventStatusType/kFailed`` for `"ssms"` (KOBIL
+/// Digitanium is not simulated).
+public final class KSMStartEventEx: KsMacroEvent {
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
+    public let serverBackend: String
+    public let ssmsAppConfiguration: KSMSsmsAppConfiguration
+    /// The MC configuration in JSON.
+    public let mcConfig: String
+    public let certificateChain: Data
+    public let configurationData: KSMConfigurationData?
+    public let iamCertificateChain: Data?
+    public let smartScreenCertificateChain: Data?
+
+    public init(serverBackend: String, ssmsAppConfiguration: KSMSsmsAppConfiguration, mcConfig: String, certificateChain: Data,
+                configurationData: KSMConfigurationData? = nil, iamCertificateChain: Data? = nil,
+                smartScreenCertificateChain: Data? = nil, traceContext: TraceContext? = nil) {
+        self.serverBackend = serverBackend
+        self.ssmsAppConfiguration = ssmsAppConfiguration
+        self.mcConfig = mcConfig
+        self.certificateChain = certificateChain
+        self.configurationData = configurationData
+        self.iamCertificateChain = iamCertificateChain
+        self.smartScreenCertificateChain = smartScreenCertificateChain
+        self.trace = TraceContextCell(traceContext)
+    }
+
+    /// Why Start cannot go on with it, or `nil`.
+    var problem: (KSMEventStatusType, String)? {
+        if let backend = ServerBackend.problem(serverBackend) { return backend }
+        if let text = ssmsAppConfiguration.problem ?? McConfig.problem(mcConfig) { return (.kInvalidParameter, text) }
+        return nil
+    }
+}
+
+/// Restart with the app's full configuration (the iOS samples' `KSMRestartEventEx`); answered by
+/// ``KSMRestartResultEvent``, with the statuses of ``KSMStartEventEx``.
+public final class KSMRestartEventEx: KsMacroEvent {
+    /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
+    public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
+    private let trace: TraceContextCell
+    public let serverBackend: String
+    public let ssmsAppConfiguration: KSMSsmsAppConfiguration
+    public let mcConfig: String
+    public let certificateChain: Data
+    public let iamCertificateChain: Data?
+    public let smartScreenCertificateChain: Data?
+
+    public init(serverBackend: String, ssmsAppConfiguration: KSMSsmsAppConfiguration, mcConfig: String, certificateChain: Data,
+                iamCertificateChain: Data? = nil, smartScreenCertificateChain: Data? = nil, traceContext: TraceContext? = nil) {
+        self.serverBackend = serverBackend
+        self.ssmsAppConfiguration = ssmsAppConfiguration
+        self.mcConfig = mcConfig
+        self.certificateChain = certificateChain
+        self.iamCertificateChain = iamCertificateChain
+        self.smartScreenCertificateChain = smartScreenCertificateChain
+        self.trace = TraceContextCell(traceContext)
+    }
+
+    var problem: (KSMEventStatusType, String)? {
+        if let backend = ServerBackend.problem(serverBackend) { return backend }
+        if let text = ssmsAppConfiguration.problem ?? McConfig.problem(mcConfig) { return (.kInvalidParameter, text) }
+        return nil
+    }
+}
