@@ -7,7 +7,7 @@ import IdpPrimitives
 ///
 /// ```swift
 /// let idp = IdpServer()
-/// try idp.addTenant("demo")                       // with KssIdpEnrollment and KssIdpLogin
+/// try idp.addTenant("demo")                       // with the standard clients (KssIdpLogin, …)
 /// try idp.addUser("alice", tenant: "demo")          // pending activation
 /// let code = try idp.issueActivationCode(for: "alice", tenant: "demo")
 /// IdpNetwork.shared.register(idp, at: "https://idp.example.test")
