@@ -119,14 +119,8 @@ public struct IdpClientConfiguration: Sendable, Equatable {
     /// step, never re-submitting (and re-counting) the current password; and the check that the
     /// new password differs from the current one runs only after the current one is proven, so it
     /// cannot serve as an uncounted guessing oracle.
-    public static let kssIdpChangePassword = IdpClientConfiguration(
-        clientId: "KssIdpChangePassword",
-        purpose: .changePassword,
-        steps: [
-            [IdpFormField(id: "username", label: "Username", role: .username),
-             IdpFormField(id: "current-password", label: "Current password", role: .currentPassword)],
-            [IdpFormField(id: "new-password", label: "New password", role: .newPassword)],
-        ]
+    public static let kssIdpChangePassword = proveThenChoosePassword(
+        "KssIdpChangePassword", .changePassword, proof: IdpFormField(id: "current-password", label: "Current password", role: .currentPassword)
     )
 
     /// `KssIdpForgotPassword`: username and the one-time password-reset code, then the new
@@ -137,15 +131,17 @@ public struct IdpClientConfiguration: Sendable, Equatable {
     /// a one-time code the user received out of band. The IDP keeps it apart from activation codes
     /// (``IdpFormField/Role/passwordResetCode``). Two steps for the same reasons as
     /// ``kssIdpChangePassword``.
-    public static let kssIdpForgotPassword = IdpClientConfiguration(
-        clientId: "KssIdpForgotPassword",
-        purpose: .forgotPassword,
-        steps: [
-            [IdpFormField(id: "username", label: "Username", role: .username),
-             IdpFormField(id: "activation-code", label: "Password reset code", role: .passwordResetCode)],
-            [IdpFormField(id: "new-password", label: "New password", role: .newPassword)],
-        ]
+    public static let kssIdpForgotPassword = proveThenChoosePassword(
+        "KssIdpForgotPassword", .forgotPassword, proof: IdpFormField(id: "activation-code", label: "Password reset code", role: .passwordResetCode)
     )
+
+    /// The two steps of both password clients: username and `proof`, then the new password.
+    private static func proveThenChoosePassword(_ clientId: String, _ purpose: Purpose, proof: IdpFormField) -> IdpClientConfiguration {
+        IdpClientConfiguration(clientId: clientId, purpose: purpose, steps: [
+            [IdpFormField(id: "username", label: "Username", role: .username), proof],
+            [IdpFormField(id: "new-password", label: "New password", role: .newPassword)],
+        ])
+    }
 
     /// The clients every tenant gets unless told otherwise: the IdpSdk ones (the four standard
     /// flows of the documents) and the web-view ones.
