@@ -119,7 +119,9 @@ enum FlowRequests {
         case "unknown_client": .unknownClient
         case "user_not_enrolled": .userNotEnrolled
         case "too_many_attempts": .tooManyAttempts
-        case "activation_code_expired": .activationCodeExpired
+        // An expired password-reset code is an expired one-time code in the ACTIVATION_CODE
+        // field, which the forgot-password flow asks it in.
+        case "activation_code_expired", "reset_code_expired": .activationCodeExpired
         case "session_expired", "invalid_session": .sessionExpired
         default: .authorizationRefused
         }

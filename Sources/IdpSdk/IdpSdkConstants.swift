@@ -6,10 +6,13 @@ public enum IdpSdkConstants {
     public static let USERNAME = "username"
     /// The user's password (at activation: the password the user chooses).
     public static let PASSWORD = "password"
-    /// The one-time activation code.
+    /// The one-time activation code (`KssIdpEnrollment`); in `KssIdpForgotPassword`, the one-time
+    /// password-reset code the IDP issued to the user out of band.
     public static let ACTIVATION_CODE = "activation-code"
-    /// The new password of a change-password flow.
+    /// The new password of a change-password flow (`KssIdpChangePassword`) or a forgot-password
+    /// flow (`KssIdpForgotPassword`).
     public static let NEW_PASSWORD = "new-password"
-    /// The current password of a change-password flow.
+    /// The current password of a change-password flow (`KssIdpChangePassword`); a wrong one counts
+    /// toward lockout like a wrong login password.
     public static let CURRENT_PASSWORD = "current-password"
 }

@@ -24,6 +24,12 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
         case refreshTokenReused
         /// An access token was exchanged for a token of another audience (RFC 8693).
         case tokenExchanged
+        /// A change-password flow set a new password after the current one was proven.
+        case passwordChanged
+        /// A forgot-password flow set a new password with a one-time password-reset code.
+        case passwordReset
+        /// The IDP issued a one-time password-reset code (to be handed to the user out of band).
+        case passwordResetCodeIssued
     }
 
     /// When, by the server's clock.

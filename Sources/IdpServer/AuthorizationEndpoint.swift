@@ -84,7 +84,7 @@ extension IdpServer {
             let loginHint = params["login_hint"]
             if let loginHint {
                 let user = tenant.users[loginHint]
-                if user == nil || (client.purpose == .login && user?.status != .active) {
+                if user == nil || (client.purpose.requiresActiveUser && user?.status != .active) {
                     return refuse("user_not_enrolled", "user '\(loginHint)' is not enrolled in tenant '\(tenantId)'")
                 }
             }
@@ -202,7 +202,8 @@ extension IdpServer {
                 }
                 var user = tenant.users[userId]!
                 let astClientId: String
-                if client.purpose == .enrollment || client.purpose == .registration {
+                switch client.purpose {
+                case .enrollment, .registration:
                     user.status = .active
                     user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
                     if let code = session.pendingActivationCode { user.activationCodes[code] = nil }
@@ -210,7 +211,22 @@ extension IdpServer {
                     // binding: the new user shares it. A new device gets a new one.
                     astClientId = session.astClientId ?? newAstClientId
                     if !user.astClientIds.contains(astClientId) { user.astClientIds.append(astClientId) }
-                } else {
+                case .login:
+                    astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
+                case .changePassword, .forgotPassword:
+                    // Re-checked here, under the same lock as the write: another flow may have
+                    // changed the password or spent the code since this flow's proof passed.
+                    if client.purpose == .changePassword, user.passwordHash != session.provenPasswordHash {
+                        return .terminal(session, error: "password_changed", description: "the password was changed by another flow meanwhile; start again")
+                    }
+                    if client.purpose == .forgotPassword {
+                        guard let code = session.pendingResetCode, let expiry = user.passwordResetCodes[code] else {
+                            return .terminal(session, error: "reset_code_used", description: "the password-reset code was used by another flow meanwhile")
+                        }
+                        guard expiry > now else { return .terminal(session, error: "reset_code_expired", description: Self.resetCodeExpired) }
+                        user.passwordResetCodes[code] = nil
+                    }
+                    user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
                     astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
                 }
                 user.recordSuccess()
@@ -258,8 +274,15 @@ extension IdpServer {
                    "step \(session.step + 1) of \(client.steps.count)")
             return Page.form(tenant: tenantId, client: client, step: session.step, sessionCode: sessionCode, rejection: nil)
         case .completed(let session, let client, let userId):
-            if client.purpose == .enrollment {
+            switch client.purpose {
+            case .enrollment:
                 record(.userActivated, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "activation code consumed")
+            case .changePassword:
+                record(.passwordChanged, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "new password set after the current one was proven")
+            case .forgotPassword:
+                record(.passwordReset, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "new password set; password-reset code consumed")
+            case .login, .registration:
+                break
             }
             record(.codeIssued, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "authorization code issued")
             var parameters = [("code", newCode), ("session_state", sessionCode)]
@@ -267,6 +290,11 @@ extension IdpServer {
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         }
     }
+}
+
+extension IdpServer {
+    /// The description of the `reset_code_expired` error, at the step and at completion.
+    static let resetCodeExpired = "the password-reset code has expired; ask for a new one"
 }
 
 /// A malformed or repeated request parameter.
@@ -323,11 +351,19 @@ private struct StepEvaluation {
                 return .reject(Rejection(code: "field_too_long", message: "\(field.label) is too long.", countsAgainstUser: false))
             }
         }
-        let asksSecret = fields.contains { $0.role == .password }
+        let asksSecret = fields.contains { $0.role == .password || $0.role == .currentPassword }
         // The username first: every other answer is checked against that user — unless that user
-        // is locked, which is decided before any secret is looked at.
+        // is locked, which is decided before any secret is looked at. A new password last: whether
+        // it differs from the current one is told only once the current one is proven.
+        func rank(_ field: IdpFormField) -> Int {
+            switch field.role {
+            case .username: 0
+            case .newPassword: 2
+            default: 1
+            }
+        }
         var lockChecked = false
-        for field in fields.sorted(by: { ($0.role == .username ? 0 : 1) < ($1.role == .username ? 0 : 1) }) {
+        for field in fields.sorted(by: { rank($0) < rank($1) }) {
             let value = answers[field.id]!
             if field.role != .username, !lockChecked {
                 lockChecked = true
@@ -338,7 +374,7 @@ private struct StepEvaluation {
                 let unknown = Rejection(code: "invalid_user", message: asksSecret ? "Invalid username or password." : "Invalid username.", countsAgainstUser: false)
                 // At enrollment (add user) the hint names the user already on the device, not the
                 // one enrolling.
-                if client.purpose == .login, let hint = session.loginHint, hint != value {
+                if client.purpose.requiresActiveUser, let hint = session.loginHint, hint != value {
                     return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
                 }
                 if client.purpose == .registration {
@@ -350,8 +386,13 @@ private struct StepEvaluation {
                 }
                 guard let user = tenant.users[value] else { return .reject(unknown) }
                 switch client.purpose {
-                case .login:
+                case .login, .changePassword:
                     guard user.status == .active else { return .reject(unknown) }
+                case .forgotPassword:
+                    guard user.status == .active else { return .reject(unknown) }
+                    guard !user.passwordResetCodes.isEmpty else {
+                        return .reject(Rejection(code: "reset_not_pending", message: "There is no pending password reset for this user.", countsAgainstUser: false))
+                    }
                 case .enrollment:
                     guard !user.activationCodes.isEmpty else {
                         return .reject(Rejection(code: "activation_not_pending", message: "There is no pending activation for this user.", countsAgainstUser: false))
@@ -370,15 +411,31 @@ private struct StepEvaluation {
                     return .terminal(error: "activation_code_expired", description: "the activation code has expired; ask for a new one")
                 }
                 session.pendingActivationCode = value
+            case .passwordResetCode:
+                guard let user = currentUser else { return .terminal(error: "server_error", description: "no user identified before the password-reset code") }
+                guard let expiry = user.passwordResetCodes[value] else {
+                    return .reject(Rejection(code: "invalid_reset_code", message: "The password-reset code is not valid.", countsAgainstUser: true))
+                }
+                guard expiry > now else { return .terminal(error: "reset_code_expired", description: IdpServer.resetCodeExpired) }
+                session.pendingResetCode = value
             case .newPassword:
                 guard value.count >= minimumPasswordLength else {
                     return .reject(Rejection(code: "password_policy", message: "The password must have at least \(minimumPasswordLength) characters.", countsAgainstUser: false))
+                }
+                if client.purpose == .changePassword {
+                    guard session.provenPasswordHash != nil, let user = currentUser else {
+                        return .terminal(error: "server_error", description: "the new password was asked before the current one was proven")
+                    }
+                    guard !user.passwordMatches(value) else {
+                        return .reject(Rejection(code: "password_reuse", message: "The new password must differ from the current one.", countsAgainstUser: false))
+                    }
                 }
                 session.pendingPassword = value
             case .password, .currentPassword:
                 guard let user = currentUser, user.passwordMatches(value) else {
                     return .reject(Rejection(code: "invalid_credentials", message: "Invalid username or password.", countsAgainstUser: true))
                 }
+                if field.role == .currentPassword { session.provenPasswordHash = user.passwordHash }
             case .attribute(let key):
                 guard let user = currentUser, let expected = user.attributes[key], ConstantTime.equals(expected, value) else {
                     return .reject(Rejection(code: "invalid_credentials", message: "Invalid \(field.label).", countsAgainstUser: true))

@@ -18,6 +18,13 @@ public struct IdpClientConfiguration: Sendable, Equatable {
         /// Registration in a web view: a new user chooses a username and a password; completing
         /// the flow creates the user, active, with this device's AST client id. No activation code.
         case registration
+        /// Change password: an active user proves their current password and chooses a new one;
+        /// the new password is set when the last step passes.
+        case changePassword
+        /// Forgot password: an active user who cannot prove their password proves a one-time
+        /// password-reset code (``IdpServer/issuePasswordResetCode(for:tenant:validFor:)``) instead
+        /// and chooses a new password; the code is consumed when the last step passes.
+        case forgotPassword
     }
 
     /// Whether the authorize request must carry `X-KOBIL-ASTCLIENTID` (the device's AST client id)
@@ -105,8 +112,41 @@ public struct IdpClientConfiguration: Sendable, Equatable {
         IdpClientConfiguration(clientId: clientId, purpose: .login, steps: kssIdpLogin.steps, astClientIdHeader: .required)
     }
 
-    /// The clients every tenant gets unless told otherwise: the IdpSdk ones and the web-view ones.
-    public static let standard = [kssIdpEnrollment, kssIdpLogin, idpRegistration, idpLogin, idpSubsequentLogin]
+    /// `KssIdpChangePassword`: username and current password, then the new password.
+    ///
+    /// Two steps, not one form: the identity is proven (and a wrong current password counted)
+    /// before a new password is asked, so a new password the policy refuses re-asks only that
+    /// step, never re-submitting (and re-counting) the current password; and the check that the
+    /// new password differs from the current one runs only after the current one is proven, so it
+    /// cannot serve as an uncounted guessing oracle.
+    public static let kssIdpChangePassword = proveThenChoosePassword(
+        "KssIdpChangePassword", .changePassword, proof: IdpFormField(id: "current-password", label: "Current password", role: .currentPassword)
+    )
+
+    /// `KssIdpForgotPassword`: username and the one-time password-reset code, then the new
+    /// password.
+    ///
+    /// The code is asked in the `activation-code` field (`IdpSdkConstants.ACTIVATION_CODE`): the
+    /// documented constants have no reset-code id, and for the app it is the same kind of answer —
+    /// a one-time code the user received out of band. The IDP keeps it apart from activation codes
+    /// (``IdpFormField/Role/passwordResetCode``). Two steps for the same reasons as
+    /// ``kssIdpChangePassword``.
+    public static let kssIdpForgotPassword = proveThenChoosePassword(
+        "KssIdpForgotPassword", .forgotPassword, proof: IdpFormField(id: "activation-code", label: "Password reset code", role: .passwordResetCode)
+    )
+
+    /// The two steps of both password clients: username and `proof`, then the new password.
+    private static func proveThenChoosePassword(_ clientId: String, _ purpose: Purpose, proof: IdpFormField) -> IdpClientConfiguration {
+        IdpClientConfiguration(clientId: clientId, purpose: purpose, steps: [
+            [IdpFormField(id: "username", label: "Username", role: .username), proof],
+            [IdpFormField(id: "new-password", label: "New password", role: .newPassword)],
+        ])
+    }
+
+    /// The clients every tenant gets unless told otherwise: the IdpSdk ones (the four standard
+    /// flows of the documents) and the web-view ones.
+    public static let standard = [kssIdpEnrollment, kssIdpLogin, kssIdpChangePassword, kssIdpForgotPassword,
+                                  idpRegistration, idpLogin, idpSubsequentLogin]
 
     /// Checks that the steps make sense for the purpose; returns the problem, or `nil`.
     func validationProblem() -> String? {
@@ -140,8 +180,42 @@ public struct IdpClientConfiguration: Sendable, Equatable {
             if roles.contains(where: { $0 != .username && $0 != .newPassword }) {
                 return "registration client '\(clientId)' may ask only for a username and a new password"
             }
+        case .changePassword:
+            if !roles.contains(.newPassword) { return "change-password client '\(clientId)' never asks for the new password" }
+            // "Differs from the current password" may be told only to a user who proved it.
+            guard let proof = steps.firstIndex(where: { $0.contains { $0.role == .currentPassword } }) else {
+                return "change-password client '\(clientId)' never asks for the current password"
+            }
+            if steps.firstIndex(where: { $0.contains { $0.role == .newPassword } })! < proof {
+                return "change-password client '\(clientId)' asks for the new password before the current one"
+            }
+            if roles.contains(.activationCode) || roles.contains(.passwordResetCode) {
+                return "change-password client '\(clientId)' asks for a one-time code"
+            }
+        case .forgotPassword:
+            if !roles.contains(.passwordResetCode) { return "forgot-password client '\(clientId)' never asks for the password-reset code" }
+            if !roles.contains(.newPassword) { return "forgot-password client '\(clientId)' never asks for the new password" }
+            if roles.contains(where: { $0 == .password || $0 == .currentPassword || $0 == .activationCode }) {
+                return "forgot-password client '\(clientId)' asks for a password or an activation code"
+            }
+        }
+        if purpose != .changePassword, roles.contains(.currentPassword) {
+            return "client '\(clientId)' asks for the current password outside a change-password flow"
+        }
+        if purpose != .forgotPassword, roles.contains(.passwordResetCode) {
+            return "client '\(clientId)' asks for a password-reset code outside a forgot-password flow"
         }
         return nil
+    }
+}
+
+extension IdpClientConfiguration.Purpose {
+    /// Whether the flow is for an existing, active user (whom a `login_hint` must name).
+    var requiresActiveUser: Bool {
+        switch self {
+        case .login, .changePassword, .forgotPassword: true
+        case .enrollment, .registration: false
+        }
     }
 }
 
@@ -159,6 +233,9 @@ public struct IdpFormField: Sendable, Equatable {
         case currentPassword
         /// A one-time activation code issued to the user, verified and consumed.
         case activationCode
+        /// A one-time password-reset code (``IdpServer/issuePasswordResetCode(for:tenant:validFor:)``),
+        /// verified, and consumed when the forgot-password flow completes.
+        case passwordResetCode
         /// A custom user attribute (an OTP, a customer number), compared exactly.
         case attribute(String)
     }
@@ -181,7 +258,7 @@ public struct IdpFormField: Sendable, Equatable {
     public var isSecret: Bool {
         switch role {
         case .password, .newPassword, .currentPassword: true
-        case .username, .activationCode, .attribute: false
+        case .username, .activationCode, .passwordResetCode, .attribute: false
         }
     }
 }

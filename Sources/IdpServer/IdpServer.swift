@@ -7,7 +7,7 @@ import IdpPrimitives
 ///
 /// ```swift
 /// let idp = IdpServer()
-/// try idp.addTenant("demo")                       // with KssIdpEnrollment and KssIdpLogin
+/// try idp.addTenant("demo")                       // with the standard clients (KssIdpLogin, …)
 /// try idp.addUser("alice", tenant: "demo")          // pending activation
 /// let code = try idp.issueActivationCode(for: "alice", tenant: "demo")
 /// IdpNetwork.shared.register(idp, at: "https://idp.example.test")
@@ -34,6 +34,8 @@ public final class IdpServer: Sendable {
         public var authorizationCodeLifetime: Duration
         public var authSessionLifetime: Duration
         public var activationCodeLifetime: Duration
+        /// How long a password-reset code is valid by default (a reset link's short life).
+        public var passwordResetCodeLifetime: Duration
         public var accessTokenLifetime: Duration
         public var refreshTokenLifetime: Duration
         public var offlineTokenLifetime: Duration
@@ -60,6 +62,7 @@ public final class IdpServer: Sendable {
             authorizationCodeLifetime: Duration = .seconds(60),
             authSessionLifetime: Duration = .seconds(1800),
             activationCodeLifetime: Duration = .seconds(7 * 24 * 3600),
+            passwordResetCodeLifetime: Duration = .seconds(15 * 60),
             accessTokenLifetime: Duration = .seconds(300),
             refreshTokenLifetime: Duration = .seconds(1800),
             offlineTokenLifetime: Duration = .seconds(30 * 24 * 3600),
@@ -73,6 +76,7 @@ public final class IdpServer: Sendable {
             self.authorizationCodeLifetime = authorizationCodeLifetime
             self.authSessionLifetime = authSessionLifetime
             self.activationCodeLifetime = activationCodeLifetime
+            self.passwordResetCodeLifetime = passwordResetCodeLifetime
             self.accessTokenLifetime = accessTokenLifetime
             self.refreshTokenLifetime = refreshTokenLifetime
             self.offlineTokenLifetime = offlineTokenLifetime
@@ -111,8 +115,8 @@ public final class IdpServer: Sendable {
     ///   - tenantId: The realm name; the `tenantId` of the SDKs.
     ///   - secretEncoding: How password fields arrive (must match the SDK's `shouldHashPin`).
     ///   - standardClients: Whether to add ``IdpClientConfiguration/standard``: the IdpSdk clients
-    ///     `KssIdpEnrollment` and `KssIdpLogin`, and the web-view clients `IDPRegistration`,
-    ///     `IDPLogin` and `IDPSubsequentLogin`.
+    ///     `KssIdpEnrollment`, `KssIdpLogin`, `KssIdpChangePassword` and `KssIdpForgotPassword`,
+    ///     and the web-view clients `IDPRegistration`, `IDPLogin` and `IDPSubsequentLogin`.
     /// - Throws: ``IdpServerError`` if the tenant exists or the id is empty.
     public func addTenant(_ tenantId: String, secretEncoding: SecretEncoding = .plain, standardClients: Bool = true) throws(IdpServerError) {
         guard !tenantId.isEmpty, !tenantId.contains("/") else {
@@ -174,13 +178,53 @@ public final class IdpServer: Sendable {
     /// - Returns: The code, 12 digits, to be handed to the user out of band.
     /// - Throws: ``IdpServerError`` if the tenant or user is unknown.
     public func issueActivationCode(for userId: String, tenant tenantId: String, validFor: Duration? = nil) throws(IdpServerError) -> String {
+        try issueOneTimeCode(for: userId, tenant: tenantId, validFor: validFor ?? configuration.activationCodeLifetime) { user, code, expiresAt in
+            user.activationCodes[code] = expiresAt
+            return nil
+        }
+    }
+
+    /// Issues a one-time password-reset code for an active user, for the `KssIdpForgotPassword`
+    /// flow (as a real IDP mails a reset link when the user asks for one).
+    ///
+    /// ```swift
+    /// let resetCode = try idp.issuePasswordResetCode(for: "alice", tenant: "demo")
+    /// // the user answers IdpSdkConstants.ACTIVATION_CODE with resetCode in KssIdpForgotPassword
+    /// ```
+    ///
+    /// Reset codes are kept apart from activation codes: a reset code cannot activate a device,
+    /// and an activation code (which also adds a device) cannot reset a password. Several may be
+    /// outstanding; the flow consumes the one it used, only when it completes.
+    /// - Parameter validFor: Lifetime; by default ``Configuration/passwordResetCodeLifetime``.
+    /// - Returns: The code, 12 digits, to be handed to the user out of band.
+    /// - Throws: ``IdpServerError`` if the tenant or user is unknown, or the user is not active
+    ///   (a pending user activates with an activation code instead).
+    public func issuePasswordResetCode(for userId: String, tenant tenantId: String, validFor: Duration? = nil) throws(IdpServerError) -> String {
+        let lifetime = validFor ?? configuration.passwordResetCodeLifetime
+        let code = try issueOneTimeCode(for: userId, tenant: tenantId, validFor: lifetime) { user, code, expiresAt in
+            guard user.status == .active else {
+                return IdpServerError(.invalidArgument("user '\(userId)' is not active; a pending user activates with an activation code"))
+            }
+            user.passwordResetCodes[code] = expiresAt
+            return nil
+        }
+        record(.passwordResetCodeIssued, tenant: tenantId, clientId: nil, userId: userId, traceParent: nil, "valid for \(lifetime)")
+        return code
+    }
+
+    /// Makes a 12-digit code and lets `store` keep it in the user's record, under the lock;
+    /// `store` returns an error to refuse.
+    private func issueOneTimeCode(
+        for userId: String, tenant tenantId: String, validFor lifetime: Duration,
+        store: (inout UserRecord, String, Date) -> IdpServerError?
+    ) throws(IdpServerError) -> String {
         var generator = SystemRandomNumberGenerator()
         let code = String((0..<12).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
-        let expiresAt = now.addingTimeInterval((validFor ?? configuration.activationCodeLifetime).timeInterval)
+        let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
         try state.withLock { (state) throws(IdpServerError) in
             guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
             guard state.tenants[tenantId]!.users[userId] != nil else { throw IdpServerError(.unknownUser(userId)) }
-            state.tenants[tenantId]!.users[userId]!.activationCodes[code] = expiresAt
+            if let refusal = store(&state.tenants[tenantId]!.users[userId]!, code, expiresAt) { throw refusal }
         }
         return code
     }
@@ -273,6 +317,8 @@ public struct IdpUserSnapshot: Sendable, Equatable {
     public var lockout: LockoutInformation?
     /// Activation codes issued and not yet used (expired ones included until used or pruned).
     public var outstandingActivationCodes: Int
+    /// Password-reset codes issued and not yet used (expired ones included until used).
+    public var outstandingPasswordResetCodes: Int
     /// The AST client ids of the devices this user activated.
     public var astClientIds: [String]
 
@@ -284,6 +330,7 @@ public struct IdpUserSnapshot: Sendable, Equatable {
         lockouts = record.lockouts
         lockout = record.lockout(at: now)
         outstandingActivationCodes = record.activationCodes.count
+        outstandingPasswordResetCodes = record.passwordResetCodes.count
         astClientIds = record.astClientIds
     }
 }

@@ -78,6 +78,8 @@ struct UserRecord {
     var passwordHash: [UInt8]? = nil
     /// Outstanding one-time activation codes and when each expires.
     var activationCodes: [String: Date] = [:]
+    /// Outstanding one-time password-reset codes and when each expires.
+    var passwordResetCodes: [String: Date] = [:]
     var attributes: [String: String]
     /// Wrong secrets since the last success or lockout.
     var failedAttempts = 0
@@ -131,6 +133,10 @@ struct AuthSession {
     /// Changes applied only when the whole flow succeeds, so an abandoned flow changes nothing.
     var pendingPassword: String?
     var pendingActivationCode: String?
+    var pendingResetCode: String?
+    /// The password hash the current password was proven against (change password); completion
+    /// requires it unchanged, so a flow proven against an old password cannot overwrite a newer one.
+    var provenPasswordHash: [UInt8]?
 }
 
 struct CodeRecord {
