@@ -204,6 +204,16 @@ extension IdpServer {
                 let astClientId: String
                 switch client.purpose {
                 case .enrollment, .registration:
+                    // Re-checked here, under the same lock as the write: another flow with the same
+                    // activation code may have completed since this flow's step passed.
+                    if let code = session.pendingActivationCode {
+                        guard let expiry = user.activationCodes[code] else {
+                            return .terminal(session, error: "activation_code_used", description: "the activation code was used by another flow meanwhile")
+                        }
+                        guard expiry > now else {
+                            return .terminal(session, error: "activation_code_expired", description: "the activation code has expired; ask for a new one")
+                        }
+                    }
                     user.status = .active
                     user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
                     if let code = session.pendingActivationCode { user.activationCodes[code] = nil }

@@ -373,3 +373,38 @@ struct PasswordClientValidationTests {
         try server.addClient(.kssIdpForgotPassword, tenant: "t")
     }
 }
+
+@Suite("One activation code, many flows")
+struct ActivationCodeRaceTests {
+    @Test("one activation code proven by 32 enrollment flows on OS threads, then completed by all at once: exactly one activates, the rest end with activation_code_used")
+    func concurrentUseOfOneActivationCode() async throws {
+        // Given a pending user with one activation code, and 32 flows past the code step with it
+        let browser = Browser()
+        try browser.server.addUser("erin", tenant: "demo")
+        let code = try browser.server.issueActivationCode(for: "erin", tenant: "demo")
+        let flows = 32
+        let proven = LockedValue<[Int: XHTMLForm]>([:])
+        await onOSThreadsTogether(flows) { index in
+            guard let step1 = try? browser.open("KssIdpEnrollment"),
+                  let step2 = try? browser.next(step1, [("username", "erin")]),
+                  let step3 = try? browser.next(step2, [("activation-code", code)]), step3.errorCode == nil else { return }
+            proven.withLock { $0[index] = step3 }
+        }
+        let step3 = proven.withLock { $0 }
+        #expect(step3.count == flows)
+        // When all answer the password step at once
+        let fragments = LockedValue<[[String: String]]>([])
+        await onOSThreadsTogether(flows) { index in
+            guard let form = step3[index] else { return }
+            let fragment = Browser.fragment(of: browser.submit(form, [("password", "pw-erin-\(index)")]))
+            fragments.withLock { $0.append(fragment) }
+        }
+        // Then exactly one activated, with one device binding; the others were told why
+        let results = fragments.withLock { $0 }
+        #expect(results.count == flows)
+        #expect(results.filter { $0["code"] != nil }.count == 1)
+        #expect(results.filter { $0["error"] == "activation_code_used" }.count == flows - 1)
+        #expect(browser.server.user("erin", tenant: "demo")?.astClientIds.count == 1)
+        #expect(browser.server.user("erin", tenant: "demo")?.outstandingActivationCodes == 0)
+    }
+}
