@@ -12,9 +12,9 @@ public struct LoginAfterRestartResult: Sendable {
     }
 
     /// ``KSMEventStatusType/kOk`` if the user is logged in. Otherwise, after a fresh login: the
-    /// SetAuthorisationCode status; ``KSMEventStatusType/kTemporaryLocked`` or
-    /// ``KSMEventStatusType/kPinBlocked`` when the IDP locked the account;
-    /// ``KSMEventStatusType/kCannotAcquireAuthorizationCode`` for any other IdpSdk error.
+    /// SetAuthorisationCode status, or the IdpSdk failure as
+    /// ``KSMEventStatusType/init(idpSdkError:)`` maps it (a lock, wrong credentials, an
+    /// unreachable IDP, …).
     public let status: KSMEventStatusType
     public let path: Path
     /// What OfflineLogin answered first.
@@ -74,7 +74,8 @@ extension MasterController {
             )) as! KSMSetAuthorisationCodeResultEvent
             return ended(set.status, authentication, set.errorDescription)
         default:
-            return ended(.kCannotAcquireAuthorizationCode, authentication, result.idpSdkError?.errorDescription ?? "no authorization code")
+            guard let error = result.idpSdkError else { return ended(.kCannotAcquireAuthorizationCode, authentication, "no authorization code") }
+            return ended(KSMEventStatusType(idpSdkError: error), authentication, error.errorDescription)
         }
     }
 }
