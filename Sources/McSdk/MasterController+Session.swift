@@ -21,6 +21,7 @@ extension MasterController {
             return KSMStartResultEvent(status: status, errorDescription: text, sdkState: started ? currentState : .uninitialised, userList: started ? store.userList : [])
         }
         let (state, users) = reinitialise(app)
+        announceLogin(users)
         return KSMStartResultEvent(status: .kOk, sdkState: state, userList: users)
     }
 
@@ -33,6 +34,7 @@ extension MasterController {
             return KSMRestartResultEvent(status: status, errorDescription: text, sdkState: currentState, userList: store.userList)
         }
         let (state, users) = reinitialise(app ?? appConfiguration)
+        announceLogin(users)
         return KSMRestartResultEvent(status: .kOk, sdkState: state, userList: users)
     }
 
@@ -42,6 +44,12 @@ extension MasterController {
         guard started else { return }
         let (state, users) = reinitialise(appConfiguration)
         feed.post(KSMRestartResultEvent(status: .kOk, sdkState: state, userList: users))
+        announceLogin(users)
+    }
+
+    /// After a successful (re)start with activated users, listeners learn the SDK is ready for a login.
+    private func announceLogin(_ users: [KsUserIdentifier]) {
+        if !users.isEmpty { feed.post(KSMStartLoginEvent(userList: users)) }
     }
 
     private func refusalToInitialise() -> (KSMEventStatusType, String)? {
@@ -54,15 +62,13 @@ extension MasterController {
 
     private var currentState: KSMSdkState { store.userList.isEmpty ? .activationRequired : .loginRequired }
 
-    /// Start and Restart: every user must log in again; the stored tokens stay. A StartLogin goes
-    /// to the listeners when users are activated.
+    /// Start and Restart: every user must log in again; the stored tokens stay.
     private func reinitialise(_ app: KSMSsmsAppConfiguration?) -> (KSMSdkState, [KsUserIdentifier]) {
         started = true
         loggedIn = []
         lastLoggedIn = nil
         appConfiguration = app
         let users = store.userList
-        if !users.isEmpty { feed.post(KSMStartLoginEvent(userList: users)) }
         return (users.isEmpty ? .activationRequired : .loginRequired, users)
     }
 
