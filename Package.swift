@@ -39,10 +39,14 @@ let package = Package(
         .target(name: "Seed001ActivationSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed001Activation"),
         .target(name: "Seed002LoginSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed002Login"),
         .target(name: "Seed003AuthenticationResultSample", dependencies: ["IdpPrimitives", "IdpSdk"], path: "Tests/DocumentSamples/Seed003AuthenticationResult"),
+        .target(name: "VendorIdpSdkPagesSample", dependencies: ["IdpPrimitives", "IdpSdk", "McSdk"], path: "Tests/DocumentSamples/VendorIdpSdkPages"),
+        .target(name: "VendorMcPagesSwift6Sample", dependencies: ["IdpPrimitives", "McSdk"], path: "Tests/DocumentSamples/VendorMcPagesSwift6"),
+        .target(name: "VendorMcPagesSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/VendorMcPages",
+                swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(
             name: "DocumentSampleTests",
             dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "Seed001ActivationSample", "Seed002LoginSample",
-                           "Seed003AuthenticationResultSample"]
+                           "Seed003AuthenticationResultSample", "VendorIdpSdkPagesSample", "VendorMcPagesSample", "VendorMcPagesSwift6Sample"]
         ),
         .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
     ],
