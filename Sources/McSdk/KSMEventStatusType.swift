@@ -398,4 +398,8 @@ extension KSMEventStatusType {
     public static let KSMSERVER_CANCEL = KSMEventStatusType.kServerCancel
     /// The iOS spelling of ``kConnectionLost``.
     public static let KSMCONNECTION_LOST = KSMEventStatusType.kConnectionLost
+    /// The enumerations page's irregular iOS spelling of ``kGlobalPinSet``.
+    public static let KSMGLOBALPINSET = KSMEventStatusType.kGlobalPinSet
+    /// The enumerations page's iOS spelling (sic) of ``kCannotAcquireAccessTokenForAuthorizationCode``.
+    public static let KSMCANNOT_ACQUIRE_ACCESS_TOKEN_FOR_AUTHORIZATIN_CODE = KSMEventStatusType.kCannotAcquireAccessTokenForAuthorizationCode
 }

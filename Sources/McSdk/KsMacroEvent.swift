@@ -66,6 +66,11 @@ public enum KSMAuthenticationMode: Int, Sendable, CaseIterable {
     public static let BIOMETRIC = KSMAuthenticationMode.biometric
     public static let PASSWORD = KSMAuthenticationMode.password
     public static let PIN = KSMAuthenticationMode.pin
+    /// The Objective-C spellings.
+    public static let KSMAuthenticationModeNo = KSMAuthenticationMode.no
+    public static let KSMAuthenticationModeBiometric = KSMAuthenticationMode.biometric
+    public static let KSMAuthenticationModePassword = KSMAuthenticationMode.password
+    public static let KSMAuthenticationModePin = KSMAuthenticationMode.pin
 }
 
 /// The Java name of the authentication mode.

@@ -213,5 +213,10 @@ struct MasterControllerTests {
         #expect(KSMEventStatusType.KSMOK == .kOk && StatusType.OK == .kOk)
         #expect(KSMEventStatusType.kTemporaryLocked.description == "kTemporaryLocked")
         #expect(StatusType.PIN_BLOCKED == .kPinBlocked)
+        // The enumerations page's iOS spellings, its two irregular ones included
+        #expect(KSMEventStatusType.KSMTEMPORARY_LOCKED == .kTemporaryLocked && KSMEventStatusType.KSMCONNECTION_LOST == .kConnectionLost)
+        #expect(KSMEventStatusType.KSMGLOBALPINSET == .kGlobalPinSet && KSMEventStatusType.KSMGLOBAL_PIN_SET == .kGlobalPinSet)
+        #expect(KSMEventStatusType.KSMCANNOT_ACQUIRE_ACCESS_TOKEN_FOR_AUTHORIZATIN_CODE == .kCannotAcquireAccessTokenForAuthorizationCode)
+        #expect(KSMAuthenticationMode.KSMAuthenticationModeBiometric == .BIOMETRIC)
     }
 }
