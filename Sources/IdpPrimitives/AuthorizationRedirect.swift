@@ -21,7 +21,7 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     /// The OpenID Connect Session Management `session_state`.
     public var sessionState: String?
 
-    /// The longest location, in UTF-8 bytes, that ``parse(location:expectedRedirectURI:)``
+    /// The longest location, in UTF-8 bytes, that ``parse(location:expectedRedirectURI:expectedState:)``
     /// reads; longer ones are refused to bound the work a hostile server can cause.
     public static let maximumLength = 8192
 

@@ -46,22 +46,23 @@ public final class KSMRestartResultEvent: KSMResultEvent {
 /// offline token (after the biometric prompt for ``KSMAuthenticationMode/biometric``). Not for
 /// users in ``KSMAuthenticationMode/password`` or ``KSMAuthenticationMode/pin``.
 ///
-/// Result statuses:
+/// Result statuses, only those the documents list for OfflineLoginResult:
 /// - ``KSMEventStatusType/kOk``: logged in;
 /// - ``KSMEventStatusType/kInvalidState``: no Start or Restart yet;
+/// - ``KSMEventStatusType/kInvalidParameter``: a user identifier without tenant or user id;
 /// - ``KSMEventStatusType/kInvalidUserId``: the user is not activated here, or no user was given
 ///   and none has logged in yet;
-/// - ``KSMEventStatusType/kNotSupported``: the user's mode is PASSWORD or PIN;
+/// - ``KSMEventStatusType/kOfflineNotActivated``: the user's mode is PASSWORD or PIN;
 /// - ``KSMEventStatusType/kNoTokenDataAvailable``: no tokens are stored (after `CLEAR_ALL`);
 /// - ``KSMEventStatusType/kLoginRequired``: the IDP refused the tokens (expired — Offline Session
 ///   Max —, revoked, reused): log in at the IDP;
 /// - ``KSMEventStatusType/kTemporaryLocked`` / ``KSMEventStatusType/kPinBlocked``: the account is
 ///   locked for now / for good;
-/// - ``KSMEventStatusType/kUserCancel`` / ``KSMEventStatusType/kNegative``: the biometric prompt
-///   was cancelled / failed; `errorCode` is `802000000 +` the ``BiometricPromptError`` code;
-/// - ``KSMEventStatusType/kNotReachable`` / ``KSMEventStatusType/kConnectionLost`` /
-///   ``KSMEventStatusType/kCannotAcquireTokenData``: the IDP did not answer, the connection broke,
-///   or the refresh timed out.
+/// - ``KSMEventStatusType/kFailed``: the biometric prompt was cancelled or failed (`errorCode` is
+///   `802000000 +` the ``BiometricPromptError`` code), or no prompt is configured (`publicKeyInconsistent`);
+/// - ``KSMEventStatusType/kCannotAcquireTokenData``: the IDP did not answer, the connection broke
+///   (after one retry), or the refresh timed out;
+/// - ``KSMEventStatusType/kInternalError``: the device storage fails.
 public final class KSMOfflineLoginEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }

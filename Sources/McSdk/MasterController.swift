@@ -46,8 +46,9 @@ public actor MasterController {
         public var tokenStore: McTokenStore
         /// The clock token expiry is measured on (a `ManualClock` in tests, the IDP's).
         public var clock: any IdpClock
-        /// Asked before an OfflineLogin uses the offline token of a BIOMETRIC user; `nil`: the
-        /// device has no biometry (such an OfflineLogin fails with `kNotSupported`).
+        /// Asked before a SetAuthorisationCode in BIOMETRIC mode and before an OfflineLogin uses
+        /// the offline token of a BIOMETRIC user; `nil`: the device has no biometry (both fail with
+        /// `kFailed` and `errorCode` 802000000 + `publicKeyInconsistent`).
         public var biometricPrompt: (any BiometricPrompt)?
         /// How long a token refresh may take before its waiters get ``McTokenError/Reason/timedOut``.
         public var refreshTimeout: Duration

@@ -1,6 +1,6 @@
 import IdpPrimitives
 
-/// Why ``MasterController/validAccessToken(for:)`` has no token to give.
+/// Why the MC has no valid access token to use (for ``KSMExchangeIamTokenEvent`` and OfflineLogin).
 public struct McTokenError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Reason: Sendable, Equatable {
         /// The user is not logged in on this MasterController (or not activated).

@@ -3,7 +3,7 @@ import IdpPrimitives
 /// The W3C trace context of an event: its `traceparent` and `tracestate`, as the documents'
 /// `TraceContext(traceParent:traceState:)`.
 ///
-/// Every event has a settable ``KSMEvent/traceContext``. The MasterController sends its
+/// Every event has a settable ``KsEvent/traceContext``. The MasterController sends its
 /// `traceParent` with every IDP request the event causes (the IDP's audit log shows it) and puts it
 /// on the result event. An event without one gets a new trace; one whose `traceParent` cannot be
 /// parsed starts a new trace too, as W3C Trace Context asks of a receiver, and the IDP's audit log
