@@ -30,7 +30,7 @@ let package = Package(
         ),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
-        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample"]),
+        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample", "Seed002LoginSample"]),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
         // The documents' Swift, as printed, each in a client target of its own (the samples reuse
         // the names IdpHandler, getAuthorizationCode, …), in the language mode the README states.
