@@ -83,6 +83,16 @@ enum ServerBackend {
     }
 }
 
+extension ServerBackend {
+    /// What is wrong with a Start/Restart's configuration: the backend, then the app's locale and
+    /// name, then the MC config.
+    static func problem(_ serverBackend: String, _ app: KSMSsmsAppConfiguration, _ mcConfig: String) -> (KSMEventStatusType, String)? {
+        if let backend = problem(serverBackend) { return backend }
+        if let text = app.problem ?? McConfig.problem(mcConfig) { return (.kInvalidParameter, text) }
+        return nil
+    }
+}
+
 /// The MC config JSON: an object, or empty.
 enum McConfig {
     static func problem(_ json: String) -> String? {
@@ -128,11 +138,7 @@ public final class KSMStartEventEx: KsMacroEvent {
     }
 
     /// Why Start cannot go on with it, or `nil`.
-    var problem: (KSMEventStatusType, String)? {
-        if let backend = ServerBackend.problem(serverBackend) { return backend }
-        if let text = ssmsAppConfiguration.problem ?? McConfig.problem(mcConfig) { return (.kInvalidParameter, text) }
-        return nil
-    }
+    var problem: (KSMEventStatusType, String)? { ServerBackend.problem(serverBackend, ssmsAppConfiguration, mcConfig) }
 }
 
 /// Restart with the app's full configuration (the iOS samples' `KSMRestartEventEx`); answered by
@@ -159,9 +165,5 @@ public final class KSMRestartEventEx: KsMacroEvent {
         self.trace = TraceContextCell(traceContext)
     }
 
-    var problem: (KSMEventStatusType, String)? {
-        if let backend = ServerBackend.problem(serverBackend) { return backend }
-        if let text = ssmsAppConfiguration.problem ?? McConfig.problem(mcConfig) { return (.kInvalidParameter, text) }
-        return nil
-    }
+    var problem: (KSMEventStatusType, String)? { ServerBackend.problem(serverBackend, ssmsAppConfiguration, mcConfig) }
 }
