@@ -1,0 +1,64 @@
+import IdpPrimitives
+
+/// How the ``ControlledScheduler`` picks which waiting participant runs next.
+public enum ScheduleStrategy: Sendable, Equatable, CustomStringConvertible {
+    /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random distinct
+    /// priorities, the highest-priority waiting participant runs, and at `depth − 1` random
+    /// change points (among the first `steps` decisions) the running participant drops below all
+    /// others. A bug of depth d among n participants and k steps is found with probability at
+    /// least 1 / (n · k^(d−1)) per run.
+    case pct(depth: Int, steps: Int)
+    /// A uniformly random waiting participant at every decision.
+    case randomWalk
+
+    public var description: String {
+        switch self {
+        case .pct(let depth, let steps): "pct(depth: \(depth), steps: \(steps))"
+        case .randomWalk: "randomWalk"
+        }
+    }
+}
+
+/// The strategy's per-run state: a pure value, seeded; ``pick(from:step:running:)`` is one decision.
+struct StrategyState: Sendable {
+    private var random: SeededRandom
+    private let strategy: ScheduleStrategy
+    private var priorities: [Int]
+    private let changePoints: [Int: Int]
+
+    init(_ strategy: ScheduleStrategy, participants: Int, seed: UInt64) {
+        self.strategy = strategy
+        random = SeededRandom(seed: seed)
+        switch strategy {
+        case .pct(let depth, let steps):
+            let lowest = max(1, depth)
+            // Distinct initial priorities depth … depth + n − 1, in a random order.
+            var order = Array(0..<participants)
+            order.shuffle(using: &random)
+            var priorities = Array(repeating: 0, count: participants)
+            for (rank, participant) in order.enumerated() { priorities[participant] = lowest + rank }
+            self.priorities = priorities
+            // depth − 1 distinct change points in 1 … steps; at the i-th the running participant
+            // gets priority i (below every initial one).
+            var points: [Int: Int] = [:]
+            let candidates = Array(1...max(1, steps)).shuffled(using: &random)
+            for (index, point) in candidates.prefix(max(0, depth - 1)).enumerated() { points[point] = depth - 1 - index }
+            changePoints = points
+        case .randomWalk:
+            priorities = []
+            changePoints = [:]
+        }
+    }
+
+    /// Chooses among `enabled` (participant indices waiting at a seam) at decision `step` (from
+    /// 1); `previous` is the participant that ran up to this decision, if any.
+    mutating func pick(from enabled: [Int], step: Int, previous: Int?) -> Int {
+        switch strategy {
+        case .randomWalk:
+            return enabled[Int(random.next() % UInt64(enabled.count))]
+        case .pct:
+            if let lowered = changePoints[step], let previous { priorities[previous] = lowered }
+            return enabled.max { priorities[$0] < priorities[$1] }!
+        }
+    }
+}
