@@ -2,8 +2,8 @@ import Foundation
 import IdpPrimitives
 
 extension IdpServer {
-    /// The all-zero AST client id of a device that has no user yet.
-    public static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
+    /// The all-zero AST client id of a device that has no user yet (``IdpWire/unassignedAstClientId``).
+    public static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
 
     /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).
     static func uniqueParameters(_ text: String) -> Result<[String: String], ParameterProblem> {
