@@ -255,6 +255,21 @@ public final class IdpServer: Sendable {
         }
     }
 
+    /// The page the IDP serves for one step of a client's flow, rendered from the client's prepared
+    /// template exactly as the authorize and authenticate endpoints render it; `nil` if the tenant,
+    /// client or step is unknown. For tools and benchmarks (idp-bench measures one render).
+    ///
+    /// ```swift
+    /// let page = idp.renderStepForm(tenant: "demo", clientId: "KssIdpLogin", step: 0, sessionCode: "abc")
+    /// ```
+    /// - Parameter sessionCode: Put into the form's action and hidden field as is; pass URL-safe
+    ///   Base 64, as the IDP's own session codes are.
+    public func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
+        guard let client = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode))?.clients[clientId],
+              client.forms.indices.contains(step) else { return nil }
+        return Page.form(client.forms[step], sessionCode: sessionCode, rejection: nil)
+    }
+
     /// The audit log, oldest first; with a trace id, only that trace's entries.
     public func auditLog(traceId: String? = nil) -> [AuditEntry] {
         let entries = audit.withLock { $0.entries }
