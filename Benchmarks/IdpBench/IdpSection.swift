@@ -88,12 +88,29 @@ final class IdpStepRig: Sendable {
         return idp.handle(HTTPRequest(method: "POST", target: action, body: Array(body.utf8))).status
     }
 
-    private static let marker = Array("action=\"".utf8)
-
+    /// The form's action, found as a client that knows the page would: after `action="`, with
+    /// the one entity the IDP writes there (`&amp;`) decoded. A byte scan, so the figure is the
+    /// IDP's, not the search's.
     private static func action(in body: [UInt8]) -> String? {
-        guard let start = body.firstRange(of: marker)?.upperBound,
-              let end = body[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return String(decoding: body[start..<end], as: UTF8.self).replacingOccurrences(of: "&amp;", with: "&")
+        let marker = Array("action=\"".utf8)
+        var index = 0
+        while index + marker.count <= body.count {
+            if body[index] == marker[0], body[index..<(index + marker.count)].elementsEqual(marker) { break }
+            index += 1
+        }
+        guard index + marker.count <= body.count else { return nil }
+        var action: [UInt8] = []
+        index += marker.count
+        while index < body.count, body[index] != UInt8(ascii: "\"") {
+            if body[index] == UInt8(ascii: "&"), body[index..<min(body.count, index + 5)].elementsEqual("&amp;".utf8) {
+                action.append(UInt8(ascii: "&"))
+                index += 5
+            } else {
+                action.append(body[index])
+                index += 1
+            }
+        }
+        return String(decoding: action, as: UTF8.self)
     }
 }
 

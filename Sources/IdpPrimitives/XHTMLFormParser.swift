@@ -46,7 +46,7 @@ struct XHTMLFormParser {
     private var action = ""
     private var method = "GET"
     private var inputs: [XHTMLForm.Input] = []
-    private var inputIds: Set<String> = []
+    private var inputIds = Set<String>(minimumCapacity: 8)
 
     private var title: String?
     private var titleCapture: Capture?
@@ -360,10 +360,11 @@ struct XHTMLFormParser {
     ) throws(XHTMLFormError) {
         var index = range.lowerBound
         while index < range.upperBound {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "&") else {
-                output.append(byte)
-                index += 1
+            // Plain text up to the next reference goes over in one copy.
+            let ampersand = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: "&")) ?? range.upperBound
+            if ampersand > index {
+                output.append(contentsOf: bytes[index..<ampersand])
+                index = ampersand
                 continue
             }
             let limit = min(range.upperBound, index + 32)

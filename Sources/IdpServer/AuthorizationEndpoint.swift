@@ -139,7 +139,7 @@ extension IdpServer {
         }
         let now = self.now
         let newCode = SecureRandom.token(byteCount: 32)  // its first character picks its grant shard
-        let newAstClientId = UUID().uuidString.lowercased()
+        let newAstClientId = Self.randomUUID()
         let newSalt = SecureRandom.bytes(16)
         let maximumFieldLength = configuration.maximumFieldLength
         let minimumPasswordLength = configuration.minimumPasswordLength
@@ -352,6 +352,25 @@ extension IdpServer {
 extension IdpServer {
     /// The description of the `reset_code_expired` error, at the step and at completion.
     static let resetCodeExpired = "the password-reset code has expired; ask for a new one"
+}
+
+extension IdpServer {
+    /// A random (version 4) UUID in lower case, from ``SecureRandom``: Foundation's `UUID()` opened
+    /// and read `/dev/urandom` on every call, a sixteenth of a login step.
+    static func randomUUID() -> String {
+        var bytes = SecureRandom.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }
 
 /// A malformed or repeated request parameter.

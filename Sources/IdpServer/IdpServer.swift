@@ -304,13 +304,14 @@ public final class IdpServer: Sendable {
         guard request.body.count <= configuration.maximumBodySize else {
             return Page.errorResponse(status: 413, code: "request_too_large", "request body exceeds \(configuration.maximumBodySize) bytes")
         }
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        // ["", "auth", "realms", tenant, ...]
-        guard parts.count >= 5, parts[0].isEmpty, parts[1] == "auth", parts[2] == "realms" else {
+        // "/auth/realms/{tenant}/{rest}", cut in place.
+        let path = request.path
+        let prefix = "/auth/realms/"
+        guard path.hasPrefix(prefix), let slash = path.utf8.dropFirst(prefix.utf8.count).firstIndex(of: UInt8(ascii: "/")) else {
             return Page.errorResponse(status: 404, code: "not_found", "no endpoint at \(request.path)")
         }
-        let tenant = parts[3]
-        let rest = parts[4...].joined(separator: "/")
+        let tenant = String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8.count)..<slash])
+        let rest = path[path.utf8.index(after: slash)...]
         let traceParent = request.headers["traceparent"].flatMap { try? TraceParent(parsing: $0) }?.description
         switch (request.method, rest) {
         case ("GET", "protocol/openid-connect/auth"):
