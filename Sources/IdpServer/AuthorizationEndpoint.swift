@@ -181,7 +181,10 @@ extension IdpServer {
         // The code was not handed out yet, so storing it after the locks are released leaves no
         // window in which it could be presented and not found.
         if case .completed(_, _, _, let code) = outcome {
-            state.grantShard(newCode).withLock { $0.codes[newCode] = code }
+            state.grantShard(newCode).withLock { grants in
+                grants.pruneIfDue(now: now)
+                grants.codes[newCode] = code
+            }
         }
         switch outcome {
         case .page(let response, _):
