@@ -118,16 +118,28 @@ enum ShardRouting {
     }
 }
 
+/// When a shard drops expired entries: every 256th request to it, so that pruning is amortised
+/// over many requests and no request pays for all.
+struct PruneSchedule {
+    private var requests = 0
+
+    /// Counts a request; `true` when this one should prune.
+    mutating func isDue() -> Bool {
+        requests += 1
+        guard requests >= 256 else { return false }
+        requests = 0
+        return true
+    }
+}
+
 /// Login flows in progress, by session code.
 struct SessionShard {
     var sessions: [String: AuthSession] = [:]
-    var requestsSincePrune = 0
+    var pruning = PruneSchedule()
 
-    /// Drops expired sessions; amortised over many requests so no request pays for all.
+    /// Drops expired sessions when due.
     mutating func pruneIfDue(now: Date) {
-        requestsSincePrune += 1
-        guard requestsSincePrune >= 256 else { return }
-        requestsSincePrune = 0
+        guard pruning.isDue() else { return }
         sessions = sessions.filter { $0.value.expiresAt > now }
     }
 }
@@ -154,13 +166,11 @@ struct GrantShard {
     var tokens: [String: TokenRecord] = [:]
     /// Token families by id: everything one code redemption issued and every rotation since.
     var families: [String: TokenFamily] = [:]
-    var requestsSincePrune = 0
+    var pruning = PruneSchedule()
 
-    /// Drops expired codes and tokens; amortised over many requests so no request pays for all.
+    /// Drops expired codes and tokens when due.
     mutating func pruneIfDue(now: Date) {
-        requestsSincePrune += 1
-        guard requestsSincePrune >= 256 else { return }
-        requestsSincePrune = 0
+        guard pruning.isDue() else { return }
         codes = codes.filter { $0.value.expiresAt > now }
         redeemedCodes = redeemedCodes.filter { $0.value.forgetAt > now }
         tokens = tokens.filter { $0.value.expiresAt > now && !$0.value.revoked }
