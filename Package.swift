@@ -18,8 +18,8 @@ let package = Package(
     targets: [
         .target(name: "IdpPrimitives"),
         .target(name: "IdpServer", dependencies: ["IdpPrimitives"]),
-        .target(name: "IdpSdk", dependencies: ["IdpPrimitives", "IdpServer"]),
-        .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk"]),
+        .target(name: "IdpSdk", dependencies: ["IdpPrimitives"]),
+        .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpSdk"]),
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
         .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders"]),
         .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),

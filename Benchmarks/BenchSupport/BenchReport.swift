@@ -128,6 +128,15 @@ public struct ProviderRow: Codable, Sendable, Equatable {
 
 /// One floor (the cheapest synchronized operation of its kind) at one thread count.
 public struct FloorRow: Codable, Sendable, Equatable {
+    /// The name prefix of the rows of idp-bench's `idp` section (the IDP's own operations, set
+    /// against the Mutex floor measured with them), which are shown in a table of their own.
+    public static let idpPrefix = "IDP: "
+    /// The floor the `idp` section's operations are set against.
+    public static let idpFloor = idpPrefix + "Mutex + dictionary lookup"
+
+    /// Whether this row belongs to the `idp` section.
+    public var isIdpOperation: Bool { name.hasPrefix(Self.idpPrefix) }
+
     public var name: String
     public var threads: Int
     public var nsPerOp: Double

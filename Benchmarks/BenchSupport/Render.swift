@@ -53,10 +53,11 @@ func tables(_ report: BenchReport) -> [Table] {
         ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
         ["simulated IDP latency", "\(formatNumber(report.settings.latencyMs)) ms"], ["seed", "\(report.settings.seed)"],
     ]))
-    let threads = Array(Set(report.providers.map(\.threads) + report.floors.map(\.threads))).sorted()
-    if !report.providers.isEmpty || !report.floors.isEmpty {
+    let floors = report.floors.filter { !$0.isIdpOperation }
+    let threads = Array(Set(report.providers.map(\.threads) + floors.map(\.threads))).sorted()
+    if !report.providers.isEmpty || !floors.isEmpty {
         var rows: [[String]] = []
-        for name in orderedUnique(report.floors.map(\.name)) {
+        for name in orderedUnique(floors.map(\.name)) {
             rows.append(["floor: \(name)"] + threads.map { count in
                 report.floors.first { $0.name == name && $0.threads == count }.map { formatNumber($0.nsPerOp) } ?? "-"
             })
@@ -70,6 +71,20 @@ func tables(_ report: BenchReport) -> [Table] {
         }
         tables.append(Table(title: "provideCredentials hot path: ns per call (all threads together; lower is better)",
                             header: ["strategy"] + threads.map { "\($0) thr" }, rows: rows))
+    }
+    let idpRows = report.floors.filter(\.isIdpOperation)
+    if !idpRows.isEmpty {
+        let idpThreads = Array(Set(idpRows.map(\.threads))).sorted()
+        var rows: [[String]] = []
+        for name in orderedUnique(idpRows.map(\.name)) {
+            rows.append([String(name.dropFirst(FloorRow.idpPrefix.count))] + idpThreads.flatMap { count -> [String] in
+                guard let row = idpRows.first(where: { $0.name == name && $0.threads == count }) else { return ["-", "-"] }
+                let floor = idpRows.first { $0.name == FloorRow.idpFloor && $0.threads == count }
+                return [formatNumber(row.nsPerOp), floor.map { "×" + formatNumber(row.nsPerOp / $0.nsPerOp) } ?? "-"]
+            })
+        }
+        tables.append(Table(title: "IDP hot path: ns per operation and its multiple of the Mutex floor (same runs; lower is better)",
+                            header: ["operation"] + idpThreads.flatMap { ["\($0) thr", "× floor"] }, rows: rows))
     }
     if !report.flows.isEmpty {
         let rows = report.flows.map { row in

@@ -13,7 +13,7 @@ public func renderSVG(_ report: BenchReport) -> String {
         latency.append(Series(name: "\(scenario) p99", points: rows.map { (Double($0.inFlight), $0.latencyUs.p99) }, dashed: true))
     }
     var perCall: [Series] = []
-    for name in orderedUnique(report.floors.map(\.name)) {
+    for name in orderedUnique(report.floors.filter { !$0.isIdpOperation }.map(\.name)) {
         let rows = report.floors.filter { $0.name == name }.sorted { $0.threads < $1.threads }
         perCall.append(Series(name: "floor: \(name)", points: rows.map { (Double($0.threads), $0.nsPerOp) }, dashed: true))
     }

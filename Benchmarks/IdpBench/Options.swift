@@ -3,7 +3,7 @@ import Foundation
 
 /// The sections of a run, in the order they run.
 enum Section: String, CaseIterable, Sendable {
-    case providers, flows, contention, memory
+    case providers, idp, flows, contention, memory
 }
 
 /// What a run measures and how it reports; parsed from the command line.
@@ -43,6 +43,9 @@ struct Options: Sendable {
                    CredentialProviders, the floors (a bare Mutex-protected dictionary lookup, a
                    LockedValue one, a relaxed Atomic add) and the peer patterns of other SDKs
                    (serial DispatchQueue.sync, NSLock, Task + semaphore into an actor)
+      idp          the IDP's own hot path on 1 and 2 threads, each next to a Mutex-protected
+                   dictionary lookup measured in the same runs: one step form rendered, one parsed
+                   (XHTMLForm), one SecureRandom.token(), one authorize + authenticate login step
       flows        activation and login flows through IdpSdk, MasterController and the IDP:
                    closed loop at each in-flight level, then an open loop at a fixed arrival rate
                    (latency counted from each flow's scheduled start: no coordinated omission)

@@ -69,6 +69,9 @@ do {
     if options.sections.contains(.providers) {
         (report.providers, report.floors) = try await runProvidersSection(options, progress: progress)
     }
+    if options.sections.contains(.idp) {
+        report.floors += try runIdpSection(options, progress: progress)
+    }
     if options.sections.contains(.flows) || options.sections.contains(.contention) {
         progress.report("flows: setting up \(max(4_096, options.inFlight.max() ?? 0)) devices", force: true)
         let rig = try await FlowRig(devices: max(4_096, options.inFlight.max() ?? 0), latency: options.latency, seed: options.seed)

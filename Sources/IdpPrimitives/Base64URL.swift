@@ -7,32 +7,46 @@ public enum Base64URL {
     /// - Parameter bytes: The bytes to encode.
     /// - Returns: The encoded text; empty for no bytes.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let input = Array(bytes)
-        var output: [UInt8] = []
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(group >> 18 & 0x3F)])
-            output.append(alphabet[Int(group >> 12 & 0x3F)])
-            output.append(alphabet[Int(group >> 6 & 0x3F)])
-            output.append(alphabet[Int(group & 0x3F)])
-            index += 3
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(raw: UnsafeRawBufferPointer($0)) }) {
+            return encoded
         }
-        switch input.count - index {
-        case 1:
-            let group = UInt32(input[index]) << 16
-            output.append(alphabet[Int(group >> 18 & 0x3F)])
-            output.append(alphabet[Int(group >> 12 & 0x3F)])
-        case 2:
-            let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            output.append(alphabet[Int(group >> 18 & 0x3F)])
-            output.append(alphabet[Int(group >> 12 & 0x3F)])
-            output.append(alphabet[Int(group >> 6 & 0x3F)])
-        default:
-            break
+        return Array(bytes).withUnsafeBytes { encode(raw: $0) }
+    }
+
+    /// Encodes `input` straight into the string's storage: no intermediate array.
+    static func encode(raw input: UnsafeRawBufferPointer) -> String {
+        let length = (input.count * 4 + 2) / 3
+        guard length > 0 else { return "" }
+        return alphabet.withUnsafeBufferPointer { alphabet in
+            String(unsafeUninitializedCapacity: length) { output in
+                var index = 0, written = 0
+                while index + 3 <= input.count {
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output[written] = alphabet[Int(group >> 18 & 0x3F)]
+                    output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    output[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                    output[written + 3] = alphabet[Int(group & 0x3F)]
+                    index += 3
+                    written += 4
+                }
+                switch input.count - index {
+                case 1:
+                    let group = UInt32(input[index]) << 16
+                    output[written] = alphabet[Int(group >> 18 & 0x3F)]
+                    output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    written += 2
+                case 2:
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                    output[written] = alphabet[Int(group >> 18 & 0x3F)]
+                    output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    output[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                    written += 3
+                default:
+                    break
+                }
+                return written
+            }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes URL-safe Base 64, with or without `=` padding.

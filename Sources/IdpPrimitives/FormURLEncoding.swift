@@ -72,6 +72,11 @@ public enum FormURLEncoding {
     private static func decodeBytes(
         _ bytes: [UInt8], range: Range<Int>, plusAsSpace: Bool, text: String
     ) throws(FormURLEncodingError) -> String {
+        // Nothing to decode: the bytes are a piece of `text` cut at ASCII delimiters, so they are
+        // valid UTF-8 as they stand.
+        if !bytes[range].contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+            return String(decoding: bytes[range], as: UTF8.self)
+        }
         var output: [UInt8] = []
         output.reserveCapacity(range.count)
         var index = range.lowerBound

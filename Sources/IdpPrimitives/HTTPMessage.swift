@@ -21,13 +21,13 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The part of ``target`` before `?`.
     public var path: Substring {
-        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
     }
 
     /// The part of ``target`` after the first `?`, or an empty string.
     public var query: Substring {
-        guard let mark = target.firstIndex(of: "?") else { return "" }
-        return target[target.index(after: mark)...]
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
+        return target[target.utf8.index(after: mark)...]
     }
 }
 

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,8 +7,13 @@ import Darwin
 
 /// Cryptographically secure random bytes for verifiers, codes, tokens and trace ids.
 ///
-/// Backed by the kernel's CSPRNG (`getrandom` on Linux, `arc4random_buf` on Apple platforms),
-/// which holds no shared state, so any thread may call in.
+/// Backed by the kernel's CSPRNG (`getrandom`/`/dev/urandom` on Linux, `arc4random_buf` on Apple
+/// platforms). Any thread may call in at once.
+///
+/// On Linux each thread keeps a small pool of kernel randomness (4 KiB, refilled by one `read`),
+/// so a 32-byte token costs a copy instead of a system call; no byte is handed out twice, and a
+/// forked child discards the pool it inherited (a `pthread_atfork` handler), so parent and child
+/// never share bytes.
 public enum SecureRandom {
     /// Returns fresh random bytes.
     /// - Parameter count: How many bytes; zero or a negative count gives an empty array.
@@ -20,37 +26,109 @@ public enum SecureRandom {
         }
     }
 
-    #if canImport(Glibc)
-    /// `/dev/urandom`, opened once: one `read` fills a whole token (the standard library's
-    /// generator makes one `getrandom` call per eight bytes). -1 if it cannot be opened.
-    private static let urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
-    #endif
+    /// Returns a random token, URL-safe Base 64 without padding.
+    /// - Parameter byteCount: How many random bytes the token carries; 32 (256 bits) by default,
+    ///   which encodes to 43 characters.
+    /// - Returns: The token text.
+    public static func token(byteCount: Int = 32) -> String {
+        guard byteCount > 0 else { return "" }
+        guard byteCount <= 64 else { return Base64URL.encode(bytes(byteCount)) }
+        // Small tokens, the common case: the bytes stay on the stack.
+        return withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 1) { buffer in
+            fill(buffer)
+            return Base64URL.encode(raw: UnsafeRawBufferPointer(buffer))
+        }
+    }
 
     /// Fills `buffer` from the kernel's CSPRNG.
-    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard buffer.count > 0 else { return }
         #if canImport(Glibc)
-        var filled = 0
-        while filled < buffer.count, urandom >= 0 {
-            let result = read(urandom, buffer.baseAddress! + filled, buffer.count - filled)
-            guard result > 0 else { break }
-            filled += result
-        }
-        // Not opened, or a read failed (interrupted by a signal, say): the standard library's
-        // generator fills the rest.
-        if filled < buffer.count {
-            var generator = SystemRandomNumberGenerator()
-            for index in filled..<buffer.count { buffer[index] = generator.next() }
+        if buffer.count > Pool.capacity / 4 {
+            // Large requests straight from the kernel: a pool would only copy them twice.
+            readKernel(into: buffer)
+        } else {
+            Pool.current.take(into: buffer)
         }
         #else
         arc4random_buf(buffer.baseAddress!, buffer.count)
         #endif
     }
 
-    /// Returns a random token, URL-safe Base 64 without padding.
-    /// - Parameter byteCount: How many random bytes the token carries; 32 (256 bits) by default,
-    ///   which encodes to 43 characters.
-    /// - Returns: The token text.
-    public static func token(byteCount: Int = 32) -> String {
-        Base64URL.encode(bytes(byteCount))
+    #if canImport(Glibc)
+    /// `/dev/urandom`, opened once; -1 if it cannot be opened.
+    private static let urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+
+    /// Fills `buffer` with one `read` of `/dev/urandom` (more if interrupted); whatever a failed
+    /// read leaves comes from the standard library's generator (also the kernel's).
+    private static func readKernel(into buffer: UnsafeMutableRawBufferPointer) {
+        var filled = 0
+        while filled < buffer.count, urandom >= 0 {
+            let result = read(urandom, buffer.baseAddress! + filled, buffer.count - filled)
+            guard result > 0 else { break }
+            filled += result
+        }
+        if filled < buffer.count {
+            var generator = SystemRandomNumberGenerator()
+            for index in filled..<buffer.count { buffer[index] = generator.next() }
+        }
     }
+
+    /// Bumped in a forked child, so every pool it inherited is refilled before use.
+    private static let forkGeneration = Atomic<UInt64>(0)
+    private static let forkHandlerInstalled: Bool = {
+        let status = pthread_atfork(nil, nil) { SecureRandom.forkGeneration.add(1, ordering: .relaxed) }
+        precondition(status == 0, "pthread_atfork failed: \(status)")
+        return true
+    }()
+
+    /// One thread's buffered kernel randomness. Only the thread that created it touches it (it
+    /// is reached through thread-specific storage), so it needs no lock and is not `Sendable`.
+    private final class Pool {
+        static let capacity = 4_096
+        private let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        /// Bytes from here on are unused; `capacity` means empty.
+        private var next = capacity
+        private var generation: UInt64
+
+        init() {
+            _ = SecureRandom.forkHandlerInstalled
+            generation = SecureRandom.forkGeneration.load(ordering: .relaxed)
+        }
+
+        deinit { storage.deallocate() }
+
+        /// Copies the next unused bytes into `buffer` (at most a quarter of the pool) and wipes
+        /// them from the pool, refilling it first when it runs short or after a fork.
+        func take(into buffer: UnsafeMutableRawBufferPointer) {
+            let current = SecureRandom.forkGeneration.load(ordering: .relaxed)
+            if current != generation || Self.capacity - next < buffer.count {
+                generation = current
+                SecureRandom.readKernel(into: storage)
+                next = 0
+            }
+            let source = UnsafeMutableRawBufferPointer(rebasing: storage[next..<(next + buffer.count)])
+            buffer.copyMemory(from: UnsafeRawBufferPointer(source))
+            source.initializeMemory(as: UInt8.self, repeating: 0)
+            next += buffer.count
+        }
+
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            let status = pthread_key_create(&key) { pointer in
+                if let pointer { Unmanaged<Pool>.fromOpaque(pointer).release() }
+            }
+            precondition(status == 0, "pthread_key_create failed: \(status)")
+            return key
+        }()
+
+        /// The calling thread's pool, created on first use and released when the thread exits.
+        static var current: Pool {
+            if let pointer = pthread_getspecific(key) { return Unmanaged<Pool>.fromOpaque(pointer).takeUnretainedValue() }
+            let pool = Pool()
+            pthread_setspecific(key, Unmanaged.passRetained(pool).toOpaque())
+            return pool
+        }
+    }
+    #endif
 }

@@ -1,7 +1,9 @@
 /// The single-pass scanner behind ``XHTMLForm/parse(_:)``.
 ///
 /// It builds no tree: it streams tags and text and keeps only the few facts a login form needs,
-/// so time and memory stay linear in the page size. Every index is bounds-checked against
+/// so time and memory stay linear in the page size. Tag and attribute names are compared where
+/// they lie in the page (case-insensitively), and attribute values become strings only when a
+/// fact needs them, so an ordinary tag costs no allocation. Every index is bounds-checked against
 /// `bytes.count` before use, so truncated or random input ends in a thrown error, never a trap.
 struct XHTMLFormParser {
     /// Text being collected for an element until its matching end tag.
@@ -19,10 +21,18 @@ struct XHTMLFormParser {
         case closed
     }
 
-    private static let voidElements: Set<[UInt8]> = Set(
+    private static let voidElements: [[UInt8]] =
         ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"]
             .map { Array($0.utf8) }
-    )
+
+    /// One attribute of the tag being read: where its name and value lie in the page.
+    private struct Attribute {
+        var name: Range<Int>
+        /// `nil` for a valueless attribute, which reads as "".
+        var value: Range<Int>?
+        /// Whether the value holds an entity reference (and so needs decoding).
+        var hasEntity: Bool
+    }
 
     private static let titleTag = Array("title".utf8)
     private static let labelTag = Array("label".utf8)
@@ -36,7 +46,7 @@ struct XHTMLFormParser {
     private var action = ""
     private var method = "GET"
     private var inputs: [XHTMLForm.Input] = []
-    private var inputIds: Set<String> = []
+    private var inputIds = Set<String>(minimumCapacity: 8)
 
     private var title: String?
     private var titleCapture: Capture?
@@ -53,6 +63,8 @@ struct XHTMLFormParser {
 
     /// Reused for every text run, so plain text costs no allocation.
     private var scratch: [UInt8] = []
+    /// The attributes of the tag being read, reused from tag to tag.
+    private var attributes: [Attribute] = []
 
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -91,9 +103,16 @@ struct XHTMLFormParser {
             } else {
                 let start = position
                 position = bytes[start...].firstIndex(of: UInt8(ascii: "<")) ?? bytes.count
-                scratch.removeAll(keepingCapacity: true)
-                try Self.decodeEntities(bytes, start..<position, into: &scratch)
-                appendToCaptures(scratch)
+                let capturing = titleCapture != nil || labelCapture != nil || errorCapture != nil
+                if bytes[start..<position].contains(UInt8(ascii: "&")) {
+                    // Decoded even when nothing captures it: a malformed reference is an error
+                    // wherever it is.
+                    scratch.removeAll(keepingCapacity: true)
+                    try Self.decodeEntities(bytes, start..<position, into: &scratch)
+                    if capturing { appendToCaptures(scratch) }
+                } else if capturing {
+                    appendToCaptures(bytes[start..<position])
+                }
             }
         }
         // A title, label or error element left open at the end of the page keeps what it has:
@@ -135,27 +154,28 @@ struct XHTMLFormParser {
             position = start + 1
             let name = readName()
             guard !name.isEmpty else { throw XHTMLFormError(.malformedTag(offset: start)) }
-            let (attributes, selfClosing) = try readAttributes(tagOffset: start)
-            try handleStartTag(name, attributes: attributes, selfClosing: selfClosing, offset: start)
+            let selfClosing = try readAttributes(tagOffset: start)
+            try handleStartTag(name, selfClosing: selfClosing, offset: start)
         }
     }
 
-    /// Reads attributes up to and including `>` or `/>`. The first of repeated names wins.
-    private mutating func readAttributes(tagOffset: Int) throws(XHTMLFormError) -> ([String: String], Bool) {
-        var attributes: [String: String] = [:]
+    /// Reads attributes up to and including `>` or `/>` into ``attributes``; returns whether the
+    /// tag closed itself. Every value's entity references are checked here, used or not.
+    private mutating func readAttributes(tagOffset: Int) throws(XHTMLFormError) -> Bool {
+        attributes.removeAll(keepingCapacity: true)
         while true {
             skipWhitespace()
             guard position < bytes.count else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
             switch bytes[position] {
             case UInt8(ascii: ">"):
                 position += 1
-                return (attributes, false)
+                return false
             case UInt8(ascii: "/"):
                 guard position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: ">") else {
                     throw XHTMLFormError(.malformedTag(offset: tagOffset))
                 }
                 position += 2
-                return (attributes, true)
+                return true
             default:
                 break
             }
@@ -164,9 +184,8 @@ struct XHTMLFormParser {
                 position += 1
             }
             guard position > nameStart else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
-            let name = String(decoding: bytes[nameStart..<position].map(Self.lowercased), as: UTF8.self)
+            var attribute = Attribute(name: nameStart..<position, value: nil, hasEntity: false)
             skipWhitespace()
-            var value = ""
             if position < bytes.count, bytes[position] == UInt8(ascii: "=") {
                 position += 1
                 skipWhitespace()
@@ -190,51 +209,80 @@ struct XHTMLFormParser {
                     guard position > valueStart else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
                     valueRange = valueStart..<position
                 }
-                var decoded: [UInt8] = []
-                try Self.decodeEntities(bytes, valueRange, into: &decoded)
-                value = String(decoding: decoded, as: UTF8.self)
+                attribute.value = valueRange
+                if bytes[valueRange].contains(UInt8(ascii: "&")) {
+                    attribute.hasEntity = true
+                    scratch.removeAll(keepingCapacity: true)
+                    try Self.decodeEntities(bytes, valueRange, into: &scratch)
+                }
             }
-            if attributes[name] == nil {
-                attributes[name] = value
-            }
+            attributes.append(attribute)
         }
+    }
+
+    /// The value of the tag's first attribute named `name` (lower case), entity-decoded.
+    private func attribute(_ name: StaticString) -> String? {
+        guard let attribute = attributes.first(where: { nameEquals($0.name, name) }) else { return nil }
+        guard let range = attribute.value else { return "" }
+        guard attribute.hasEntity else { return String(decoding: bytes[range], as: UTF8.self) }
+        var decoded: [UInt8] = []
+        // Checked when the tag was read, so this cannot fail.
+        try? Self.decodeEntities(bytes, range, into: &decoded)
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    /// Whether the tag's first attribute named `name` has exactly the value `value`.
+    private func attribute(_ name: StaticString, is value: StaticString) -> Bool {
+        guard let attribute = attributes.first(where: { nameEquals($0.name, name) }) else { return false }
+        guard !attribute.hasEntity else {
+            return self.attribute(name).map { decoded in value.withUTF8Buffer { decoded.utf8.elementsEqual($0) } } ?? false
+        }
+        let range = attribute.value ?? 0..<0
+        return value.withUTF8Buffer { bytes[range].elementsEqual($0) }
+    }
+
+    /// Whether the name at `range` is `name` (lower case), ignoring ASCII case.
+    private func nameEquals(_ range: Range<Int>, _ name: StaticString) -> Bool {
+        name.withUTF8Buffer { nameEquals(range, $0) }
+    }
+
+    private func nameEquals(_ range: Range<Int>, _ name: some Collection<UInt8>) -> Bool {
+        range.count == name.count && zip(bytes[range], name).allSatisfy { Self.lowercased($0) == $1 }
     }
 
     // MARK: - Elements
 
-    private mutating func handleStartTag(
-        _ name: [UInt8], attributes: [String: String], selfClosing: Bool, offset: Int
-    ) throws(XHTMLFormError) {
-        let opensContent = !selfClosing && !Self.voidElements.contains(name)
+    private mutating func handleStartTag(_ name: Range<Int>, selfClosing: Bool, offset: Int) throws(XHTMLFormError) {
+        let opensContent = !selfClosing && !Self.voidElements.contains { nameEquals(name, $0) }
         // Existing captures first, so a capture started by this very tag begins at depth 1.
         if opensContent {
-            if titleCapture?.tag == name { titleCapture?.depth += 1 }
-            if labelCapture?.tag == name { labelCapture?.depth += 1 }
-            if errorCapture?.tag == name { errorCapture?.depth += 1 }
+            if let tag = titleCapture?.tag, nameEquals(name, tag) { titleCapture?.depth += 1 }
+            if let tag = labelCapture?.tag, nameEquals(name, tag) { labelCapture?.depth += 1 }
+            if let tag = errorCapture?.tag, nameEquals(name, tag) { errorCapture?.depth += 1 }
         }
 
-        if name == Self.titleTag, !titleSeen {
+        if !titleSeen, nameEquals(name, Self.titleTag) {
             titleSeen = true
-            if opensContent { titleCapture = Capture(tag: name) }
+            if opensContent { titleCapture = Capture(tag: Self.titleTag) }
         }
-        if name == Self.labelTag, labelCapture == nil, let target = attributes["for"], opensContent {
+        if labelCapture == nil, opensContent, nameEquals(name, Self.labelTag), let target = attribute("for") {
             labelTarget = target
-            labelCapture = Capture(tag: name)
+            labelCapture = Capture(tag: Self.labelTag)
         }
-        if attributes["id"] == "kc-error-message", !errorSeen {
+        if !errorSeen, attribute("id", is: "kc-error-message") {
             errorSeen = true
-            errorCode = attributes["data-error"]
-            if opensContent { errorCapture = Capture(tag: name) }
+            errorCode = attribute("data-error")
+            if opensContent { errorCapture = Capture(tag: bytes[name].map(Self.lowercased)) }
         }
 
-        if name == Self.formTag {
+        if nameEquals(name, Self.formTag) {
             switch formState {
             case .notSeen:
-                guard let action = attributes["action"], !Self.isBlank(action) else {
+                guard let action = attribute("action"), !Self.isBlank(action) else {
                     throw XHTMLFormError(.missingAction)
                 }
                 self.action = action
-                if let method = attributes["method"], !Self.isBlank(method) {
+                if let method = attribute("method"), !Self.isBlank(method) {
                     self.method = String(decoding: method.utf8.map(Self.uppercased), as: UTF8.self)
                 }
                 formState = opensContent ? .open(depth: 1) : .closed
@@ -245,30 +293,31 @@ struct XHTMLFormParser {
             }
         }
 
-        if name == Self.inputTag, case .open = formState {
-            let id = Self.nonEmpty(attributes["id"]) ?? Self.nonEmpty(attributes["name"])
-            let fieldName = Self.nonEmpty(attributes["name"]) ?? Self.nonEmpty(attributes["id"])
+        if case .open = formState, nameEquals(name, Self.inputTag) {
+            let idAttribute = Self.nonEmpty(attribute("id")), nameAttribute = Self.nonEmpty(attribute("name"))
+            let id = idAttribute ?? nameAttribute
+            let fieldName = nameAttribute ?? idAttribute
             guard let id, let fieldName else { throw XHTMLFormError(.inputWithoutId(offset: offset)) }
             guard inputIds.insert(id).inserted else { throw XHTMLFormError(.duplicateInputId(id)) }
-            let type = Self.nonEmpty(attributes["type"]).map { String(decoding: $0.utf8.map(Self.lowercased), as: UTF8.self) }
-            inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type ?? "text", value: attributes["value"]))
+            let type = Self.nonEmpty(attribute("type")).map { String(decoding: $0.utf8.map(Self.lowercased), as: UTF8.self) }
+            inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type ?? "text", value: attribute("value")))
         }
     }
 
-    private mutating func handleEndTag(_ name: [UInt8]) {
-        if titleCapture?.tag == name {
+    private mutating func handleEndTag(_ name: Range<Int>) {
+        if let tag = titleCapture?.tag, nameEquals(name, tag) {
             titleCapture?.depth -= 1
             if titleCapture?.depth == 0 { finishTitle() }
         }
-        if labelCapture?.tag == name {
+        if let tag = labelCapture?.tag, nameEquals(name, tag) {
             labelCapture?.depth -= 1
             if labelCapture?.depth == 0 { finishLabel() }
         }
-        if errorCapture?.tag == name {
+        if let tag = errorCapture?.tag, nameEquals(name, tag) {
             errorCapture?.depth -= 1
             if errorCapture?.depth == 0 { finishError() }
         }
-        if name == Self.formTag, case .open(let depth) = formState {
+        if nameEquals(name, Self.formTag), case .open(let depth) = formState {
             formState = depth > 1 ? .open(depth: depth - 1) : .closed
         }
     }
@@ -311,10 +360,11 @@ struct XHTMLFormParser {
     ) throws(XHTMLFormError) {
         var index = range.lowerBound
         while index < range.upperBound {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "&") else {
-                output.append(byte)
-                index += 1
+            // Plain text up to the next reference goes over in one copy.
+            let ampersand = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: "&")) ?? range.upperBound
+            if ampersand > index {
+                output.append(contentsOf: bytes[index..<ampersand])
+                index = ampersand
                 continue
             }
             let limit = min(range.upperBound, index + 32)
@@ -389,9 +439,9 @@ struct XHTMLFormParser {
         }
     }
 
-    /// Reads a tag name (letter first, then letters, digits, `-`, `_`, `:`, `.`), lower-cased.
-    private mutating func readName() -> [UInt8] {
-        guard position < bytes.count, Self.isLetter(bytes[position]) else { return [] }
+    /// Reads a tag name (letter first, then letters, digits, `-`, `_`, `:`, `.`): where it lies.
+    private mutating func readName() -> Range<Int> {
+        guard position < bytes.count, Self.isLetter(bytes[position]) else { return position..<position }
         let start = position
         while position < bytes.count {
             let byte = bytes[position]
@@ -401,7 +451,7 @@ struct XHTMLFormParser {
             else { break }
             position += 1
         }
-        return bytes[start..<position].map(Self.lowercased)
+        return start..<position
     }
 
     private mutating func skipWhitespace() {

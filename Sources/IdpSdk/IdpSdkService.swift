@@ -1,6 +1,5 @@
 import Foundation
 import IdpPrimitives
-import IdpServer
 import Synchronization
 
 /// The IdpSdk: obtains an authorization code from the IDP for a flow client, asking an

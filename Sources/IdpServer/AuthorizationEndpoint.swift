@@ -2,8 +2,8 @@ import Foundation
 import IdpPrimitives
 
 extension IdpServer {
-    /// The all-zero AST client id of a device that has no user yet.
-    public static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
+    /// The all-zero AST client id of a device that has no user yet (``IdpWire/unassignedAstClientId``).
+    public static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
 
     /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).
     static func uniqueParameters(_ text: String) -> Result<[String: String], ParameterProblem> {
@@ -38,16 +38,18 @@ extension IdpServer {
 
         enum Decision {
             case refuse(HTTPResponse, clientId: String?, reason: String)
-            case serve(IdpClientConfiguration, loginHint: String?)
+            case serve(PreparedClient, loginHint: String?)
         }
-        let decision: Decision = state.withLock { state in
-            guard let tenant = state.tenants[tenantId] else {
+        let sessions = state.sessionShard(sessionCode)
+        let decision: Decision = {
+            guard let tenant = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode)) else {
                 return .refuse(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), clientId: nil, reason: "unknown tenant")
             }
-            guard let clientId = params["client_id"], let client = tenant.clients[clientId] else {
+            guard let clientId = params["client_id"], let prepared = tenant.clients[clientId] else {
                 let named = params["client_id"] ?? ""
                 return .refuse(Page.errorResponse(status: 400, code: "unknown_client", "client '\(named)' is not known to tenant '\(tenantId)'"), clientId: named, reason: "unknown client")
             }
+            let client = prepared.configuration
             guard let redirectURI = params["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
                 return .refuse(Page.errorResponse(status: 400, code: "invalid_redirect_uri", "redirect_uri '\(params["redirect_uri"] ?? "")' is not registered for client '\(clientId)'"), clientId: clientId, reason: "invalid redirect_uri")
             }
@@ -83,30 +85,37 @@ extension IdpServer {
             }
             let loginHint = params["login_hint"]
             if let loginHint {
-                let user = tenant.users[loginHint]
-                if user == nil || (client.purpose.requiresActiveUser && user?.status != .active) {
-                    return refuse("user_not_enrolled", "user '\(loginHint)' is not enrolled in tenant '\(tenantId)'")
+                // Users are never removed nor made pending again, so what this read finds still
+                // holds when the session is stored below.
+                let key = UserKey(tenant: tenantId, user: loginHint)
+                let status = state.userShard(key).withLock { $0.users[key]?.status }
+                if status == nil || (client.purpose.requiresActiveUser && status != .active) {
+                    return refuse(IdpWire.FlowError.userNotEnrolled, "user '\(loginHint)' is not enrolled in tenant '\(tenantId)'")
                 }
             }
-            state.pruneIfDue(now: now)
-            state.sessions[sessionCode] = AuthSession(
+            let session = AuthSession(
                 tenant: tenantId, clientId: clientId, redirectURI: redirectURI, responseMode: responseMode,
                 state: params["state"], nonce: params["nonce"], codeChallenge: challenge,
                 codeChallengeMethod: PKCE.methodS256, loginHint: loginHint,
                 astClientId: astClientId.flatMap { $0 == Self.unassignedAstClientId ? nil : $0 },
                 traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
             )
-            return .serve(client, loginHint: loginHint)
-        }
+            sessions.withLock { shard in
+                shard.pruneIfDue(now: now)
+                shard.sessions[sessionCode] = session
+            }
+            return .serve(prepared, loginHint: loginHint)
+        }()
         switch decision {
         case .refuse(let response, let clientId, let reason):
             record(.authorizationRefused, tenant: tenantId, clientId: clientId, userId: nil, traceParent: traceParent, reason)
             return response
-        case .serve(let client, let loginHint):
+        case .serve(let prepared, let loginHint):
+            let client = prepared.configuration
             let restarted = request.headers["tracestate"]?.contains(TraceParent.restartedTraceState) == true
             record(.authorizationRequested, tenant: tenantId, clientId: client.clientId, userId: loginHint, traceParent: traceParent,
                    "step 1 of \(client.steps.count)" + (restarted ? "; new trace: the client could not parse its caller's traceparent" : ""))
-            return Page.form(tenant: tenantId, client: client, step: 0, sessionCode: sessionCode, rejection: nil)
+            return Page.form(prepared.forms[0], sessionCode: sessionCode, rejection: nil)
         }
     }
 
@@ -129,128 +138,54 @@ extension IdpServer {
             return Page.errorResponse(status: 400, code: "invalid_request", "session_code and execution are required")
         }
         let now = self.now
-        let newCode = SecureRandom.token(byteCount: 32)
-        let newAstClientId = UUID().uuidString.lowercased()
+        let newCode = SecureRandom.token(byteCount: 32)  // its first character picks its grant shard
+        let newAstClientId = Self.randomUUID()
         let newSalt = SecureRandom.bytes(16)
         let maximumFieldLength = configuration.maximumFieldLength
         let minimumPasswordLength = configuration.minimumPasswordLength
         let lockoutPolicy = configuration.lockout
 
-        let outcome: StepOutcome = state.withLock { state in
-            guard var session = state.sessions[sessionCode], session.tenant == tenantId else {
-                return .page(Page.errorResponse(status: 400, code: "invalid_session", "the login session is unknown or has ended"), audit: nil)
+        let codeLifetime = configuration.authorizationCodeLifetime.timeInterval
+        let tenant = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode))
+
+        // The session's shard, then (inside it) the user's: the lock order of `ServerState`.
+        let outcome: StepOutcome = state.sessionShard(sessionCode).withLock { sessions in
+            guard let session = sessions.sessions[sessionCode], session.tenant == tenantId else {
+                return .page(Page.errorResponse(status: 400, code: IdpWire.FlowError.invalidSession, "the login session is unknown or has ended"), audit: nil)
             }
             guard session.expiresAt > now else {
-                state.sessions[sessionCode] = nil
-                return .page(Page.errorResponse(status: 400, code: "session_expired", "the login session has expired"), audit: nil)
+                sessions.sessions[sessionCode] = nil
+                return .page(Page.errorResponse(status: 400, code: IdpWire.FlowError.sessionExpired, "the login session has expired"), audit: nil)
             }
-            guard let tenant = state.tenants[tenantId], let client = tenant.clients[session.clientId] else {
+            guard let tenant, let client = tenant.clients[session.clientId] else {
                 return .page(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), audit: nil)
             }
             guard execution == session.step + 1 else {
                 return .page(Page.errorResponse(status: 400, code: "stale_form", "the form of step \(execution) was submitted while the flow is at step \(session.step + 1)"), audit: nil)
             }
-            let fields = client.steps[session.step]
-            var evaluation = StepEvaluation(session: session, tenant: tenant, client: client, now: now,
-                                            maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength)
-            // check-locked, evaluate, count and lock all happen here, under the one lock: parallel
-            // guesses for one user are decided one after the other.
-            let verdict = evaluation.evaluate(fields: fields, answers: answers)
-            switch verdict {
-            case .terminal(let error, let description):
-                state.sessions[sessionCode] = nil
-                return .terminal(session, error: error, description: description)
-            case .locked(let lockout):
-                // Refused before evaluation: nothing is counted.
-                state.sessions[sessionCode] = nil
-                return .locked(session, lockout, evaluated: false, userId: evaluation.identifiedUser)
-            case .reject(let rejection):
-                session.attemptsOnStep += 1
-                if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
-                    let lock = tenant.users[userId]?.recordFailure(at: now, policy: lockoutPolicy)
-                    state.tenants[tenantId] = tenant
-                    if let lock {
-                        state.sessions[sessionCode] = nil
-                        return .locked(session, lock, evaluated: true, userId: userId)
-                    }
-                }
-                if session.attemptsOnStep >= client.maxAttempts {
-                    state.sessions[sessionCode] = nil
-                    return .terminal(session, error: "too_many_attempts",
-                                     description: "step \(session.step + 1) was answered wrongly \(session.attemptsOnStep) times; the flow is ended")
-                }
-                state.sessions[sessionCode] = session
-                return .rejected(session, client, rejection, userId: evaluation.identifiedUser)
-            case .pass:
-                session = evaluation.session
-                session.step += 1
-                session.attemptsOnStep = 0
-                if session.step < client.steps.count {
-                    state.sessions[sessionCode] = session
-                    return .nextStep(session, client)
-                }
-                // Every step passed: apply the flow's effects at once, then issue the code.
-                state.sessions[sessionCode] = nil
-                let userId = session.userId!
-                if client.purpose == .registration {
-                    // Checked again here, under the same lock as the insert: two registrations
-                    // of one username may both have passed the form.
-                    guard tenant.users[userId] == nil else {
-                        return .terminal(session, error: "username_taken", description: "username '\(userId)' was registered meanwhile")
-                    }
-                    tenant.users[userId] = UserRecord(id: userId, salt: newSalt, attributes: [:])
-                }
-                var user = tenant.users[userId]!
-                let astClientId: String
-                switch client.purpose {
-                case .enrollment, .registration:
-                    // Re-checked here, under the same lock as the write: another flow with the same
-                    // activation code may have completed since this flow's step passed.
-                    if let code = session.pendingActivationCode {
-                        guard let expiry = user.activationCodes[code] else {
-                            return .terminal(session, error: "activation_code_used", description: "the activation code was used by another flow meanwhile")
-                        }
-                        guard expiry > now else {
-                            return .terminal(session, error: "activation_code_expired", description: "the activation code has expired; ask for a new one")
-                        }
-                    }
-                    user.status = .active
-                    user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
-                    if let code = session.pendingActivationCode { user.activationCodes[code] = nil }
-                    // A device that is bound already (it sent its X-KOBIL-ASTCLIENTID) keeps its
-                    // binding: the new user shares it. A new device gets a new one.
-                    astClientId = session.astClientId ?? newAstClientId
-                    if !user.astClientIds.contains(astClientId) { user.astClientIds.append(astClientId) }
-                case .login:
-                    astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
-                case .changePassword, .forgotPassword:
-                    // Re-checked here, under the same lock as the write: another flow may have
-                    // changed the password or spent the code since this flow's proof passed.
-                    if client.purpose == .changePassword, user.passwordHash != session.provenPasswordHash {
-                        return .terminal(session, error: "password_changed", description: "the password was changed by another flow meanwhile; start again")
-                    }
-                    if client.purpose == .forgotPassword {
-                        guard let code = session.pendingResetCode, let expiry = user.passwordResetCodes[code] else {
-                            return .terminal(session, error: "reset_code_used", description: "the password-reset code was used by another flow meanwhile")
-                        }
-                        guard expiry > now else { return .terminal(session, error: "reset_code_expired", description: Self.resetCodeExpired) }
-                        user.passwordResetCodes[code] = nil
-                    }
-                    user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
-                    astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
-                }
-                user.recordSuccess()
-                tenant.users[userId] = user
-                state.tenants[tenantId] = tenant
-                state.codes[newCode] = CodeRecord(
-                    tenant: tenantId, clientId: client.clientId, userId: userId, redirectURI: session.redirectURI,
-                    codeChallenge: session.codeChallenge, codeChallengeMethod: session.codeChallengeMethod,
-                    astClientId: astClientId, expiresAt: now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
+            // Every user this step can touch is this one: named by an earlier step or by this
+            // step's username field. (A step without either is refused before any user is
+            // looked at; its key names nobody, as no user id is empty.)
+            let fields = client.configuration.steps[session.step]
+            let named = session.userId ?? fields.first { $0.role == .username }.flatMap { answers[$0.id] }
+            let key = UserKey(tenant: tenantId, user: named ?? "")
+            return state.userShard(key).withLock { users in
+                decideStep(
+                    session: session, sessionCode: sessionCode, sessions: &sessions, users: &users, key: key,
+                    tenant: tenant, client: client, answers: answers, now: now, newCode: newCode,
+                    newAstClientId: newAstClientId, newSalt: newSalt, codeLifetime: codeLifetime,
+                    maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength, lockoutPolicy: lockoutPolicy
                 )
-                return .completed(session, client, userId: userId)
             }
         }
-
+        // The code was not handed out yet, so storing it after the locks are released leaves no
+        // window in which it could be presented and not found.
+        if case .completed(_, _, _, let code) = outcome {
+            state.grantShard(newCode).withLock { grants in
+                grants.pruneIfDue(now: now)
+                grants.codes[newCode] = code
+            }
+        }
         switch outcome {
         case .page(let response, _):
             record(.flowFailed, tenant: tenantId, clientId: nil, userId: nil, traceParent: traceParent, "refused form submission")
@@ -275,15 +210,15 @@ extension IdpServer {
                 : "the account is locked after too many wrong secrets; try again after the lock lifts"), at: 1)
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
-        case .rejected(let session, let client, let rejection, let userId):
-            record(.credentialsRejected, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent,
+        case .rejected(let session, let prepared, let rejection, let userId):
+            record(.credentialsRejected, tenant: tenantId, clientId: prepared.configuration.clientId, userId: userId, traceParent: session.traceParent,
                    "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)")
-            return Page.form(tenant: tenantId, client: client, step: session.step, sessionCode: sessionCode, rejection: rejection)
-        case .nextStep(let session, let client):
-            record(.stepServed, tenant: tenantId, clientId: client.clientId, userId: session.userId, traceParent: session.traceParent,
-                   "step \(session.step + 1) of \(client.steps.count)")
-            return Page.form(tenant: tenantId, client: client, step: session.step, sessionCode: sessionCode, rejection: nil)
-        case .completed(let session, let client, let userId):
+            return Page.form(prepared.forms[session.step], sessionCode: sessionCode, rejection: rejection)
+        case .nextStep(let session, let prepared):
+            record(.stepServed, tenant: tenantId, clientId: prepared.configuration.clientId, userId: session.userId, traceParent: session.traceParent,
+                   "step \(session.step + 1) of \(prepared.configuration.steps.count)")
+            return Page.form(prepared.forms[session.step], sessionCode: sessionCode, rejection: nil)
+        case .completed(let session, let client, let userId, _):
             switch client.purpose {
             case .enrollment:
                 record(.userActivated, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "activation code consumed")
@@ -300,11 +235,145 @@ extension IdpServer {
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         }
     }
+
+    /// Decides one step with the flow's session shard and the user's shard locked: check locked,
+    /// evaluate, count and lock, or apply the flow's effects. Returns the code to store on
+    /// completion; everything else it decides is written here.
+    private func decideStep(
+        session: AuthSession, sessionCode: String, sessions: inout SessionShard, users: inout UserShard, key: UserKey,
+        tenant: TenantConfiguration, client prepared: PreparedClient, answers: [String: String], now: Date, newCode: String,
+        newAstClientId: String, newSalt: [UInt8], codeLifetime: TimeInterval,
+        maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy
+    ) -> StepOutcome {
+        var session = session
+        let client = prepared.configuration
+        let tenantId = tenant.id
+        let fields = client.steps[session.step]
+        var evaluation = StepEvaluation(session: session, candidate: key.user, record: users.users[key], client: client, now: now,
+                                        maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength)
+        // check-locked, evaluate, count and lock all happen here, under the user's shard lock:
+        // parallel guesses for one user are decided one after the other.
+        let verdict = evaluation.evaluate(fields: fields, answers: answers)
+        switch verdict {
+        case .terminal(let error, let description):
+            sessions.sessions[sessionCode] = nil
+            return .terminal(session, error: error, description: description)
+        case .locked(let lockout):
+            // Refused before evaluation: nothing is counted.
+            sessions.sessions[sessionCode] = nil
+            return .locked(session, lockout, evaluated: false, userId: evaluation.identifiedUser)
+        case .reject(let rejection):
+            session.attemptsOnStep += 1
+            if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
+                // In place: one entry of this shard changes, nothing is copied.
+                let lock = userId == key.user ? users.users[key]?.recordFailure(at: now, policy: lockoutPolicy) : nil
+                if let lock {
+                    sessions.sessions[sessionCode] = nil
+                    return .locked(session, lock, evaluated: true, userId: userId)
+                }
+            }
+            if session.attemptsOnStep >= client.maxAttempts {
+                sessions.sessions[sessionCode] = nil
+                return .terminal(session, error: IdpWire.FlowError.tooManyAttempts,
+                                 description: "step \(session.step + 1) was answered wrongly \(session.attemptsOnStep) times; the flow is ended")
+            }
+            sessions.sessions[sessionCode] = session
+            return .rejected(session, prepared, rejection, userId: evaluation.identifiedUser)
+        case .pass:
+            session = evaluation.session
+            session.step += 1
+            session.attemptsOnStep = 0
+            if session.step < client.steps.count {
+                sessions.sessions[sessionCode] = session
+                return .nextStep(session, prepared)
+            }
+            // Every step passed: apply the flow's effects at once, then issue the code.
+            sessions.sessions[sessionCode] = nil
+            let userId = session.userId!
+            guard userId == key.user else {
+                return .terminal(session, error: "server_error", description: "the flow's user changed during the flow")
+            }
+            if client.purpose == .registration {
+                // Checked again here, under the same lock as the insert: two registrations
+                // of one username may both have passed the form.
+                guard users.users[key] == nil else {
+                    return .terminal(session, error: "username_taken", description: "username '\(userId)' was registered meanwhile")
+                }
+                users.users[key] = UserRecord(id: userId, salt: newSalt, attributes: [:])
+            }
+            var user = users.users[key]!
+            let astClientId: String
+            switch client.purpose {
+            case .enrollment, .registration:
+                // Re-checked here, under the same lock as the write: another flow with the same
+                // activation code may have completed since this flow's step passed.
+                if let code = session.pendingActivationCode {
+                    guard let expiry = user.activationCodes[code] else {
+                        return .terminal(session, error: "activation_code_used", description: "the activation code was used by another flow meanwhile")
+                    }
+                    guard expiry > now else {
+                        return .terminal(session, error: IdpWire.FlowError.activationCodeExpired, description: "the activation code has expired; ask for a new one")
+                    }
+                }
+                user.status = .active
+                user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
+                if let code = session.pendingActivationCode { user.activationCodes[code] = nil }
+                // A device that is bound already (it sent its X-KOBIL-ASTCLIENTID) keeps its
+                // binding: the new user shares it. A new device gets a new one.
+                astClientId = session.astClientId ?? newAstClientId
+                if !user.astClientIds.contains(astClientId) { user.astClientIds.append(astClientId) }
+            case .login:
+                astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
+            case .changePassword, .forgotPassword:
+                // Re-checked here, under the same lock as the write: another flow may have
+                // changed the password or spent the code since this flow's proof passed.
+                if client.purpose == .changePassword, user.passwordHash != session.provenPasswordHash {
+                    return .terminal(session, error: "password_changed", description: "the password was changed by another flow meanwhile; start again")
+                }
+                if client.purpose == .forgotPassword {
+                    guard let code = session.pendingResetCode, let expiry = user.passwordResetCodes[code] else {
+                        return .terminal(session, error: "reset_code_used", description: "the password-reset code was used by another flow meanwhile")
+                    }
+                    guard expiry > now else { return .terminal(session, error: IdpWire.FlowError.resetCodeExpired, description: Self.resetCodeExpired) }
+                    user.passwordResetCodes[code] = nil
+                }
+                user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
+                astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
+            }
+            user.recordSuccess()
+            users.users[key] = user
+            let code = CodeRecord(
+                tenant: tenantId, clientId: client.clientId, userId: userId, redirectURI: session.redirectURI,
+                codeChallenge: session.codeChallenge, codeChallengeMethod: session.codeChallengeMethod,
+                astClientId: astClientId, expiresAt: now.addingTimeInterval(codeLifetime)
+            )
+            return .completed(session, client, userId: userId, code: code)
+        }
+    }
 }
 
 extension IdpServer {
     /// The description of the `reset_code_expired` error, at the step and at completion.
     static let resetCodeExpired = "the password-reset code has expired; ask for a new one"
+}
+
+extension IdpServer {
+    /// A random (version 4) UUID in lower case, from ``SecureRandom``: Foundation's `UUID()` opened
+    /// and read `/dev/urandom` on every call, a sixteenth of a login step.
+    static func randomUUID() -> String {
+        var bytes = SecureRandom.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }
 
 /// A malformed or repeated request parameter.
@@ -315,11 +384,12 @@ struct ParameterProblem: Error {
 private enum StepOutcome {
     case page(HTTPResponse, audit: String?)
     case terminal(AuthSession, error: String, description: String)
-    case rejected(AuthSession, IdpClientConfiguration, Rejection, userId: String?)
+    case rejected(AuthSession, PreparedClient, Rejection, userId: String?)
     /// The user is locked: by this answer (`evaluated`) or already, before evaluation.
     case locked(AuthSession, LockoutInformation, evaluated: Bool, userId: String?)
-    case nextStep(AuthSession, IdpClientConfiguration)
-    case completed(AuthSession, IdpClientConfiguration, userId: String)
+    case nextStep(AuthSession, PreparedClient)
+    /// Every step passed; `code` is to be stored in its grant shard.
+    case completed(AuthSession, IdpClientConfiguration, userId: String, code: CodeRecord)
 }
 
 /// Checks one step's answers against the tenant's users. Pure: it changes only its own copy of the
@@ -334,7 +404,9 @@ private struct StepEvaluation {
     }
 
     var session: AuthSession
-    let tenant: TenantState
+    /// The one user the step can be about (see `decideStep`), and their record if they exist.
+    let candidate: String
+    let record: UserRecord?
     let client: IdpClientConfiguration
     let now: Date
     let maximumFieldLength: Int
@@ -342,9 +414,11 @@ private struct StepEvaluation {
     /// The user the answers are about, once known (for counting wrong answers).
     var identifiedUser: String?
 
-    init(session: AuthSession, tenant: TenantState, client: IdpClientConfiguration, now: Date, maximumFieldLength: Int, minimumPasswordLength: Int) {
+    init(session: AuthSession, candidate: String, record: UserRecord?, client: IdpClientConfiguration, now: Date,
+         maximumFieldLength: Int, minimumPasswordLength: Int) {
         self.session = session
-        self.tenant = tenant
+        self.candidate = candidate
+        self.record = record
         self.client = client
         self.now = now
         self.maximumFieldLength = maximumFieldLength
@@ -388,13 +462,13 @@ private struct StepEvaluation {
                     return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
                 }
                 if client.purpose == .registration {
-                    guard tenant.users[value] == nil else {
+                    guard user(value) == nil else {
                         return .reject(Rejection(code: "username_taken", message: "This username is taken; choose another.", countsAgainstUser: false))
                     }
                     session.userId = value
                     continue
                 }
-                guard let user = tenant.users[value] else { return .reject(unknown) }
+                guard let user = user(value) else { return .reject(unknown) }
                 switch client.purpose {
                 case .login, .changePassword:
                     guard user.status == .active else { return .reject(unknown) }
@@ -418,7 +492,7 @@ private struct StepEvaluation {
                     return .reject(Rejection(code: "invalid_activation_code", message: "The activation code is not valid.", countsAgainstUser: true))
                 }
                 guard expiry > now else {
-                    return .terminal(error: "activation_code_expired", description: "the activation code has expired; ask for a new one")
+                    return .terminal(error: IdpWire.FlowError.activationCodeExpired, description: "the activation code has expired; ask for a new one")
                 }
                 session.pendingActivationCode = value
             case .passwordResetCode:
@@ -426,7 +500,7 @@ private struct StepEvaluation {
                 guard let expiry = user.passwordResetCodes[value] else {
                     return .reject(Rejection(code: "invalid_reset_code", message: "The password-reset code is not valid.", countsAgainstUser: true))
                 }
-                guard expiry > now else { return .terminal(error: "reset_code_expired", description: IdpServer.resetCodeExpired) }
+                guard expiry > now else { return .terminal(error: IdpWire.FlowError.resetCodeExpired, description: IdpServer.resetCodeExpired) }
                 session.pendingResetCode = value
             case .newPassword:
                 guard value.count >= minimumPasswordLength else {
@@ -455,5 +529,9 @@ private struct StepEvaluation {
         return .pass
     }
 
-    private var currentUser: UserRecord? { session.userId.flatMap { tenant.users[$0] } }
+    private var currentUser: UserRecord? { session.userId.flatMap(user) }
+
+    /// The record of `userId`: the candidate's; any other user is not looked up (the caller
+    /// chose the candidate from the same answers, so this does not happen).
+    private func user(_ userId: String) -> UserRecord? { userId == candidate ? record : nil }
 }

@@ -25,8 +25,11 @@ import IdpPrimitives
 /// With a ``LockoutPolicy`` in ``Configuration/lockout``, wrong secrets lock the account; the flow
 /// then ends with an error redirect carrying the ``LockoutInformation``.
 ///
-/// Thread safety: every method may be called from any thread at once. State lives behind one
-/// `LockedValue`, held only to read and decide; no call-out happens under it.
+/// Thread safety: every method may be called from any thread at once. State lives in sharded
+/// `LockedValue`s (sessions by session code, users by tenant and id, codes and tokens by their
+/// value), held only to read and decide; no call-out happens under them. Flows of different users
+/// seldom meet on one lock; what must be atomic for one user, code or token family is decided
+/// under its shard's lock (see `ServerState` for the lock order).
 public final class IdpServer: Sendable {
     /// Tunables of the server. Durations are measured on ``clock``.
     public struct Configuration: Sendable {
@@ -97,12 +100,11 @@ public final class IdpServer: Sendable {
     }
 
     public let configuration: Configuration
-    let state: LockedValue<ServerState>
+    let state = ServerState()
     let audit: LockedValue<AuditRing>
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        state = LockedValue(ServerState(), label: "IdpServer.state")
         audit = LockedValue(AuditRing(capacity: configuration.auditLogCapacity), label: "IdpServer.audit")
     }
 
@@ -122,15 +124,15 @@ public final class IdpServer: Sendable {
         guard !tenantId.isEmpty, !tenantId.contains("/") else {
             throw IdpServerError(.invalidArgument("tenant id '\(tenantId)' is empty or contains '/'"))
         }
-        try state.withLock { (state) throws(IdpServerError) in
-            guard state.tenants[tenantId] == nil else { throw IdpServerError(.tenantExists(tenantId)) }
-            var tenant = TenantState(id: tenantId, secretEncoding: secretEncoding)
-            if standardClients {
-                for client in IdpClientConfiguration.standard {
-                    tenant.clients[client.clientId] = client
-                }
+        var tenant = TenantConfiguration(id: tenantId, secretEncoding: secretEncoding)
+        if standardClients {
+            for client in IdpClientConfiguration.standard {
+                tenant.clients[client.clientId] = PreparedClient(client, tenant: tenantId)
             }
-            state.tenants[tenantId] = tenant
+        }
+        try state.updateTenants { (directory) throws(IdpServerError) in
+            guard directory.tenants[tenantId] == nil else { throw IdpServerError(.tenantExists(tenantId)) }
+            directory.tenants[tenantId] = tenant
         }
     }
 
@@ -139,12 +141,13 @@ public final class IdpServer: Sendable {
     ///   make sense for its purpose (no username, enrollment without activation code, …).
     public func addClient(_ client: IdpClientConfiguration, tenant tenantId: String) throws(IdpServerError) {
         if let problem = client.validationProblem() { throw IdpServerError(.invalidClient(problem)) }
-        try state.withLock { (state) throws(IdpServerError) in
-            guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
-            guard state.tenants[tenantId]!.clients[client.clientId] == nil else {
+        let prepared = PreparedClient(client, tenant: tenantId)
+        try state.updateTenants { (directory) throws(IdpServerError) in
+            guard directory.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
+            guard directory.tenants[tenantId]!.clients[client.clientId] == nil else {
                 throw IdpServerError(.clientExists(client.clientId))
             }
-            state.tenants[tenantId]!.clients[client.clientId] = client
+            directory.tenants[tenantId]!.clients[client.clientId] = prepared
         }
     }
 
@@ -161,15 +164,17 @@ public final class IdpServer: Sendable {
         }
         if let password, password.isEmpty { throw IdpServerError(.invalidArgument("password is empty")) }
         let salt = SecureRandom.bytes(16)
-        try state.withLock { (state) throws(IdpServerError) in
-            guard let tenant = state.tenants[tenantId] else { throw IdpServerError(.unknownTenant(tenantId)) }
-            guard tenant.users[userId] == nil else { throw IdpServerError(.userExists(userId)) }
-            var user = UserRecord(id: userId, salt: salt, attributes: attributes)
-            if let password {
-                user.passwordHash = UserRecord.hash(tenant.wireForm(ofSecret: password), salt: salt)
-                user.status = .active
-            }
-            state.tenants[tenantId]!.users[userId] = user
+        let key = UserKey(tenant: tenantId, user: userId)
+        // Tenants are never removed, so the tenant read here still exists at the insert.
+        guard let tenant = state.tenant(tenantId, stripe: key.hashValue) else { throw IdpServerError(.unknownTenant(tenantId)) }
+        var user = UserRecord(id: userId, salt: salt, attributes: attributes)
+        if let password {
+            user.passwordHash = UserRecord.hash(tenant.wireForm(ofSecret: password), salt: salt)
+            user.status = .active
+        }
+        try state.userShard(key).withLock { (shard) throws(IdpServerError) in
+            guard shard.users[key] == nil else { throw IdpServerError(.userExists(userId)) }
+            shard.users[key] = user
         }
     }
 
@@ -221,10 +226,11 @@ public final class IdpServer: Sendable {
         var generator = SystemRandomNumberGenerator()
         let code = String((0..<12).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
         let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
-        try state.withLock { (state) throws(IdpServerError) in
-            guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
-            guard state.tenants[tenantId]!.users[userId] != nil else { throw IdpServerError(.unknownUser(userId)) }
-            if let refusal = store(&state.tenants[tenantId]!.users[userId]!, code, expiresAt) { throw refusal }
+        let key = UserKey(tenant: tenantId, user: userId)
+        guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
+        try state.userShard(key).withLock { (shard) throws(IdpServerError) in
+            guard shard.users[key] != nil else { throw IdpServerError(.unknownUser(userId)) }
+            if let refusal = store(&shard.users[key]!, code, expiresAt) { throw refusal }
         }
         return code
     }
@@ -232,19 +238,36 @@ public final class IdpServer: Sendable {
     /// A snapshot of a user, without secrets; `nil` if unknown.
     public func user(_ userId: String, tenant tenantId: String) -> IdpUserSnapshot? {
         let now = self.now
-        return state.withLock { state in
-            state.tenants[tenantId]?.users[userId].map { IdpUserSnapshot($0, now: now) }
+        let key = UserKey(tenant: tenantId, user: userId)
+        return state.userShard(key).withLock { shard in
+            shard.users[key].map { IdpUserSnapshot($0, now: now) }
         }
     }
 
     /// Lifts any lock of the user and clears their failure counts, as an administrator would.
     /// - Throws: ``IdpServerError`` if the tenant or user is unknown.
     public func unlock(_ userId: String, tenant tenantId: String) throws(IdpServerError) {
-        try state.withLock { (state) throws(IdpServerError) in
-            guard state.tenants[tenantId] != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
-            guard state.tenants[tenantId]!.users[userId] != nil else { throw IdpServerError(.unknownUser(userId)) }
-            state.tenants[tenantId]!.users[userId]!.recordSuccess()
+        let key = UserKey(tenant: tenantId, user: userId)
+        guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
+        try state.userShard(key).withLock { (shard) throws(IdpServerError) in
+            guard shard.users[key] != nil else { throw IdpServerError(.unknownUser(userId)) }
+            shard.users[key]!.recordSuccess()
         }
+    }
+
+    /// The page the IDP serves for one step of a client's flow, rendered from the client's prepared
+    /// template exactly as the authorize and authenticate endpoints render it; `nil` if the tenant,
+    /// client or step is unknown. For tools and benchmarks (idp-bench measures one render).
+    ///
+    /// ```swift
+    /// let page = idp.renderStepForm(tenant: "demo", clientId: "KssIdpLogin", step: 0, sessionCode: "abc")
+    /// ```
+    /// - Parameter sessionCode: Put into the form's action and hidden field as is; pass URL-safe
+    ///   Base 64, as the IDP's own session codes are.
+    public func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
+        guard let client = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode))?.clients[clientId],
+              client.forms.indices.contains(step) else { return nil }
+        return Page.form(client.forms[step], sessionCode: sessionCode, rejection: nil)
     }
 
     /// The audit log, oldest first; with a trace id, only that trace's entries.
@@ -254,16 +277,18 @@ public final class IdpServer: Sendable {
         return entries.filter { $0.traceId == traceId }
     }
 
-    /// Counts of live server state, for leak checks in tests and the benchmark.
+    /// Counts of live server state, for leak checks in tests and the benchmark. Shard by shard:
+    /// exact when no request is in flight.
     public func statistics() -> IdpServerStatistics {
-        state.withLock { state in
-            IdpServerStatistics(
-                authSessions: state.sessions.count,
-                outstandingCodes: state.codes.count,
-                redeemedCodes: state.redeemedCodes.count,
-                tokens: state.tokens.count
-            )
+        var statistics = IdpServerStatistics(authSessions: 0, outstandingCodes: 0, redeemedCodes: 0, tokens: 0)
+        for shard in state.sessions { statistics.authSessions += shard.withLock { $0.sessions.count } }
+        for shard in state.grants {
+            let (codes, redeemed, tokens) = shard.withLock { ($0.codes.count, $0.redeemedCodes.count, $0.tokens.count) }
+            statistics.outstandingCodes += codes
+            statistics.redeemedCodes += redeemed
+            statistics.tokens += tokens
         }
+        return statistics
     }
 
     func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String) {
@@ -279,13 +304,14 @@ public final class IdpServer: Sendable {
         guard request.body.count <= configuration.maximumBodySize else {
             return Page.errorResponse(status: 413, code: "request_too_large", "request body exceeds \(configuration.maximumBodySize) bytes")
         }
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        // ["", "auth", "realms", tenant, ...]
-        guard parts.count >= 5, parts[0].isEmpty, parts[1] == "auth", parts[2] == "realms" else {
+        // "/auth/realms/{tenant}/{rest}", cut in place.
+        let path = request.path
+        let prefix = "/auth/realms/"
+        guard path.hasPrefix(prefix), let slash = path.utf8.dropFirst(prefix.utf8.count).firstIndex(of: UInt8(ascii: "/")) else {
             return Page.errorResponse(status: 404, code: "not_found", "no endpoint at \(request.path)")
         }
-        let tenant = parts[3]
-        let rest = parts[4...].joined(separator: "/")
+        let tenant = String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8.count)..<slash])
+        let rest = path[path.utf8.index(after: slash)...]
         let traceParent = request.headers["traceparent"].flatMap { try? TraceParent(parsing: $0) }?.description
         switch (request.method, rest) {
         case ("GET", "protocol/openid-connect/auth"):

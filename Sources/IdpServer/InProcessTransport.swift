@@ -31,60 +31,15 @@ public final class InProcessTransport: Transport {
     }
 }
 
-/// The in-process "network": which IDP answers at which base URL.
-///
-/// `IdpSdkService(tenantId:idpUrl:certificateChain:shouldHashPin:)` and the `MasterController` look
-/// their IDP up here by URL, so the documents' initialisation code runs unchanged.
-///
-/// ```swift
-/// IdpNetwork.shared.register(idp, at: "https://idp.example.test", latency: .milliseconds(20))
-/// ```
-public final class IdpNetwork: Sendable {
-    /// The process-wide network.
-    public static let shared = IdpNetwork()
-
-    struct Endpoint: Sendable {
-        var transport: any Transport
-        var certificate: Data?
-    }
-
-    private let endpoints = LockedValue<[String: Endpoint]>([:], label: "IdpNetwork.endpoints")
-
-    public init() {}
-
-    /// Makes `transport` answer at `url`.
-    /// - Parameter certificate: If set, clients must present a certificate chain that contains these
-    ///   bytes (certificate pinning); others fail with ``TransportError/Kind/certificatePinning``.
-    public func register(_ transport: any Transport, at url: String, certificate: Data? = nil) {
-        endpoints.withLock { $0[Self.normalize(url)] = Endpoint(transport: transport, certificate: certificate) }
-    }
-
+extension IdpNetwork {
     /// Makes `server` answer at `url` through an ``InProcessTransport`` with `latency`.
+    ///
+    /// ```swift
+    /// IdpNetwork.shared.register(idp, at: "https://idp.example.test", latency: .milliseconds(20))
+    /// ```
+    /// - Parameter certificate: If set, clients must present a certificate chain that contains these
+    ///   bytes (certificate pinning).
     public func register(_ server: IdpServer, at url: String, latency: Duration = .zero, certificate: Data? = nil) {
         register(InProcessTransport(server: server, latency: latency), at: url, certificate: certificate)
-    }
-
-    /// Removes whatever answers at `url`.
-    public func unregister(_ url: String) {
-        _ = endpoints.withLock { $0.removeValue(forKey: Self.normalize(url)) }
-    }
-
-    /// The transport at `url`, checked against the client's pinned certificate chain.
-    public func connect(to url: String, certificateChain: Data?) -> Result<any Transport, TransportError> {
-        guard let endpoint = endpoints.withLock({ $0[Self.normalize(url)] }) else {
-            return .failure(TransportError(.unreachable, "no IDP answers at \(url)"))
-        }
-        if let expected = endpoint.certificate {
-            guard let chain = certificateChain, chain.range(of: expected) != nil else {
-                return .failure(TransportError(.certificatePinning, "the certificate chain does not contain the certificate of \(url)"))
-            }
-        }
-        return .success(endpoint.transport)
-    }
-
-    static func normalize(_ url: String) -> String {
-        var text = url.lowercased()
-        while text.hasSuffix("/") { text.removeLast() }
-        return text
     }
 }

@@ -5,39 +5,12 @@ import IdpPrimitives
 enum Page {
     static let xhtmlContentType = "application/xhtml+xml; charset=utf-8"
 
-    /// A form for one step of a client's flow, with the rejection of the previous answer if any.
-    static func form(
-        tenant: String,
-        client: IdpClientConfiguration,
-        step: Int,
-        sessionCode: String,
-        rejection: Rejection?
-    ) -> HTTPResponse {
-        let fields = client.steps[step]
-        let action = "/auth/realms/\(FormURLEncoding.percentEncode(tenant))/login-actions/authenticate?session_code=\(sessionCode)&execution=\(step + 1)"
-        var html = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE html>
-        <html xmlns="http://www.w3.org/1999/xhtml">
-        <head><title>\(XMLEscaping.escape(client.clientId)) – step \(step + 1) of \(client.steps.count)</title></head>
-        <body>
-
-        """
-        if let rejection {
-            html += "<div id=\"kc-error-message\" class=\"alert alert-error\" data-error=\"\(XMLEscaping.escape(rejection.code))\"><span class=\"kc-feedback-text\">\(XMLEscaping.escape(rejection.message))</span></div>\n"
-        }
-        html += "<form id=\"kc-form\" action=\"\(XMLEscaping.escape(action))\" method=\"post\">\n"
-        for field in fields {
-            let id = XMLEscaping.escape(field.id)
-            html += "<label for=\"\(id)\">\(XMLEscaping.escape(field.label))</label>"
-            html += "<input id=\"\(id)\" name=\"\(id)\" type=\"\(field.isSecret ? "password" : "text")\" autocomplete=\"off\"/>\n"
-        }
-        html += "<input type=\"hidden\" name=\"session_code\" value=\"\(sessionCode)\"/>\n"
-        html += "<input id=\"kc-submit\" name=\"submit\" type=\"submit\" value=\"Continue\"/>\n"
-        html += "</form>\n</body>\n</html>\n"
+    /// A form for one step of a client's flow, with the rejection of the previous answer if any:
+    /// the step's prepared template with the session code (and rejection) filled in.
+    static func form(_ template: FormTemplate, sessionCode: String, rejection: Rejection?) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.set("Content-Type", xhtmlContentType)
-        return HTTPResponse(status: 200, headers: headers, body: Array(html.utf8))
+        return HTTPResponse(status: 200, headers: headers, body: template.render(sessionCode: sessionCode, rejection: rejection))
     }
 
     /// An XHTML error page without a form, as the IDP shows when it cannot go on.
@@ -120,4 +93,71 @@ struct Rejection: Equatable {
     var message: String
     /// Whether the answer counts against the user (a wrong secret) or not (a missing field).
     var countsAgainstUser: Bool
+}
+
+/// A client of a tenant with the forms of its steps rendered once, when the client is added.
+struct PreparedClient: Sendable {
+    let configuration: IdpClientConfiguration
+    /// One per step.
+    let forms: [FormTemplate]
+
+    init(_ configuration: IdpClientConfiguration, tenant: String) {
+        self.configuration = configuration
+        forms = configuration.steps.indices.map { FormTemplate(tenant: tenant, client: configuration, step: $0) }
+    }
+}
+
+/// The XHTML of one step's form, prepared once per client: everything but the session code and
+/// the rejection is fixed bytes, so serving a step is a few appends.
+struct FormTemplate: Sendable {
+    /// Declaration, head and the opening of the body, up to where a rejection goes.
+    private let head: [UInt8]
+    /// The form's opening tag up to the session code in its action.
+    private let actionPrefix: [UInt8]
+    /// The rest of the opening tag, the fields and the hidden session-code input up to its value.
+    private let fields: [UInt8]
+    /// The submit button and the end of the page.
+    private let tail: [UInt8]
+
+    init(tenant: String, client: IdpClientConfiguration, step: Int) {
+        head = Array("""
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE html>
+        <html xmlns="http://www.w3.org/1999/xhtml">
+        <head><title>\(XMLEscaping.escape(client.clientId)) – step \(step + 1) of \(client.steps.count)</title></head>
+        <body>
+
+        """.utf8)
+        let action = "/auth/realms/\(FormURLEncoding.percentEncode(tenant))/login-actions/authenticate?session_code="
+        actionPrefix = Array("<form id=\"kc-form\" action=\"\(XMLEscaping.escape(action))".utf8)
+        var fields = XMLEscaping.escape("&execution=\(step + 1)") + "\" method=\"post\">\n"
+        for field in client.steps[step] {
+            let id = XMLEscaping.escape(field.id)
+            fields += "<label for=\"\(id)\">\(XMLEscaping.escape(field.label))</label>"
+            fields += "<input id=\"\(id)\" name=\"\(id)\" type=\"\(field.isSecret ? "password" : "text")\" autocomplete=\"off\"/>\n"
+        }
+        fields += "<input type=\"hidden\" name=\"session_code\" value=\""
+        self.fields = Array(fields.utf8)
+        tail = Array("\"/>\n<input id=\"kc-submit\" name=\"submit\" type=\"submit\" value=\"Continue\"/>\n</form>\n</body>\n</html>\n".utf8)
+    }
+
+    /// The page for a flow. `sessionCode` is one of this server's URL-safe Base 64 session codes
+    /// (found in its session table), so it needs no escaping.
+    func render(sessionCode: String, rejection: Rejection?) -> [UInt8] {
+        var rejectionHTML: String?
+        if let rejection {
+            rejectionHTML = "<div id=\"kc-error-message\" class=\"alert alert-error\" data-error=\"\(XMLEscaping.escape(rejection.code))\"><span class=\"kc-feedback-text\">\(XMLEscaping.escape(rejection.message))</span></div>\n"
+        }
+        let code = sessionCode.utf8
+        var page: [UInt8] = []
+        page.reserveCapacity(head.count + (rejectionHTML?.utf8.count ?? 0) + actionPrefix.count + fields.count + tail.count + 2 * code.count)
+        page.append(contentsOf: head)
+        if let rejectionHTML { page.append(contentsOf: rejectionHTML.utf8) }
+        page.append(contentsOf: actionPrefix)
+        page.append(contentsOf: code)
+        page.append(contentsOf: fields)
+        page.append(contentsOf: code)
+        page.append(contentsOf: tail)
+        return page
+    }
 }

@@ -1,11 +1,163 @@
 import Foundation
 import IdpPrimitives
 
-/// Everything the server knows, kept behind one `LockedValue` in ``IdpServer``.
-struct ServerState {
-    var tenants: [String: TenantState] = [:]
-    /// Login flows in progress, by session code.
+/// Everything the server knows, split so that flows of different users seldom meet on one lock.
+///
+/// Four kinds of state, each in ``shardCount`` shards of its own `LockedValue` (all shards of a
+/// kind share one ``LockProfiler`` label):
+///
+/// | kind | shard chosen by | holds |
+/// |---|---|---|
+/// | `tenants` | the caller's shard of another kind | a replica of the tenant directory |
+/// | `sessions` | the session code | login flows in progress |
+/// | `users` | tenant and user id | user records, lockout counts |
+/// | `grants` | the code or token (``ShardRouting``) | codes, redeemed codes, tokens, families |
+///
+/// What must be atomic stays inside one shard or holds locks in one documented order:
+/// - **Lock order**: a `sessions` shard, then a `users` shard, then a `grants` shard; never two
+///   shards of one kind at once. A `tenants` replica is a leaf: read and released before any other
+///   lock is taken (administration takes all replicas in index order and nothing else).
+/// - Lockout counting (check locked, evaluate, count, lock) happens with the flow's session shard
+///   and the user's shard held, so parallel guesses for one user are decided one after another.
+/// - A code, the token family its redemption creates and every token rotated or exchanged from
+///   that family live in one `grants` shard: ``ShardRouting`` puts the shard into the token
+///   itself. Code single use and family revocation on reuse are therefore one shard's decisions.
+/// - A refresh takes the user's shard, then the family's `grants` shard, so the lockout check and
+///   the rotation are one decision.
+struct ServerState: Sendable {
+    /// Shards per kind: a power of two, so that ``ShardRouting`` can put an index into a token's
+    /// first Base 64 character. Sixteen keeps two random flows on different shards 15 times in 16,
+    /// while a statistics call still takes only 64 locks.
+    static let shardCount = 16
+
+    let tenants: [LockedValue<TenantDirectory>]
+    let sessions: [LockedValue<SessionShard>]
+    let users: [LockedValue<UserShard>]
+    let grants: [LockedValue<GrantShard>]
+
+    init() {
+        tenants = (0..<Self.shardCount).map { _ in LockedValue(TenantDirectory(), label: "IdpServer.tenants") }
+        sessions = (0..<Self.shardCount).map { _ in LockedValue(SessionShard(), label: "IdpServer.sessions") }
+        users = (0..<Self.shardCount).map { _ in LockedValue(UserShard(), label: "IdpServer.users") }
+        grants = (0..<Self.shardCount).map { _ in LockedValue(GrantShard(), label: "IdpServer.grants") }
+    }
+
+    /// The tenant's configuration, read from the replica `stripe` (any index spreads the readers;
+    /// callers pass the shard index they use next). A leaf lock: nothing else is held.
+    func tenant(_ tenantId: String, stripe: Int) -> TenantConfiguration? {
+        tenants[stripe & (Self.shardCount - 1)].withLock { $0.tenants[tenantId] }
+    }
+
+    /// Changes the tenant directory: `body` runs on replica 0, and its result replaces every
+    /// replica, with all of them locked in index order so no reader sees two versions at once.
+    /// If `body` throws, nothing changes.
+    func updateTenants<Failure: Error>(_ body: (inout TenantDirectory) throws(Failure) -> Void) throws(Failure) {
+        try lockReplicas(from: 0, updated: nil, body)
+    }
+
+    private func lockReplicas<Failure: Error>(
+        from index: Int, updated: TenantDirectory?, _ body: (inout TenantDirectory) throws(Failure) -> Void
+    ) throws(Failure) {
+        guard index < tenants.count else { return }
+        try tenants[index].withLock { (replica) throws(Failure) in
+            if let updated {
+                replica = updated
+            } else {
+                var candidate = replica
+                try body(&candidate)
+                replica = candidate
+            }
+            try lockReplicas(from: index + 1, updated: replica, body)
+        }
+    }
+
+    func sessionShard(_ sessionCode: String) -> LockedValue<SessionShard> {
+        sessions[ShardRouting.shard(of: sessionCode)]
+    }
+
+    func userShard(_ key: UserKey) -> LockedValue<UserShard> {
+        users[key.hashValue & (Self.shardCount - 1)]
+    }
+
+    func grantShard(_ token: String) -> LockedValue<GrantShard> {
+        grants[ShardRouting.shard(of: token)]
+    }
+}
+
+/// Every tenant's configuration. Written only by administration; replicated once per shard so
+/// that readers spread over locks.
+struct TenantDirectory {
+    var tenants: [String: TenantConfiguration] = [:]
+}
+
+/// Where a grant or a session lives: the shard index is read from the token's first Base 64
+/// character, so a code and every token it leads to can be made to share one shard.
+enum ShardRouting {
+    /// A random token (URL-safe Base 64 of `byteCount` bytes) that lives in `shard`: four bits of
+    /// the first byte are the shard index (a 32-byte token keeps 252 random bits).
+    static func token(byteCount: Int = 32, shard: Int) -> String {
+        var bytes = SecureRandom.bytes(byteCount)
+        bytes[0] = (bytes[0] & 0b1100_0011) | UInt8(truncatingIfNeeded: shard & (ServerState.shardCount - 1)) << 2
+        return Base64URL.encode(bytes)
+    }
+
+    /// The shard of any text: from the first character's Base 64 value; 0 for text that is not a
+    /// token of this server (which then is found nowhere, as before).
+    static func shard(of token: String) -> Int {
+        guard let first = token.utf8.first else { return 0 }
+        let value: UInt8
+        switch first {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = first - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): value = first - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): value = first - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): value = 62
+        case UInt8(ascii: "_"): value = 63
+        default: value = 0
+        }
+        return Int(value) & (ServerState.shardCount - 1)
+    }
+}
+
+/// When a shard drops expired entries: every 256th request to it, so that pruning is amortised
+/// over many requests and no request pays for all.
+struct PruneSchedule {
+    private var requests = 0
+
+    /// Counts a request; `true` when this one should prune.
+    mutating func isDue() -> Bool {
+        requests += 1
+        guard requests >= 256 else { return false }
+        requests = 0
+        return true
+    }
+}
+
+/// Login flows in progress, by session code.
+struct SessionShard {
     var sessions: [String: AuthSession] = [:]
+    var pruning = PruneSchedule()
+
+    /// Drops expired sessions when due.
+    mutating func pruneIfDue(now: Date) {
+        guard pruning.isDue() else { return }
+        sessions = sessions.filter { $0.value.expiresAt > now }
+    }
+}
+
+/// A user's place in the server: tenant and user id.
+struct UserKey: Hashable {
+    let tenant: String
+    let user: String
+}
+
+/// User records by tenant and id: plain values, changed in place under the shard's lock (a
+/// write goes to one entry; nothing is copied on the way).
+struct UserShard {
+    var users: [UserKey: UserRecord] = [:]
+}
+
+/// Codes and tokens whose value routes here (``ShardRouting``).
+struct GrantShard {
     /// Issued, not yet redeemed authorization codes.
     var codes: [String: CodeRecord] = [:]
     /// Redeemed codes, kept until they would have expired, so reuse is told apart from an unknown
@@ -14,14 +166,11 @@ struct ServerState {
     var tokens: [String: TokenRecord] = [:]
     /// Token families by id: everything one code redemption issued and every rotation since.
     var families: [String: TokenFamily] = [:]
-    var requestsSincePrune = 0
+    var pruning = PruneSchedule()
 
-    /// Drops expired sessions and codes; amortised over many requests so no request pays for all.
+    /// Drops expired codes and tokens when due.
     mutating func pruneIfDue(now: Date) {
-        requestsSincePrune += 1
-        guard requestsSincePrune >= 4096 else { return }
-        requestsSincePrune = 0
-        sessions = sessions.filter { $0.value.expiresAt > now }
+        guard pruning.isDue() else { return }
         codes = codes.filter { $0.value.expiresAt > now }
         redeemedCodes = redeemedCodes.filter { $0.value.forgetAt > now }
         tokens = tokens.filter { $0.value.expiresAt > now && !$0.value.revoked }
@@ -29,20 +178,25 @@ struct ServerState {
     }
 
     /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
-    /// Security BCP §4.14.2).
+    /// Security BCP §4.14.2). The family's tokens all live in this shard.
     mutating func revokeFamily(_ family: String) {
         guard var record = families[family] else { return }
         record.revoked = true
         for token in record.tokens { tokens[token]?.revoked = true }
         families[family] = record
     }
+
+    mutating func addToken(_ token: String, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: String, expiresAt: Date) {
+        tokens[token] = TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family)
+        families[family]?.tokens.append(token)
+    }
 }
 
-struct TenantState {
+/// A tenant's settings and clients, each client with its forms prepared.
+struct TenantConfiguration: Sendable {
     let id: String
     let secretEncoding: IdpServer.SecretEncoding
-    var clients: [String: IdpClientConfiguration] = [:]
-    let users = UserTable()
+    var clients: [String: PreparedClient] = [:]
 
     /// What a password looks like on the wire for this tenant.
     func wireForm(ofSecret secret: String) -> String {
@@ -50,24 +204,6 @@ struct TenantState {
         case .plain: secret
         case .sha256: Base64URL.encode(SHA256.hash(secret))
         }
-    }
-}
-
-/// A tenant's users, by id.
-///
-/// A class, not a dictionary in ``TenantState``: the endpoints take copies of the tenant while they
-/// decide, and writing a user back through a copy used to copy-on-write the tenant's whole user
-/// dictionary, every login (`idp-bench` found it: 1.5 ms per login with 4,096 users). Every copy
-/// of a tenant now shares this one table, and a write changes one entry.
-///
-/// `@unchecked Sendable` is sound because the table is reachable only through the
-/// ``ServerState`` inside ``IdpServer``'s `LockedValue`, so every access happens under that lock.
-final class UserTable: @unchecked Sendable {
-    private var records: [String: UserRecord] = [:]
-
-    subscript(userId: String) -> UserRecord? {
-        get { records[userId] }
-        _modify { yield &records[userId] }
     }
 }
 

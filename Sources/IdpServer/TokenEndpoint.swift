@@ -41,15 +41,20 @@ extension IdpServer {
         let redirectURI = params["redirect_uri"]!, verifier = params["code_verifier"]!
         let now = self.now
         let lifetimes = configuration
-        let issued = (access: SecureRandom.token(), refresh: SecureRandom.token(), offline: SecureRandom.token())
-        let family = SecureRandom.token(byteCount: 16)
+        // The code's shard holds its redemption, and the new family and its tokens are made to
+        // live there too, so single use and revocation on reuse are one shard's decisions.
+        let shard = ShardRouting.shard(of: code)
+        let issued = (access: ShardRouting.token(shard: shard), refresh: ShardRouting.token(shard: shard),
+                      offline: ShardRouting.token(shard: shard))
+        let family = ShardRouting.token(byteCount: 16, shard: shard)
+        let tenantExists = state.tenant(tenantId, stripe: shard) != nil
 
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?)
             case issue(CodeRecord)
         }
-        let decision: Decision = state.withLock { state in
-            guard state.tenants[tenantId] != nil else {
+        let decision: Decision = state.grants[shard].withLock { state in
+            guard tenantExists else {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil)
             }
             state.pruneIfDue(now: now)
@@ -129,15 +134,22 @@ extension IdpServer {
         let presented = params["refresh_token"]!, clientId = params["client_id"]!
         let now = self.now
         let lifetimes = configuration
-        let issued = (access: SecureRandom.token(), rotated: SecureRandom.token())
+        // The presented token's shard is its family's: the rotated tokens are made to live there.
+        let shard = ShardRouting.shard(of: presented)
+        let issued = (access: ShardRouting.token(shard: shard), rotated: ShardRouting.token(shard: shard))
+        let tenantExists = state.tenant(tenantId, stripe: shard) != nil
+        // Whose token it is, to take that user's shard first (the lock order): records never
+        // change owner, so the decision below, under both locks, sees the same user.
+        let owner = state.grants[shard].withLock { $0.tokens[presented]?.userId }
+        let userKey = UserKey(tenant: tenantId, user: owner ?? "")
 
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?, reused: Bool)
             case locked(LockoutInformation, userId: String)
             case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String)
         }
-        let decision: Decision = state.withLock { state in
-            guard let tenant = state.tenants[tenantId] else {
+        let decision: Decision = state.userShard(userKey).withLock { users in state.grants[shard].withLock { state in
+            guard tenantExists else {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
             }
             state.pruneIfDue(now: now)
@@ -159,7 +171,7 @@ extension IdpServer {
             guard record.clientId == clientId else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
             }
-            guard let user = tenant.users[record.userId], user.status == .active else {
+            guard record.userId == userKey.user, let user = users.users[userKey], user.status == .active else {
                 return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
             }
             if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
@@ -175,7 +187,7 @@ extension IdpServer {
             state.addToken(issued.rotated, record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
                            expiresAt: rotatedExpiresAt)
             return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId)
-        }
+        } }
         switch decision {
         case .refuse(let status, let error, let description, let userId, let reused):
             record(reused ? .refreshTokenReused : .tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId,
@@ -203,11 +215,11 @@ extension IdpServer {
         }
     }
 
-    /// The grant type of RFC 8693 token exchange.
-    public static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
-    /// The OAuth error code when the audience would get the login client's own token (the
-    /// exchanged token would carry the 'ast-client' role); the MC reports it as error code 800000287.
-    public static let astClientRoleErrorCode = "ast_client_role_in_audience"
+    /// The grant type of RFC 8693 token exchange (``IdpWire/tokenExchangeGrantType``).
+    public static var tokenExchangeGrantType: String { IdpWire.tokenExchangeGrantType }
+    /// The OAuth error code when the audience would get the login client's own token
+    /// (``IdpWire/astClientRoleErrorCode``); the MC reports it as error code 800000287.
+    public static var astClientRoleErrorCode: String { IdpWire.astClientRoleErrorCode }
 
     /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693 §2.1) with
     /// `subject_token` (a live access token), `subject_token_type` (`…:access_token`), `audience`
@@ -227,13 +239,16 @@ extension IdpServer {
         }
         let now = self.now
         let lifetime = configuration.accessTokenLifetime
-        let issued = SecureRandom.token()
+        // In the subject token's shard, with the rest of its family.
+        let shard = ShardRouting.shard(of: subject)
+        let issued = ShardRouting.token(shard: shard)
+        let tenantExists = state.tenant(tenantId, stripe: shard) != nil
         enum Decision {
             case refuse(error: String, String, userId: String?)
             case issue(userId: String)
         }
-        let decision: Decision = state.withLock { state in
-            guard state.tenants[tenantId] != nil else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
+        let decision: Decision = state.grants[shard].withLock { state in
+            guard tenantExists else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
             guard let record = state.tokens[subject], record.tenant == tenantId, record.kind == .access else {
                 return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)
             }
@@ -286,7 +301,7 @@ extension IdpServer {
     /// Introspects `token` (RFC 7662), as an external service would; `nil` for an unknown token.
     public func introspect(_ token: String, tenant tenantId: String) -> TokenIntrospection? {
         let now = self.now
-        return state.withLock { state in
+        return state.grantShard(token).withLock { state in
             guard let record = state.tokens[token], record.tenant == tenantId else { return nil }
             return TokenIntrospection(active: !record.revoked && record.expiresAt > now, userId: record.userId,
                                       audience: record.audience, isMcToken: record.kind != .exchanged)
@@ -296,16 +311,9 @@ extension IdpServer {
     /// Whether `token` is a live (issued, unexpired, unrevoked) token of the tenant; for tests.
     public func isTokenActive(_ token: String, tenant tenantId: String) -> Bool {
         let now = self.now
-        return state.withLock { state in
+        return state.grantShard(token).withLock { state in
             guard let record = state.tokens[token] else { return false }
             return record.tenant == tenantId && !record.revoked && record.expiresAt > now
         }
-    }
-}
-
-extension ServerState {
-    mutating func addToken(_ token: String, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: String, expiresAt: Date) {
-        tokens[token] = TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family)
-        families[family]?.tokens.append(token)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import IdpPrimitives
-import IdpServer
 
 extension MasterController {
     /// GetAstClientData: kOk; kInvalidState before Start; kFailed for an empty tenant id;
@@ -22,7 +21,7 @@ extension MasterController {
         pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData)
         // One binding per device: every user activated here shares the first activation's AST
         // client id, and it goes with every later authorization (add user, login).
-        let astClientId = store.deviceAstClientId ?? IdpServer.unassignedAstClientId
+        let astClientId = store.deviceAstClientId ?? IdpWire.unassignedAstClientId
         return KSMGetAstClientDataResultEvent(status: .kOk, clientData: clientData, astClientId: astClientId,
                                               codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256)
     }

@@ -1,7 +1,6 @@
 import Foundation
 import IdpPrimitives
 import IdpSdk
-import IdpServer
 
 /// The MC-SDK's MasterController for one app installation (one device): Start, Restart,
 /// GetAstClientData, SetAuthorisationCode, OfflineLogin, ClearIamTokenCache, ExchangeIamToken,

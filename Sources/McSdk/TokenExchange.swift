@@ -1,6 +1,5 @@
 import Foundation
 import IdpPrimitives
-import IdpServer
 
 /// The MC's token requests: code and verifier for tokens (RFC 6749 §4.1.3, RFC 7636 §4.5), and
 /// the refresh-token grant (RFC 6749 §6) with a refresh or an offline token.
@@ -50,7 +49,7 @@ enum TokenExchange {
         }
         return .success(McTokenSet(
             accessToken: access, refreshToken: refresh, offlineToken: offline, userId: userId,
-            astClientId: json["ast_client_id"] as? String ?? IdpServer.unassignedAstClientId,
+            astClientId: json["ast_client_id"] as? String ?? IdpWire.unassignedAstClientId,
             clientId: clientId,
             accessTokenExpiresAt: configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))
         ))
@@ -93,7 +92,7 @@ enum TokenExchange {
     /// RFC 8693: the access token for a token for `audience`.
     static func exchange(_ accessToken: String, audience: String, clientId: String, tenantId: String, context: Context) async -> Result<String, ExchangeRefusal> {
         let answer = await post([
-            ("grant_type", IdpServer.tokenExchangeGrantType),
+            ("grant_type", IdpWire.tokenExchangeGrantType),
             ("subject_token", accessToken),
             ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"),
             ("audience", audience),
@@ -105,7 +104,7 @@ enum TokenExchange {
         case .success(let (status, body)) where status != 200:
             let error = body["error"] as? String ?? "http_\(status)"
             let description = "the IDP refused the exchange: \(error): \(body["error_description"] as? String ?? "")"
-            if error == IdpServer.astClientRoleErrorCode {
+            if error == IdpWire.astClientRoleErrorCode {
                 return .failure(ExchangeRefusal(status: .kFailed, errorCode: KSMExchangeIamTokenResultEvent.astClientRoleErrorCode, errorDescription: description))
             }
             return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: description))

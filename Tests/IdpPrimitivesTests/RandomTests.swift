@@ -1,3 +1,4 @@
+import Foundation
 import IdpPrimitives
 import Testing
 
@@ -63,5 +64,32 @@ struct RandomTests {
         _ = first.next()
         var second = first
         #expect((0..<10).map { _ in first.next() } == (0..<10).map { _ in second.next() })
+    }
+}
+
+@Suite("SecureRandom's per-thread pools")
+struct SecureRandomPoolTests {
+    @Test("small draws on 8 OS threads at once never repeat, across threads and pool refills, and are not obviously biased")
+    func poolsNeverShareBytes() {
+        // Given 8 threads each drawing 2,048 16-byte values (8 pool refills per thread)
+        let draws = LockedValue<[[UInt8]]>([])
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<8 {
+            Thread {
+                var mine: [[UInt8]] = []
+                for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
+                draws.withLock { $0 += mine }
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<8 { done.wait() }
+        let all = draws.withLock { $0 }
+        // Then no value repeats (two equal 128-bit draws would mean shared or reused pool bytes)
+        #expect(all.count == 16_384)
+        #expect(Set(all).count == all.count)
+        // and each byte value appears about 1,024 times (sd 32); 700...1,350 is ten sd wide
+        var counts = [Int](repeating: 0, count: 256)
+        for value in all { for byte in value { counts[Int(byte)] += 1 } }
+        #expect(counts.allSatisfy { (700...1_350).contains($0) })
     }
 }

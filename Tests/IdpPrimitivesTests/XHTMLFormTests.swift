@@ -334,3 +334,29 @@ struct XHTMLErrorNoticeTests {
         #expect(XHTMLForm.errorNotice(in: String(repeating: " ", count: XHTMLForm.maximumSize + 1)) == nil)
     }
 }
+
+@Suite("XHTMLForm attribute handling")
+struct XHTMLFormAttributeTests {
+    @Test("attribute names match in any case, and values are entity-decoded before they are compared or kept")
+    func namesAndEntities() throws {
+        let page = #"<FORM ACTION="/x?a=1&amp;b=2" Method='post'><DIV ID="kc-error&#45;message" DATA-ERROR="e&amp;1">Bad</DIV><input NAME="u" TYPE="TEXT" VALUE="&lt;v&gt;"/></FORM>"#
+        let form = try XHTMLForm.parse(page)
+        #expect(form.action == "/x?a=1&b=2")
+        #expect(form.method == "POST")
+        #expect(form.errorCode == "e&1" && form.errorMessage == "Bad")
+        #expect(form.inputs == [XHTMLForm.Input(id: "u", name: "u", type: "text", value: "<v>")])
+    }
+
+    @Test("a malformed reference is an error even in an attribute or text nobody reads")
+    func unreadEntitiesAreChecked() {
+        #expect(throws: XHTMLFormError.self) { try XHTMLForm.parse(#"<form action="/x"><input id="a" data-x="&bogus;"/></form>"#) }
+        #expect(throws: XHTMLFormError.self) { try XHTMLForm.parse(#"<form action="/x"><p>a &bogus; b</p><input id="a"/></form>"#) }
+    }
+
+    @Test("the first of repeated attributes wins, valueless attributes read as empty")
+    func repeatedAndValueless() throws {
+        let form = try XHTMLForm.parse(#"<form action="/x" action="/y"><input id="a" id="b" disabled value/></form>"#)
+        #expect(form.action == "/x")
+        #expect(form.inputs.map(\.id) == ["a"] && form.inputs.first?.value == "")
+    }
+}

@@ -1,0 +1,118 @@
+import BenchSupport
+import Foundation
+import IdpPrimitives
+import IdpServer
+
+/// The IDP's own hot path, each operation against a Mutex-protected dictionary lookup measured in
+/// the same run: what serving, reading and answering one form step costs next to the cheapest
+/// synchronized operation.
+///
+/// Rows go into the report's floors with the prefix `FloorRow.idpPrefix`; the text and markdown renderings
+/// show them in their own table with the ratio to the floor.
+func runIdpSection(_ options: Options, progress: Progress) throws(BenchFailure) -> [FloorRow] {
+    let rig = try IdpStepRig(users: 1_024)
+    // The providers section's floor, measured again here, in this section's runs.
+    let floor = floors(HotPathData(userCount: 1_000, seed: options.seed)).first { $0.name == idpFloorName }!
+    let page = rig.loginForm
+    let cells: [(name: String, makeOperation: (Int) -> @Sendable (Int) -> Int)] = [
+        (idpFloorName, floor.makeOperation),
+        ("one form render (KssIdpLogin step 1)", { _ in
+            let idp = rig.idp
+            return { _ in idp.renderStepForm(tenant: IdpStepRig.tenant, clientId: "KssIdpLogin", step: 0, sessionCode: "bench-session")?.body.count ?? 0 }
+        }),
+        ("one form parse (XHTMLForm.parse, the same page)", { _ in
+            { _ in (try? XHTMLForm.parse(page))?.inputs.count ?? 0 }
+        }),
+        ("one SecureRandom.token()", { _ in
+            { _ in SecureRandom.token().utf8.count }
+        }),
+        ("one authorize + authenticate step (login to a code)", { thread in
+            { call in rig.login(user: (thread * 7_919 + call) & 1_023) }
+        }),
+    ]
+    let threadCounts = options.threads.filter { $0 <= 2 }.isEmpty ? [1] : options.threads.filter { $0 <= 2 }
+    guard rig.login(user: 0) == 302 else { throw BenchFailure("idp: a login step did not end in a redirect with a code") }
+    var rows: [FloorRow] = []
+    for threads in threadCounts {
+        var runs = Array(repeating: [RaceResult](), count: cells.count)
+        for round in 0..<options.rounds {
+            for (index, cell) in cells.enumerated() {
+                progress.report("idp: \(threads) thread\(threads == 1 ? "" : "s"), round \(round + 1)/\(options.rounds), \(cell.name)")
+                runs[index].append(race(threads: threads, seconds: options.secondsPerProviderCell, makeOperation: cell.makeOperation))
+            }
+        }
+        for (index, results) in runs.enumerated() {
+            let median = results.sorted { $0.nanosecondsPerOperation < $1.nanosecondsPerOperation }[results.count / 2]
+            rows.append(FloorRow(name: FloorRow.idpPrefix + cells[index].name, threads: threads, nsPerOp: median.nanosecondsPerOperation,
+                                 ops: results.reduce(0) { $0 + $1.operations }))
+        }
+    }
+    return rows
+}
+
+/// An IDP with active users, driven through `handle(_:)` as the transport would.
+final class IdpStepRig: Sendable {
+    static let tenant = "idp-bench"
+    let idp = IdpServer(configuration: .init(auditLogCapacity: 4_096))
+    private let users: [(name: String, password: String)]
+    private let authorize: HTTPRequest
+    /// Step 1 of `KssIdpLogin` as the IDP serves it.
+    let loginForm: String
+
+    init(users count: Int) throws(BenchFailure) {
+        users = (0..<count).map { ("step-user-\($0)", "step-password-\($0)") }
+        do {
+            try idp.addTenant(Self.tenant)
+            for user in users { try idp.addUser(user.name, tenant: Self.tenant, password: user.password) }
+        } catch {
+            throw BenchFailure("idp: setup: \(error)")
+        }
+        let query = FormURLEncoding.encode([
+            ("client_id", "KssIdpLogin"), ("redirect_uri", IdpClientConfiguration.defaultRedirectURI), ("response_type", "code"),
+            ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())), ("code_challenge_method", PKCE.methodS256),
+        ])
+        var headers = HTTPHeaders()
+        headers.set("X-KOBIL-ASTCLIENTDATA", "idp-bench")
+        authorize = HTTPRequest(method: "GET", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/auth?\(query)", headers: headers)
+        loginForm = idp.handle(authorize).bodyText ?? ""
+    }
+
+    /// One login of `user`: the authorize request (step 1 served) and its answer (a code issued).
+    /// Returns the answer's status, 302 when a code was issued.
+    func login(user index: Int) -> Int {
+        let page = idp.handle(authorize)
+        // The action, found as a client that knows the page would: after `action="`.
+        guard let action = Self.action(in: page.body) else { return -1 }
+        let user = users[index % users.count]
+        let body = FormURLEncoding.encode([("username", user.name), ("password", user.password)])
+        return idp.handle(HTTPRequest(method: "POST", target: action, body: Array(body.utf8))).status
+    }
+
+    /// The form's action, found as a client that knows the page would: after `action="`, with
+    /// the one entity the IDP writes there (`&amp;`) decoded. A byte scan, so the figure is the
+    /// IDP's, not the search's.
+    private static func action(in body: [UInt8]) -> String? {
+        let marker = Array("action=\"".utf8)
+        var index = 0
+        while index + marker.count <= body.count {
+            if body[index] == marker[0], body[index..<(index + marker.count)].elementsEqual(marker) { break }
+            index += 1
+        }
+        guard index + marker.count <= body.count else { return nil }
+        var action: [UInt8] = []
+        index += marker.count
+        while index < body.count, body[index] != UInt8(ascii: "\"") {
+            if body[index] == UInt8(ascii: "&"), body[index..<min(body.count, index + 5)].elementsEqual("&amp;".utf8) {
+                action.append(UInt8(ascii: "&"))
+                index += 5
+            } else {
+                action.append(body[index])
+                index += 1
+            }
+        }
+        return String(decoding: action, as: UTF8.self)
+    }
+}
+
+/// The floor every IDP figure is set against.
+let idpFloorName = "Mutex + dictionary lookup"

@@ -1,0 +1,96 @@
+import Foundation
+import IdpPrimitives
+@testable import IdpServer
+import Testing
+
+@Suite("The IDP's sharded state")
+struct ShardedStateTests {
+    @Test("a code, the tokens its redemption issues and every token rotated or exchanged from them live in the code's grant shard, and reuse revokes them all")
+    func familyStaysInOneShard() throws {
+        // Given a login whose code is redeemed, refreshed once and exchanged once
+        let browser = Browser()
+        let code = try browser.code()
+        let (status, login) = browser.exchange(code)
+        #expect(status == 200)
+        let issued = try ["access_token", "refresh_token", "offline_token"].map { try #require(login[$0] as? String) }
+        let (refreshed, rotation) = browser.refresh(issued[1])
+        #expect(refreshed == 200)
+        let rotated = try ["access_token", "refresh_token"].map { try #require(rotation[$0] as? String) }
+        let exchange = browser.token([
+            ("grant_type", IdpWire.tokenExchangeGrantType), ("subject_token", rotated[0]),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"), ("audience", "payments"), ("client_id", "KssIdpLogin"),
+        ])
+        let exchanged = try #require(exchange.json["access_token"] as? String)
+
+        // Then every one of them routes to the code's shard and keeps a token's length
+        let family = issued + rotated + [exchanged]
+        for token in family {
+            #expect(ShardRouting.shard(of: token) == ShardRouting.shard(of: code))
+            #expect(token.utf8.count == 43 && Base64URL.decode(token)?.count == 32)
+        }
+
+        // When the spent refresh token is presented again, then the whole family is revoked
+        #expect(browser.refresh(issued[1]).status == 400)
+        for token in family { #expect(!browser.server.isTokenActive(token, tenant: "demo")) }
+    }
+
+    @Test("tokens made for each shard route back to it, and any text routes to some shard")
+    func routing() {
+        for shard in 0..<ServerState.shardCount {
+            for _ in 0..<32 { #expect(ShardRouting.shard(of: ShardRouting.token(shard: shard)) == shard) }
+        }
+        for text in ["", "é", "%%%", "~", " "] { #expect((0..<ServerState.shardCount).contains(ShardRouting.shard(of: text))) }
+    }
+
+    @Test("the same user id in two tenants is two users: a code issued in one is not outstanding in the other")
+    func usersAreKeyedByTenant() throws {
+        let idp = IdpServer()
+        try idp.addTenant("north")
+        try idp.addTenant("south")
+        try idp.addUser("bob", tenant: "north")
+        try idp.addUser("bob", tenant: "south")
+        _ = try idp.issueActivationCode(for: "bob", tenant: "north")
+        #expect(idp.user("bob", tenant: "north")?.outstandingActivationCodes == 1)
+        #expect(idp.user("bob", tenant: "south")?.outstandingActivationCodes == 0)
+        #expect(throws: IdpServerError.self) { try idp.addUser("bob", tenant: "north") }
+    }
+
+    @Test("a client added after its tenant is served at once from every shard's replica of the directory")
+    func directoryReplicas() throws {
+        let idp = IdpServer()
+        try idp.addTenant("demo", standardClients: false)
+        try idp.addClient(.kssIdpLogin, tenant: "demo")
+        for shard in 0..<ServerState.shardCount {
+            #expect(idp.state.tenant("demo", stripe: shard)?.clients["KssIdpLogin"] != nil)
+            #expect(idp.state.tenant("demo", stripe: shard)?.clients["KssIdpEnrollment"] == nil)
+        }
+        #expect(throws: IdpServerError.self) { try idp.addClient(.kssIdpLogin, tenant: "demo") }
+    }
+
+    @Test("a step's form is the client's prepared page with the session code and the step filled in")
+    func preparedForms() throws {
+        let idp = IdpServer()
+        try idp.addTenant("acme&co")
+        let page = try #require(idp.renderStepForm(tenant: "acme&co", clientId: "KssIdpEnrollment", step: 1, sessionCode: "abc_-123"))
+        #expect(page.status == 200 && page.headers["Content-Type"] == Page.xhtmlContentType)
+        let form = try XHTMLForm.parse(try #require(page.bodyText))
+        #expect(form.action == "/auth/realms/acme%26co/login-actions/authenticate?session_code=abc_-123&execution=2")
+        #expect(form.method == "POST")
+        #expect(form.title == "KssIdpEnrollment – step 2 of 3")
+        #expect(form.visibleInputs.map(\.id) == ["activation-code"])
+        #expect(form.hiddenInputs.map(\.value) == ["abc_-123"])
+        #expect(form.errorCode == nil)
+        #expect(idp.renderStepForm(tenant: "acme&co", clientId: "KssIdpEnrollment", step: 3, sessionCode: "x") == nil)
+        #expect(idp.renderStepForm(tenant: "acme&co", clientId: "Nobody", step: 0, sessionCode: "x") == nil)
+    }
+
+    @Test("a rejected answer re-serves the same step's form with the rejection and the same session")
+    func rejectionOnTemplate() throws {
+        let browser = Browser()
+        let form = try XHTMLForm.parse(try #require(browser.authorize().bodyText))
+        let again = try XHTMLForm.parse(try #require(browser.submit(form, [("username", "alice"), ("password", "wrong")]).bodyText))
+        #expect(again.errorCode == "invalid_credentials")
+        #expect(again.errorMessage == "Invalid username or password.")
+        #expect(again.action == form.action && again.hiddenInputs == form.hiddenInputs)
+    }
+}
