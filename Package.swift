@@ -21,7 +21,9 @@ let package = Package(
         .target(name: "IdpSdk", dependencies: ["IdpPrimitives", "IdpServer"]),
         .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk"]),
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
-        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders"]),
+        // C only to define ThreadSanitizer's report hook; no dependency.
+        .target(name: "ThreadSanitizerHook"),
+        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "ThreadSanitizerHook"]),
         .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
         .executableTarget(
             name: "IdpBench",
