@@ -200,6 +200,9 @@ extension RaceHammer {
             let done = await Self.onOSThread { hammerRound.run(timeout: timeout) }
             ThreadSanitizerReports.noteForCrash(nil)
             if phase.collect() > 0 { roundsWithReports += 1 }
+            // A race found decides the verdict; more rounds would only risk the crash a racy
+            // dictionary ends in.
+            let decided = phase.hasFindings
             guard done else {
                 findings.staleRound = round + 1
                 findings.outcomes[.noAnswer, default: 0] += calls.reduce(0) { $0 + $1.count }
@@ -215,6 +218,7 @@ extension RaceHammer {
                     }
                 }
             }
+            if decided { break }
         }
         findings.reports = phase.finish(rounds: findings.roundsRun + 1, roundsWithReports: roundsWithReports)
         return findings
@@ -263,6 +267,9 @@ struct ThreadSanitizerPhase: Sendable {
             lost += missed
             return found.count + missed
         }
+
+        /// Whether a report so far is a finding (not a `Mutex` hand-off), or was lost unread.
+        var hasFindings: Bool { lost > 0 || reports.contains { !$0.isMutexHandOff } }
 
         func finish(rounds: Int, roundsWithReports: Int) -> ThreadSanitizerPhase {
             collect()

@@ -8,20 +8,25 @@ import IdpSdk
 // must be caught in every run (RaceCalibrationTests). Their `@unchecked Sendable` is the defect
 // under test, not a claim of safety.
 
-/// BROKEN ON PURPOSE: fills a plain dictionary lazily, on each user's first call, without a lock
-/// (the shape a new user tried first).
+/// BROKEN ON PURPOSE: fills a plain dictionary lazily, on the first call, without a lock (the
+/// shape a new user tried first). The first calls of several threads race on `loaded` and `cache`.
+/// (Filling it key by key on each user's first call races the same way but also corrupts the
+/// dictionary and crashes the process; the kit reports that too, see the crash note.)
 final class LazyDictionaryProvider: IdpSdkInteractionInterface, @unchecked Sendable {
     private let source: [String: [String: String]]
     private var cache: [String: [String: String]] = [:]
+    private var loaded = false
 
     init(_ users: [ProviderConformanceKit.User]) {
         source = Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) })
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        let user = interactionData.userId ?? ""
-        if cache[user] == nil { cache[user] = source[user] ?? [:] }
-        return StaticCredentials(cache[user] ?? [:]).provideCredentials(interactionData)
+        if !loaded {
+            cache = source
+            loaded = true
+        }
+        return StaticCredentials(cache[interactionData.userId ?? ""] ?? [:]).provideCredentials(interactionData)
     }
 }
 
@@ -59,12 +64,10 @@ final class SharedSlotProvider: IdpSdkInteractionInterface, @unchecked Sendable 
 }
 
 /// BROKEN ON PURPOSE: takes two locks in one order for one-step clients and in the other order
-/// for two-step clients. A third lock around both keeps this copy from hanging the test run; the
-/// inversion is what a lock-order checker flags (without the guard it is a deadlock waiting to
-/// happen).
+/// for two-step clients: a deadlock waiting to happen (each lock is held for nanoseconds, so it
+/// rarely does; when it does, the kit reports the round as stale).
 final class LockOrderInversionProvider: IdpSdkInteractionInterface, Sendable {
     private let users: [String: [String: String]]
-    private let guardLock = LockedValue(0)
     private let sessions = LockedValue(0)
     private let audit = LockedValue(0)
 
@@ -73,12 +76,10 @@ final class LockOrderInversionProvider: IdpSdkInteractionInterface, Sendable {
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        guardLock.withLock { _ in
-            if interactionData.clientId == "KssIdpLogin" {
-                sessions.withLock { sessions in audit.withLock { audit in sessions += 1; audit += 1 } }
-            } else {
-                audit.withLock { audit in sessions.withLock { sessions in sessions += 1; audit += 1 } }
-            }
+        if interactionData.clientId == "KssIdpLogin" {
+            sessions.withLock { sessions in audit.withLock { audit in sessions += 1; audit += 1 } }
+        } else {
+            audit.withLock { audit in sessions.withLock { sessions in sessions += 1; audit += 1 } }
         }
         return StaticCredentials(users[interactionData.userId ?? ""] ?? [:]).provideCredentials(interactionData)
     }

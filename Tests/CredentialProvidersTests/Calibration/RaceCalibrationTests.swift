@@ -22,7 +22,7 @@ struct RaceCalibrationTests {
         configuration.hammerRounds = 8
         configuration.hammerThreads = 4
         configuration.hammerCallsPerThread = 16
-        configuration.hangTimeout = .seconds(60)
+        configuration.hangTimeout = .seconds(3)
         return configuration
     }
 
