@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "McSdk", targets: ["McSdk"]),
         .library(name: "CredentialProviders", targets: ["CredentialProviders"]),
         .library(name: "IdpHarness", targets: ["IdpHarness"]),
+        .library(name: "BenchSupport", targets: ["BenchSupport"]),
         .executable(name: "idp-bench", targets: ["IdpBench"]),
     ],
     targets: [
@@ -23,13 +24,15 @@ let package = Package(
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
         // C only to define ThreadSanitizer's report hook; no dependency.
         .target(name: "ThreadSanitizerHook"),
-        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "ThreadSanitizerHook"]),
+        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "ThreadSanitizerHook", "BenchSupport"]),
         .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
         .executableTarget(
             name: "IdpBench",
             dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport"],
             path: "Benchmarks/IdpBench"
         ),
+        // The README's recipe for measuring your own provider.
+        .executableTarget(name: "MeasureProviderExample", dependencies: ["IdpHarness", "BenchSupport", "IdpSdk"], path: "Examples/MeasureProvider"),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness"]),

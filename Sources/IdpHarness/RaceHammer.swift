@@ -9,8 +9,9 @@ import Synchronization
 /// In the engine's battery every call goes through the engine's pool queue and the kit's own
 /// locks, which order most calls for ThreadSanitizer; a race on first use has few chances. Here
 /// each of `rounds` rounds makes a fresh provider, starts `threads` threads that wait at a start
-/// barrier (a spinning atomic ThreadSanitizer does not see), and lets each make its calls
-/// back to back, writing each answer into its own preallocated slot. Only after the last call does
+/// barrier (a spinning atomic ThreadSanitizer does not see), and lets each make its calls in
+/// lockstep (call k of every thread before call k + 1 of any; again a relaxed atomic, invisible to
+/// ThreadSanitizer), writing each answer into its own preallocated slot. Only after the last call does
 /// a thread touch anything shared: the end barrier, a lock. Then the answers are graded.
 struct RaceHammer {
     struct Settings: Sendable {
@@ -111,6 +112,11 @@ final class HammerRound: @unchecked Sendable {
     let slots: [UnsafeMutablePointer<IdpSdkProvideCredentialsResult?>]
     let ready = Atomic<Int>(0)
     let go = Atomic<Bool>(false)
+    let called = Atomic<Int>(0)
+    /// Set when the coordinator gives up on a hung round: the other threads stop waiting.
+    let abandoned = Atomic<Bool>(false)
+    /// The calls every thread makes in lockstep: as many as the thread with the fewest has.
+    let lockstepCalls: Int
     let finished = LockedValue<Int>(0)
     let allFinished = DispatchSemaphore(value: 0)
     let ended: IdpSdkResult
@@ -125,6 +131,7 @@ final class HammerRound: @unchecked Sendable {
             return slot
         }
         ended = IdpSdkResult(authorizationCode: "race-hammer")
+        lockstepCalls = calls.map(\.count).min() ?? 0
     }
 
     deinit {
@@ -140,13 +147,22 @@ final class HammerRound: @unchecked Sendable {
         let slot = slots[thread]
         let observers = providers.map { $0 as? any IdpSdkFlowObserving }
         ready.add(1, ordering: .relaxed)
-        while !go.load(ordering: .relaxed) { sched_yield() }
+        while !go.load(ordering: .relaxed), !abandoned.load(ordering: .relaxed) { sched_yield() }
         // From here to the end barrier: provider calls and this thread's own slots, nothing else.
         for index in mine.indices {
             let call = mine[index]
             let provider = route(call.user)
             slot[index] = providers[provider].provideCredentials(call.data)
             if call.endsFlow, let observer = observers[provider] { observer.flowDidEnd(call.data.flowId, result: ended) }
+            // Lockstep: no thread starts call k + 1 before every thread has made call k. A relaxed
+            // atomic, which orders nothing for ThreadSanitizer; it keeps a thread the scheduler
+            // favours from running all its calls before the others start (on a loaded machine),
+            // when whatever it synchronized with on the way (a runtime lock) could order its
+            // accesses before theirs and hide the race.
+            if index < lockstepCalls {
+                called.add(1, ordering: .relaxed)
+                while called.load(ordering: .relaxed) < (index + 1) * calls.count, !abandoned.load(ordering: .relaxed) { sched_yield() }
+            }
         }
         let count = calls.count
         if finished.withLock({ $0 += 1; return $0 }) == count { allFinished.signal() }
@@ -162,7 +178,11 @@ final class HammerRound: @unchecked Sendable {
         }
         while ready.load(ordering: .relaxed) < calls.count { sched_yield() }
         go.store(true, ordering: .relaxed)
-        return allFinished.wait(timeout: .now(plus: timeout)) == .success
+        guard allFinished.wait(timeout: .now(plus: timeout)) == .success else {
+            abandoned.store(true, ordering: .relaxed)
+            return false
+        }
+        return true
     }
 
     /// The answers, after ``run(timeout:)`` returned `true`.
