@@ -46,7 +46,7 @@ struct RaceHammer {
         while calls.count < settings.callsPerThread {
             let user = flow % 4 == 3 && !without.isEmpty ? without[(round + thread) % without.count] : (flow % 2 == 0 ? shared : own)
             let id = IdpSdkFlowID(rawValue: 1 << 62 | UInt64(round & 0xFFFF) << 40 | UInt64(thread & 0xFFF) << 28 | UInt64(flow))
-            let stepwise = flow % 3 == 1
+            let stepwise = (flow + thread) % 3 == 1
             let steps: [[String]] = stepwise ? [["username"], ["password"]] : [["username", "password"]]
             for (index, fields) in steps.enumerated() {
                 let data = IdpSdkInteractionData(

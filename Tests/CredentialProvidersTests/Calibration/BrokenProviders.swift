@@ -64,8 +64,8 @@ final class SharedSlotProvider: IdpSdkInteractionInterface, @unchecked Sendable 
 }
 
 /// BROKEN ON PURPOSE: takes two locks in one order for one-step clients and in the other order
-/// for two-step clients: a deadlock waiting to happen (each lock is held for nanoseconds, so it
-/// rarely does; when it does, the kit reports the round as stale).
+/// for two-step clients, and holds the first while it writes an audit record (0.1 ms): a deadlock
+/// waiting to happen, and the hammer's threads, released together, make it happen (a stale round).
 final class LockOrderInversionProvider: IdpSdkInteractionInterface, Sendable {
     private let users: [String: [String: String]]
     private let sessions = LockedValue(0)
@@ -77,9 +77,15 @@ final class LockOrderInversionProvider: IdpSdkInteractionInterface, Sendable {
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         if interactionData.clientId == "KssIdpLogin" {
-            sessions.withLock { sessions in audit.withLock { audit in sessions += 1; audit += 1 } }
+            sessions.withLock { sessions in
+                usleep(100)
+                audit.withLock { audit in sessions += 1; audit += 1 }
+            }
         } else {
-            audit.withLock { audit in sessions.withLock { sessions in sessions += 1; audit += 1 } }
+            audit.withLock { audit in
+                usleep(100)
+                sessions.withLock { sessions in sessions += 1; audit += 1 }
+            }
         }
         return StaticCredentials(users[interactionData.userId ?? ""] ?? [:]).provideCredentials(interactionData)
     }
