@@ -19,8 +19,7 @@ final class LockedValueProvider: IdpSdkInteractionInterface, Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let user = interactionData.userId ?? ""
         let values = cache.withLock { cache in
-            if cache[user] == nil { cache[user] = source[user] ?? [:] }
-            return cache[user] ?? [:]
+            fill(&cache, user: user, from: source)
         }
         return StaticCredentials(values).provideCredentials(interactionData)
     }
@@ -38,8 +37,7 @@ final class NSLockProvider: IdpSdkInteractionInterface, @unchecked Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let user = interactionData.userId ?? ""
         lock.lock()
-        if cache[user] == nil { cache[user] = source[user] ?? [:] }
-        let values = cache[user] ?? [:]
+        let values = fill(&cache, user: user, from: source)
         lock.unlock()
         return StaticCredentials(values).provideCredentials(interactionData)
     }
@@ -66,8 +64,7 @@ final class PthreadMutexProvider: IdpSdkInteractionInterface, @unchecked Sendabl
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let user = interactionData.userId ?? ""
         pthread_mutex_lock(mutex)
-        if cache[user] == nil { cache[user] = source[user] ?? [:] }
-        let values = cache[user] ?? [:]
+        let values = fill(&cache, user: user, from: source)
         pthread_mutex_unlock(mutex)
         return StaticCredentials(values).provideCredentials(interactionData)
     }
@@ -83,8 +80,7 @@ final class MutexProvider: IdpSdkInteractionInterface, Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let user = interactionData.userId ?? ""
         let values = cache.withLock { cache in
-            if cache[user] == nil { cache[user] = source[user] ?? [:] }
-            return cache[user] ?? [:]
+            fill(&cache, user: user, from: source)
         }
         return StaticCredentials(values).provideCredentials(interactionData)
     }
@@ -111,6 +107,13 @@ actor LazyCredentialActor {
             try await actor.values(for: data.userId ?? "").filter { data.inputFieldIds.contains($0.key) }
         }
     }
+}
+
+/// The lazy fill every provider here does under its lock: the user's values, copied into the
+/// cache on the user's first call.
+private func fill(_ cache: inout [String: [String: String]], user: String, from source: [String: [String: String]]) -> [String: String] {
+    if cache[user] == nil { cache[user] = source[user] ?? [:] }
+    return cache[user] ?? [:]
 }
 
 private func table(_ users: [ProviderConformanceKit.User]) -> [String: [String: String]] {
