@@ -198,6 +198,7 @@ extension RaceHammer {
         /// A few forbidden answers, described (never with values).
         var examples: [String] = []
         var roundsRun = 0
+        var threads = 0
         var staleRound: Int?
         var reports: ThreadSanitizerPhase
     }
@@ -210,6 +211,7 @@ extension RaceHammer {
         var findings = Findings(reports: ThreadSanitizerPhase(name: phase.name, reports: [], lost: 0, rounds: 0, roundsWithReports: 0))
         var roundsWithReports = 0
         let threads = max(2, settings.threads)
+        findings.threads = threads
         for round in -1..<max(1, settings.rounds) {
             let route = await fresh(users)
             let providers = users.indices.map(route)

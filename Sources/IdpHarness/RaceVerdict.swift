@@ -18,7 +18,7 @@ enum RaceVerdict {
             if let stale = hammer.staleRound {
                 detail = "stale: round \(stale) did not end within the hang timeout (a provider call never returned)"
             } else if table.acceptable {
-                detail = "\(calls) direct calls in a warm-up and \(hammer.roundsRun) rounds of fresh instances, \(report.threads) OS threads released together: every answer right"
+                detail = "\(calls) direct calls in a warm-up and \(hammer.roundsRun) rounds of fresh instances, \(hammer.threads) OS threads released together: every answer right"
             } else {
                 detail = "\(table.rows.filter { $0.grade != .acceptable }.map(\.count).reduce(0, +)) of \(calls) answers forbidden: "
                     + hammer.examples.joined(separator: "; ")

@@ -49,6 +49,13 @@ public enum ThreadSanitizerReports {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The Swift symbol demangled (`MutexProvider.provideCredentials(_:) -> …`), or as it is.
+    static func demangle(_ symbol: String) -> String {
+        var buffer = [CChar](repeating: 0, count: 2_048)
+        guard idp_swift_demangle(symbol, &buffer, buffer.count) != 0 else { return symbol }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Names what the process is doing, for the note printed if it dies on a fatal signal
     /// (`nil` clears it). The previous handlers (Swift's backtracer, say) still run after the note.
     static func noteForCrash(_ text: String?) {
@@ -60,11 +67,23 @@ public enum ThreadSanitizerReports {
 public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
     /// One memory access of the report, with its stack (innermost frame first).
     public struct Access: Sendable, Equatable, Codable {
+        /// ThreadSanitizer's number of the thread (T0 is the main thread).
         public let thread: Int
         public let isWrite: Bool
         public let isAtomic: Bool
+        /// Bytes accessed.
         public let size: Int
+        /// "symbol file:line" per frame, innermost first; symbols as the binary has them
+        /// (mangled), see ``ThreadSanitizerReport/readable(_:)``.
         public let frames: [String]
+
+        public init(thread: Int, isWrite: Bool, isAtomic: Bool, size: Int, frames: [String]) {
+            self.thread = thread
+            self.isWrite = isWrite
+            self.isAtomic = isAtomic
+            self.size = size
+            self.frames = frames
+        }
     }
 
     /// The report's number in this process, from 0.
@@ -94,7 +113,8 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
         stack = Self.frames(raw.stackFrames, count: raw.stackFrameCount)
     }
 
-    init(number: UInt64, kind: String, accesses: [Access], stack: [String]) {
+    /// A report made by hand (for tests of the verdict).
+    public init(number: UInt64, kind: String, accesses: [Access], stack: [String]) {
         self.number = number
         self.kind = kind
         self.accesses = accesses
@@ -135,27 +155,33 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
     }
 
     /// The first frame that is neither ThreadSanitizer's runtime, the Swift runtime or standard
-    /// library, nor the kit: where in the provider the access was, when the stack shows it.
+    /// library, nor the kit, demangled: where in the provider the access was, when the stack shows it.
     public var providerFrame: String? {
-        let frames = accesses.flatMap(\.frames) + stack
+        let frames = (accesses.flatMap(\.frames) + stack).map(Self.readable)
         return frames.first { frame in
-            !Self.foreignMarkers.contains { frame.contains($0) }
+            !Self.foreignMarkers.contains { frame.hasPrefix($0) || frame.contains(" " + $0) }
         }
     }
 
-    static let foreignMarkers = ["__tsan", "tsan_", "swift_", "Swift.", "Synchronization.", "Foundation.", "libswift", "libc.so",
-                                 "__libc", "pthread_", "RaceHammer", "HammerRound", "IdpHarness/", "0x"]
+    static let foreignMarkers = ["__tsan", "__interceptor", "swift_", "Swift.", "Synchronization.", "Foundation.", "libswift", "__libc",
+                                 "pthread_", "IdpHarness.", "protocol witness for IdpSdk.", "0x"]
+
+    /// A frame with its Swift symbol demangled: "MutexProvider.provideCredentials(…) file:line".
+    public static func readable(_ frame: String) -> String {
+        guard let space = frame.firstIndex(of: " ") else { return ThreadSanitizerReports.demangle(frame) }
+        return ThreadSanitizerReports.demangle(String(frame[..<space])) + frame[space...]
+    }
 
     /// The report as text: kind, then each access or stack with its frames.
     public var text: String {
         var lines = ["ThreadSanitizer report #\(number): \(kind)"]
         for (index, access) in accesses.enumerated() {
             lines.append("  \(index == 0 ? "access" : "previous access"): \(access.isAtomic ? "atomic " : "")\(access.isWrite ? "write" : "read") of size \(access.size) by thread T\(access.thread)")
-            lines += access.frames.enumerated().map { "    #\($0.offset) \($0.element)" }
+            lines += access.frames.enumerated().map { "    #\($0.offset) \(Self.readable($0.element))" }
         }
         if !stack.isEmpty {
             lines.append("  stack:")
-            lines += stack.enumerated().map { "    #\($0.offset) \($0.element)" }
+            lines += stack.enumerated().map { "    #\($0.offset) \(Self.readable($0.element))" }
         }
         return lines.joined(separator: "\n")
     }

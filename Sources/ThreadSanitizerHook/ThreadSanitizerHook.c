@@ -23,6 +23,9 @@ extern int __tsan_get_report_tag(void *report, unsigned long *tag) __attribute__
 extern void __sanitizer_symbolize_pc(void *pc, const char *fmt, char *out_buf, size_t out_buf_size)
     __attribute__((weak));
 
+extern char *swift_demangle(const char *mangled, size_t length, char *output, size_t *output_size, uint32_t flags)
+    __attribute__((weak));
+
 #define WORDS ((sizeof(IdpTSanReport) + sizeof(uintptr_t) - 1) / sizeof(uintptr_t))
 
 typedef struct {
@@ -112,6 +115,14 @@ NO_TSAN int idp_tsan_symbolize(uintptr_t pc, char *buffer, size_t size) {
     // The runtime's frames are return addresses; step back into the call instruction.
     __sanitizer_symbolize_pc((void *)(pc > 0 ? pc - 1 : pc), "%f %s:%l", buffer, size);
     return buffer[0] != 0;
+}
+
+int idp_swift_demangle(const char *symbol, char *buffer, size_t size) {
+    if (swift_demangle == NULL || size == 0) return 0;
+    size_t length = strlen(symbol);
+    size_t capacity = size;
+    char *result = swift_demangle(symbol, length, buffer, &capacity, 0);
+    return result != NULL && buffer[0] != 0;
 }
 
 // The crash note.

@@ -85,3 +85,58 @@ struct GateProvider: IdpSdkInteractionInterface {
         return .init(error: IdpSdkError("GateProvider", 1, "let through"))
     }
 }
+
+@Suite("ThreadSanitizer's reports, as the kit reads them")
+struct ThreadSanitizerReportTests {
+    static let mutexClosure = "$s24CredentialProvidersTests13MutexProviderC18provideCredentialsy6IdpSdk0hi7ProvideG6ResultVAE0hI15InteractionDataVFSDyS2SGSDySSAJGzYuYTXEfU_ /src/CorrectProviders.swift:86"
+    static let plainMethod = "$s24CredentialProvidersTests29UnsynchronizedCounterProviderC18provideCredentialsy6IdpSdk0ij7ProvideH6ResultVAE0iJ15InteractionDataVF /src/BrokenProviders.swift:45"
+    static let kitFrame = "$s10IdpHarness11HammerRoundC6hammer6threadySi_tF /src/RaceHammer.swift:148"
+
+    static func access(_ frames: [String], write: Bool = false) -> ThreadSanitizerReport.Access {
+        .init(thread: write ? 2 : 1, isWrite: write, isAtomic: false, size: 8, frames: frames)
+    }
+
+    @Test("a race whose two accesses both ran in Mutex.withLock's closure is told apart as a Mutex hand-off")
+    func mutexHandOff() {
+        let both = ThreadSanitizerReport(number: 0, kind: "Swift access race",
+                                         accesses: [Self.access([Self.mutexClosure, Self.kitFrame]), Self.access([Self.mutexClosure, Self.kitFrame], write: true)], stack: [])
+        #expect(both.isMutexHandOff)
+        let oneOutside = ThreadSanitizerReport(number: 1, kind: "data-race",
+                                               accesses: [Self.access([Self.mutexClosure]), Self.access([Self.plainMethod], write: true)], stack: [])
+        #expect(!oneOutside.isMutexHandOff)
+        let notARace = ThreadSanitizerReport(number: 2, kind: "heap-use-after-free",
+                                             accesses: [Self.access([Self.mutexClosure]), Self.access([Self.mutexClosure], write: true)], stack: [])
+        #expect(!notARace.isMutexHandOff)
+    }
+
+    @Test("the provider's frame skips the kit's frames and is demangled")
+    func providerFrame() throws {
+        let report = ThreadSanitizerReport(number: 0, kind: "data-race",
+                                           accesses: [Self.access([Self.kitFrame, Self.plainMethod]), Self.access([Self.plainMethod], write: true)], stack: [])
+        let frame = try #require(report.providerFrame)
+        #expect(frame.hasPrefix("CredentialProvidersTests.UnsynchronizedCounterProvider.provideCredentials("))
+        #expect(frame.hasSuffix("/src/BrokenProviders.swift:45"))
+        #expect(report.text.contains("by thread T1"))
+    }
+
+    @Test("a provider that crashes the process is named, with its round, before the crash output")
+    func crashIsReported() async {
+        let (status, output) = await NegativeControlTests.runChild(filter: "crashingProviderChild",
+                                                                   environment: ["IDPHARNESS_CRASH_CHILD": "1", "SWIFT_BACKTRACE": "enable=no"])
+        #expect(status != 0)
+        #expect(output.contains("IdpHarness: the process crashed (fatal signal) while the conformance kit's race hammer ran CrashingProvider, round 0"),
+                "\(output.suffix(1_000))")
+    }
+
+    @Test("(the child process of the test above)", .enabled(if: ProcessInfo.processInfo.environment["IDPHARNESS_CRASH_CHILD"] == "1"))
+    func crashingProviderChild() async {
+        _ = await ProviderConformanceKit.hammer(RaceHammerTests.quick, name: "CrashingProvider") { (_: [ProviderConformanceKit.User]) in CrashingProvider() }
+    }
+}
+
+/// BROKEN ON PURPOSE: traps on its first call.
+struct CrashingProvider: IdpSdkInteractionInterface {
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        fatalError("CrashingProvider crashes on purpose")
+    }
+}

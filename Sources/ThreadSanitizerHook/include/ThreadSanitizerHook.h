@@ -58,6 +58,10 @@ int idp_tsan_report_at(uint64_t index, IdpTSanReport *out);
 /// symbolizer; returns 0 when there is none (a build without ThreadSanitizer).
 int idp_tsan_symbolize(uintptr_t pc, char *buffer, size_t size);
 
+/// Writes the demangled form of a Swift symbol into `buffer` with the Swift runtime's
+/// `swift_demangle`; returns 0 when the symbol is not a Swift one or the runtime lacks it.
+int idp_swift_demangle(const char *symbol, char *buffer, size_t size);
+
 /// Names what the process is doing now, for the note written to stderr if it crashes on a fatal
 /// signal (the previous handler, Swift's backtracer say, then runs as before). `NULL` clears it.
 /// Installs the handlers on first use. The text is copied (at most 511 bytes).
