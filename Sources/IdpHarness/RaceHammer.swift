@@ -199,6 +199,8 @@ extension RaceHammer {
         var examples: [String] = []
         var roundsRun = 0
         var threads = 0
+        /// Whether the rounds stopped early because ThreadSanitizer had reported.
+        var stoppedAfterRace = false
         var staleRound: Int?
         var reports: ThreadSanitizerPhase
     }
@@ -240,7 +242,10 @@ extension RaceHammer {
                     }
                 }
             }
-            if decided { break }
+            if decided {
+                findings.stoppedAfterRace = round + 1 < settings.rounds
+                break
+            }
         }
         findings.reports = phase.finish(rounds: findings.roundsRun + 1, roundsWithReports: roundsWithReports)
         return findings

@@ -19,6 +19,7 @@ enum RaceVerdict {
                 detail = "stale: round \(stale) did not end within the hang timeout (a provider call never returned)"
             } else if table.acceptable {
                 detail = "\(calls) direct calls in a warm-up and \(hammer.roundsRun) rounds of fresh instances, \(hammer.threads) OS threads released together: every answer right"
+                    + (hammer.stoppedAfterRace ? " (it stopped there: ThreadSanitizer had found a race)" : "")
             } else {
                 detail = "\(table.rows.filter { $0.grade != .acceptable }.map(\.count).reduce(0, +)) of \(calls) answers forbidden: "
                     + hammer.examples.joined(separator: "; ")
@@ -45,7 +46,7 @@ enum RaceVerdict {
                 let label = kind.contains("race") ? "data race (ThreadSanitizer): \(kind)" : "ThreadSanitizer: \(kind)"
                 rows.append(.init(outcome: "\(phase.name): \(label)", count: reports.count, grade: .forbidden))
                 let frame = reports.lazy.compactMap(\.providerFrame).first
-                problems.append("\(phase.name): \(label)\(frame.map { " at \($0)" } ?? "") (\(reports.count) report\(reports.count == 1 ? "" : "s"))")
+                problems.append("\(phase.name): \(kind)\(frame.map { " at \($0)" } ?? "") (\(reports.count) report\(reports.count == 1 ? "" : "s"))")
             }
             if phase.lost > 0 {
                 rows.append(.init(outcome: "\(phase.name): ThreadSanitizer reports not read (the ring overflowed)", count: phase.lost, grade: .forbidden))
@@ -66,7 +67,8 @@ enum RaceVerdict {
             detail = "ThreadSanitizer: on; no report during " + phases.map(\.name).joined(separator: " or ")
                 + (handOffs > 0 ? "; \(handOffs) reports were accesses inside Synchronization.Mutex.withLock on both sides, whose futex hand-off ThreadSanitizer cannot see: not counted as races" : "")
         } else {
-            detail = "data race (ThreadSanitizer): " + problems.joined(separator: "; ")
+            let races = phases.flatMap(\.findings).contains(where: \.isRace)
+            detail = (races ? "data race (ThreadSanitizer): " : "ThreadSanitizer reported: ") + problems.joined(separator: "; ")
                 + (report.raceReportFile.map { "; full text in \($0)" } ?? "")
         }
         checks.append(.init(name: raceCheck, passed: problems.isEmpty, detail: detail))

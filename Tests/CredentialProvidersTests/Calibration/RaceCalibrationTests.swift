@@ -98,6 +98,7 @@ struct RaceCalibrationTests {
         configuration.raceReportDirectory = environment["IDPHARNESS_CALIBRATION_DIR"]
         for run in 0..<runs {
             let report = await ProviderConformanceKit.hammer(configuration, name: name) { users in make(users) }
+            if environment["IDPHARNESS_CALIBRATION_SHOW"] != nil { print(report) }
             let failed = report.checks.filter { !$0.passed }.map { "\($0.name): \($0.detail)" }.joined(separator: " // ")
             let line = ["CALIBRATION", name, "\(run)", report.passed ? "passed" : "caught", report.threadSanitizer ? "on" : "off",
                         report.raceReports.map(\.kind).uniqued().joined(separator: ","),
