@@ -64,7 +64,7 @@ public enum ProviderBenchmark {
             return ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
                                                credentials: ["username": userId, "password": "pw-\(random.next() % 1_000_000_000)"])
         }
-        let contenders = Contenders(yours: await makeProvider(users), name: name, users: users)
+        let contenders = Contenders(yours: Unverified(await makeProvider(users)), name: name, users: users)
         try await contenders.verify()
 
         var report = BenchReport(
@@ -87,23 +87,23 @@ public struct ProviderBenchmarkError: Error, CustomStringConvertible, Equatable 
     init(_ description: String) { self.description = description }
 }
 
-/// Your provider, ``CredentialStore`` and the `Mutex` floor over the same users.
-///
-/// `@unchecked Sendable` so one instance of your provider can be shared across the measuring
-/// threads, which is what a benchmark of it means; everything else here is immutable or
-/// thread-safe. Whether your provider is safe to share is what ``ProviderConformanceKit`` checks.
-private final class Contenders: @unchecked Sendable {
-    let yours: any IdpSdkInteractionInterface
+/// Your provider, ``CredentialStore`` and the `Mutex` floor over the same users. The providers
+/// are shared with the measuring threads through ``Unverified``: sharing yours is what measuring
+/// it means; whether that is safe is what ``ProviderConformanceKit`` checks.
+private final class Contenders: Sendable {
+    let yours: Unverified<any IdpSdkInteractionInterface>
+    let store: Unverified<any IdpSdkInteractionInterface>
     let name: String
     let users: [ProviderConformanceKit.User]
-    let store = CredentialStore()
     let table: Mutex<[String: [String: String]]>
 
-    init(yours: any IdpSdkInteractionInterface, name: String, users: [ProviderConformanceKit.User]) {
+    init(yours: Unverified<any IdpSdkInteractionInterface>, name: String, users: [ProviderConformanceKit.User]) {
         self.yours = yours
         self.name = name
         self.users = users
+        let store = CredentialStore()
         for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
+        self.store = Unverified(store)
         table = Mutex(Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) }))
     }
 
@@ -124,7 +124,7 @@ private final class Contenders: @unchecked Sendable {
         let problem: String? = await RaceHammer.onOSThread { [self] in
             for data in calls(thread: 0).prefix(256) {
                 let expected = users.first { $0.userId == data.userId }!.credentials
-                for (label, provider) in [(name, yours), ("CredentialStore", store as any IdpSdkInteractionInterface)] {
+                for (label, provider) in [(name, yours.value), ("CredentialStore", store.value)] {
                     let answer = provider.provideCredentials(data).credentials
                     if data.inputFieldIds.contains(where: { answer?[$0] != expected[$0] }) {
                         return "\(label) answered wrongly for \(data.userId ?? "?")"
@@ -139,19 +139,18 @@ private final class Contenders: @unchecked Sendable {
     /// ns per call at each thread count: the floor, your provider, `CredentialStore`; each cell
     /// the median of `rounds` interleaved runs. Runs on an OS thread (it blocks).
     func hotPath(_ configuration: ProviderBenchmark.Configuration) -> ([ProviderRow], [FloorRow]) {
-        let cells: [(label: String, kind: String?, provider: (any IdpSdkInteractionInterface)?)] = [
+        let cells: [(label: String, kind: String?, provider: Unverified<any IdpSdkInteractionInterface>?)] = [
             ("Mutex + dictionary lookup", nil, nil), (name, "yours", yours), ("CredentialStore", "product", store),
         ]
         func operation(_ cell: Int, _ threads: Int) -> (Int) -> @Sendable (Int) -> Int {
             let perThread = (0..<threads).map { calls(thread: $0) }
             return { [self] thread in
                 let calls = perThread[thread]
-                if cells[cell].provider == nil {
+                guard let provider = cells[cell].provider else {
                     let keys = calls.map { $0.userId ?? "" }
                     return { call in self.table.withLock { $0[keys[call & 1_023]] }?.count ?? 0 }
                 }
-                let provider = cell == 1 ? yours : store
-                return { call in provider.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
+                return { call in provider.value.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
             }
         }
         for cell in cells.indices { _ = race(threads: 1, seconds: configuration.secondsPerCell / 2, makeOperation: operation(cell, 1)) }
@@ -194,7 +193,7 @@ private final class Contenders: @unchecked Sendable {
         let seconds = configuration.secondsPerFlowCell
         let warmUp = DispatchTime.now().uptimeNanoseconds + UInt64(min(0.5, seconds / 4) * 1e9)
         let end = warmUp + UInt64(seconds * 1e9)
-        let provider = Shared(yours)
+        let provider = yours
         let users = self.users
         let cells = await withTaskGroup(of: (LatencyHistogram, Int, Int, String?).self) { group in
             for worker in 0..<inFlight {
@@ -237,11 +236,4 @@ private final class Contenders: @unchecked Sendable {
         return FlowRow(scenario: "login (\(name))", mode: "closed", inFlight: inFlight, offeredPerS: nil,
                        throughputPerS: Double(cells.1) / seconds, completed: cells.1, errors: 0, latencyUs: cells.0.percentiles())
     }
-}
-
-/// Your provider, handed to the flows' tasks. `@unchecked Sendable` for the reason given on
-/// ``Contenders``: sharing it is the point of the measurement.
-private final class Shared: @unchecked Sendable {
-    let value: any IdpSdkInteractionInterface
-    init(_ value: any IdpSdkInteractionInterface) { self.value = value }
 }

@@ -132,19 +132,20 @@ public enum ProviderConformanceKit {
         await Run(configuration: configuration, name: name, battery: false, bind: shared(sharedProvider)).execute()
     }
 
+    /// One fresh instance per user.
     static func perUser(_ makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface) -> Run.Bind {
         { users in
             var providers: [any IdpSdkInteractionInterface] = []
             for user in users { providers.append(await makeProvider(user)) }
-            let all = providers
-            return { all[$0] }
+            return Unverified(providers)
         }
     }
 
+    /// One fresh instance, the same for every user.
     static func shared(_ sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface) -> Run.Bind {
         { users in
             let provider = await sharedProvider(users)
-            return { _ in provider }
+            return Unverified(users.map { _ in provider })
         }
     }
 
@@ -161,7 +162,8 @@ public enum ProviderConformanceKit {
 
 /// One run of the battery.
 struct Run: Sendable {
-    typealias Bind = @Sendable ([ProviderConformanceKit.User]) async -> @Sendable (Int) -> any IdpSdkInteractionInterface
+    /// Makes the providers for the given users, one per user (the same instance for a shared one).
+    typealias Bind = @Sendable ([ProviderConformanceKit.User]) async -> Unverified<[any IdpSdkInteractionInterface]>
     let configuration: ProviderConformanceKit.Configuration
     let name: String
     /// Whether to run the engine's battery after the hammer.
@@ -218,11 +220,11 @@ struct Run: Sendable {
             let credentials = index < userCount ? ["username": userId, "password": password] : [:]
             users.append(.init(tenantId: tenant, userId: userId, credentials: credentials))
         }
-        let route = await bind(users)
+        let providers = await bind(users).value
         var probes: [ConformanceProbe] = []
         var probeByProvider: [ObjectIdentifier: ConformanceProbe] = [:]
         for index in users.indices {
-            let provider = route(index)
+            let provider = providers[index]
             // A provider shared by several users gets one probe, so it stays one instance.
             guard type(of: provider) is AnyClass else {
                 probes.append(ConformanceProbe(provider))

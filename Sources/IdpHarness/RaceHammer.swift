@@ -97,7 +97,8 @@ enum HammerOutcome: String, CaseIterable, Sendable {
     }
 }
 
-/// One round's shared state: the provider instances, the calls, and one answer slot per call.
+/// One round's shared state: the provider instances (one per user), the calls, and one answer
+/// slot per call.
 ///
 /// `@unchecked Sendable`, and sound for the kit's part: `providers` and `calls` are set before the
 /// threads start (thread creation orders them) and only read after; each thread writes only the
@@ -107,7 +108,6 @@ enum HammerOutcome: String, CaseIterable, Sendable {
 /// that is safe is what the kit tests.
 final class HammerRound: @unchecked Sendable {
     let providers: [any IdpSdkInteractionInterface]
-    let route: (Int) -> Int
     let calls: [[RaceHammer.Call]]
     let slots: [UnsafeMutablePointer<IdpSdkProvideCredentialsResult?>]
     let ready = Atomic<Int>(0)
@@ -121,9 +121,8 @@ final class HammerRound: @unchecked Sendable {
     let allFinished = DispatchSemaphore(value: 0)
     let ended: IdpSdkResult
 
-    init(providers: [any IdpSdkInteractionInterface], route: @escaping (Int) -> Int, calls: [[RaceHammer.Call]]) {
+    init(providers: [any IdpSdkInteractionInterface], calls: [[RaceHammer.Call]]) {
         self.providers = providers
-        self.route = route
         self.calls = calls
         slots = calls.map { calls in
             let slot = UnsafeMutablePointer<IdpSdkProvideCredentialsResult?>.allocate(capacity: max(1, calls.count))
@@ -151,9 +150,8 @@ final class HammerRound: @unchecked Sendable {
         // From here to the end barrier: provider calls and this thread's own slots, nothing else.
         for index in mine.indices {
             let call = mine[index]
-            let provider = route(call.user)
-            slot[index] = providers[provider].provideCredentials(call.data)
-            if call.endsFlow, let observer = observers[provider] { observer.flowDidEnd(call.data.flowId, result: ended) }
+            slot[index] = providers[call.user].provideCredentials(call.data)
+            if call.endsFlow, let observer = observers[call.user] { observer.flowDidEnd(call.data.flowId, result: ended) }
             // Lockstep: no thread starts call k + 1 before every thread has made call k. A relaxed
             // atomic, which orders nothing for ThreadSanitizer; it keeps a thread the scheduler
             // favours from running all its calls before the others start (on a loaded machine),
@@ -207,18 +205,16 @@ extension RaceHammer {
 
     /// Runs a warm-up round, then `settings.rounds` rounds, each with fresh providers from
     /// `fresh(users)`. The calling task suspends; the rounds run on kit-owned OS threads.
-    func run(fresh: @Sendable ([ProviderConformanceKit.User]) async -> @Sendable (Int) -> any IdpSdkInteractionInterface,
-             name: String) async -> Findings {
+    func run(fresh: Run.Bind, name: String) async -> Findings {
         let phase = ThreadSanitizerPhase.Recorder(name: "race hammer")
         var findings = Findings(reports: ThreadSanitizerPhase(name: phase.name, reports: [], lost: 0, rounds: 0, roundsWithReports: 0))
         var roundsWithReports = 0
         let threads = max(2, settings.threads)
         findings.threads = threads
         for round in -1..<max(1, settings.rounds) {
-            let route = await fresh(users)
-            let providers = users.indices.map(route)
+            let providers = await fresh(users).value
             let calls = (0..<threads).map { self.calls(round: round + 1, thread: $0) }
-            let hammerRound = HammerRound(providers: providers, route: { $0 }, calls: calls)
+            let hammerRound = HammerRound(providers: providers, calls: calls)
             ThreadSanitizerReports.noteForCrash("the conformance kit's race hammer ran \(name), round \(round + 1) of \(settings.rounds) (0: warm-up)")
             let timeout = settings.hangTimeout
             let done = await Self.onOSThread { hammerRound.run(timeout: timeout) }
