@@ -10,7 +10,35 @@
 
 #define NO_TSAN __attribute__((no_sanitize("thread")))
 
-// The runtime's interface (compiler-rt tsan_interface.h), weak so a link without it still works.
+// The runtime's interface (compiler-rt tsan_interface.h). On Linux the runtime is linked
+// statically into a ThreadSanitizer build, so weak references resolve to it there and stay NULL in
+// any other build. On Apple platforms a weak reference to a missing symbol does not link, and the
+// runtime is a dynamic library: there the functions are looked up with dlsym when the image loads.
+typedef int (*ReportData)(void *report, const char **description, int *count, int *stack_count, int *mop_count,
+                          int *loc_count, int *mutex_count, int *thread_count, int *unique_tid_count,
+                          void **sleep_trace, unsigned long trace_size);
+typedef int (*ReportMop)(void *report, unsigned long idx, int *tid, void **addr, int *size, int *write, int *atomic,
+                         void **trace, unsigned long trace_size);
+typedef int (*ReportStack)(void *report, unsigned long idx, void **trace, unsigned long trace_size);
+typedef int (*ReportTag)(void *report, unsigned long *tag);
+typedef void (*SymbolizePC)(void *pc, const char *fmt, char *out_buf, size_t out_buf_size);
+
+#if defined(__APPLE__)
+#include <dlfcn.h>
+static ReportData get_report_data;
+static ReportMop get_report_mop;
+static ReportStack get_report_stack;
+static ReportTag get_report_tag;
+static SymbolizePC symbolize_pc;
+
+__attribute__((constructor)) static void look_up_runtime(void) {
+    get_report_data = (ReportData)dlsym(RTLD_DEFAULT, "__tsan_get_report_data");
+    get_report_mop = (ReportMop)dlsym(RTLD_DEFAULT, "__tsan_get_report_mop");
+    get_report_stack = (ReportStack)dlsym(RTLD_DEFAULT, "__tsan_get_report_stack");
+    get_report_tag = (ReportTag)dlsym(RTLD_DEFAULT, "__tsan_get_report_tag");
+    symbolize_pc = (SymbolizePC)dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc");
+}
+#else
 extern int __tsan_get_report_data(void *report, const char **description, int *count, int *stack_count,
                                   int *mop_count, int *loc_count, int *mutex_count, int *thread_count,
                                   int *unique_tid_count, void **sleep_trace, unsigned long trace_size)
@@ -22,6 +50,12 @@ extern int __tsan_get_report_stack(void *report, unsigned long idx, void **trace
 extern int __tsan_get_report_tag(void *report, unsigned long *tag) __attribute__((weak));
 extern void __sanitizer_symbolize_pc(void *pc, const char *fmt, char *out_buf, size_t out_buf_size)
     __attribute__((weak));
+#define get_report_data ((ReportData)__tsan_get_report_data)
+#define get_report_mop ((ReportMop)__tsan_get_report_mop)
+#define get_report_stack ((ReportStack)__tsan_get_report_stack)
+#define get_report_tag ((ReportTag)__tsan_get_report_tag)
+#define symbolize_pc ((SymbolizePC)__sanitizer_symbolize_pc)
+#endif
 
 extern char *swift_demangle(const char *mangled, size_t length, char *output, size_t *output_size, uint32_t flags)
     __attribute__((weak));
@@ -39,7 +73,7 @@ static uint64_t reported;  // atomic
 static IdpTSanReport scratch;  // filled by the (single) reporting thread, then published word by word
 
 NO_TSAN int idp_tsan_is_active(void) {
-    return __tsan_get_report_data != NULL;
+    return get_report_data != NULL;
 }
 
 NO_TSAN uint64_t idp_tsan_report_count(void) {
@@ -57,27 +91,27 @@ NO_TSAN void __tsan_on_report(void *report) {
     uint64_t index = __atomic_load_n(&reported, __ATOMIC_RELAXED);
     IdpTSanReport *r = &scratch;
     for (size_t i = 0; i < sizeof(scratch); i++) ((volatile char *)r)[i] = 0;
-    if (__tsan_get_report_data != NULL) {
+    if (get_report_data != NULL) {
         const char *description = "unknown";
         int count = 0, stacks = 0, mops = 0, locs = 0, mutexes = 0, threads = 0, tids = 0;
         void *sleep[1] = {0};
-        __tsan_get_report_data(report, &description, &count, &stacks, &mops, &locs, &mutexes, &threads, &tids,
+        get_report_data(report, &description, &count, &stacks, &mops, &locs, &mutexes, &threads, &tids,
                                sleep, 1);
         r->kind = description;
         r->stackCount = stacks;
         r->mutexCount = mutexes;
         r->threadCount = threads;
         r->accessCount = mops < IDP_TSAN_ACCESSES ? mops : IDP_TSAN_ACCESSES;
-        if (__tsan_get_report_tag != NULL) {
+        if (get_report_tag != NULL) {
             unsigned long tag = 0;
-            __tsan_get_report_tag(report, &tag);
+            get_report_tag(report, &tag);
             r->tag = tag;
         }
-        for (int m = 0; m < r->accessCount && __tsan_get_report_mop != NULL; m++) {
+        for (int m = 0; m < r->accessCount && get_report_mop != NULL; m++) {
             IdpTSanAccess *a = &r->accesses[m];
             int tid = 0, size = 0, write = 0, atomic = 0;
             void *addr = 0;
-            __tsan_get_report_mop(report, (unsigned long)m, &tid, &addr, &size, &write, &atomic, (void **)a->frames,
+            get_report_mop(report, (unsigned long)m, &tid, &addr, &size, &write, &atomic, (void **)a->frames,
                                   IDP_TSAN_FRAMES);
             a->thread = tid;
             a->size = size;
@@ -86,8 +120,8 @@ NO_TSAN void __tsan_on_report(void *report) {
             a->address = (uintptr_t)addr;
             a->frameCount = count_frames(a->frames);
         }
-        if (stacks > 0 && __tsan_get_report_stack != NULL) {
-            __tsan_get_report_stack(report, 0, (void **)r->stackFrames, IDP_TSAN_FRAMES);
+        if (stacks > 0 && get_report_stack != NULL) {
+            get_report_stack(report, 0, (void **)r->stackFrames, IDP_TSAN_FRAMES);
             r->stackFrameCount = count_frames(r->stackFrames);
         }
     }
@@ -110,10 +144,10 @@ NO_TSAN int idp_tsan_report_at(uint64_t index, IdpTSanReport *out) {
 }
 
 NO_TSAN int idp_tsan_symbolize(uintptr_t pc, char *buffer, size_t size) {
-    if (__sanitizer_symbolize_pc == NULL || size == 0) return 0;
+    if (symbolize_pc == NULL || size == 0) return 0;
     buffer[0] = 0;
     // The runtime's frames are return addresses; step back into the call instruction.
-    __sanitizer_symbolize_pc((void *)(pc > 0 ? pc - 1 : pc), "%f %s:%l", buffer, size);
+    symbolize_pc((void *)(pc > 0 ? pc - 1 : pc), "%f %s:%l", buffer, size);
     return buffer[0] != 0;
 }
 

@@ -5,7 +5,8 @@
 // `IDP_TSAN_RING` of them (kind, accesses, stacks as program counters) in a fixed ring. The kit
 // reads the count before and after each phase, as Go's `go test -race` blames a race on the test
 // that ran when it was found. In a build without ThreadSanitizer the hook is never called and
-// `idp_tsan_is_active()` is 0: the runtime's functions are looked up as weak symbols.
+// `idp_tsan_is_active()` is 0: the runtime's functions are looked up as weak symbols (with dlsym on
+// Apple platforms, where the runtime is a dynamic library).
 #ifndef IDP_THREAD_SANITIZER_HOOK_H
 #define IDP_THREAD_SANITIZER_HOOK_H
 
