@@ -159,7 +159,9 @@ int idp_swift_demangle(const char *symbol, char *buffer, size_t size) {
     return result != NULL && buffer[0] != 0;
 }
 
-// The crash note.
+// The crash note: composed when it is set, written with one write(2) (at most 512 bytes, so a
+// pipe delivers it whole even while other threads print their own crash output).
+static const char prefix[] = "\nIdpHarness: the process crashed (fatal signal) while ";
 static char note[512];
 static int note_length;  // atomic
 static struct sigaction previous[32];
@@ -171,10 +173,7 @@ NO_TSAN static void on_fatal_signal(int signal, siginfo_t *info, void *context) 
     (void)context;
     int length = __atomic_load_n(&note_length, __ATOMIC_ACQUIRE);
     if (length > 0) {
-        static const char prefix[] = "\nIdpHarness: the process crashed (fatal signal) while ";
-        ssize_t ignored = write(2, prefix, sizeof(prefix) - 1);
-        ignored = write(2, note, (size_t)length);
-        ignored = write(2, "\n", 1);
+        ssize_t ignored = write(2, note, (size_t)length);
         (void)ignored;
     }
     // Hand the signal to whoever had it before: the faulting instruction runs again, or abort()
@@ -196,9 +195,11 @@ NO_TSAN void idp_crash_note_set(const char *text) {
     __atomic_store_n(&note_length, 0, __ATOMIC_RELEASE);
     if (text == NULL) return;
     int length = 0;
-    while (length < (int)sizeof(note) && text[length] != 0) {
-        __atomic_store_n(&note[length], text[length], __ATOMIC_RELAXED);
-        length++;
+    for (size_t i = 0; i + 1 < sizeof(prefix); i++) __atomic_store_n(&note[length++], prefix[i], __ATOMIC_RELAXED);
+    // Keep room for the closing line break.
+    for (size_t i = 0; text[i] != 0 && length < (int)sizeof(note) - 1; i++) {
+        __atomic_store_n(&note[length++], text[i], __ATOMIC_RELAXED);
     }
+    __atomic_store_n(&note[length++], '\n', __ATOMIC_RELAXED);
     __atomic_store_n(&note_length, length, __ATOMIC_RELEASE);
 }

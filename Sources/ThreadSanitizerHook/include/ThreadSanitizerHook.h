@@ -65,7 +65,7 @@ int idp_swift_demangle(const char *symbol, char *buffer, size_t size);
 
 /// Names what the process is doing now, for the note written to stderr if it crashes on a fatal
 /// signal (the previous handler, Swift's backtracer say, then runs as before). `NULL` clears it.
-/// Installs the handlers on first use. The text is copied (at most 511 bytes).
+/// Installs the handlers on first use. The text is copied, cut to fit a note of 512 bytes.
 void idp_crash_note_set(const char *text);
 
 #endif
