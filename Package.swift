@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "McSdk", targets: ["McSdk"]),
         .library(name: "CredentialProviders", targets: ["CredentialProviders"]),
         .library(name: "IdpHarness", targets: ["IdpHarness"]),
+        .library(name: "BenchSupport", targets: ["BenchSupport"]),
         .executable(name: "idp-bench", targets: ["IdpBench"]),
     ],
     targets: [
@@ -21,13 +22,17 @@ let package = Package(
         .target(name: "IdpSdk", dependencies: ["IdpPrimitives"]),
         .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpSdk"]),
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
-        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders"]),
+        // C only to define ThreadSanitizer's report hook; no dependency.
+        .target(name: "ThreadSanitizerHook"),
+        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "ThreadSanitizerHook", "BenchSupport"]),
         .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
         .executableTarget(
             name: "IdpBench",
             dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport"],
             path: "Benchmarks/IdpBench"
         ),
+        // The README's recipe for measuring your own provider.
+        .executableTarget(name: "MeasureProviderExample", dependencies: ["IdpHarness", "BenchSupport", "IdpSdk"], path: "Benchmarks/MeasureProvider"),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample", "Seed002LoginSample"]),

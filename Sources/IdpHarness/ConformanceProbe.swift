@@ -2,16 +2,6 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 
-/// The user's provider, handed between the kit's tasks and threads.
-///
-/// `@unchecked Sendable`: one immutable reference and nothing else. Sharing the provider across
-/// threads is the point of the kit — ``IdpSdkInteractionInterface`` leaves thread safety to the
-/// implementer, as the documents do, and the kit is how the implementer checks it.
-struct ProviderUnderTest: @unchecked Sendable {
-    let provider: any IdpSdkInteractionInterface
-    init(_ provider: any IdpSdkInteractionInterface) { self.provider = provider }
-}
-
 /// Wraps the provider under test: notes every call (step, attempt, rejection, duration, error)
 /// and which flows are inside the provider right now, on which thread — what the watchdog
 /// reports when a flow hangs. Never sees or keeps values beyond the call.

@@ -1,15 +1,65 @@
+import Foundation
 import IdpPrimitives
 
-/// What the conformance kit found for one provider: a verdict per check, and the figures it
-/// measured.
+/// What the conformance kit found for one provider: a verdict per check, the outcomes it saw as
+/// tables (in the manner of jcstress), whether ThreadSanitizer was looking, and the figures it
+/// measured. ``description`` is Markdown; ``json()`` the same for machines.
 public struct ConformanceReport: Sendable, CustomStringConvertible {
     /// One check's verdict.
     public struct Check: Sendable, Equatable {
         public let name: String
+        /// Whether the check held; `true` also for a check that could not look (see ``checked``).
         public let passed: Bool
         /// What held, or what did not (naming flows, users, threads).
         public let detail: String
+        /// `false` when the check could not look: data races without ThreadSanitizer.
+        public let checked: Bool
+
+        public init(name: String, passed: Bool, detail: String, checked: Bool = true) {
+            self.name = name
+            self.passed = passed
+            self.detail = detail
+            self.checked = checked
+        }
+
+        /// "held", "FAILED" or "not checked".
+        public var verdict: String { !checked ? "not checked" : passed ? "held" : "FAILED" }
     }
+
+    /// How an outcome is graded, as jcstress grades them.
+    public enum Grade: String, Sendable, Codable {
+        /// What a correct provider may do.
+        case acceptable
+        /// What a correct provider never does.
+        case forbidden
+        /// No outcome: the call or round did not end within the hang timeout.
+        case stale
+    }
+
+    /// One check's outcomes: each distinct outcome seen, how often, and its grade.
+    public struct OutcomeTable: Sendable, Equatable, Codable {
+        public struct Row: Sendable, Equatable, Codable {
+            public let outcome: String
+            public let count: Int
+            public let grade: Grade
+        }
+
+        public let check: String
+        public let rows: [Row]
+
+        /// Whether no outcome was forbidden or stale.
+        public var acceptable: Bool { rows.allSatisfy { $0.grade == .acceptable || $0.count == 0 } }
+    }
+
+    /// ThreadSanitizer in this process: "on" (the kit read its reports) or "off" (races were not
+    /// checked).
+    public var threadSanitizer: Bool = false
+    /// Outcome tables, one per check that counts outcomes.
+    public var outcomes: [OutcomeTable] = []
+    /// The file holding the full text of the ThreadSanitizer reports blamed on this provider, if any.
+    public var raceReportFile: String?
+    /// The reports blamed on this provider (Mutex hand-offs excluded).
+    public var raceReports: [ThreadSanitizerReport] = []
 
     /// A stuck flow, as the watchdog saw it.
     public struct StuckFlow: Sendable, Equatable, CustomStringConvertible {
@@ -32,7 +82,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     }
 
     public let providerName: String
-    public let checks: [Check]
+    public var checks: [Check]
     public let stuckFlows: [StuckFlow]
     /// Flows run in all, and how many OS threads started them.
     public let flows: Int
@@ -60,10 +110,19 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     /// A Markdown report: the verdicts, then the figures.
     public var description: String {
-        var lines = ["### \(providerName): \(passed ? "passed" : "FAILED")", "", "| check | verdict | detail |", "|---|---|---|"]
+        var lines = ["### \(providerName): \(passed ? "passed" : "FAILED")", "",
+                     threadSanitizer ? "ThreadSanitizer: on (its reports during each phase are part of the verdict)"
+                         : "ThreadSanitizer: off (data races were not checked; run under `swift test --sanitize=thread`)",
+                     "", "| check | verdict | detail |", "|---|---|---|"]
         for check in checks {
-            lines.append("| \(check.name) | \(check.passed ? "held" : "**failed**") | \(check.detail.replacingOccurrences(of: "|", with: "/")) |")
+            lines.append("| \(check.name) | \(check.passed || !check.checked ? check.verdict : "**failed**") | \(check.detail.replacingOccurrences(of: "|", with: "/")) |")
         }
+        for table in outcomes {
+            lines += ["", "| \(table.check): outcome | count | grade |", "|---|---:|---|"]
+            for row in table.rows { lines.append("| \(row.outcome.replacingOccurrences(of: "|", with: "/")) | \(row.count) | \(row.grade.rawValue) |") }
+        }
+        if let raceReportFile { lines += ["", "Full ThreadSanitizer report text: `\(raceReportFile)`"] }
+        guard flows > 0 else { return lines.joined(separator: "\n") }
         lines.append("")
         lines.append("\(flows) flows from \(threads) OS threads over \(users) users in \(Self.format(elapsed)) s (\(String(format: "%.0f", throughput)) flows/s); "
             + "flow latency p50 \(Self.milliseconds(flowLatency.p50)) ms, p99 \(Self.milliseconds(flowLatency.p99)) ms, max \(Self.milliseconds(flowLatency.max)) ms; "
@@ -71,6 +130,55 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             + "peak SDK threads \(peakSDKThreads)")
         for stuck in stuckFlows { lines.append("- stuck: \(stuck)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The report as pretty-printed JSON (sorted keys): verdicts, outcome tables, ThreadSanitizer
+    /// and figures.
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(JSONForm(self))) ?? Data(), as: UTF8.self)
+    }
+
+    private struct JSONForm: Encodable {
+        struct CheckForm: Encodable {
+            let name: String, verdict: String, passed: Bool, checked: Bool, detail: String
+        }
+        let provider: String
+        let passed: Bool
+        let threadSanitizer: String
+        let checks: [CheckForm]
+        let outcomes: [OutcomeTable]
+        let raceReportFile: String?
+        let raceReports: [ThreadSanitizerReport]
+        let flows: Int, threads: Int, users: Int, elapsedSeconds: Double, providerCalls: Int, peakSdkThreads: Int
+        let flowLatencyMs: [String: Double], providerCallLatencyUs: [String: Double]
+        let stuckFlows: [String]
+
+        init(_ report: ConformanceReport) {
+            provider = report.providerName
+            passed = report.passed
+            threadSanitizer = report.threadSanitizer ? "on" : "off"
+            checks = report.checks.map { CheckForm(name: $0.name, verdict: $0.verdict, passed: $0.passed, checked: $0.checked, detail: $0.detail) }
+            outcomes = report.outcomes
+            raceReportFile = report.raceReportFile
+            raceReports = report.raceReports
+            (flows, threads, users) = (report.flows, report.threads, report.users)
+            elapsedSeconds = report.elapsed.timeInterval
+            providerCalls = report.providerCalls
+            peakSdkThreads = report.peakSDKThreads
+            let flow = report.flowLatency, call = report.providerCallLatency
+            flowLatencyMs = ["p50": flow.p50.timeInterval * 1e3, "p99": flow.p99.timeInterval * 1e3, "max": flow.max.timeInterval * 1e3]
+            providerCallLatencyUs = ["p50": call.p50.timeInterval * 1e6, "p99": call.p99.timeInterval * 1e6, "max": call.max.timeInterval * 1e6]
+            stuckFlows = report.stuckFlows.map(\.description)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case provider, passed, threadSanitizer = "thread_sanitizer", checks, outcomes, raceReportFile = "race_report_file"
+            case raceReports = "race_reports", flows, threads, users, elapsedSeconds = "elapsed_s", providerCalls = "provider_calls"
+            case peakSdkThreads = "peak_sdk_threads", flowLatencyMs = "flow_latency_ms", providerCallLatencyUs = "provider_call_latency_us"
+            case stuckFlows = "stuck_flows"
+        }
     }
 
     static func seconds(_ duration: Duration) -> Double {

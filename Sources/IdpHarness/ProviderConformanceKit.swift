@@ -15,6 +15,11 @@ import IdpServer
 /// ```
 ///
 /// The checks:
+/// - **race hammer** (first; see ``hammer(_:name:makeProvider:)``) — fresh instances, kit-owned OS
+///   threads released together, direct calls with nothing between the threads, every answer graded;
+/// - **no data race (ThreadSanitizer)** — under `--sanitize=thread`, the reports ThreadSanitizer
+///   printed during the hammer and during the engine's flows (counted before and after each
+///   phase) fail the provider; without ThreadSanitizer the check says it was not checked;
 /// - **concurrent flows** — many flows from many OS threads at once (default 64 threads, 10,000
 ///   flows, 100 users), each user's flows sharing one provider instance, all succeed;
 /// - **multi-step and re-asks** — half the flows use a two-step client (username, then password),
@@ -55,6 +60,16 @@ public enum ProviderConformanceKit {
         public var hangTimeout: Duration = .seconds(30)
         /// For a provider that blocks: about how long one call waits. Enables the timeout check.
         public var providerWait: Duration?
+        /// Race hammer rounds, each with fresh provider instances, after one warm-up round (0: no
+        /// hammer).
+        public var hammerRounds = 32
+        /// Kit-owned OS threads per hammer round, released together.
+        public var hammerThreads = 8
+        /// Direct `provideCredentials` calls per thread per round.
+        public var hammerCallsPerThread = 32
+        /// Where the full text of ThreadSanitizer's reports blamed on the provider is written
+        /// (`nil`: the temporary directory).
+        public var raceReportDirectory: String?
 
         public init() {}
     }
@@ -84,12 +99,54 @@ public enum ProviderConformanceKit {
         name: String,
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name) { users in
-            var providers: [ProviderUnderTest] = []
-            for user in users { providers.append(ProviderUnderTest(await makeProvider(user))) }
-            let all = providers
-            return { all[$0] }
-        }.execute()
+        await Run(configuration: configuration, name: name, bind: perUser(makeProvider)).execute()
+    }
+
+    /// Runs only the race hammer (with ThreadSanitizer's verdict), with one provider instance per
+    /// user, fresh for every round: the quick check for data races.
+    ///
+    /// ```swift
+    /// let report = await ProviderConformanceKit.hammer(name: "MyProvider") { user in MyProvider(user) }
+    /// #expect(report.passed)   // under --sanitize=thread: no race reported, every answer right
+    /// ```
+    ///
+    /// Each round makes fresh instances, starts `hammerThreads` kit-owned OS threads that wait at a
+    /// start barrier, and lets each make `hammerCallsPerThread` direct calls (the round's shared
+    /// user from every thread, the thread's own user, a user without credentials) with no lock,
+    /// semaphore or print between the threads; answers go to per-thread slots and are graded after
+    /// the end barrier. A round that does not end within `hangTimeout` is "stale".
+    public static func hammer(
+        _ configuration: Configuration = Configuration(),
+        name: String,
+        makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
+    ) async -> ConformanceReport {
+        await Run(configuration: configuration, name: name, battery: false, bind: perUser(makeProvider)).execute()
+    }
+
+    /// Runs only the race hammer with one instance for every user, fresh for every round.
+    public static func hammer(
+        _ configuration: Configuration = Configuration(),
+        name: String,
+        sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
+    ) async -> ConformanceReport {
+        await Run(configuration: configuration, name: name, battery: false, bind: shared(sharedProvider)).execute()
+    }
+
+    /// One fresh instance per user.
+    static func perUser(_ makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface) -> Run.Bind {
+        { users in
+            var providers: [any IdpSdkInteractionInterface] = []
+            for user in users { providers.append(await makeProvider(user)) }
+            return Unverified(providers)
+        }
+    }
+
+    /// One fresh instance, the same for every user.
+    static func shared(_ sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface) -> Run.Bind {
+        { users in
+            let provider = await sharedProvider(users)
+            return Unverified(users.map { _ in provider })
+        }
     }
 
     /// Runs the battery with one provider instance shared by every user's flows (the Kotlin
@@ -99,18 +156,19 @@ public enum ProviderConformanceKit {
         name: String,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name) { users in
-            let provider = ProviderUnderTest(await sharedProvider(users))
-            return { _ in provider }
-        }.execute()
+        await Run(configuration: configuration, name: name, bind: shared(sharedProvider)).execute()
     }
 }
 
 /// One run of the battery.
-private struct Run: Sendable {
+struct Run: Sendable {
+    /// Makes the providers for the given users, one per user (the same instance for a shared one).
+    typealias Bind = @Sendable ([ProviderConformanceKit.User]) async -> Unverified<[any IdpSdkInteractionInterface]>
     let configuration: ProviderConformanceKit.Configuration
     let name: String
-    let bind: @Sendable ([ProviderConformanceKit.User]) async -> @Sendable (Int) -> ProviderUnderTest
+    /// Whether to run the engine's battery after the hammer.
+    var battery = true
+    let bind: Bind
 
     struct Plan: Sendable {
         let index: Int
@@ -130,6 +188,18 @@ private struct Run: Sendable {
 
     func execute() async -> ConformanceReport {
         let started = ContinuousClock.now
+        let hammer = configuration.hammerRounds > 0 ? await hammerPhase() : nil
+        guard battery else {
+            var report = ConformanceReport(
+                providerName: name, checks: [], stuckFlows: [], flows: 0, threads: configuration.hammerThreads, users: 0,
+                elapsed: ContinuousClock.now - started, flowLatency: (.zero, .zero, .zero), providerCallLatency: (.zero, .zero, .zero),
+                providerCalls: 0, peakSDKThreads: 0)
+            RaceVerdict.add(hammer: hammer, flows: nil, directory: configuration.raceReportDirectory, to: &report)
+            return report
+        }
+        let flowReports = ThreadSanitizerPhase.Recorder(name: "engine flows")
+        // The figures are the engine flows' own: the hammer before them is not counted.
+        let flowsStarted = ContinuousClock.now
         let threads = max(1, configuration.threads)
         let userCount = max(1, configuration.users)
         let tenant = ProviderConformanceKit.tenant
@@ -152,11 +222,11 @@ private struct Run: Sendable {
             let credentials = index < userCount ? ["username": userId, "password": password] : [:]
             users.append(.init(tenantId: tenant, userId: userId, credentials: credentials))
         }
-        let route = await bind(users)
+        let providers = await bind(users).value
         var probes: [ConformanceProbe] = []
         var probeByProvider: [ObjectIdentifier: ConformanceProbe] = [:]
         for index in users.indices {
-            let provider = route(index).provider
+            let provider = providers[index]
             // A provider shared by several users gets one probe, so it stays one instance.
             guard type(of: provider) is AnyClass else {
                 probes.append(ConformanceProbe(provider))
@@ -209,12 +279,32 @@ private struct Run: Sendable {
 
         let latencies = outcomes.filter { $0.result?.hasError() == false }.map(\.latency).sorted()
         let calls = Self.unique(probes).flatMap(\.callDurations).sorted()
-        return ConformanceReport(
+        let flowPhase = flowReports.finish(rounds: 1, roundsWithReports: 0)
+        var report = ConformanceReport(
             providerName: name, checks: checks, stuckFlows: watchdog.stuck, flows: outcomes.count, threads: threads,
-            users: userCount, elapsed: ContinuousClock.now - started,
+            users: userCount, elapsed: ContinuousClock.now - flowsStarted,
             flowLatency: Self.summary(latencies), providerCallLatency: Self.summary(calls), providerCalls: calls.count,
             peakSDKThreads: sdk.workerThreads.peak
         )
+        RaceVerdict.add(hammer: hammer, flows: flowPhase, directory: configuration.raceReportDirectory, to: &report)
+        return report
+    }
+
+    /// The race hammer over users of its own (no IDP): the battery's first phase.
+    private func hammerPhase() async -> RaceHammer.Findings {
+        let count = max(2, min(configuration.users, configuration.hammerThreads + 1))
+        var users = (0..<count).map { index in
+            let userId = String(format: "hammer-%03d", index)
+            return ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
+                                               credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)])
+        }
+        if configuration.errorEvery > 0 {
+            users.append(.init(tenantId: ProviderConformanceKit.tenant, userId: String(format: "hammer-%03d", count), credentials: [:]))
+        }
+        let hammer = RaceHammer(settings: .init(rounds: configuration.hammerRounds, threads: configuration.hammerThreads,
+                                                callsPerThread: configuration.hammerCallsPerThread, hangTimeout: configuration.hangTimeout),
+                                users: users)
+        return await hammer.run(fresh: bind, name: name)
     }
 
     /// Starts one flow from the calling OS thread and waits for its completion, watchdog in hand.

@@ -60,6 +60,8 @@ struct ConformanceTests {
         var configuration = Self.battery
         configuration.providerWait = .milliseconds(20)
         configuration.flows = min(configuration.flows, 2_000)
+        // Every call waits 20 ms: four hammer rounds are enough to find a race in the bridge.
+        configuration.hammerRounds = 4
         let report = await ProviderConformanceKit.run(configuration, name: "AsyncCredentialBridge") { user in
             AsyncCredentialBridge(timeout: .seconds(600)) { data in
                 try await Task.sleep(for: .milliseconds(20))

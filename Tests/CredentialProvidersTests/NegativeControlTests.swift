@@ -83,7 +83,11 @@ struct NegativeControlTests {
         configuration.threads = 8
         configuration.flows = 400
         configuration.users = 10
-        configuration.hangTimeout = .seconds(2)
+        // Generous: under ThreadSanitizer, beside the calibration's child processes, a flow can
+        // take seconds; these tests look at other checks than the watchdog's.
+        configuration.hangTimeout = .seconds(10)
+        // These providers' defects are not races; a short hammer keeps the tests quick.
+        configuration.hammerRounds = 2
         return configuration
     }
 

@@ -4,15 +4,15 @@ import IdpPrimitives
 import Synchronization
 
 /// What a timed run on several OS threads did.
-struct RaceResult {
+public struct RaceResult: Sendable {
     /// Operations completed by all threads together.
-    let operations: UInt64
+    public let operations: UInt64
     /// Wall-clock time from the start signal until the last thread stopped.
-    let nanoseconds: UInt64
+    public let nanoseconds: UInt64
 
     /// Wall-clock nanoseconds per operation of all threads together (aggregate): it halves when
     /// doubling the threads doubles the throughput.
-    var nanosecondsPerOperation: Double { Double(nanoseconds) / Double(max(1, operations)) }
+    public var nanosecondsPerOperation: Double { Double(nanoseconds) / Double(max(1, operations)) }
 }
 
 /// Runs `operation` in a loop on `threads` new OS threads, started together, for `seconds`.
@@ -22,7 +22,7 @@ struct RaceResult {
 /// returns a number the thread adds up, so the compiler cannot drop the work. Each thread counts its own operations and checks the stop flag every `batch` of them (a
 /// relaxed atomic load); counts are handed over once, at the end: nothing shared is written while
 /// measuring.
-func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: (Int) -> @Sendable (Int) -> Int) -> RaceResult {
+public func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: (Int) -> @Sendable (Int) -> Int) -> RaceResult {
     final class Signals: Sendable {
         let ready = Atomic<Int>(0)
         let go = Atomic<Bool>(false)
@@ -63,6 +63,6 @@ func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: (Int) -
 
 /// Keeps a value alive as far as the optimizer can tell.
 @inline(never)
-func blackHole(_ value: Int) {
+public func blackHole(_ value: Int) {
     if value == 0x5eed_5eed { print("", terminator: "") }
 }

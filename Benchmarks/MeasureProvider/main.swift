@@ -1,0 +1,10 @@
+// The README's recipe: measure your own provider as idp-bench measures the library's.
+// swift run -c release MeasureProviderExample [text|markdown|json]
+import BenchSupport
+import IdpHarness
+import IdpSdk
+
+let report = try await ProviderBenchmark.measure(name: "SessionCacheProvider") { users in
+    SessionCacheProvider(users)
+}
+print(render(report, as: ReportFormat(rawValue: CommandLine.arguments.dropFirst().first ?? "text") ?? .text))

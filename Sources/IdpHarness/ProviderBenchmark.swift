@@ -1,0 +1,239 @@
+import BenchSupport
+import CredentialProviders
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import Synchronization
+
+/// Measures your provider the way `idp-bench` measures the library's: nanoseconds per
+/// `provideCredentials` call at 1…N threads, side by side with the `Mutex` floor and
+/// ``CredentialStore``, and end-to-end flow latency (p0 … p99.9, p100) through the real engine
+/// and an in-process IDP at several flows in flight, in one run.
+///
+/// ```swift
+/// import BenchSupport
+/// import IdpHarness
+///
+/// let report = try await ProviderBenchmark.measure(name: "SessionCacheProvider") { users in
+///     SessionCacheProvider(users)
+/// }
+/// print(render(report, as: .markdown))      // or .text, .json (schema "idp-bench/1")
+/// ```
+///
+/// Build it in release (`swift run -c release`); a debug build measures the debugger's view.
+/// Every provider is first asked once per user and must answer each user's own values; a wrong
+/// answer stops the run with ``ProviderBenchmarkError`` rather than timing it.
+public enum ProviderBenchmark {
+    /// What to measure.
+    public struct Configuration: Sendable {
+        /// Thread counts for the hot path.
+        public var threads = [1, 2, 4, 8]
+        /// Seconds per hot-path cell; each cell runs `rounds` times, interleaved, and reports the median.
+        public var secondsPerCell = 0.1
+        public var rounds = 3
+        /// Flows in flight for the end-to-end cells (closed loop: each worker starts its next flow
+        /// when its last one ends).
+        public var inFlight = [1, 16, 256]
+        /// Seconds per end-to-end cell, after a short warm-up.
+        public var secondsPerFlowCell = 1.0
+        /// Simulated IDP round trip per request.
+        public var latency: Duration = .zero
+        /// Users with credentials (the hot path cycles through them).
+        public var users = 1_000
+        public var seed: UInt64 = 42
+
+        public init() {}
+    }
+
+    /// Measures the provider `makeProvider` builds for the given users (one instance for all).
+    /// - Throws: ``ProviderBenchmarkError`` when the provider answers wrongly or flows fail.
+    public static func measure(
+        _ configuration: Configuration = Configuration(),
+        name: String,
+        makeProvider: @escaping @Sendable ([ProviderConformanceKit.User]) async -> any IdpSdkInteractionInterface
+    ) async throws(ProviderBenchmarkError) -> BenchReport {
+        guard !configuration.threads.isEmpty, configuration.threads.allSatisfy({ $0 > 0 }), configuration.rounds > 0,
+              configuration.users > 0, configuration.secondsPerCell > 0, configuration.secondsPerFlowCell > 0,
+              configuration.inFlight.allSatisfy({ $0 > 0 }) else {
+            throw ProviderBenchmarkError("threads, rounds, users, in-flight levels and seconds must be positive")
+        }
+        var random = SeededRandom(seed: configuration.seed)
+        let users = (0..<configuration.users).map { index in
+            let userId = "bench-\(index)"
+            return ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
+                                               credentials: ["username": userId, "password": "pw-\(random.next() % 1_000_000_000)"])
+        }
+        let contenders = Contenders(yours: Unverified(await makeProvider(users)), name: name, users: users)
+        try await contenders.verify()
+
+        var report = BenchReport(
+            machine: Machine(cores: ProcessInfo.processInfo.activeProcessorCount, os: ProcessInfo.processInfo.operatingSystemVersionString,
+                             swift: "6", date: ISO8601DateFormatter().string(from: Date())),
+            settings: Settings(secondsPerCell: configuration.secondsPerCell, latencyMs: configuration.latency.timeInterval * 1e3,
+                               seed: configuration.seed, sections: ["providers", "flows"], threads: configuration.threads,
+                               inFlight: configuration.inFlight, quick: false))
+        (report.providers, report.floors) = await RaceHammer.onOSThread { contenders.hotPath(configuration) }
+        for level in configuration.inFlight.sorted() {
+            report.flows.append(try await contenders.flows(inFlight: level, configuration: configuration))
+        }
+        return report
+    }
+}
+
+/// Why a measurement could not be made.
+public struct ProviderBenchmarkError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Your provider, ``CredentialStore`` and the `Mutex` floor over the same users. The providers
+/// are shared with the measuring threads through ``Unverified``: sharing yours is what measuring
+/// it means; whether that is safe is what ``ProviderConformanceKit`` checks.
+private final class Contenders: Sendable {
+    let yours: Unverified<any IdpSdkInteractionInterface>
+    let store: Unverified<any IdpSdkInteractionInterface>
+    let name: String
+    let users: [ProviderConformanceKit.User]
+    let table: Mutex<[String: [String: String]]>
+
+    init(yours: Unverified<any IdpSdkInteractionInterface>, name: String, users: [ProviderConformanceKit.User]) {
+        self.yours = yours
+        self.name = name
+        self.users = users
+        let store = CredentialStore()
+        for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
+        self.store = Unverified(store)
+        table = Mutex(Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) }))
+    }
+
+    /// The calls of one thread: a ring of 1,024 login steps over the users.
+    func calls(thread: Int) -> [IdpSdkInteractionData] {
+        let fields = [IdpSdkInputField(id: "username", label: "Username", isSecret: false),
+                      IdpSdkInputField(id: "password", label: "Password", isSecret: true)]
+        return (0..<1_024).map { index in
+            let user = users[(thread * 7_919 + index * 31) % users.count]
+            return IdpSdkInteractionData(inputFields: fields, flowId: IdpSdkFlowID(rawValue: 1 << 61 | UInt64(thread) << 32 | UInt64(index)),
+                                         step: 1, attempt: 1, tenantId: user.tenantId, clientId: "KssIdpLogin", userId: user.userId,
+                                         traceParent: nil, previousError: nil)
+        }
+    }
+
+    /// Asks both providers once per user (up to 256) on an OS thread; both must answer right.
+    func verify() async throws(ProviderBenchmarkError) {
+        let problem: String? = await RaceHammer.onOSThread { [self] in
+            for data in calls(thread: 0).prefix(256) {
+                let expected = users.first { $0.userId == data.userId }!.credentials
+                for (label, provider) in [(name, yours.value), ("CredentialStore", store.value)] {
+                    let answer = provider.provideCredentials(data).credentials
+                    if data.inputFieldIds.contains(where: { answer?[$0] != expected[$0] }) {
+                        return "\(label) answered wrongly for \(data.userId ?? "?")"
+                    }
+                }
+            }
+            return nil
+        }
+        if let problem { throw ProviderBenchmarkError(problem) }
+    }
+
+    /// ns per call at each thread count: the floor, your provider, `CredentialStore`; each cell
+    /// the median of `rounds` interleaved runs. Runs on an OS thread (it blocks).
+    func hotPath(_ configuration: ProviderBenchmark.Configuration) -> ([ProviderRow], [FloorRow]) {
+        let cells: [(label: String, kind: String?, provider: Unverified<any IdpSdkInteractionInterface>?)] = [
+            ("Mutex + dictionary lookup", nil, nil), (name, "yours", yours), ("CredentialStore", "product", store),
+        ]
+        func operation(_ cell: Int, _ threads: Int) -> (Int) -> @Sendable (Int) -> Int {
+            let perThread = (0..<threads).map { calls(thread: $0) }
+            return { [self] thread in
+                let calls = perThread[thread]
+                guard let provider = cells[cell].provider else {
+                    let keys = calls.map { $0.userId ?? "" }
+                    return { call in self.table.withLock { $0[keys[call & 1_023]] }?.count ?? 0 }
+                }
+                return { call in provider.value.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
+            }
+        }
+        for cell in cells.indices { _ = race(threads: 1, seconds: configuration.secondsPerCell / 2, makeOperation: operation(cell, 1)) }
+        var providers: [ProviderRow] = []
+        var floors: [FloorRow] = []
+        for threads in configuration.threads {
+            var runs = Array(repeating: [RaceResult](), count: cells.count)
+            for _ in 0..<configuration.rounds {
+                for cell in cells.indices {
+                    runs[cell].append(race(threads: threads, seconds: configuration.secondsPerCell, makeOperation: operation(cell, threads)))
+                }
+            }
+            for (cell, results) in runs.enumerated() {
+                let median = results.sorted { $0.nanosecondsPerOperation < $1.nanosecondsPerOperation }[results.count / 2]
+                let calls = results.reduce(0) { $0 + $1.operations }
+                if let kind = cells[cell].kind {
+                    providers.append(ProviderRow(strategy: cells[cell].label, kind: kind, recommended: cell == 2, threads: threads,
+                                                 nsPerCall: median.nanosecondsPerOperation, calls: calls))
+                } else {
+                    floors.append(FloorRow(name: cells[cell].label, threads: threads, nsPerOp: median.nanosecondsPerOperation, ops: calls))
+                }
+            }
+        }
+        return (providers, floors)
+    }
+
+    /// Closed-loop logins with your provider at `inFlight` flows at once through the engine and an
+    /// in-process IDP; latency of flows that start after a warm-up and end before the end.
+    func flows(inFlight: Int, configuration: ProviderBenchmark.Configuration) async throws(ProviderBenchmarkError) -> FlowRow {
+        let idp = IdpServer(configuration: .init(auditLogCapacity: 4_096))
+        do {
+            try idp.addTenant(ProviderConformanceKit.tenant)
+            for user in users { try idp.addUser(user.userId, tenant: user.tenantId, password: user.credentials["password"]!) }
+        } catch {
+            throw ProviderBenchmarkError("setting up the IDP: \(error)")
+        }
+        let sdk = IdpSdkService(tenantId: ProviderConformanceKit.tenant, idpUrl: "https://provider-benchmark.invalid", certificateChain: Data(),
+                                shouldHashPin: false, configuration: .init(),
+                                transport: InProcessTransport(server: idp, latency: configuration.latency))
+        let seconds = configuration.secondsPerFlowCell
+        let warmUp = DispatchTime.now().uptimeNanoseconds + UInt64(min(0.5, seconds / 4) * 1e9)
+        let end = warmUp + UInt64(seconds * 1e9)
+        let provider = yours
+        let users = self.users
+        let cells = await withTaskGroup(of: (LatencyHistogram, Int, Int, String?).self) { group in
+            for worker in 0..<inFlight {
+                group.addTask {
+                    var histogram = LatencyHistogram()
+                    var completed = 0, errors = 0
+                    var firstError: String?
+                    var next = worker
+                    while DispatchTime.now().uptimeNanoseconds < end {
+                        let user = users[next % users.count]
+                        next += inFlight
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        let result = await sdk.getAuthorizationCode(
+                            withAstClientData: AstClientDataInfo(clientData: "provider-benchmark", astClientId: IdpServer.unassignedAstClientId,
+                                                                 codeChallenge: PKCE.challenge(for: PKCE.makeVerifier()), codeChallengeMethod: PKCE.methodS256),
+                            clientId: "KssIdpLogin", interactionInterface: provider.value, userId: user.userId, traceParent: nil)
+                        let finished = DispatchTime.now().uptimeNanoseconds
+                        if let error = result.idpSdkError {
+                            errors += 1
+                            firstError = firstError ?? error.description
+                        } else if start >= warmUp && finished <= end {
+                            histogram.record(finished - start)
+                            completed += 1
+                        }
+                    }
+                    return (histogram, completed, errors, firstError)
+                }
+            }
+            var merged = (LatencyHistogram(), 0, 0, String?.none)
+            for await cell in group {
+                merged.0.merge(cell.0)
+                merged.1 += cell.1
+                merged.2 += cell.2
+                merged.3 = merged.3 ?? cell.3
+            }
+            return merged
+        }
+        if cells.2 > 0 { throw ProviderBenchmarkError("\(cells.2) flows failed at \(inFlight) in flight; first: \(cells.3 ?? "-")") }
+        if cells.1 == 0 { throw ProviderBenchmarkError("no flow completed at \(inFlight) in flight; raise secondsPerFlowCell") }
+        return FlowRow(scenario: "login (\(name))", mode: "closed", inFlight: inFlight, offeredPerS: nil,
+                       throughputPerS: Double(cells.1) / seconds, completed: cells.1, errors: 0, latencyUs: cells.0.percentiles())
+    }
+}
