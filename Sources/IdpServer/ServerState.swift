@@ -132,6 +132,15 @@ struct PruneSchedule {
     }
 }
 
+extension Dictionary {
+    /// Removes the entries whose value matches, in place: a prune that finds nothing expired
+    /// reads the table once and copies nothing (`filter` rebuilt every table, under the lock).
+    mutating func removeValues(where shouldRemove: (Value) -> Bool) {
+        let doomed = compactMap { shouldRemove($0.value) ? $0.key : nil }
+        for key in doomed { removeValue(forKey: key) }
+    }
+}
+
 /// Login flows in progress, by session code.
 struct SessionShard {
     var sessions: [String: AuthSession] = [:]
@@ -140,7 +149,7 @@ struct SessionShard {
     /// Drops expired sessions when due.
     mutating func pruneIfDue(now: Date) {
         guard pruning.isDue() else { return }
-        sessions = sessions.filter { $0.value.expiresAt > now }
+        sessions.removeValues { $0.expiresAt <= now }
     }
 }
 
@@ -171,10 +180,10 @@ struct GrantShard {
     /// Drops expired codes and tokens when due.
     mutating func pruneIfDue(now: Date) {
         guard pruning.isDue() else { return }
-        codes = codes.filter { $0.value.expiresAt > now }
-        redeemedCodes = redeemedCodes.filter { $0.value.forgetAt > now }
-        tokens = tokens.filter { $0.value.expiresAt > now && !$0.value.revoked }
-        families = families.filter { $0.value.expiresAt > now && !$0.value.revoked }
+        codes.removeValues { $0.expiresAt <= now }
+        redeemedCodes.removeValues { $0.forgetAt <= now }
+        tokens.removeValues { $0.expiresAt <= now || $0.revoked }
+        families.removeValues { $0.expiresAt <= now || $0.revoked }
     }
 
     /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
