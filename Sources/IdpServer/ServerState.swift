@@ -118,15 +118,16 @@ enum ShardRouting {
     }
 }
 
-/// When a shard drops expired entries: every 256th request to it, so that pruning is amortised
-/// over many requests and no request pays for all.
+/// When a shard drops expired entries: after 256 requests to it, or one per eight entries it
+/// holds if that is more, so a prune (a scan of the shard's tables under its lock) costs each
+/// request a few entries at most, and a shard full of long-lived tokens is scanned rarely.
 struct PruneSchedule {
     private var requests = 0
 
-    /// Counts a request; `true` when this one should prune.
-    mutating func isDue() -> Bool {
+    /// Counts a request to a shard holding `entries`; `true` when this one should prune.
+    mutating func isDue(entries: Int) -> Bool {
         requests += 1
-        guard requests >= 256 else { return false }
+        guard requests >= max(256, entries / 8) else { return false }
         requests = 0
         return true
     }
@@ -148,7 +149,7 @@ struct SessionShard {
 
     /// Drops expired sessions when due.
     mutating func pruneIfDue(now: Date) {
-        guard pruning.isDue() else { return }
+        guard pruning.isDue(entries: sessions.count) else { return }
         sessions.removeValues { $0.expiresAt <= now }
     }
 }
@@ -179,7 +180,7 @@ struct GrantShard {
 
     /// Drops expired codes and tokens when due.
     mutating func pruneIfDue(now: Date) {
-        guard pruning.isDue() else { return }
+        guard pruning.isDue(entries: codes.count + redeemedCodes.count + tokens.count + families.count) else { return }
         codes.removeValues { $0.expiresAt <= now }
         redeemedCodes.removeValues { $0.forgetAt <= now }
         tokens.removeValues { $0.expiresAt <= now || $0.revoked }
