@@ -118,17 +118,27 @@ enum ShardRouting {
     }
 }
 
-/// When a shard drops expired entries: every 256th request to it, so that pruning is amortised
-/// over many requests and no request pays for all.
+/// When a shard drops expired entries: after 256 requests to it, or one per eight entries it
+/// holds if that is more, so a prune (a scan of the shard's tables under its lock) costs each
+/// request a few entries at most, and a shard full of long-lived tokens is scanned rarely.
 struct PruneSchedule {
     private var requests = 0
 
-    /// Counts a request; `true` when this one should prune.
-    mutating func isDue() -> Bool {
+    /// Counts a request to a shard holding `entries`; `true` when this one should prune.
+    mutating func isDue(entries: Int) -> Bool {
         requests += 1
-        guard requests >= 256 else { return false }
+        guard requests >= max(256, entries / 8) else { return false }
         requests = 0
         return true
+    }
+}
+
+extension Dictionary {
+    /// Removes the entries whose value matches, in place: a prune that finds nothing expired
+    /// reads the table once and copies nothing (`filter` rebuilt every table, under the lock).
+    mutating func removeValues(where shouldRemove: (Value) -> Bool) {
+        let doomed = compactMap { shouldRemove($0.value) ? $0.key : nil }
+        for key in doomed { removeValue(forKey: key) }
     }
 }
 
@@ -139,8 +149,8 @@ struct SessionShard {
 
     /// Drops expired sessions when due.
     mutating func pruneIfDue(now: Date) {
-        guard pruning.isDue() else { return }
-        sessions = sessions.filter { $0.value.expiresAt > now }
+        guard pruning.isDue(entries: sessions.count) else { return }
+        sessions.removeValues { $0.expiresAt <= now }
     }
 }
 
@@ -170,11 +180,11 @@ struct GrantShard {
 
     /// Drops expired codes and tokens when due.
     mutating func pruneIfDue(now: Date) {
-        guard pruning.isDue() else { return }
-        codes = codes.filter { $0.value.expiresAt > now }
-        redeemedCodes = redeemedCodes.filter { $0.value.forgetAt > now }
-        tokens = tokens.filter { $0.value.expiresAt > now && !$0.value.revoked }
-        families = families.filter { $0.value.expiresAt > now && !$0.value.revoked }
+        guard pruning.isDue(entries: codes.count + redeemedCodes.count + tokens.count + families.count) else { return }
+        codes.removeValues { $0.expiresAt <= now }
+        redeemedCodes.removeValues { $0.forgetAt <= now }
+        tokens.removeValues { $0.expiresAt <= now || $0.revoked }
+        families.removeValues { $0.expiresAt <= now || $0.revoked }
     }
 
     /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
