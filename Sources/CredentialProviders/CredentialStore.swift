@@ -20,7 +20,7 @@ import IdpSdk
 /// reference to the user's values (no deep copy), then builds the answer after releasing it (an
 /// activation takes the trace shard, then the user shard, never both at once). Writers hold one
 /// shard for one dictionary write. This is the provider the README recommends for many users.
-public final class CredentialStore: IdpSdkInteractionInterface, Sendable, CustomStringConvertible {
+public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
         public let tenantId: String

@@ -8,72 +8,72 @@ import IdpPrimitives
 /// `maximumThreads`), so a provider that blocks holds only its own thread. Idle threads exit after
 /// `keepAlive`. Past `maximumThreads` jobs wait in FIFO order.
 ///
-/// This is a primitive, so it is `@unchecked Sendable`: every mutable stored property (`jobs`,
-/// `idle`, `wakeups`, `threads`, `peakThreads`) is read and written only between
-/// `condition.lock()` and `condition.unlock()`; the rest are `let`s of Sendable types. No job runs
-/// while the lock is held.
-final class WorkerPool: @unchecked Sendable {
+/// Its state lives in one ``ConditionLockedValue`` (the lock the idle threads also wait on); each
+/// method decides under it and starts threads or runs jobs after releasing it.
+final class WorkerPool: Sendable {
     typealias Job = @Sendable () -> Void
 
     /// Thread names are `IdpSdk-N`: Linux keeps at most 15 characters of a thread name.
     static let threadNamePrefix = "IdpSdk-"
 
-    private let condition = ConditionLock(label: "IdpSdk.WorkerPool")
-    private var jobs = JobQueue()
-    /// Threads waiting on the condition that no submit has reserved.
-    private var idle = 0
-    /// Signals sent to waiting threads and not yet consumed. Invariant: `idle + wakeups` is the
-    /// number of threads waiting on the condition.
-    private var wakeups = 0
-    private var threads = 0
-    private var peakThreads = 0
-    private var started = 0
-    private var threadStartFailures = 0
+    struct State: Sendable {
+        var jobs = JobQueue()
+        /// Threads waiting on the condition that no submit has reserved.
+        var idle = 0
+        /// Signals sent to waiting threads and not yet consumed. Invariant: `idle + wakeups` is the
+        /// number of threads waiting on the condition.
+        var wakeups = 0
+        var threads = 0
+        var peakThreads = 0
+        var started = 0
+        var threadStartFailures = 0
+    }
+
+    private let state = ConditionLockedValue(State(), label: "IdpSdk.WorkerPool")
     let maximumThreads: Int
-    let keepAlive: TimeInterval
+    let keepAlive: Duration
     let stackSize: Int
 
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
-        self.keepAlive = max(0.001, keepAlive.timeInterval)
+        self.keepAlive = max(.milliseconds(1), keepAlive)
         self.stackSize = stackSize
     }
 
+    /// What a submit does after the lock: wake an idle thread, start one, or nothing (the job
+    /// waits for a busy thread).
+    private enum SubmitAction { case wake, start(number: Int), queue }
+
     /// Runs `job` on a pool thread, soon. Never runs it on the calling thread.
     func submit(_ job: @escaping Job) {
-        condition.lock()
-        jobs.append(job)
-        var spawn = false
-        var number = 0
-        if idle > 0 {
-            idle -= 1
-            wakeups += 1
-            condition.signal()
-        } else if threads < maximumThreads {
-            threads += 1
-            peakThreads = max(peakThreads, threads)
-            started += 1
-            number = started
-            spawn = true
+        let action = state.withLock { state -> SubmitAction in
+            state.jobs.append(job)
+            if state.idle > 0 {
+                state.idle -= 1
+                state.wakeups += 1
+                return .wake
+            }
+            guard state.threads < maximumThreads else { return .queue }
+            state.threads += 1
+            state.peakThreads = max(state.peakThreads, state.threads)
+            state.started += 1
+            return .start(number: state.started)
         }
-        condition.unlock()
-        if spawn { startThread(number: number) }
+        switch action {
+        case .wake: state.signal()
+        case .start(let number): startThread(number: number)
+        case .queue: break
+        }
     }
 
     /// Thread counts, for tests and the benchmark.
     var statistics: (current: Int, peak: Int, started: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (threads, peakThreads, started)
+        state.withLock { ($0.threads, $0.peakThreads, $0.started) }
     }
 
     /// How often the system refused a new thread (each refusal is retried).
-    var startFailures: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return threadStartFailures
-    }
+    var startFailures: Int { state.withLock { $0.threadStartFailures } }
 
     private func startThread(number: Int) {
         let name = "\(Self.threadNamePrefix)\(number)"
@@ -83,10 +83,10 @@ final class WorkerPool: @unchecked Sendable {
             run()
         })
         var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, stackSize)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        Self.check(pthread_attr_init(&attributes), "pthread_attr_init")
+        defer { Self.check(pthread_attr_destroy(&attributes), "pthread_attr_destroy") }
+        Self.check(pthread_attr_setstacksize(&attributes, stackSize), "pthread_attr_setstacksize")
+        Self.check(pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)), "pthread_attr_setdetachstate")
         #if os(Linux)
         var thread = pthread_t()
         #else
@@ -104,35 +104,43 @@ final class WorkerPool: @unchecked Sendable {
         guard status != 0 else { return }
         // The system would not give a thread now (EAGAIN under memory or thread limits). The slot
         // stays reserved and the start is retried, so queued jobs are not stranded.
+        precondition(status == EAGAIN || status == ENOMEM, "pthread_create failed: \(status)")
         start.release()
-        condition.lock()
-        threadStartFailures += 1
-        condition.unlock()
+        state.withLock { $0.threadStartFailures += 1 }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in startThread(number: number) }
     }
 
+    /// A pool thread's loop: take a job (or wait for one, up to `keepAlive`), run it after the
+    /// lock is released; exit when idle for `keepAlive` with nothing queued.
     private func run() {
-        condition.lock()
-        while true {
-            if let job = jobs.popFirst() {
-                condition.unlock()
-                job()
-                condition.lock()
-                continue
-            }
-            idle += 1
-            let signalled = condition.wait(seconds: keepAlive)
-            if wakeups > 0 {
-                wakeups -= 1
-            } else {
-                idle -= 1
-                if !signalled && jobs.isEmpty {
-                    threads -= 1
-                    condition.unlock()
-                    return
+        while let job = nextJob() { job() }
+    }
+
+    /// The next job for this thread, or `nil` when it should exit.
+    private func nextJob() -> Job? {
+        var waited = false
+        return state.wait { state, timedOut -> ConditionLockedValue<State>.Decision<Job?> in
+            if waited {
+                waited = false
+                if state.wakeups > 0 {
+                    state.wakeups -= 1
+                } else {
+                    state.idle -= 1
+                    if timedOut && state.jobs.isEmpty {
+                        state.threads -= 1
+                        return .done(nil)
+                    }
                 }
             }
+            if let job = state.jobs.popFirst() { return .done(job) }
+            state.idle += 1
+            waited = true
+            return .wait(timeout: keepAlive)
         }
+    }
+
+    private static func check(_ status: Int32, _ function: String) {
+        precondition(status == 0, "\(function) failed: \(status)")
     }
 }
 
@@ -143,7 +151,7 @@ private final class ThreadStart {
 }
 
 /// A FIFO of jobs with O(1) amortised append and pop.
-private struct JobQueue {
+struct JobQueue: Sendable {
     private var items: [WorkerPool.Job?] = []
     private var head = 0
 

@@ -238,6 +238,50 @@ struct CompletionTests {
         #expect(result.idpSdkError?.code == .timedOut)
     }
 
+    @Test("on a manual clock, a flow times out when the clock passes its timeout, not before, and without waiting")
+    func timeoutOnManualClock() async throws {
+        // Given a service on a manual clock with a one-minute timeout, and an IDP that never answers
+        let clock = ManualClock()
+        let transport = FaultyTransport(inner: nil) { _ in nil }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://silent.test", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(flowTimeout: .seconds(60), clock: clock), transport: transport)
+        let completed = Gate()
+        let outcome = LockedValue<IdpSdkResult?>(nil)
+        sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                 interactionInterface: TableProvider([:]), userId: "x", traceParent: nil) { result in
+            outcome.withLock { $0 = result }
+            completed.open()
+        }
+        #expect(sdk.armedTimeouts == 1)
+
+        // When the clock moves 59 seconds, the flow is still running
+        clock.advance(by: .seconds(59))
+        #expect(await Self.offTask { !completed.wait(timeout: .milliseconds(50)) })
+        #expect(sdk.flowsInFlight == 1)
+
+        // and when it passes the minute, the flow ends with timedOut and its timer is gone
+        clock.advance(by: .seconds(2))
+        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
+        #expect(outcome.withLock { $0 }?.idpSdkError?.code == .timedOut)
+        #expect(sdk.armedTimeouts == 0)
+        #expect(sdk.flowsInFlight == 0)
+    }
+
+    @Test("a flow that ends cancels its timeout at once")
+    func endedFlowCancelsTimeout() async throws {
+        let idp = TestIDP()
+        idp.activeUser("tara", password: "pw-tara")
+        let sdk = idp.sdk(.init(flowTimeout: .seconds(3600), clock: idp.clock))
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: TableProvider(["username": "tara", "password": "pw-tara"]), userId: "tara")
+        #expect(!result.hasError())
+        #expect(sdk.armedTimeouts == 0)
+        // and a cancelled flow holds no timer either
+        let cancelled = sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                                 interactionInterface: TableProvider([:]), userId: "tara", traceParent: nil) { _ in }
+        cancelled.cancel()
+        #expect(sdk.armedTimeouts == 0)
+    }
+
     @Test("an IDP that serves forms forever is cut off after the step limit")
     func endlessForms() async throws {
         let page = """
