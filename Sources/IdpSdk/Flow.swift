@@ -18,6 +18,9 @@ struct FlowContext: Sendable {
     let shouldHashPin: Bool
     let pool: WorkerPool
     let timers: FlowTimers
+    /// Whether the completion is the SDK's own (resuming the async form's continuation), which
+    /// never blocks; a caller's completion handler may.
+    let completionNeverBlocks: Bool
 }
 
 /// One `getAuthorizationCode` call: fetch a form, ask the provider, submit, until the IDP
@@ -31,9 +34,10 @@ struct FlowContext: Sendable {
 /// after one hand-off to the ``WorkerPool``. The answer to the first request arrives on the
 /// caller's thread with a synchronous transport, so it is always handed off. From there a
 /// provider that never blocks (``IdpSdkNonBlockingProvider``) is asked on the same thread, and its
-/// answer submitted from it; any other provider is asked on a pool thread of its own. The
-/// completion runs on the SDK thread that ended the flow, or on a pool thread when the flow was
-/// ended from outside (cancel, timeout) or on a thread that is not the SDK's.
+/// answer submitted from it; any other provider is asked on a pool thread of its own, inside
+/// ``WorkerPool/mayBlock(_:)``. The completion runs on the SDK thread that ended the flow, or on a
+/// pool thread when the flow was ended from outside (cancel, timeout) or on a thread that is not
+/// this service's.
 final class Flow: Sendable {
     typealias Machine = FlowStateMachine<@Sendable (IdpSdkResult) -> Void, IdpSdkResult>
 
@@ -70,7 +74,7 @@ final class Flow: Sendable {
         }
         context.timers.cancel(self)
         onEnd(self)
-        if origin == .engine && SDKThreadMarker.isMarked {
+        if origin == .engine && context.pool.isCurrentThread {
             complete(completion, result: result, notice: notice)
         } else {
             context.pool.submit { [self] in complete(completion, result: result, notice: notice) }
@@ -86,14 +90,26 @@ final class Flow: Sendable {
 
     var isFinished: Bool { machine.withLock { $0.isFinished } }
 
-    /// Runs on an SDK thread: the observer's notice, then the completion.
+    /// Runs on an SDK thread: the observer's notice, then the completion; each inside
+    /// ``WorkerPool/mayBlock(_:)`` unless it is known not to block.
     private func complete(_ completion: @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice) {
         switch notice {
         case .none: break
-        case .didEnd(let result): context.provider.observer?.flowDidEnd(id, result: result)
-        case .endedDuringCall: context.provider.observer?.flowEndedDuringCall(id)
+        case .didEnd(let result): callProvider { $0.observer?.flowDidEnd(id, result: result) }
+        case .endedDuringCall: callProvider { $0.observer?.flowEndedDuringCall(id) }
         }
-        completion(result)
+        if context.completionNeverBlocks {
+            completion(result)
+        } else {
+            context.pool.mayBlock { completion(result) }
+        }
+    }
+
+    /// Calls into the provider: directly if it never blocks, else inside ``WorkerPool/mayBlock(_:)``.
+    private func callProvider<Result>(_ body: (ProviderReference) -> Result) -> Result {
+        let provider = context.provider
+        if provider.neverBlocks { return body(provider) }
+        return context.pool.mayBlock { body(provider) }
     }
 
     /// Sends `request`. `answeredInline`: whether its answer may be read on the thread it arrives
@@ -103,7 +119,7 @@ final class Flow: Sendable {
         context.transport.send(request) { [self] response in
             // Take the response only if it is the one awaited, and only once.
             guard machine.withLock({ $0.responseArrived(for: number) }) else { return }
-            if answeredInline && SDKThreadMarker.isMarked {
+            if answeredInline && context.pool.isCurrentThread {
                 handle(response)
             } else {
                 context.pool.submit { [self] in handle(response) }
@@ -138,7 +154,7 @@ final class Flow: Sendable {
                     tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
                     traceParent: context.traceParent, previousError: rejection
                 )
-                if context.provider.neverBlocks && SDKThreadMarker.isMarked {
+                if context.provider.neverBlocks && context.pool.isCurrentThread {
                     askProvider(data, form: form)
                 } else {
                     context.pool.submit { [self] in askProvider(data, form: form) }
@@ -150,12 +166,12 @@ final class Flow: Sendable {
     /// Runs on an SDK thread: the one place the provider is called.
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
         guard machine.withLock({ $0.providerCallBegins() }) else { return }
-        let answer = context.provider.provider.provideCredentials(data)
+        let answer = callProvider { $0.provider.provideCredentials(data) }
         switch machine.withLock({ $0.providerCallEnded() }) {
         case .discard:
             return
         case .notifyDidEnd(let result):
-            context.provider.observer?.flowDidEnd(id, result: result)
+            callProvider { $0.observer?.flowDidEnd(id, result: result) }
             return
         case .proceed:
             break

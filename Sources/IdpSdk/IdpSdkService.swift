@@ -131,6 +131,21 @@ public final class IdpSdkService: Sendable {
         traceParent: String?,
         completion: @escaping @Sendable (IdpSdkResult) -> Void
     ) -> IdpSdkFlowHandle {
+        startFlow(astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface, userId: userId,
+                  traceParent: traceParent, completionNeverBlocks: false, completion: completion)
+    }
+
+    /// Starts a flow. `completionNeverBlocks`: the completion is the SDK's own (the async form's
+    /// continuation), so it runs without ``WorkerPool/mayBlock(_:)``.
+    private func startFlow(
+        astClientData: AstClientDataInfo,
+        clientId: String,
+        interactionInterface: any IdpSdkInteractionInterface,
+        userId: String?,
+        traceParent: String?,
+        completionNeverBlocks: Bool,
+        completion: @escaping @Sendable (IdpSdkResult) -> Void
+    ) -> IdpSdkFlowHandle {
         let id = IdpSdkFlowID.next()
         let checked = validate(astClientData: astClientData, clientId: clientId, userId: userId, traceParent: traceParent)
         let transport: Result<any Transport, IdpSdkError> = switch checked {
@@ -147,7 +162,8 @@ public final class IdpSdkService: Sendable {
             id: id, tenantId: tenantId, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
-            configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers
+            configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
+            completionNeverBlocks: completionNeverBlocks
         )
         inFlight.add(1, ordering: .relaxed)
         let flow = Flow(context: context, completion: completion) { [weak self] _ in
@@ -179,9 +195,9 @@ public final class IdpSdkService: Sendable {
         let handle = LockedValue<(handle: IdpSdkFlowHandle?, cancelled: Bool)>((nil, false))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let started = getAuthorizationCode(
-                    withAstClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
-                    userId: userId, traceParent: traceParent
+                let started = startFlow(
+                    astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
+                    userId: userId, traceParent: traceParent, completionNeverBlocks: true
                 ) { continuation.resume(returning: $0) }
                 let cancelNow = handle.withLock { state -> Bool in
                     state.handle = started

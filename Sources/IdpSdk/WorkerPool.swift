@@ -4,9 +4,14 @@ import IdpPrimitives
 
 /// The SDK's own OS threads, on which providers and completion handlers run.
 ///
-/// Elastic: a job goes to an idle thread if there is one, else a new thread is started (up to
-/// `maximumThreads`), so a provider that blocks holds only its own thread. Idle threads exit after
-/// `keepAlive`. Past `maximumThreads` jobs wait in FIFO order.
+/// Elastic where work may block, bounded where it cannot: a job goes to an idle thread if there is
+/// one; else a new thread is started while fewer than `concurrency` threads (the number of cores)
+/// are running code that cannot block, up to `maximumThreads` in all; else the job waits in FIFO
+/// order for a running thread to take it. Code that may block (a provider that does not say it
+/// never blocks, a completion handler) runs inside ``mayBlock(_:)``, which takes its thread out of
+/// the bounded count, so a blocked provider holds only its own thread and never starves the
+/// others. Without it, a burst of non-blocking jobs would start a thread per job and the cores
+/// would spend their time switching between them. Idle threads exit after `keepAlive`.
 ///
 /// Its state lives in one ``ConditionLockedValue`` (the lock the idle threads also wait on); each
 /// method decides under it and starts threads or runs jobs after releasing it.
@@ -24,6 +29,8 @@ final class WorkerPool: Sendable {
         /// number of threads waiting on the condition.
         var wakeups = 0
         var threads = 0
+        /// Threads inside ``WorkerPool/mayBlock(_:)``.
+        var blocking = 0
         var peakThreads = 0
         var started = 0
         var threadStartFailures = 0
@@ -31,12 +38,17 @@ final class WorkerPool: Sendable {
 
     private let state = ConditionLockedValue(State(), label: "IdpSdk.WorkerPool")
     let maximumThreads: Int
+    /// The most threads running code that cannot block (outside ``mayBlock(_:)``) before a
+    /// submit waits for one of them instead of starting another.
+    let concurrency: Int
     let keepAlive: Duration
     let stackSize: Int
 
-    init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20) {
+    init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
+         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
+        self.concurrency = max(1, concurrency)
         self.keepAlive = max(.milliseconds(1), keepAlive)
         self.stackSize = stackSize
     }
@@ -54,17 +66,47 @@ final class WorkerPool: Sendable {
                 state.wakeups += 1
                 return .wake
             }
-            guard state.threads < maximumThreads else { return .queue }
-            state.threads += 1
-            state.peakThreads = max(state.peakThreads, state.threads)
-            state.started += 1
-            return .start(number: state.started)
+            return startIfUnderLimits(&state)
         }
+        act(action)
+    }
+
+    /// Starts a thread if fewer than `concurrency` run non-blocking code and the pool is below
+    /// `maximumThreads`. Under the lock.
+    private func startIfUnderLimits(_ state: inout State) -> SubmitAction {
+        guard state.threads - state.blocking < concurrency, state.threads < maximumThreads else { return .queue }
+        state.threads += 1
+        state.peakThreads = max(state.peakThreads, state.threads)
+        state.started += 1
+        return .start(number: state.started)
+    }
+
+    private func act(_ action: SubmitAction) {
         switch action {
         case .wake: state.signal()
         case .start(let number): startThread(number: number)
         case .queue: break
         }
+    }
+
+    /// Runs `body`, which may block (a provider, a completion handler), taking the calling pool
+    /// thread out of the bounded count meanwhile: if jobs wait, another thread takes them. On a
+    /// thread that is not this pool's, just runs `body`.
+    func mayBlock<Result>(_ body: () -> Result) -> Result {
+        guard isCurrentThread else { return body() }
+        let action = state.withLock { state -> SubmitAction in
+            state.blocking += 1
+            guard !state.jobs.isEmpty, state.idle == 0 else { return .queue }
+            return startIfUnderLimits(&state)
+        }
+        act(action)
+        defer { state.withLock { $0.blocking -= 1 } }
+        return body()
+    }
+
+    /// Whether the calling thread is one of this pool's.
+    var isCurrentThread: Bool {
+        PoolThreadMarker.current == Unmanaged.passUnretained(self).toOpaque()
     }
 
     /// Thread counts, for tests and the benchmark.
@@ -80,6 +122,7 @@ final class WorkerPool: Sendable {
         let start = Unmanaged.passRetained(ThreadStart { [self] in
             Thread.current.name = name
             SDKThreadMarker.markCurrentThread(number: number)
+            PoolThreadMarker.markCurrentThread(pool: Unmanaged.passUnretained(self).toOpaque())
             run()
         })
         var attributes = pthread_attr_t()
@@ -173,6 +216,24 @@ struct JobQueue: Sendable {
         }
         return job
     }
+}
+
+/// Which pool the calling thread belongs to, in thread-specific storage. The pool outlives its
+/// threads (each thread's body holds it), so the pointer never dangles while its thread runs.
+enum PoolThreadMarker {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
+
+    static func markCurrentThread(pool: UnsafeMutableRawPointer) {
+        let status = pthread_setspecific(key, pool)
+        precondition(status == 0, "pthread_setspecific failed: \(status)")
+    }
+
+    static var current: UnsafeMutableRawPointer? { pthread_getspecific(key) }
 }
 
 /// Marks the pool's threads in thread-specific storage, so code can ask whether it runs on one.
