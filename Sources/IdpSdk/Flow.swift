@@ -119,7 +119,8 @@ final class Flow: Sendable {
         context.transport.send(request) { [self] response in
             // Take the response only if it is the one awaited, and only once.
             guard machine.withLock({ $0.responseArrived(for: number) }) else { return }
-            if answeredInline && context.pool.isCurrentThread {
+            if answeredInline && context.pool.enterInline() {
+                defer { context.pool.leaveInline() }
                 handle(response)
             } else {
                 context.pool.submit { [self] in handle(response) }

@@ -106,7 +106,27 @@ final class WorkerPool: Sendable {
 
     /// Whether the calling thread is one of this pool's.
     var isCurrentThread: Bool {
-        PoolThreadMarker.current == Unmanaged.passUnretained(self).toOpaque()
+        PoolThread.current?.pool == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// The most inline steps nested on one thread's stack; past it a step is submitted, which
+    /// starts again from an empty stack. (With a synchronous transport each inline step runs
+    /// inside the previous one's send, so an IDP that re-serves a form forever would otherwise
+    /// overflow the stack.)
+    static let maximumInlineDepth = 16
+
+    /// Whether the caller may run a step inline: on one of this pool's threads, fewer than
+    /// ``maximumInlineDepth`` deep. When it returns `true`, call ``leaveInline()`` after the step.
+    func enterInline() -> Bool {
+        guard let thread = PoolThread.current, thread.pool == Unmanaged.passUnretained(self).toOpaque(),
+              thread.inlineDepth < Self.maximumInlineDepth else { return false }
+        thread.inlineDepth += 1
+        return true
+    }
+
+    /// Ends an inline step begun with ``enterInline()``.
+    func leaveInline() {
+        PoolThread.current?.inlineDepth -= 1
     }
 
     /// Thread counts, for tests and the benchmark.
@@ -121,8 +141,7 @@ final class WorkerPool: Sendable {
         let name = "\(Self.threadNamePrefix)\(number)"
         let start = Unmanaged.passRetained(ThreadStart { [self] in
             Thread.current.name = name
-            SDKThreadMarker.markCurrentThread(number: number)
-            PoolThreadMarker.markCurrentThread(pool: Unmanaged.passUnretained(self).toOpaque())
+            PoolThread.markCurrentThread(pool: Unmanaged.passUnretained(self).toOpaque(), number: number)
             run()
         })
         var attributes = pthread_attr_t()
@@ -218,46 +237,60 @@ struct JobQueue: Sendable {
     }
 }
 
-/// Which pool the calling thread belongs to, in thread-specific storage. The pool outlives its
-/// threads (each thread's body holds it), so the pointer never dangles while its thread runs.
-enum PoolThreadMarker {
+/// A pool thread's identity and inline depth, in thread-specific storage: so code can ask
+/// whether it runs on an SDK thread, on which pool's, and how deeply nested inline steps are.
+///
+/// Owned by its thread: only that thread reads or writes it (through ``current``); the key's
+/// destructor releases it when the thread exits.
+final class PoolThread {
+    /// The pool's identity (never dereferenced).
+    let pool: UnsafeMutableRawPointer
+    /// N of the thread's name `IdpSdk-N`.
+    let number: Int
+    /// Inline steps nested on this thread's stack (see ``WorkerPool/enterInline()``).
+    var inlineDepth = 0
+
+    private init(pool: UnsafeMutableRawPointer, number: Int) {
+        self.pool = pool
+        self.number = number
+    }
+
+    // Created once, process-wide, before any worker starts (a `static let` is initialised once,
+    // thread-safely).
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
+        let status = pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<PoolThread>.fromOpaque(pointer).release() }
+        }
         precondition(status == 0, "pthread_key_create failed: \(status)")
         return key
     }()
 
-    static func markCurrentThread(pool: UnsafeMutableRawPointer) {
-        let status = pthread_setspecific(key, pool)
+    /// Marks the calling thread as thread `number` of `pool`.
+    static func markCurrentThread(pool: UnsafeMutableRawPointer, number: Int) {
+        let thread = Unmanaged.passRetained(PoolThread(pool: pool, number: max(1, number)))
+        let status = pthread_setspecific(key, thread.toOpaque())
         precondition(status == 0, "pthread_setspecific failed: \(status)")
     }
 
-    static var current: UnsafeMutableRawPointer? { pthread_getspecific(key) }
+    /// The calling thread's record, or `nil` if it is not a pool thread.
+    static var current: PoolThread? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        return Unmanaged<PoolThread>.fromOpaque(pointer).takeUnretainedValue()
+    }
 }
 
-/// Marks the pool's threads in thread-specific storage, so code can ask whether it runs on one.
+@available(*, unavailable, message: "a pool thread's record belongs to its thread")
+extension PoolThread: Sendable {}
+
+/// Whether the calling thread is an SDK thread, and its name.
 enum SDKThreadMarker {
-    // Created once, process-wide, before any worker starts (a `static let` is initialised once,
-    // thread-safely). A non-nil value under the key marks an SDK thread.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
-
-    static func markCurrentThread(number: Int) {
-        let status = pthread_setspecific(key, UnsafeRawPointer(bitPattern: max(1, number)))
-        precondition(status == 0, "pthread_setspecific failed: \(status)")
-    }
-
-    static var isMarked: Bool { pthread_getspecific(key) != nil }
+    static var isMarked: Bool { PoolThread.current != nil }
 
     /// `IdpSdk-N` on the pool's thread number N, else `nil`. Read from thread-specific storage,
     /// not the thread's name, which Foundation does not always report on Linux.
     static var currentName: String? {
-        guard let marker = pthread_getspecific(key) else { return nil }
-        return "\(WorkerPool.threadNamePrefix)\(Int(bitPattern: marker))"
+        guard let thread = PoolThread.current else { return nil }
+        return "\(WorkerPool.threadNamePrefix)\(thread.number)"
     }
 }

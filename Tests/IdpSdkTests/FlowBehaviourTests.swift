@@ -2,6 +2,7 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import IdpServer
+import Synchronization
 import Testing
 
 @Suite("The flow engine")
@@ -296,6 +297,31 @@ struct CompletionTests {
         #expect(provider.recorded.count == 5)
     }
 
+    @Test("50,000 steps answered inline by a non-blocking provider through a synchronous transport do not overflow the stack")
+    func deepInlineChain() async throws {
+        // Given an IDP that serves a new form at once for 50,000 requests, then drops the connection
+        let page = """
+        <html xmlns="http://www.w3.org/1999/xhtml"><body><form action="/auth/realms/demo/login-actions/authenticate?session_code=x&amp;execution=1" method="post"><input id="username" name="username"/></form></body></html>
+        """
+        let requests = Atomic<Int>(0)
+        let transport = FaultyTransport(inner: nil) { _ in
+            requests.add(1, ordering: .relaxed).newValue > 50_000
+                ? .failure(TransportError(.connectionLost, "enough"))
+                : .success(HTTPResponse(status: 200, body: Array(page.utf8)))
+        }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://deep.test", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(maximumSteps: 1_000_000), transport: transport)
+        let provider = NonBlockingTableProvider(["username": "sam"])
+
+        // When a flow answers every one of them (inline, as the provider never blocks)
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "sam")
+
+        // Then it ends with the dropped connection, every call on an SDK thread
+        #expect(result.idpSdkError == IdpSdkError(.connectionLost, "enough"))
+        #expect(provider.calls.load(ordering: .relaxed) == 50_000)
+        #expect(provider.misplacedCalls.load(ordering: .relaxed) == 0)
+    }
+
     @Test("an unreadable IDP page is a protocol error")
     func unreadablePage() async throws {
         let transport = FaultyTransport(inner: nil) { _ in .success(HTTPResponse(status: 200, body: Array("<html><body>maintenance</body></html>".utf8))) }
@@ -314,6 +340,24 @@ struct CompletionTests {
 
 /// A transport that answers some requests itself (a fault, a canned page) and passes the rest on;
 /// with no inner transport, unanswered requests never complete.
+/// A provider that says it never blocks, answering from a table; counts its calls and any that ran
+/// somewhere a provider must never run.
+final class NonBlockingTableProvider: IdpSdkNonBlockingProvider, Sendable {
+    let table: [String: String]
+    let calls = Atomic<Int>(0)
+    let misplacedCalls = Atomic<Int>(0)
+
+    init(_ table: [String: String]) { self.table = table }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        if !IdpSdkService.isSDKThread || Thread.isMainThread || withUnsafeCurrentTask(body: { $0 != nil }) {
+            misplacedCalls.add(1, ordering: .relaxed)
+        }
+        calls.add(1, ordering: .relaxed)
+        return .init(credentials: table.filter { interactionData.inputFieldIds.contains($0.key) })
+    }
+}
+
 struct FaultyTransport: Transport {
     let inner: (any Transport)?
     let answer: @Sendable (HTTPRequest) -> Result<HTTPResponse, TransportError>?
