@@ -112,12 +112,18 @@ extension DeadlineHeap: Sendable where Payload: Sendable {}
 final class FlowTimers: Sendable {
     /// How often the timers look at a clock that is neither the system's nor a ``ManualClock``.
     static let pollPeriod: Duration = .milliseconds(10)
+    /// How long the driver keeps serving a heap that has become empty (so a service whose flows
+    /// come one at a time does not register and wake the driver for each), and the longest it
+    /// sleeps on a registered heap of a system or polled clock.
+    static let linger: Duration = .seconds(2)
 
     private struct State: Sendable {
         var deadlines = DeadlineHeap<Flow>()
         /// Whether the driver serves this heap (it has or had timers since the driver last
-        /// found it empty).
+        /// found it empty for ``FlowTimers/linger``).
         var registered = false
+        /// When the driver first found the heap empty (monotonic ns), or `nil` while it has timers.
+        var emptySince: UInt64?
     }
 
     private enum Pacing: Sendable { case system, woken, polled }
@@ -144,13 +150,18 @@ final class FlowTimers: Sendable {
 
     /// Times `flow` out `timeout` from now on the service's clock, unless cancelled first.
     func arm(_ flow: Flow, after timeout: Duration) {
-        let deadline = clock.now().addingTimeInterval(min(max(0, timeout.timeInterval), 100 * 365 * 24 * 3600))
+        let now = clock.now()
+        let deadline = now.addingTimeInterval(min(max(0, timeout.timeInterval), 100 * 365 * 24 * 3600))
+        // The driver looks at a registered heap again within `linger` (system and polled clocks)
+        // or when the clock moves (a manual clock): only a deadline before that needs a wake.
+        let soon = pacing == .woken ? deadline <= now : deadline < now.addingTimeInterval(Self.linger.timeInterval)
         let action = state.withLock { state -> (register: Bool, wake: Bool) in
             let earliest = state.deadlines.nextDeadline()
             state.deadlines.insert(flow, id: flow.id.rawValue, deadline: deadline)
+            state.emptySince = nil
             let register = !state.registered
             state.registered = true
-            return (register, earliest.map { deadline < $0 } ?? true)
+            return (register, soon && earliest.map { deadline < $0 } ?? true)
         }
         if action.register {
             TimerDriver.shared.register(self)
@@ -187,7 +198,15 @@ final class FlowTimers: Sendable {
             let due = state.deadlines.popDue(at: now)
             if !due.isEmpty { return .fire(due) }
             guard let next = state.deadlines.nextDeadline() else {
+                let monotonic = DispatchTime.now().uptimeNanoseconds
+                guard let emptySince = state.emptySince else {
+                    state.emptySince = monotonic
+                    return .wait(Self.linger)
+                }
+                let empty = Duration.nanoseconds(Int64(bitPattern: monotonic &- emptySince))
+                guard empty >= Self.linger else { return .wait(Self.linger - empty) }
                 state.registered = false
+                state.emptySince = nil
                 return .idle
             }
             return switch pacing {
