@@ -179,8 +179,13 @@ public struct FlowRow: Codable, Sendable, Equatable {
     public var completed: Int
     public var errors: Int
     public var latencyUs: Percentiles
+    /// The process's CPU time (user + system) over the cell divided by the flows it completed,
+    /// warm-up included, in µs; what a flow costs whatever else the machine runs. `nil` in
+    /// reports from before it was measured.
+    public var cpuUsPerFlow: Double?
 
-    public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles) {
+    public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
+                cpuUsPerFlow: Double? = nil) {
         self.scenario = scenario
         self.mode = mode
         self.inFlight = inFlight
@@ -189,11 +194,12 @@ public struct FlowRow: Codable, Sendable, Equatable {
         self.completed = completed
         self.errors = errors
         self.latencyUs = latencyUs
+        self.cpuUsPerFlow = cpuUsPerFlow
     }
 
     enum CodingKeys: String, CodingKey {
         case scenario, mode, inFlight = "in_flight", offeredPerS = "offered_per_s", throughputPerS = "throughput_per_s", completed, errors
-        case latencyUs = "latency_us"
+        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow"
     }
 }
 

@@ -118,10 +118,12 @@ struct FlowCell {
 
 /// Closed loop: `inFlight` workers each run flows back to back, for a warm-up and then `seconds`;
 /// only flows that start after the warm-up and end before the end count.
-func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double) {
+func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double, cpuUsPerFlow: Double) {
     let warmUp = uptimeNanoseconds() + UInt64(min(0.5, seconds / 4) * 1e9)
     let end = warmUp + UInt64(seconds * 1e9)
     let cells = PerThreadCells()
+    let allCompleted = AtomicCounter()
+    let cpuBefore = processCPUMicroseconds()
     await withTaskGroup(of: Void.self) { group in
         for worker in 0..<inFlight {
             let device = rig.devices[worker % rig.devices.count]
@@ -129,13 +131,24 @@ func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, sec
                 while uptimeNanoseconds() < end {
                     let outcome = await rig.run(scenario, device: device)
                     let finished = uptimeNanoseconds()
+                    if case .success = outcome { allCompleted.value.add(1, ordering: .relaxed) }
                     if case .success(let start) = outcome, start < warmUp || finished > end { continue }
                     cells.record(outcome, latency: finished &- ((try? outcome.get()) ?? 0))
                 }
             }
         }
     }
-    return (cells.merged(), seconds)
+    let cpu = processCPUMicroseconds() - cpuBefore
+    return (cells.merged(), seconds, cpu / Double(max(1, allCompleted.value.load(ordering: .relaxed))))
+}
+
+/// The process's CPU time so far (user + system, all threads), in µs.
+func processCPUMicroseconds() -> Double {
+    var usage = rusage()
+    let status = getrusage(RUSAGE_SELF.rawValue, &usage)
+    precondition(status == 0, "getrusage failed: \(errno)")
+    func micro(_ time: timeval) -> Double { Double(time.tv_sec) * 1e6 + Double(time.tv_usec) }
+    return micro(usage.ru_utime) + micro(usage.ru_stime)
 }
 
 /// Open loop: flows start at a fixed rate whatever happens to earlier ones, and each latency is
@@ -238,11 +251,11 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     for scenario in FlowRig.Scenario.allCases {
         for level in levels {
             progress.report("flows: \(scenario.rawValue), closed loop, \(level) in flight", force: true)
-            let (cell, seconds) = await closedLoop(rig, scenario, inFlight: level, seconds: options.secondsPerFlowCell)
+            let (cell, seconds, cpu) = await closedLoop(rig, scenario, inFlight: level, seconds: options.secondsPerFlowCell)
             try check(cell, "\(scenario.rawValue) at \(level) in flight")
             rows.append(FlowRow(scenario: scenario.rawValue, mode: "closed", inFlight: level, offeredPerS: nil,
                                 throughputPerS: Double(cell.completed) / seconds, completed: cell.completed, errors: cell.errors,
-                                latencyUs: cell.histogram.percentiles()))
+                                latencyUs: cell.histogram.percentiles(), cpuUsPerFlow: cpu))
         }
     }
     // Open loop at a rate the machine can sustain: half the closed-loop login throughput at the
@@ -272,7 +285,7 @@ func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) 
     let level = options.inFlight.max() ?? 256
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
     LockProfiler.start()
-    let (cell, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
+    let (cell, _, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
     let figures = LockProfiler.stop()
     try check(cell, "contention run at \(level) in flight")
     return figures.map {

@@ -20,7 +20,7 @@ import IdpSdk
 /// reference to the user's values (no deep copy), then builds the answer after releasing it (an
 /// activation takes the trace shard, then the user shard, never both at once). Writers hold one
 /// shard for one dictionary write. This is the provider the README recommends for many users.
-public final class CredentialStore: IdpSdkInteractionInterface, Sendable, CustomStringConvertible {
+public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
         public let tenantId: String
@@ -29,6 +29,10 @@ public final class CredentialStore: IdpSdkInteractionInterface, Sendable, Custom
             self.tenantId = tenantId
             self.userId = userId
         }
+
+        /// Hashes the user id only: a store rarely serves more than one tenant, so hashing the
+        /// tenant too would cost every lookup and spread nothing. Equality still compares both.
+        public func hash(into hasher: inout Hasher) { hasher.combine(userId) }
     }
 
     private struct Shard {
@@ -37,14 +41,33 @@ public final class CredentialStore: IdpSdkInteractionInterface, Sendable, Custom
     }
 
     private static let shardCount = 16
-    private let shards = (0..<CredentialStore.shardCount).map { _ in LockedValue(Shard(), label: "CredentialStore.table") }
+    /// Owns the shards.
+    private let shards: [LockedValue<Shard>]
+    /// The same shards, unretained: a call borrows its shard through
+    /// `_withUnsafeGuaranteedRef` instead of retaining and releasing it, which on a shared shard
+    /// is an atomic read-modify-write on a cache line every SDK thread touches. Sound because
+    /// `shards` keeps each one alive as long as the store, and a call runs inside a method of the
+    /// store.
+    private let borrowedShards: InlineArray<16, Unmanaged<LockedValue<Shard>>>
 
-    public init() {}
+    public init() {
+        let shards = (0..<CredentialStore.shardCount).map { _ in LockedValue(Shard(), label: "CredentialStore.table") }
+        self.shards = shards
+        borrowedShards = InlineArray { Unmanaged.passUnretained(shards[$0]) }
+    }
 
     /// The shard of a user id or trace id, from its length and its first and last eight UTF-8
     /// bytes (so ids that share a prefix, like "user-17", or a suffix, like "@corp.com", still
     /// spread): two loads and a multiply, a few nanoseconds.
-    private func shard(_ id: String) -> LockedValue<Shard> {
+    @inline(__always)
+    private func withShard<Result>(_ id: String, _ body: (inout Shard) -> Result) -> Result {
+        borrowedShards[shardIndex(id)]._withUnsafeGuaranteedRef { $0.withLock(body) }
+    }
+
+    private func shard(_ id: String) -> LockedValue<Shard> { shards[shardIndex(id)] }
+
+    @inline(__always)
+    private func shardIndex(_ id: String) -> Int {
         let hash = id.utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
             let raw = UnsafeRawBufferPointer(bytes)
             var head: UInt64 = 0, tail: UInt64 = 0
@@ -57,7 +80,7 @@ public final class CredentialStore: IdpSdkInteractionInterface, Sendable, Custom
             return (head ^ (tail &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(raw.count)) &* 0xFF51_AFD7_ED55_8CCD
         } ?? UInt64(truncatingIfNeeded: id.hashValue)   // a bridged string without UTF-8 storage
         // The top bits of the product mix every input bit.
-        return shards[Int(truncatingIfNeeded: hash >> 60) & (Self.shardCount - 1)]
+        return Int(truncatingIfNeeded: hash >> 60) & (Self.shardCount - 1)
     }
 
     /// Adds or replaces the user's values (by field id).
@@ -89,11 +112,11 @@ public final class CredentialStore: IdpSdkInteractionInterface, Sendable, Custom
         if let userId = interactionData.userId {
             key = Key(tenantId: interactionData.tenantId, userId: userId)
         } else if let traceId = interactionData.traceParent.flatMap({ TraceParent.traceId(of: $0) }) {
-            key = shard(traceId).withLock { $0.traces[traceId] }
+            key = withShard(traceId) { $0.traces[traceId] }
         } else {
             key = nil
         }
-        guard let key, let values = shard(key.userId).withLock({ $0.users[key] }) else {
+        guard let key, let values = withShard(key.userId, { $0.users[key] }) else {
             return .init(error: CredentialProviderError.make(.noCredentials, "no credentials for \(userDescription(interactionData))"))
         }
         return .answering(interactionData, from: values)

@@ -10,7 +10,7 @@ import IdpSdk
 /// The wrapped provider is asked the mapped ids; its answer is keyed back to the IDP's ids. Ids
 /// without a mapping pass through unchanged. Immutable: thread-safe at no cost beyond two small
 /// dictionaries per call.
-public struct FieldMappingProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
+public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     public let base: any IdpSdkInteractionInterface & Sendable
     /// IDP field id → the id the wrapped provider knows.
     public let mapping: [String: String]
@@ -34,6 +34,11 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, Sendable, CustomStringC
             if let value = credentials[mapping[original] ?? original] { answer[original] = value }
         }
         return .init(credentials: answer)
+    }
+
+    /// As the wrapped provider's: `true` only if it is an ``IdpSdkNonBlockingProvider`` that never blocks.
+    public var providesCredentialsWithoutBlocking: Bool {
+        (base as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }
 
     public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {

@@ -16,8 +16,10 @@ import IdpSdk
 /// reports ends, state older than `stateLifetime` is evicted when new flows arrive.
 ///
 /// Threading: one ``LockedValue`` guards the per-flow table; a call holds it for one lookup and
-/// update, then runs `answer` after releasing it. Flows never see each other's state.
-public final class MultiStepProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
+/// update, then runs `answer` after releasing it. Flows never see each other's state. It is an
+/// `IdpSdkNonBlockingProvider`, so the SDK asks it without a hand-off: `answer` must not block
+/// (wrap a blocking source in `AsyncCredentialBridge` instead).
+public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// What the provider knows about one flow when it is asked.
     public struct FlowState: Sendable, Equatable {
         /// How many times this flow has called the provider, this call included.

@@ -5,7 +5,7 @@ import IdpSdk
 /// Wraps a provider and keeps a thread-safe log of its calls, for tests: which flow, step and
 /// attempt asked which fields, on which thread, and whether it was answered or refused. Values
 /// are never logged.
-public final class RecordingProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
+public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// One call.
     public struct Call: Sendable, Equatable {
         public let flowId: IdpSdkFlowID
@@ -26,6 +26,11 @@ public final class RecordingProvider: IdpSdkFlowObserving, Sendable, CustomStrin
 
     public init(_ base: any IdpSdkInteractionInterface & Sendable) {
         self.base = base
+    }
+
+    /// As the wrapped provider's (the log's own lock is held for one append).
+    public var providesCredentialsWithoutBlocking: Bool {
+        (base as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }
 
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {

@@ -11,7 +11,7 @@ import IdpSdk
 /// Cost: one dictionary lookup per requested field, no lock, no allocation beyond the answer.
 /// It answers exactly the fields a step requests; a requested field it has no value for ends the
 /// flow with ``CredentialProviderError/Code/missingValue``.
-public struct StaticCredentials: IdpSdkInteractionInterface, Sendable, CustomStringConvertible {
+public struct StaticCredentials: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// The values by field id.
     public let values: [String: String]
 

@@ -17,40 +17,37 @@ struct FlowContext: Sendable {
     let configuration: IdpSdkService.Configuration
     let shouldHashPin: Bool
     let pool: WorkerPool
+    let timers: FlowTimers
+    /// Whether the completion is the SDK's own (resuming the async form's continuation), which
+    /// never blocks; a caller's completion handler may.
+    let completionNeverBlocks: Bool
 }
 
 /// One `getAuthorizationCode` call: fetch a form, ask the provider, submit, until the IDP
 /// redirects with a code or an error.
 ///
-/// Threading: transport callbacks arrive on the transport's threads and only parse and decide;
-/// the provider and the completion run on ``WorkerPool`` threads. The state behind `state` is read
-/// and changed only to decide; no call-out happens under the lock. ``finish(_:)`` is the single
-/// door to the end, so the completion runs exactly once whatever races (IDP answer, provider
-/// answer, timeout, cancel).
+/// The storage of a ``FlowStateMachine``: one lock section per event, the decision taken under
+/// the lock, the action (send, ask the provider, complete) after it.
+///
+/// Threading: an IDP answer is read on an SDK thread: where it arrives, if that is an SDK thread
+/// and the request was the engine's own (sent from an SDK thread while answering a step), else
+/// after one hand-off to the ``WorkerPool``. The answer to the first request arrives on the
+/// caller's thread with a synchronous transport, so it is always handed off. From there a
+/// provider that never blocks (``IdpSdkNonBlockingProvider``) is asked on the same thread, and its
+/// answer submitted from it; any other provider is asked on a pool thread of its own, inside
+/// ``WorkerPool/mayBlock(_:)``. The completion runs on the SDK thread that ended the flow, or on a
+/// pool thread when the flow was ended from outside (cancel, timeout) or on a thread that is not
+/// this service's.
 final class Flow: Sendable {
-    let context: FlowContext
-    private let state: LockedValue<FlowState>
-    private let onEnd: @Sendable (Flow) -> Void
+    typealias Machine = FlowStateMachine<@Sendable (IdpSdkResult) -> Void, IdpSdkResult>
 
-    struct FlowState {
-        var finished = false
-        var completion: (@Sendable (IdpSdkResult) -> Void)?
-        /// The form step being answered, from 1, and the attempt at it, from 1.
-        var step = 0
-        var attempt = 0
-        /// The request whose response the flow waits for (0: none). A response to any other —
-        /// a duplicate from a faulty transport — is ignored.
-        var awaitedRequest: UInt64 = 0
-        var requestsSent: UInt64 = 0
-        /// Whether a `provideCredentials` call of this flow is running.
-        var inProviderCall = false
-        /// The result to report to an observing provider once its running call returns.
-        var endAfterCall: IdpSdkResult?
-    }
+    let context: FlowContext
+    private let machine: LockedValue<Machine>
+    private let onEnd: @Sendable (Flow) -> Void
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context
-        self.state = LockedValue(FlowState(completion: completion), label: "IdpSdk.Flow")
+        self.machine = LockedValue(Machine(completion: completion), label: "IdpSdk.Flow")
         self.onEnd = onEnd
     }
 
@@ -58,129 +55,137 @@ final class Flow: Sendable {
 
     /// Arms the timeout and sends the authorize request.
     func start() {
-        let timeout = context.configuration.flowTimeout
-        // The timer holds the flow weakly: a flow that ended is gone, and the timer then does
-        // nothing when it fires.
-        DispatchQueue.global().asyncAfter(deadline: .now(plus: timeout)) { [weak self] in
-            self?.finish(.failure(IdpSdkError(.timedOut, "the flow did not end within \(timeout)")))
-        }
-        send(FlowRequests.authorize(context))
+        context.timers.arm(self, after: context.configuration.flowTimeout)
+        send(FlowRequests.authorize(context), answeredInline: false)
     }
+
+    /// Where a finish comes from: the engine's own path (may act on the current SDK thread) or
+    /// outside it (a cancel, the timer: always hand the completion to the pool).
+    enum Origin { case engine, outside }
 
     /// Ends the flow with `outcome` unless it has ended already. Returns whether this call ended it.
     @discardableResult
-    func finish(_ outcome: Result<String, IdpSdkError>) -> Bool {
+    func finish(_ outcome: Result<String, IdpSdkError>, from origin: Origin = .outside) -> Bool {
         let result = IdpSdkResult(outcome, flowId: id, user: AuthenticationUserInformation(
             tenantId: context.tenantId, userId: context.userId, clientId: context.clientId))
-        let provider = context.provider
-        let observing = provider.observer != nil
-        let taken = state.withLock { state -> (completion: (@Sendable (IdpSdkResult) -> Void)?, duringCall: Bool)? in
-            guard !state.finished else { return nil }
-            state.finished = true
-            defer { state.completion = nil }
-            if state.inProviderCall, observing { state.endAfterCall = result }
-            return (state.completion, state.inProviderCall)
+        let observing = context.provider.observer != nil
+        guard case .complete(let completion, let notice) = machine.withLock({ $0.finish(result, observing: observing) }) else {
+            return false
         }
-        guard let taken else { return false }
+        context.timers.cancel(self)
         onEnd(self)
-        let id = self.id
-        context.pool.submit {
-            if let observer = provider.observer {
-                // flowDidEnd waits for a running call to return (see askProvider).
-                if taken.duringCall { observer.flowEndedDuringCall(id) } else { observer.flowDidEnd(id, result: result) }
-            }
-            taken.completion?(result)
+        if origin == .engine && context.pool.isCurrentThread {
+            complete(completion, result: result, notice: notice)
+        } else {
+            context.pool.submit { [self] in complete(completion, result: result, notice: notice) }
         }
         return true
     }
 
-    var isFinished: Bool { state.withLock { $0.finished } }
+    /// The timer fired: end with `timedOut`.
+    func timeOut() {
+        let timeout = context.configuration.flowTimeout
+        finish(.failure(IdpSdkError(.timedOut, "the flow did not end within \(timeout)")))
+    }
 
-    private func send(_ request: HTTPRequest) {
-        let number = state.withLock { state -> UInt64 in
-            state.requestsSent += 1
-            state.awaitedRequest = state.requestsSent
-            return state.requestsSent
+    var isFinished: Bool { machine.withLock { $0.isFinished } }
+
+    /// Runs on an SDK thread: the observer's notice, then the completion; each inside
+    /// ``WorkerPool/mayBlock(_:)`` unless it is known not to block.
+    private func complete(_ completion: @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice) {
+        switch notice {
+        case .none: break
+        case .didEnd(let result): callProvider { $0.observer?.flowDidEnd(id, result: result) }
+        case .endedDuringCall: callProvider { $0.observer?.flowEndedDuringCall(id) }
         }
+        if context.completionNeverBlocks {
+            completion(result)
+        } else {
+            context.pool.mayBlock { completion(result) }
+        }
+    }
+
+    /// Calls into the provider: directly if it never blocks, else inside ``WorkerPool/mayBlock(_:)``.
+    private func callProvider<Result>(_ body: (ProviderReference) -> Result) -> Result {
+        let provider = context.provider
+        if provider.neverBlocks { return body(provider) }
+        return context.pool.mayBlock { body(provider) }
+    }
+
+    /// Sends `request`. `answeredInline`: whether its answer may be read on the thread it arrives
+    /// on, if that is an SDK thread (only for requests the engine sends from an SDK thread).
+    private func send(_ request: HTTPRequest, answeredInline: Bool) {
+        guard let number = machine.withLock({ $0.sendingRequest() }) else { return }
         context.transport.send(request) { [self] response in
             // Take the response only if it is the one awaited, and only once.
-            let awaited = state.withLock { state -> Bool in
-                guard !state.finished, state.awaitedRequest == number else { return false }
-                state.awaitedRequest = 0
-                return true
-            }
-            guard awaited else { return }
-            switch response {
-            case .success(let response): handle(response)
-            case .failure(let error): finish(.failure(FlowRequests.error(for: error)))
+            guard machine.withLock({ $0.responseArrived(for: number) }) else { return }
+            if answeredInline && context.pool.enterInline() {
+                defer { context.pool.leaveInline() }
+                handle(response)
+            } else {
+                context.pool.submit { [self] in handle(response) }
             }
         }
     }
 
-    /// Reads the IDP's answer and decides: ask the provider, or end.
-    private func handle(_ response: HTTPResponse) {
-        guard !isFinished else { return }
+    /// Runs on an SDK thread: reads the IDP's answer and decides: ask the provider, or end.
+    private func handle(_ responseOrError: Result<HTTPResponse, TransportError>) {
+        let response: HTTPResponse
+        switch responseOrError {
+        case .success(let value): response = value
+        case .failure(let error):
+            finish(.failure(FlowRequests.error(for: error)), from: .engine)
+            return
+        }
         switch FlowRequests.interpret(response, context: context) {
         case .finished(let outcome):
-            finish(outcome)
+            finish(outcome, from: .engine)
         case .form(let form):
             let rejection = FlowRequests.rejection(in: form)
             let limit = context.configuration.maximumSteps
-            let position = state.withLock { state -> (step: Int, attempt: Int)? in
-                guard !state.finished else { return nil }
-                if rejection == nil || state.step == 0 {
-                    state.step += 1
-                    state.attempt = 1
-                } else {
-                    state.attempt += 1
-                }
-                return (state.step, state.attempt)
-            }
-            guard let position else { return }
-            guard position.step <= limit else {
-                finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")))
+            switch machine.withLock({ $0.formServed(rejected: rejection != nil, stepLimit: limit) }) {
+            case .ignore:
                 return
+            case .stepLimitExceeded:
+                finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")), from: .engine)
+            case .askProvider(let step, let attempt):
+                let fields = form.visibleInputs.map { IdpSdkInputField(id: $0.id, label: $0.label, isSecret: $0.type == "password") }
+                let data = IdpSdkInteractionData(
+                    inputFields: fields, flowId: id, step: step, attempt: attempt,
+                    tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
+                    traceParent: context.traceParent, previousError: rejection
+                )
+                if context.provider.neverBlocks && context.pool.isCurrentThread {
+                    askProvider(data, form: form)
+                } else {
+                    context.pool.submit { [self] in askProvider(data, form: form) }
+                }
             }
-            let fields = form.visibleInputs.map { IdpSdkInputField(id: $0.id, label: $0.label, isSecret: $0.type == "password") }
-            let data = IdpSdkInteractionData(
-                inputFields: fields, flowId: id, step: position.step, attempt: position.attempt,
-                tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
-                traceParent: context.traceParent, previousError: rejection
-            )
-            context.pool.submit { [self] in askProvider(data, form: form) }
         }
     }
 
-    /// Runs on a pool thread: the one place the provider is called.
+    /// Runs on an SDK thread: the one place the provider is called.
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
-        let begun = state.withLock { state -> Bool in
-            guard !state.finished else { return false }
-            state.inProviderCall = true
-            return true
-        }
-        guard begun else { return }
-        let answer = context.provider.provider.provideCredentials(data)
-        let endedDuringCall = state.withLock { state -> IdpSdkResult?? in
-            state.inProviderCall = false
-            guard state.finished else { return .none }
-            defer { state.endAfterCall = nil }
-            return .some(state.endAfterCall)
-        }
-        if let endedDuringCall {
-            if let result = endedDuringCall, let observer = context.provider.observer {
-                observer.flowDidEnd(id, result: result)
-            }
+        guard machine.withLock({ $0.providerCallBegins() }) else { return }
+        let answer = callProvider { $0.provider.provideCredentials(data) }
+        switch machine.withLock({ $0.providerCallEnded() }) {
+        case .discard:
             return
+        case .notifyDidEnd(let result):
+            callProvider { $0.observer?.flowDidEnd(id, result: result) }
+            return
+        case .proceed:
+            break
         }
         if let error = answer.error {
-            finish(.failure(error))
+            finish(.failure(error), from: .engine)
             return
         }
         switch CredentialCheck.submission(for: answer.credentials ?? [:], data: data, form: form, context: context) {
         case .failure(let error):
-            finish(.failure(error))
+            finish(.failure(error), from: .engine)
         case .success(let request):
-            send(request)
+            send(request, answeredInline: true)
         }
     }
 }

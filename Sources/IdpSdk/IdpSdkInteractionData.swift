@@ -35,30 +35,65 @@ public struct IdpSdkInputField: Sendable, Equatable {
 
 /// What `provideCredentials` is asked, and everything a provider serving many flows at once
 /// needs to tell them apart and follow their steps.
+///
+/// A value type whose fields live in one immutable shared box: copying it (into a closure, a log, a
+/// wrapper's call) is one reference-count increment, not one per field.
 public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
+    /// The fields, created once per step and never changed. Inlinable, so a provider in another
+    /// module reads a field with a load, not a call.
+    @usableFromInline
+    final class Storage: Sendable {
+        @usableFromInline let inputFieldIds: [String]
+        @usableFromInline let inputFields: [IdpSdkInputField]
+        @usableFromInline let flowId: IdpSdkFlowID
+        @usableFromInline let step: Int
+        @usableFromInline let attempt: Int
+        @usableFromInline let tenantId: String
+        @usableFromInline let clientId: String
+        @usableFromInline let userId: String?
+        @usableFromInline let traceParent: String?
+        @usableFromInline let previousError: IdpSdkError?
+
+        init(inputFields: [IdpSdkInputField], flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
+             clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
+            self.inputFieldIds = inputFields.map(\.id)
+            self.inputFields = inputFields
+            self.flowId = flowId
+            self.step = step
+            self.attempt = attempt
+            self.tenantId = tenantId
+            self.clientId = clientId
+            self.userId = userId
+            self.traceParent = traceParent
+            self.previousError = previousError
+        }
+    }
+
+    @usableFromInline let storage: Storage
+
     /// The field ids the current step asks, in form order. Answer exactly these.
-    public let inputFieldIds: [String]
+    @inlinable public var inputFieldIds: [String] { storage.inputFieldIds }
     /// The same fields with their labels and whether they are secret.
-    public let inputFields: [IdpSdkInputField]
+    @inlinable public var inputFields: [IdpSdkInputField] { storage.inputFields }
     /// The flow this call belongs to; the same for every step of one `getAuthorizationCode`.
-    public let flowId: IdpSdkFlowID
+    @inlinable public var flowId: IdpSdkFlowID { storage.flowId }
     /// The form step, from 1; it grows when the IDP serves a new form.
-    public let step: Int
+    @inlinable public var step: Int { storage.step }
     /// The attempt at this step, from 1; it grows when the IDP rejected the previous answer.
-    public let attempt: Int
+    @inlinable public var attempt: Int { storage.attempt }
     /// The tenant of the `IdpSdkService`.
-    public let tenantId: String
+    @inlinable public var tenantId: String { storage.tenantId }
     /// The IDP client of the flow (`KssIdpEnrollment`, `KssIdpLogin`, …).
-    public let clientId: String
+    @inlinable public var clientId: String { storage.clientId }
     /// The `userId` passed to `getAuthorizationCode`: `nil` for an activation, the enrolled user's
     /// id for a login.
-    public let userId: String?
+    @inlinable public var userId: String? { storage.userId }
     /// The validated W3C traceparent passed to `getAuthorizationCode`, if any.
-    public let traceParent: String?
+    @inlinable public var traceParent: String? { storage.traceParent }
     /// Why the IDP rejected the previous answer to this step (code
     /// ``IdpSdkError/Code/credentialsRejected``; the description carries the IDP's reason and
     /// message), or `nil` on a first attempt.
-    public let previousError: IdpSdkError?
+    @inlinable public var previousError: IdpSdkError? { storage.previousError }
 
     public init(
         inputFields: [IdpSdkInputField],
@@ -71,16 +106,8 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
         traceParent: String?,
         previousError: IdpSdkError?
     ) {
-        self.inputFieldIds = inputFields.map(\.id)
-        self.inputFields = inputFields
-        self.flowId = flowId
-        self.step = step
-        self.attempt = attempt
-        self.tenantId = tenantId
-        self.clientId = clientId
-        self.userId = userId
-        self.traceParent = traceParent
-        self.previousError = previousError
+        storage = Storage(inputFields: inputFields, flowId: flowId, step: step, attempt: attempt, tenantId: tenantId,
+                          clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
     }
 
     public var description: String {

@@ -52,6 +52,9 @@ public final class IdpSdkService: Sendable {
         public var maximumWorkerThreads: Int
         /// How long an idle SDK thread lives.
         public var workerKeepAlive: Duration
+        /// The clock ``flowTimeout`` is measured on: the system's by default; a `ManualClock`
+        /// lets a test time a flow out by advancing it, without waiting.
+        public var clock: any IdpClock
 
         public init(
             redirectUri: String = "https://kobil/OpenIdRedirectUri",
@@ -60,7 +63,8 @@ public final class IdpSdkService: Sendable {
             unrequestedFields: UnrequestedFieldPolicy = .ignore,
             maximumSteps: Int = 32,
             maximumWorkerThreads: Int = 256,
-            workerKeepAlive: Duration = .seconds(2)
+            workerKeepAlive: Duration = .seconds(2),
+            clock: any IdpClock = SystemClock()
         ) {
             self.redirectUri = redirectUri
             self.flowTimeout = flowTimeout
@@ -69,6 +73,7 @@ public final class IdpSdkService: Sendable {
             self.maximumSteps = maximumSteps
             self.maximumWorkerThreads = maximumWorkerThreads
             self.workerKeepAlive = workerKeepAlive
+            self.clock = clock
         }
     }
 
@@ -80,6 +85,7 @@ public final class IdpSdkService: Sendable {
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPool
+    private let timers: FlowTimers
     private let inFlight = Atomic<Int>(0)
 
     /// The documents' initialiser. The IDP is looked up by `idpUrl` in ``IdpNetwork/shared`` at each
@@ -98,6 +104,7 @@ public final class IdpSdkService: Sendable {
         self.configuration = configuration
         self.explicitTransport = transport
         self.pool = WorkerPool(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive)
+        self.timers = FlowTimers(clock: configuration.clock)
     }
 
     /// Obtains an authorization code for `clientId`.
@@ -123,6 +130,21 @@ public final class IdpSdkService: Sendable {
         traceParent: String?,
         completion: @escaping @Sendable (IdpSdkResult) -> Void
     ) -> IdpSdkFlowHandle {
+        startFlow(astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface, userId: userId,
+                  traceParent: traceParent, completionNeverBlocks: false, completion: completion)
+    }
+
+    /// Starts a flow. `completionNeverBlocks`: the completion is the SDK's own (the async form's
+    /// continuation), so it runs without ``WorkerPool/mayBlock(_:)``.
+    private func startFlow(
+        astClientData: AstClientDataInfo,
+        clientId: String,
+        interactionInterface: any IdpSdkInteractionInterface,
+        userId: String?,
+        traceParent: String?,
+        completionNeverBlocks: Bool,
+        completion: @escaping @Sendable (IdpSdkResult) -> Void
+    ) -> IdpSdkFlowHandle {
         let id = IdpSdkFlowID.next()
         let checked = validate(astClientData: astClientData, clientId: clientId, userId: userId, traceParent: traceParent)
         let transport: Result<any Transport, IdpSdkError> = switch checked {
@@ -139,7 +161,8 @@ public final class IdpSdkService: Sendable {
             id: id, tenantId: tenantId, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
-            configuration: configuration, shouldHashPin: shouldHashPin, pool: pool
+            configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
+            completionNeverBlocks: completionNeverBlocks
         )
         inFlight.add(1, ordering: .relaxed)
         let flow = Flow(context: context, completion: completion) { [weak self] _ in
@@ -171,9 +194,9 @@ public final class IdpSdkService: Sendable {
         let handle = LockedValue<(handle: IdpSdkFlowHandle?, cancelled: Bool)>((nil, false))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let started = getAuthorizationCode(
-                    withAstClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
-                    userId: userId, traceParent: traceParent
+                let started = startFlow(
+                    astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
+                    userId: userId, traceParent: traceParent, completionNeverBlocks: true
                 ) { continuation.resume(returning: $0) }
                 let cancelNow = handle.withLock { state -> Bool in
                     state.handle = started
@@ -195,6 +218,10 @@ public final class IdpSdkService: Sendable {
 
     /// The SDK's worker threads: running now, the most at once, and started in all.
     public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
+
+    /// Flow timeouts armed and not yet fired or cancelled: one per flow in flight (a flow that
+    /// ended has none).
+    public var armedTimeouts: Int { timers.armed }
 
     /// How often the system refused the SDK a new thread (each refusal is retried after 10 ms).
     public var workerThreadStartFailures: Int { pool.startFailures }

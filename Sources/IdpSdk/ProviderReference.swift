@@ -12,9 +12,13 @@ struct ProviderReference: @unchecked Sendable {
     let provider: any IdpSdkInteractionInterface
     /// The provider as an observer, looked up once per flow.
     let observer: (any IdpSdkFlowObserving)?
+    /// Whether the provider says it never blocks (``IdpSdkNonBlockingProvider``), looked up once
+    /// per flow: then it may be asked without a hand-off.
+    let neverBlocks: Bool
 
     init(_ provider: any IdpSdkInteractionInterface) {
         self.provider = provider
         self.observer = provider as? any IdpSdkFlowObserving
+        self.neverBlocks = (provider as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }
 }

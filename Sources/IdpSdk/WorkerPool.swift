@@ -4,89 +4,151 @@ import IdpPrimitives
 
 /// The SDK's own OS threads, on which providers and completion handlers run.
 ///
-/// Elastic: a job goes to an idle thread if there is one, else a new thread is started (up to
-/// `maximumThreads`), so a provider that blocks holds only its own thread. Idle threads exit after
-/// `keepAlive`. Past `maximumThreads` jobs wait in FIFO order.
+/// Elastic where work may block, bounded where it cannot: a job goes to an idle thread if there is
+/// one; else a new thread is started while fewer than `concurrency` threads (the number of cores)
+/// are running code that cannot block, up to `maximumThreads` in all; else the job waits in FIFO
+/// order for a running thread to take it. Code that may block (a provider that does not say it
+/// never blocks, a completion handler) runs inside ``mayBlock(_:)``, which takes its thread out of
+/// the bounded count, so a blocked provider holds only its own thread and never starves the
+/// others. Without it, a burst of non-blocking jobs would start a thread per job and the cores
+/// would spend their time switching between them. Idle threads exit after `keepAlive`.
 ///
-/// This is a primitive, so it is `@unchecked Sendable`: every mutable stored property (`jobs`,
-/// `idle`, `wakeups`, `threads`, `peakThreads`) is read and written only between
-/// `condition.lock()` and `condition.unlock()`; the rest are `let`s of Sendable types. No job runs
-/// while the lock is held.
-final class WorkerPool: @unchecked Sendable {
+/// Its state lives in one ``ConditionLockedValue`` (the lock the idle threads also wait on); each
+/// method decides under it and starts threads or runs jobs after releasing it.
+final class WorkerPool: Sendable {
     typealias Job = @Sendable () -> Void
 
     /// Thread names are `IdpSdk-N`: Linux keeps at most 15 characters of a thread name.
     static let threadNamePrefix = "IdpSdk-"
 
-    private let condition = ConditionLock(label: "IdpSdk.WorkerPool")
-    private var jobs = JobQueue()
-    /// Threads waiting on the condition that no submit has reserved.
-    private var idle = 0
-    /// Signals sent to waiting threads and not yet consumed. Invariant: `idle + wakeups` is the
-    /// number of threads waiting on the condition.
-    private var wakeups = 0
-    private var threads = 0
-    private var peakThreads = 0
-    private var started = 0
-    private var threadStartFailures = 0
+    struct State: Sendable {
+        var jobs = JobQueue()
+        /// Threads waiting on the condition that no submit has reserved.
+        var idle = 0
+        /// Signals sent to waiting threads and not yet consumed. Invariant: `idle + wakeups` is the
+        /// number of threads waiting on the condition.
+        var wakeups = 0
+        var threads = 0
+        /// Threads inside ``WorkerPool/mayBlock(_:)``.
+        var blocking = 0
+        var peakThreads = 0
+        var started = 0
+        var threadStartFailures = 0
+    }
+
+    private let state = ConditionLockedValue(State(), label: "IdpSdk.WorkerPool")
     let maximumThreads: Int
-    let keepAlive: TimeInterval
+    /// The most threads running code that cannot block (outside ``mayBlock(_:)``) before a
+    /// submit waits for one of them instead of starting another.
+    let concurrency: Int
+    let keepAlive: Duration
     let stackSize: Int
 
-    init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20) {
+    init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
+         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
-        self.keepAlive = max(0.001, keepAlive.timeInterval)
+        self.concurrency = max(1, concurrency)
+        self.keepAlive = max(.milliseconds(1), keepAlive)
         self.stackSize = stackSize
     }
 
+    /// What a submit does after the lock: wake an idle thread, start one, or nothing (the job
+    /// waits for a busy thread).
+    private enum SubmitAction { case wake, start(number: Int), queue }
+
     /// Runs `job` on a pool thread, soon. Never runs it on the calling thread.
     func submit(_ job: @escaping Job) {
-        condition.lock()
-        jobs.append(job)
-        var spawn = false
-        var number = 0
-        if idle > 0 {
-            idle -= 1
-            wakeups += 1
-            condition.signal()
-        } else if threads < maximumThreads {
-            threads += 1
-            peakThreads = max(peakThreads, threads)
-            started += 1
-            number = started
-            spawn = true
+        let action = state.withLock { state -> SubmitAction in
+            state.jobs.append(job)
+            if state.idle > 0 {
+                state.idle -= 1
+                state.wakeups += 1
+                return .wake
+            }
+            return startIfUnderLimits(&state)
         }
-        condition.unlock()
-        if spawn { startThread(number: number) }
+        act(action)
+    }
+
+    /// Starts a thread if fewer than `concurrency` run non-blocking code and the pool is below
+    /// `maximumThreads`. Under the lock.
+    private func startIfUnderLimits(_ state: inout State) -> SubmitAction {
+        guard state.threads - state.blocking < concurrency, state.threads < maximumThreads else { return .queue }
+        state.threads += 1
+        state.peakThreads = max(state.peakThreads, state.threads)
+        state.started += 1
+        return .start(number: state.started)
+    }
+
+    private func act(_ action: SubmitAction) {
+        switch action {
+        case .wake: state.signal()
+        case .start(let number): startThread(number: number)
+        case .queue: break
+        }
+    }
+
+    /// Runs `body`, which may block (a provider, a completion handler), taking the calling pool
+    /// thread out of the bounded count meanwhile: if jobs wait, another thread takes them. On a
+    /// thread that is not this pool's, just runs `body`.
+    func mayBlock<Result>(_ body: () -> Result) -> Result {
+        guard isCurrentThread else { return body() }
+        let action = state.withLock { state -> SubmitAction in
+            state.blocking += 1
+            guard !state.jobs.isEmpty, state.idle == 0 else { return .queue }
+            return startIfUnderLimits(&state)
+        }
+        act(action)
+        defer { state.withLock { $0.blocking -= 1 } }
+        return body()
+    }
+
+    /// Whether the calling thread is one of this pool's.
+    var isCurrentThread: Bool {
+        PoolThread.current?.pool == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// The most inline steps nested on one thread's stack; past it a step is submitted, which
+    /// starts again from an empty stack. (With a synchronous transport each inline step runs
+    /// inside the previous one's send, so an IDP that re-serves a form forever would otherwise
+    /// overflow the stack.)
+    static let maximumInlineDepth = 16
+
+    /// Whether the caller may run a step inline: on one of this pool's threads, fewer than
+    /// ``maximumInlineDepth`` deep. When it returns `true`, call ``leaveInline()`` after the step.
+    func enterInline() -> Bool {
+        guard let thread = PoolThread.current, thread.pool == Unmanaged.passUnretained(self).toOpaque(),
+              thread.inlineDepth < Self.maximumInlineDepth else { return false }
+        thread.inlineDepth += 1
+        return true
+    }
+
+    /// Ends an inline step begun with ``enterInline()``.
+    func leaveInline() {
+        PoolThread.current?.inlineDepth -= 1
     }
 
     /// Thread counts, for tests and the benchmark.
     var statistics: (current: Int, peak: Int, started: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (threads, peakThreads, started)
+        state.withLock { ($0.threads, $0.peakThreads, $0.started) }
     }
 
     /// How often the system refused a new thread (each refusal is retried).
-    var startFailures: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return threadStartFailures
-    }
+    var startFailures: Int { state.withLock { $0.threadStartFailures } }
 
     private func startThread(number: Int) {
         let name = "\(Self.threadNamePrefix)\(number)"
         let start = Unmanaged.passRetained(ThreadStart { [self] in
             Thread.current.name = name
-            SDKThreadMarker.markCurrentThread(number: number)
+            PoolThread.markCurrentThread(pool: Unmanaged.passUnretained(self).toOpaque(), number: number)
             run()
         })
         var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, stackSize)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        Self.check(pthread_attr_init(&attributes), "pthread_attr_init")
+        defer { Self.check(pthread_attr_destroy(&attributes), "pthread_attr_destroy") }
+        Self.check(pthread_attr_setstacksize(&attributes, stackSize), "pthread_attr_setstacksize")
+        Self.check(pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)), "pthread_attr_setdetachstate")
         #if os(Linux)
         var thread = pthread_t()
         #else
@@ -104,35 +166,43 @@ final class WorkerPool: @unchecked Sendable {
         guard status != 0 else { return }
         // The system would not give a thread now (EAGAIN under memory or thread limits). The slot
         // stays reserved and the start is retried, so queued jobs are not stranded.
+        precondition(status == EAGAIN || status == ENOMEM, "pthread_create failed: \(status)")
         start.release()
-        condition.lock()
-        threadStartFailures += 1
-        condition.unlock()
+        state.withLock { $0.threadStartFailures += 1 }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in startThread(number: number) }
     }
 
+    /// A pool thread's loop: take a job (or wait for one, up to `keepAlive`), run it after the
+    /// lock is released; exit when idle for `keepAlive` with nothing queued.
     private func run() {
-        condition.lock()
-        while true {
-            if let job = jobs.popFirst() {
-                condition.unlock()
-                job()
-                condition.lock()
-                continue
-            }
-            idle += 1
-            let signalled = condition.wait(seconds: keepAlive)
-            if wakeups > 0 {
-                wakeups -= 1
-            } else {
-                idle -= 1
-                if !signalled && jobs.isEmpty {
-                    threads -= 1
-                    condition.unlock()
-                    return
+        while let job = nextJob() { job() }
+    }
+
+    /// The next job for this thread, or `nil` when it should exit.
+    private func nextJob() -> Job? {
+        var waited = false
+        return state.wait { state, timedOut -> ConditionLockedValue<State>.Decision<Job?> in
+            if waited {
+                waited = false
+                if state.wakeups > 0 {
+                    state.wakeups -= 1
+                } else {
+                    state.idle -= 1
+                    if timedOut && state.jobs.isEmpty {
+                        state.threads -= 1
+                        return .done(nil)
+                    }
                 }
             }
+            if let job = state.jobs.popFirst() { return .done(job) }
+            state.idle += 1
+            waited = true
+            return .wait(timeout: keepAlive)
         }
+    }
+
+    private static func check(_ status: Int32, _ function: String) {
+        precondition(status == 0, "\(function) failed: \(status)")
     }
 }
 
@@ -143,7 +213,7 @@ private final class ThreadStart {
 }
 
 /// A FIFO of jobs with O(1) amortised append and pop.
-private struct JobQueue {
+struct JobQueue: Sendable {
     private var items: [WorkerPool.Job?] = []
     private var head = 0
 
@@ -167,28 +237,60 @@ private struct JobQueue {
     }
 }
 
-/// Marks the pool's threads in thread-specific storage, so code can ask whether it runs on one.
-enum SDKThreadMarker {
+/// A pool thread's identity and inline depth, in thread-specific storage: so code can ask
+/// whether it runs on an SDK thread, on which pool's, and how deeply nested inline steps are.
+///
+/// Owned by its thread: only that thread reads or writes it (through ``current``); the key's
+/// destructor releases it when the thread exits.
+final class PoolThread {
+    /// The pool's identity (never dereferenced).
+    let pool: UnsafeMutableRawPointer
+    /// N of the thread's name `IdpSdk-N`.
+    let number: Int
+    /// Inline steps nested on this thread's stack (see ``WorkerPool/enterInline()``).
+    var inlineDepth = 0
+
+    private init(pool: UnsafeMutableRawPointer, number: Int) {
+        self.pool = pool
+        self.number = number
+    }
+
     // Created once, process-wide, before any worker starts (a `static let` is initialised once,
-    // thread-safely). A non-nil value under the key marks an SDK thread.
+    // thread-safely).
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
+        let status = pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<PoolThread>.fromOpaque(pointer).release() }
+        }
         precondition(status == 0, "pthread_key_create failed: \(status)")
         return key
     }()
 
-    static func markCurrentThread(number: Int) {
-        let status = pthread_setspecific(key, UnsafeRawPointer(bitPattern: max(1, number)))
+    /// Marks the calling thread as thread `number` of `pool`.
+    static func markCurrentThread(pool: UnsafeMutableRawPointer, number: Int) {
+        let thread = Unmanaged.passRetained(PoolThread(pool: pool, number: max(1, number)))
+        let status = pthread_setspecific(key, thread.toOpaque())
         precondition(status == 0, "pthread_setspecific failed: \(status)")
     }
 
-    static var isMarked: Bool { pthread_getspecific(key) != nil }
+    /// The calling thread's record, or `nil` if it is not a pool thread.
+    static var current: PoolThread? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        return Unmanaged<PoolThread>.fromOpaque(pointer).takeUnretainedValue()
+    }
+}
+
+@available(*, unavailable, message: "a pool thread's record belongs to its thread")
+extension PoolThread: Sendable {}
+
+/// Whether the calling thread is an SDK thread, and its name.
+enum SDKThreadMarker {
+    static var isMarked: Bool { PoolThread.current != nil }
 
     /// `IdpSdk-N` on the pool's thread number N, else `nil`. Read from thread-specific storage,
     /// not the thread's name, which Foundation does not always report on Linux.
     static var currentName: String? {
-        guard let marker = pthread_getspecific(key) else { return nil }
-        return "\(WorkerPool.threadNamePrefix)\(Int(bitPattern: marker))"
+        guard let thread = PoolThread.current else { return nil }
+        return "\(WorkerPool.threadNamePrefix)\(thread.number)"
     }
 }

@@ -41,6 +41,19 @@ struct BenchReportTests {
         #expect(!json.contains("nsPerCall"))
     }
 
+    @Test("a flow row's CPU per flow is written as cpu_us_per_flow, and a report from before it existed still reads, without it")
+    func cpuPerFlowIsAnAddedField() throws {
+        var report = sampleReport()
+        report.flows[0].cpuUsPerFlow = 312.5
+        let json = report.json()
+        #expect(json.contains("\"cpu_us_per_flow\" : 312.5"))
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+
+        let old = sampleReport().json()
+        #expect(!old.contains("cpu_us_per_flow"))
+        #expect(try BenchReport.decode(from: Data(old.utf8)).flows.allSatisfy { $0.cpuUsPerFlow == nil })
+    }
+
     @Test("another schema, a non-object and a missing key are refused with a message that names the problem")
     func decodeErrors() {
         #expect(throws: BenchReportError("schema is 'idp-bench/0', expected 'idp-bench/1'")) {

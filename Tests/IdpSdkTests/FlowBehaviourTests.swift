@@ -2,6 +2,7 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import IdpServer
+import Synchronization
 import Testing
 
 @Suite("The flow engine")
@@ -238,6 +239,50 @@ struct CompletionTests {
         #expect(result.idpSdkError?.code == .timedOut)
     }
 
+    @Test("on a manual clock, a flow times out when the clock passes its timeout, not before, and without waiting")
+    func timeoutOnManualClock() async throws {
+        // Given a service on a manual clock with a one-minute timeout, and an IDP that never answers
+        let clock = ManualClock()
+        let transport = FaultyTransport(inner: nil) { _ in nil }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://silent.test", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(flowTimeout: .seconds(60), clock: clock), transport: transport)
+        let completed = Gate()
+        let outcome = LockedValue<IdpSdkResult?>(nil)
+        sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                 interactionInterface: TableProvider([:]), userId: "x", traceParent: nil) { result in
+            outcome.withLock { $0 = result }
+            completed.open()
+        }
+        #expect(sdk.armedTimeouts == 1)
+
+        // When the clock moves 59 seconds, the flow is still running
+        clock.advance(by: .seconds(59))
+        #expect(await Self.offTask { !completed.wait(timeout: .milliseconds(50)) })
+        #expect(sdk.flowsInFlight == 1)
+
+        // and when it passes the minute, the flow ends with timedOut and its timer is gone
+        clock.advance(by: .seconds(2))
+        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
+        #expect(outcome.withLock { $0 }?.idpSdkError?.code == .timedOut)
+        #expect(sdk.armedTimeouts == 0)
+        #expect(sdk.flowsInFlight == 0)
+    }
+
+    @Test("a flow that ends cancels its timeout at once")
+    func endedFlowCancelsTimeout() async throws {
+        let idp = TestIDP()
+        idp.activeUser("tara", password: "pw-tara")
+        let sdk = idp.sdk(.init(flowTimeout: .seconds(3600), clock: idp.clock))
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: TableProvider(["username": "tara", "password": "pw-tara"]), userId: "tara")
+        #expect(!result.hasError())
+        #expect(sdk.armedTimeouts == 0)
+        // and a cancelled flow holds no timer either
+        let cancelled = sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                                 interactionInterface: TableProvider([:]), userId: "tara", traceParent: nil) { _ in }
+        cancelled.cancel()
+        #expect(sdk.armedTimeouts == 0)
+    }
+
     @Test("an IDP that serves forms forever is cut off after the step limit")
     func endlessForms() async throws {
         let page = """
@@ -250,6 +295,31 @@ struct CompletionTests {
         let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "sam")
         #expect(result.idpSdkError == IdpSdkError(.protocolError, "the IDP served more than 5 form steps"))
         #expect(provider.recorded.count == 5)
+    }
+
+    @Test("50,000 steps answered inline by a non-blocking provider through a synchronous transport do not overflow the stack")
+    func deepInlineChain() async throws {
+        // Given an IDP that serves a new form at once for 50,000 requests, then drops the connection
+        let page = """
+        <html xmlns="http://www.w3.org/1999/xhtml"><body><form action="/auth/realms/demo/login-actions/authenticate?session_code=x&amp;execution=1" method="post"><input id="username" name="username"/></form></body></html>
+        """
+        let requests = Atomic<Int>(0)
+        let transport = FaultyTransport(inner: nil) { _ in
+            requests.add(1, ordering: .relaxed).newValue > 50_000
+                ? .failure(TransportError(.connectionLost, "enough"))
+                : .success(HTTPResponse(status: 200, body: Array(page.utf8)))
+        }
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://deep.test", certificateChain: Data(), shouldHashPin: false,
+                                configuration: .init(maximumSteps: 1_000_000), transport: transport)
+        let provider = NonBlockingTableProvider(["username": "sam"])
+
+        // When a flow answers every one of them (inline, as the provider never blocks)
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "sam")
+
+        // Then it ends with the dropped connection, every call on an SDK thread
+        #expect(result.idpSdkError == IdpSdkError(.connectionLost, "enough"))
+        #expect(provider.calls.load(ordering: .relaxed) == 50_000)
+        #expect(provider.misplacedCalls.load(ordering: .relaxed) == 0)
     }
 
     @Test("an unreadable IDP page is a protocol error")
@@ -270,6 +340,24 @@ struct CompletionTests {
 
 /// A transport that answers some requests itself (a fault, a canned page) and passes the rest on;
 /// with no inner transport, unanswered requests never complete.
+/// A provider that says it never blocks, answering from a table; counts its calls and any that ran
+/// somewhere a provider must never run.
+final class NonBlockingTableProvider: IdpSdkNonBlockingProvider, Sendable {
+    let table: [String: String]
+    let calls = Atomic<Int>(0)
+    let misplacedCalls = Atomic<Int>(0)
+
+    init(_ table: [String: String]) { self.table = table }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        if !IdpSdkService.isSDKThread || Thread.isMainThread || withUnsafeCurrentTask(body: { $0 != nil }) {
+            misplacedCalls.add(1, ordering: .relaxed)
+        }
+        calls.add(1, ordering: .relaxed)
+        return .init(credentials: table.filter { interactionData.inputFieldIds.contains($0.key) })
+    }
+}
+
 struct FaultyTransport: Transport {
     let inner: (any Transport)?
     let answer: @Sendable (HTTPRequest) -> Result<HTTPResponse, TransportError>?

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A value inside a lock that threads can also wait on: ``LockedValue`` plus a condition variable.
+///
+/// ```swift
+/// let queue = ConditionLockedValue<[Job]>([], label: "MyPool.queue")
+/// queue.withLock { $0.append(job) }
+/// queue.signal()
+/// // a worker:
+/// let next = queue.wait { jobs, _ in jobs.isEmpty ? .wait(timeout: nil) : .done(jobs.removeFirst()) }
+/// ```
+///
+/// The value is reachable only under the lock, through ``withLock(_:)`` or ``wait(_:)``, whose
+/// body decides, each time it runs, to return or to wait; while it waits the lock is released.
+/// Timed waits use the monotonic clock on Linux, so a wall-clock jump neither shortens nor
+/// lengthens them. Every pthread call's result is checked.
+///
+/// Give it a `label` to have ``LockProfiler`` count its contention (acquisitions through
+/// ``withLock(_:)`` and ``wait(_:)``; re-acquisitions after a wait are not counted).
+///
+/// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
+public final class ConditionLockedValue<Value> {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let condition: UnsafeMutablePointer<pthread_cond_t>
+    // Unchecked exclusivity: every access is inside one run of a body under the mutex.
+    @usableFromInline @exclusivity(unchecked) var value: Value
+    @usableFromInline let site: LockProfiler.Site?
+
+    /// What a ``ConditionLockedValue/wait(_:)`` body decides.
+    public enum Decision<Result> {
+        /// Release the lock and return `Result`.
+        case done(Result)
+        /// Release the lock until ``ConditionLockedValue/signal()`` or
+        /// ``ConditionLockedValue/broadcast()`` (or a spurious wake-up), or until `timeout` has
+        /// passed (`nil`: no limit); then run the body again, under the lock.
+        case wait(timeout: Duration?)
+    }
+
+    /// - Parameter label: Names the lock in ``LockProfiler``'s contention figures; unlabelled
+    ///   locks are not profiled.
+    public init(_ value: Value, label: String? = nil) {
+        self.value = value
+        site = label.map(LockProfiler.Site.init(label:))
+        mutex = UnsafeMutablePointer.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        condition = UnsafeMutablePointer.allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_mutexattr_t()
+        Self.check(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init")
+        #if os(Linux)
+        Self.check(pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)), "pthread_mutexattr_settype")
+        #endif
+        Self.check(pthread_mutex_init(mutex, &attributes), "pthread_mutex_init")
+        Self.check(pthread_mutexattr_destroy(&attributes), "pthread_mutexattr_destroy")
+        var conditionAttributes = pthread_condattr_t()
+        Self.check(pthread_condattr_init(&conditionAttributes), "pthread_condattr_init")
+        #if os(Linux)
+        Self.check(pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+        #endif
+        Self.check(pthread_cond_init(condition, &conditionAttributes), "pthread_cond_init")
+        Self.check(pthread_condattr_destroy(&conditionAttributes), "pthread_condattr_destroy")
+    }
+
+    deinit {
+        Self.check(pthread_cond_destroy(condition), "pthread_cond_destroy")
+        Self.check(pthread_mutex_destroy(mutex), "pthread_mutex_destroy")
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value and returns what it returns.
+    /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
+    @inlinable
+    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        lock()
+        defer { unlock() }
+        return try body(&value)
+    }
+
+    /// Runs `body` under the lock until it returns ``Decision/done(_:)``; each
+    /// ``Decision/wait(timeout:)`` releases the lock until a signal or the timeout, and `body` then
+    /// runs again with `timedOut` telling which woke it (`false` also after a spurious wake-up).
+    ///
+    /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
+    /// - Returns: What `body` returned with ``Decision/done(_:)``.
+    public func wait<Result>(_ body: (inout Value, _ timedOut: Bool) -> Decision<Result>) -> Result {
+        lock()
+        defer { unlock() }
+        var timedOut = false
+        while true {
+            switch body(&value, timedOut) {
+            case .done(let result):
+                return result
+            case .wait(let timeout):
+                timedOut = waitForSignal(timeout: timeout)
+            }
+        }
+    }
+
+    /// Wakes one thread waiting in ``wait(_:)``. May be called with or without the lock held;
+    /// change the value under the lock first, so a waiter that has not started waiting yet sees it.
+    public func signal() { Self.check(pthread_cond_signal(condition), "pthread_cond_signal") }
+
+    /// Wakes every thread waiting in ``wait(_:)``.
+    public func broadcast() { Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast") }
+
+    @inlinable
+    func lock() {
+        if let site, LockProfiler.isCounting {
+            site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lockNow)
+        } else {
+            lockNow()
+        }
+    }
+
+    @inlinable
+    func lockNow() {
+        let status = pthread_mutex_lock(mutex)
+        precondition(status == 0, "pthread_mutex_lock failed: \(status)")
+    }
+
+    @inlinable
+    func unlock() {
+        let status = pthread_mutex_unlock(mutex)
+        precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
+    }
+
+    /// Waits with the lock held; returns whether the wait timed out.
+    private func waitForSignal(timeout: Duration?) -> Bool {
+        guard let timeout else {
+            Self.check(pthread_cond_wait(condition, mutex), "pthread_cond_wait")
+            return false
+        }
+        var now = timespec()
+        #if os(Linux)
+        Self.check(clock_gettime(CLOCK_MONOTONIC, &now), "clock_gettime")
+        #else
+        Self.check(clock_gettime(CLOCK_REALTIME, &now), "clock_gettime")
+        #endif
+        // Capped at a year, so "effectively forever" cannot overflow.
+        let (seconds, attoseconds) = min(max(timeout, .zero), .seconds(365 * 24 * 3600)).components
+        var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        var deadline = now
+        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
+        nanoseconds %= 1_000_000_000
+        deadline.tv_nsec = numericCast(nanoseconds)
+        let status = pthread_cond_timedwait(condition, mutex, &deadline)
+        precondition(status == 0 || status == ETIMEDOUT, "pthread_cond_timedwait failed: \(status)")
+        return status == ETIMEDOUT
+    }
+
+    private static func check(_ status: Int32, _ function: String) {
+        precondition(status == 0, "\(function) failed: \(status)")
+    }
+}
+
+// Sound because `value` is read and written only inside `withLock` and `wait`, between
+// pthread_mutex_lock and pthread_mutex_unlock (pthread_cond_wait releases and retakes the mutex
+// between two runs of a body, never during one), and `mutex` and `condition` are `let`s passed only
+// to the thread-safe pthread functions. A `Value` that is `Sendable` may then cross threads.
+extension ConditionLockedValue: @unchecked Sendable where Value: Sendable {}

@@ -1,0 +1,158 @@
+/// The life of one `getAuthorizationCode` flow as a plain value: which request it awaits, which
+/// provider call it makes, how it ends. One mutating method per event, each returning what the
+/// caller must do after releasing the lock that holds the value (``Flow`` is that storage).
+///
+/// Generic over the completion and the outcome only so that its tests can use plain values; the
+/// engine uses `@Sendable (IdpSdkResult) -> Void` and `IdpSdkResult`.
+///
+/// The rules it keeps:
+/// - the completion comes out of it exactly once, in the one ``finish(_:observing:)`` that ends the
+///   flow; every later finish gets ``FinishAction/none``;
+/// - only the response to the last request sent is taken, and only once;
+/// - a flow that ended while a provider call was running tells an observing provider
+///   ``ObserverNotice/endedDuringCall`` at once and, when that call returns,
+///   ``ProviderCallEndAction/notifyDidEnd(_:)``; a flow that ended outside a call tells it
+///   ``ObserverNotice/didEnd(_:)`` with the completion; never both `didEnd`s.
+struct FlowStateMachine<Completion, Outcome> {
+    enum State {
+        /// Created; nothing sent yet.
+        case created
+        /// Awaiting the IDP's answer to request `request` (numbered from 1).
+        case awaitingIdp(request: UInt64)
+        /// The engine is reading an answer or building the next request; no request and no
+        /// provider call is outstanding.
+        case deciding
+        /// The provider is to be asked for `step`, `attempt` (queued for, or running on, an SDK
+        /// thread); `running` once the call has begun.
+        case askingProvider(step: Int, attempt: Int, running: Bool)
+        /// Ended during a provider call; `notice` is the outcome to tell the observing provider
+        /// when the call returns (`nil` when the provider does not observe flows).
+        case finishedDuringCall(notice: Outcome?)
+        /// Ended; nothing more happens.
+        case finished
+    }
+
+    /// What to tell an observing provider when the flow ends.
+    enum ObserverNotice {
+        /// Nothing: the provider does not observe flows.
+        case none
+        /// `flowDidEnd(_:result:)` now, before the completion.
+        case didEnd(Outcome)
+        /// `flowEndedDuringCall(_:)` now; `flowDidEnd` follows when the running call returns.
+        case endedDuringCall
+    }
+
+    enum FinishAction {
+        /// The flow had ended already: do nothing.
+        case none
+        /// The flow ends now: tell the observer, then run the completion (exactly once).
+        case complete(Completion, notice: ObserverNotice)
+    }
+
+    enum FormAction: Equatable {
+        /// Ask the provider for this step and attempt.
+        case askProvider(step: Int, attempt: Int)
+        /// The IDP served more steps than allowed: finish with a protocol error.
+        case stepLimitExceeded
+        /// The flow has ended: do nothing.
+        case ignore
+    }
+
+    enum ProviderCallEndAction {
+        /// Use the answer: submit it, or finish with its error.
+        case proceed
+        /// The flow ended during the call: drop the answer.
+        case discard
+        /// The flow ended during the call: drop the answer and tell the observer `flowDidEnd` now.
+        case notifyDidEnd(Outcome)
+    }
+
+    private(set) var state: State = .created
+    /// The form step being answered, from 1 (0 before the first form), and the attempt at it.
+    private(set) var step = 0
+    private(set) var attempt = 0
+    private(set) var requestsSent: UInt64 = 0
+    private var completion: Completion?
+
+    init(completion: Completion) {
+        self.completion = completion
+    }
+
+    var isFinished: Bool {
+        switch state {
+        case .finished, .finishedDuringCall: true
+        case .created, .awaitingIdp, .deciding, .askingProvider: false
+        }
+    }
+
+    /// A request is about to be sent. Returns its number, or `nil` if the flow has ended (then
+    /// nothing is sent).
+    mutating func sendingRequest() -> UInt64? {
+        guard !isFinished else { return nil }
+        requestsSent += 1
+        state = .awaitingIdp(request: requestsSent)
+        return requestsSent
+    }
+
+    /// The transport answered request `number`. Returns whether to take the answer: only the
+    /// awaited request's, only once, only while the flow runs (a faulty transport's duplicate is
+    /// dropped).
+    mutating func responseArrived(for number: UInt64) -> Bool {
+        guard case .awaitingIdp(let awaited) = state, awaited == number else { return false }
+        state = .deciding
+        return true
+    }
+
+    /// The answer is a form; `rejected` when it re-serves the step with the IDP's rejection.
+    mutating func formServed(rejected: Bool, stepLimit: Int) -> FormAction {
+        guard case .deciding = state else { return .ignore }
+        if !rejected || step == 0 {
+            step += 1
+            attempt = 1
+        } else {
+            attempt += 1
+        }
+        guard step <= stepLimit else { return .stepLimitExceeded }
+        state = .askingProvider(step: step, attempt: attempt, running: false)
+        return .askProvider(step: step, attempt: attempt)
+    }
+
+    /// A provider call is about to begin. Returns whether to make it (`false` once the flow has
+    /// ended while the call waited for a thread).
+    mutating func providerCallBegins() -> Bool {
+        guard case .askingProvider(let step, let attempt, running: false) = state else { return false }
+        state = .askingProvider(step: step, attempt: attempt, running: true)
+        return true
+    }
+
+    /// The provider call returned.
+    mutating func providerCallEnded() -> ProviderCallEndAction {
+        switch state {
+        case .askingProvider(_, _, running: true):
+            state = .deciding
+            return .proceed
+        case .finishedDuringCall(let notice):
+            state = .finished
+            return notice.map(ProviderCallEndAction.notifyDidEnd) ?? .discard
+        case .created, .awaitingIdp, .deciding, .askingProvider, .finished:
+            // A call that did not begin in this machine (a caller's bug): nothing to hand out.
+            return .discard
+        }
+    }
+
+    /// Ends the flow with `outcome` (success, IDP or provider error, cancellation, timeout), unless
+    /// it has ended already. `observing`: whether the provider observes flows.
+    mutating func finish(_ outcome: Outcome, observing: Bool) -> FinishAction {
+        guard !isFinished, let completion = completion.take() else { return .none }
+        if case .askingProvider(_, _, running: true) = state {
+            state = .finishedDuringCall(notice: observing ? outcome : nil)
+            return .complete(completion, notice: observing ? .endedDuringCall : .none)
+        }
+        state = .finished
+        return .complete(completion, notice: observing ? .didEnd(outcome) : .none)
+    }
+}
+
+extension FlowStateMachine: Sendable where Completion: Sendable, Outcome: Sendable {}
+extension FlowStateMachine.State: Sendable where Completion: Sendable, Outcome: Sendable {}
+extension FlowStateMachine.ObserverNotice: Sendable where Outcome: Sendable {}
