@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
         // C only to define ThreadSanitizer's report hook; no dependency.
         .target(name: "ThreadSanitizerHook"),
-        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "ThreadSanitizerHook", "BenchSupport"]),
+        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "ThreadSanitizerHook", "BenchSupport"]),
         .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
         .executableTarget(
             name: "IdpBench",

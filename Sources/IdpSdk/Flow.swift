@@ -21,6 +21,17 @@ struct FlowContext: Sendable {
     /// Whether the completion is the SDK's own (resuming the async form's continuation), which
     /// never blocks; a caller's completion handler may.
     let completionNeverBlocks: Bool
+    /// The trace id the flow's ``Seam``s carry.
+    let seamTrace: String?
+
+    /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
+    func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
+        if let controller = configuration.controller {
+            controller.post(Seam(seam, trace: seamTrace), job)
+        } else {
+            pool.submit(job)
+        }
+    }
 }
 
 /// One `getAuthorizationCode` call: fetch a form, ask the provider, submit, until the IDP
@@ -77,7 +88,7 @@ final class Flow: Sendable {
         if origin == .engine && context.pool.isCurrentThread {
             complete(completion, result: result, notice: notice)
         } else {
-            context.pool.submit { [self] in complete(completion, result: result, notice: notice) }
+            context.handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
         }
         return true
     }
@@ -123,7 +134,7 @@ final class Flow: Sendable {
                 defer { context.pool.leaveInline() }
                 handle(response)
             } else {
-                context.pool.submit { [self] in handle(response) }
+                context.handOff("response") { [self] in handle(response) }
             }
         }
     }
@@ -158,7 +169,7 @@ final class Flow: Sendable {
                 if context.provider.neverBlocks && context.pool.isCurrentThread {
                     askProvider(data, form: form)
                 } else {
-                    context.pool.submit { [self] in askProvider(data, form: form) }
+                    context.handOff(attempt > 1 ? "provider.reask" : "provider.ask") { [self] in askProvider(data, form: form) }
                 }
             }
         }
@@ -168,6 +179,7 @@ final class Flow: Sendable {
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
         guard machine.withLock({ $0.providerCallBegins() }) else { return }
         let answer = callProvider { $0.provider.provideCredentials(data) }
+        context.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
         switch machine.withLock({ $0.providerCallEnded() }) {
         case .discard:
             return

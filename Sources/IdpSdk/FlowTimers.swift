@@ -126,15 +126,26 @@ final class FlowTimers: Sendable {
         var emptySince: UInt64?
     }
 
-    private enum Pacing: Sendable { case system, woken, polled }
+    /// `inline`: a controlled run's manual clock; due timers fire on the thread that moves it.
+    private enum Pacing: Sendable { case system, woken, polled, inline }
 
     private let state = LockedValue(State(), label: "IdpSdk.FlowTimers")
     private let clock: any IdpClock
     private let pacing: Pacing
 
-    init(clock: any IdpClock) {
+    /// - Parameter firesOnMove: With a ``ManualClock``, fire due timeouts on the thread that moves
+    ///   the clock, in deadline order, instead of on the driver's thread (a controlled run, where
+    ///   which thread does what must repeat).
+    init(clock: any IdpClock, firesOnMove: Bool = false) {
         self.clock = clock
-        if clock is SystemClock {
+        if firesOnMove, let manual = clock as? ManualClock {
+            pacing = .inline
+            manual.whenMoved { [weak self] in
+                guard let self else { return false }
+                fireDue()
+                return true
+            }
+        } else if clock is SystemClock {
             pacing = .system
         } else if let manual = clock as? ManualClock {
             pacing = .woken
@@ -152,6 +163,11 @@ final class FlowTimers: Sendable {
     func arm(_ flow: Flow, after timeout: Duration) {
         let now = clock.now()
         let deadline = now.addingTimeInterval(min(max(0, timeout.timeInterval), 100 * 365 * 24 * 3600))
+        if pacing == .inline {
+            state.withLock { $0.deadlines.insert(flow, id: flow.id.rawValue, deadline: deadline) }
+            if deadline <= now { fireDue() }
+            return
+        }
         // The driver looks at a registered heap again within `linger` (system and polled clocks)
         // or when the clock moves (a manual clock): only a deadline before that needs a wake.
         let soon = pacing == .woken ? deadline <= now : deadline < now.addingTimeInterval(Self.linger.timeInterval)
@@ -167,6 +183,16 @@ final class FlowTimers: Sendable {
             TimerDriver.shared.register(self)
         } else if action.wake {
             TimerDriver.shared.wake()
+        }
+    }
+
+    /// Ends the flows whose deadline has passed, on the calling thread (``Pacing/inline`` only).
+    private func fireDue() {
+        let now = clock.now()
+        let due = state.withLock { $0.deadlines.popDue(at: now) }
+        for flow in due {
+            flow.context.configuration.controller?.pause(at: Seam("timer", trace: flow.context.seamTrace))
+            flow.timeOut()
         }
     }
 
@@ -213,6 +239,7 @@ final class FlowTimers: Sendable {
             case .system: .wait(min(.seconds(1), .seconds(max(0, next.timeIntervalSince(now)))))
             case .woken: .wait(nil)
             case .polled: .wait(Self.pollPeriod)
+            case .inline: .idle   // never registered with the driver
             }
         }
     }

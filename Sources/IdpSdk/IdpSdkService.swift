@@ -55,6 +55,12 @@ public final class IdpSdkService: Sendable {
         /// The clock ``flowTimeout`` is measured on: the system's by default; a `ManualClock`
         /// lets a test time a flow out by advancing it, without waiting.
         public var clock: any IdpClock
+        /// Takes over the SDK's scheduling for a controlled stress run (`IdpHarness`'s
+        /// `SystemStress`): every hand-off between threads goes through it, and the flow pauses
+        /// at its seams (after a provider call, before a cancellation or a timeout takes effect).
+        /// `nil`, the default: the SDK schedules its own work. With a `ManualClock` and a
+        /// controller, timeouts fire on the thread that moves the clock, so a run repeats.
+        public var controller: (any ExecutionController)?
 
         public init(
             redirectUri: String = "https://kobil/OpenIdRedirectUri",
@@ -64,7 +70,8 @@ public final class IdpSdkService: Sendable {
             maximumSteps: Int = 32,
             maximumWorkerThreads: Int = 256,
             workerKeepAlive: Duration = .seconds(2),
-            clock: any IdpClock = SystemClock()
+            clock: any IdpClock = SystemClock(),
+            controller: (any ExecutionController)? = nil
         ) {
             self.redirectUri = redirectUri
             self.flowTimeout = flowTimeout
@@ -74,6 +81,7 @@ public final class IdpSdkService: Sendable {
             self.maximumWorkerThreads = maximumWorkerThreads
             self.workerKeepAlive = workerKeepAlive
             self.clock = clock
+            self.controller = controller
         }
     }
 
@@ -104,7 +112,7 @@ public final class IdpSdkService: Sendable {
         self.configuration = configuration
         self.explicitTransport = transport
         self.pool = WorkerPool(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive)
-        self.timers = FlowTimers(clock: configuration.clock)
+        self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
     }
 
     /// Obtains an authorization code for `clientId`.
@@ -162,7 +170,7 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
-            completionNeverBlocks: completionNeverBlocks
+            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent)
         )
         inFlight.add(1, ordering: .relaxed)
         let flow = Flow(context: context, completion: completion) { [weak self] _ in
@@ -268,6 +276,7 @@ public struct IdpSdkFlowHandle: Sendable {
     /// Ends the flow with ``IdpSdkError/Code/cancelled`` unless it has ended already. A provider
     /// call in progress is left to return; its answer is discarded.
     public func cancel() {
+        flow.context.configuration.controller?.pause(at: Seam("cancel", trace: flow.context.seamTrace))
         flow.finish(.failure(IdpSdkError(.cancelled, "the flow was cancelled by its caller")))
     }
 }

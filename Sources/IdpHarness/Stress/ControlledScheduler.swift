@@ -38,6 +38,8 @@ public final class ControlledScheduler: Sendable {
         case notArrived
         case waiting(String)
         case running(String)
+        /// Waiting for something another participant delivers (``ControlledScheduler/park(_:_:)``).
+        case parked(String)
         case overdue(String)
         case finished
 
@@ -46,6 +48,7 @@ public final class ControlledScheduler: Sendable {
             switch self {
             case .notArrived: "not started"
             case .waiting(let seam), .running(let seam): seam
+            case .parked(let seam): "\(seam) (parked)"
             case .overdue(let seam): "\(seam) (blocked outside a seam)"
             case .finished: "finished"
             }
@@ -67,6 +70,17 @@ public final class ControlledScheduler: Sendable {
         var divergence: String?
         var done = false
         var waiters: [CheckedContinuation<Outcome, Never>] = []
+        /// One turn semaphore per participant; participants that join later append theirs.
+        var turns: [DispatchSemaphore]
+        /// Participants unparked before they parked: their next park returns at once.
+        var unparkedEarly: Set<Int> = []
+        /// Where each joined participant was posted from (its name), for the outcome.
+        /// Whether ``ControlledScheduler/onQuiescence`` is running: work it posts is the quiet
+        /// world's, not a participant's, and does not make the run partially controlled.
+        var quiescing = false
+        /// Participants running code that is busy, not blocked (an MC event run whole): the
+        /// watchdog does not set them aside.
+        var busy: Set<Int> = []
 
         var outcome: Outcome {
             Outcome(decisions: decisions, partiallyControlled: partiallyControlled, deadlocked: deadlocked,
@@ -105,7 +119,11 @@ public final class ControlledScheduler: Sendable {
     }
 
     private let state: LockedValue<State>
-    private let turns: [DispatchSemaphore]
+    /// Which participant each controlled OS thread is running (set by the thread itself).
+    private let threads = LockedValue<[UInt: Int]>([:])
+    /// Called when no participant can go on but some are parked: what the world does when it is
+    /// quiet (a watchdog moving the clock so timeouts fire). Returns whether it did anything.
+    private let onQuiescence: (@Sendable () -> Bool)?
     private let stallTimeout: Duration
     private let deadlockTimeout: Duration
 
@@ -117,12 +135,17 @@ public final class ControlledScheduler: Sendable {
     ///     set aside.
     ///   - deadlockTimeout: How long nobody may reach a seam or finish, with nobody waiting, before
     ///     the run is a deadlock (a participant set aside may only be slow).
+    ///   - onQuiescence: Called when no participant can go on and some are parked (waiting for a
+    ///     delivery that nobody controlled will make); returns whether it changed anything (moved
+    ///     a clock, say). If it did not, and nobody runs outside control, the run is a deadlock.
     public init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
-                stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5)) {
+                stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5),
+                onQuiescence: (@Sendable () -> Bool)? = nil) {
         precondition(participants > 0, "a controlled run needs at least one participant")
         state = LockedValue(State(statuses: Array(repeating: .notArrived, count: participants),
-                                  strategy: StrategyState(strategy, participants: participants, seed: seed), replay: replay))
-        turns = (0..<participants).map { _ in DispatchSemaphore(value: 0) }
+                                  strategy: StrategyState(strategy, participants: participants, seed: seed), replay: replay,
+                                  turns: (0..<participants).map { _ in DispatchSemaphore(value: 0) }))
+        self.onQuiescence = onQuiescence
         self.stallTimeout = stallTimeout
         self.deadlockTimeout = max(deadlockTimeout, stallTimeout)
         let watchdog = Thread { [self] in watch() }
@@ -132,6 +155,7 @@ public final class ControlledScheduler: Sendable {
 
     /// Participant `participant` is at seam `name`: waits until it is chosen to go on.
     public func seam(_ participant: Int, _ name: String) {
+        adopt(participant)
         let next = state.withLock { state -> Int? in
             state.lastProgress = .now
             state.lastTurn = .now
@@ -145,17 +169,129 @@ public final class ControlledScheduler: Sendable {
             if wasRunning { state.running = nil }
             return state.running == nil ? state.choose(previous: wasRunning ? participant : nil) : nil
         }
-        if let next { turns[next].signal() }
-        turns[participant].wait()
-        // Taking the lock once more orders everything the previous participant did before passing
-        // the turn (it held this lock to pass it) before what this one does next, in a way
-        // ThreadSanitizer sees: code between seams needs no locks of its own to be race-free here.
+        signal(next)
+        waitForTurn(participant)
+    }
+
+    /// Blocks until `participant` is chosen. Taking the lock once more afterwards orders everything
+    /// the previous participant did before passing the turn (it held this lock to pass it) before
+    /// what this one does next, in a way ThreadSanitizer sees: code between seams needs no locks of
+    /// its own to be race-free here.
+    private func waitForTurn(_ participant: Int) {
+        let turn = state.withLock { $0.turns[participant] }
+        turn.wait()
         state.withLock { _ in }
+    }
+
+    private func signal(_ next: Int?) {
+        guard let next else { return }
+        state.withLock { $0.turns[next] }.signal()
+    }
+
+    /// Marks the calling OS thread as running `participant`'s work (``current`` then names it).
+    public func adopt(_ participant: Int) {
+        threads.withLock { $0[UInt(bitPattern: Int(bitPattern: pthread_self()))] = participant }
+    }
+
+    /// Runs `body` on the running participant's turn as busy work (async code it waits for, run
+    /// whole): however long it takes, the participant is not set aside as blocked.
+    public func whileBusy<T>(_ participant: Int, _ body: () -> T) -> T {
+        state.withLock { _ = $0.busy.insert(participant) }
+        defer { state.withLock { _ = $0.busy.remove(participant); $0.lastProgress = .now } }
+        return body()
+    }
+
+    /// The participant the calling OS thread runs, or `nil` (a thread outside the run's control,
+    /// or a Swift concurrency thread).
+    public var current: Int? {
+        threads.withLock { $0[UInt(bitPattern: Int(bitPattern: pthread_self()))] }
+    }
+
+    /// Adds a participant that waits at `seam` and, when chosen, runs `job` on a new OS thread,
+    /// then finishes. Called by the running participant, the new participant's number (the next
+    /// free one) repeats with the schedule; called from elsewhere, the run is marked partially
+    /// controlled. Never blocks.
+    @discardableResult
+    public func spawn(_ seam: String, _ job: @escaping @Sendable () -> Void) -> Int {
+        let caller = current
+        let (participant, next) = state.withLock { state -> (Int, Int?) in
+            let participant = state.statuses.count
+            state.statuses.append(.waiting(seam))
+            state.turns.append(DispatchSemaphore(value: 0))
+            state.strategy.addParticipant(parent: caller)
+            state.done = false
+            if caller == nil && !state.quiescing { state.partiallyControlled = true }
+            state.lastProgress = .now
+            state.lastTurn = .now
+            return (participant, state.started && state.running == nil ? state.choose(previous: nil) : nil)
+        }
+        let thread = Thread { [self] in
+            adopt(participant)
+            waitForTurn(participant)
+            job()
+            finish(participant)
+        }
+        thread.stackSize = 512 * 1024
+        thread.name = "IdpHarness-job-\(participant)"
+        thread.start()
+        signal(next)
+        return participant
+    }
+
+    /// The running `participant` waits for a delivery (``unpark(_:)``) and lets another go on
+    /// meanwhile; returns once it is unparked and chosen again. Returns at once if it was unparked
+    /// already.
+    public func park(_ participant: Int, _ name: String) {
+        adopt(participant)
+        enum Step { case goOn, wait(next: Int?, quiet: Bool) }
+        let step = state.withLock { state -> Step in
+            state.lastProgress = .now
+            state.lastTurn = .now
+            if state.unparkedEarly.remove(participant) != nil { return .goOn }
+            state.statuses[participant] = .parked(name)
+            if state.running == participant { state.running = nil }
+            guard state.running == nil, state.started else { return .wait(next: nil, quiet: false) }
+            let next = state.choose(previous: participant)
+            return .wait(next: next, quiet: next == nil && !state.done)
+        }
+        guard case .wait(let next, let quiet) = step else { return }
+        signal(next)
+        if quiet { quiesce() }
+        waitForTurn(participant)
+    }
+
+    /// Makes a parked `participant` eligible to run again (its delivery came). Never blocks.
+    public func unpark(_ participant: Int) {
+        let next = state.withLock { state -> Int? in
+            guard participant < state.statuses.count else { return nil }
+            guard case .parked(let name) = state.statuses[participant] else {
+                state.unparkedEarly.insert(participant)
+                return nil
+            }
+            state.statuses[participant] = .waiting(name)
+            state.lastProgress = .now
+            return state.started && state.running == nil ? state.choose(previous: nil) : nil
+        }
+        signal(next)
+    }
+
+    /// Nobody can go on and some are parked: let the world act (``onQuiescence``); if it cannot,
+    /// and nobody runs outside control, the run is a deadlock.
+    private func quiesce() {
+        let acted = runQuiescenceHook()
+        let ended = state.withLock { state -> [CheckedContinuation<Outcome, Never>] in
+            guard !acted, state.running == nil, !state.done,
+                  !state.statuses.contains(where: { if case .overdue = $0 { true } else { $0.isWaiting } }) else { return [] }
+            state.deadlocked = true
+            state.done = true
+            return state.takeWaiters()
+        }
+        resume(ended)
     }
 
     /// Participant `participant` is done; the turn passes on.
     public func finish(_ participant: Int) {
-        let (next, ended) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>]) in
+        let (next, ended, quiet) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
             state.lastProgress = .now
             state.lastTurn = .now
             let wasRunning = state.running == participant
@@ -165,10 +301,13 @@ public final class ControlledScheduler: Sendable {
             if wasRunning { state.running = nil }
             if state.started, state.running == nil { next = state.choose(previous: wasRunning ? participant : nil) }
             if state.statuses.allSatisfy({ $0 == .finished }) { state.done = true }
-            return (next, state.done ? state.takeWaiters() : [])
+            let quiet = state.started && next == nil && state.running == nil && !state.done
+                && state.statuses.contains { if case .parked = $0 { true } else { false } }
+            return (next, state.done ? state.takeWaiters() : [], quiet)
         }
-        if let next { turns[next].signal() }
+        signal(next)
         resume(ended)
+        if quiet { quiesce() }
     }
 
     /// The outcome, once every participant finished or the run deadlocked.
@@ -189,12 +328,26 @@ public final class ControlledScheduler: Sendable {
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 
+    /// Runs ``onQuiescence`` as the quiet world, not as the calling participant: its pauses are
+    /// not the participant's seams.
+    private func runQuiescenceHook() -> Bool {
+        guard let onQuiescence else { return false }
+        let key = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        let adopted = threads.withLock { $0.removeValue(forKey: key) }
+        state.withLock { $0.quiescing = true }
+        let acted = onQuiescence()
+        state.withLock { $0.quiescing = false }
+        if let adopted { threads.withLock { $0[key] = adopted } }
+        return acted
+    }
+
     /// Sets aside a participant that stays away from its seam, and calls a deadlock when nobody
     /// can go on.
     private func watch() {
         let period = max(stallTimeout / 5, .milliseconds(1))
         while true {
             Thread.sleep(forTimeInterval: period.timeInterval)
+            var quiet = false
             let (next, ended, stop) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
                 if state.done { return (nil, state.takeWaiters(), true) }
                 guard ContinuousClock.now - state.lastProgress > stallTimeout else { return (nil, [], false) }
@@ -206,22 +359,30 @@ public final class ControlledScheduler: Sendable {
                     for index in state.statuses.indices where state.statuses[index] == .notArrived { state.statuses[index] = .overdue("not started") }
                     return (state.choose(previous: nil), [], false)
                 }
+                if let running = state.running, state.busy.contains(running) { return (nil, [], false) }
                 if let running = state.running {
                     state.statuses[running] = .overdue(state.statuses[running].seam)
                     state.partiallyControlled = true
                     state.running = nil
-                    return (state.choose(previous: running), [], false)
+                    let next = state.choose(previous: running)
+                    quiet = next == nil && !state.done
+                    return (next, [], false)
                 }
                 if let next = state.choose(previous: nil) { return (next, [], false) }
                 guard !state.done else { return (nil, state.takeWaiters(), true) }
+                if !quiet && ContinuousClock.now - state.lastTurn <= deadlockTimeout {
+                    quiet = true   // nobody can go on: let the quiet world act before calling it a deadlock
+                    return (nil, [], false)
+                }
                 guard ContinuousClock.now - state.lastTurn > deadlockTimeout else { return (nil, [], false) }
                 state.deadlocked = true
                 state.done = true
                 return (nil, state.takeWaiters(), true)
             }
-            if let next { turns[next].signal() }
+            signal(next)
             resume(ended)
             if stop { return }
+            if quiet { _ = runQuiescenceHook() }
         }
     }
 }

@@ -23,7 +23,10 @@ public enum ScheduleStrategy: Sendable, Equatable, CustomStringConvertible {
 struct StrategyState: Sendable {
     private var random: SeededRandom
     private let strategy: ScheduleStrategy
-    private var priorities: [Int]
+    /// Priority per logical thread (chain): a participant and the jobs it posted share one.
+    private var priorities: [Double]
+    /// The chain of each participant.
+    private var chains: [Int]
     private let changePoints: [Int: Int]
 
     init(_ strategy: ScheduleStrategy, participants: Int, seed: UInt64) {
@@ -35,9 +38,10 @@ struct StrategyState: Sendable {
             // Distinct initial priorities depth … depth + n − 1, in a random order.
             var order = Array(0..<participants)
             order.shuffle(using: &random)
-            var priorities = Array(repeating: 0, count: participants)
-            for (rank, participant) in order.enumerated() { priorities[participant] = lowest + rank }
+            var priorities = Array(repeating: 0.0, count: participants)
+            for (rank, participant) in order.enumerated() { priorities[participant] = Double(lowest + rank) }
             self.priorities = priorities
+            chains = Array(0..<participants)
             // depth − 1 distinct change points in 1 … steps; at the i-th the running participant
             // gets priority i (below every initial one).
             var points: [Int: Int] = [:]
@@ -46,8 +50,25 @@ struct StrategyState: Sendable {
             changePoints = points
         case .randomWalk:
             priorities = []
+            chains = []
             changePoints = [:]
         }
+    }
+
+    /// A participant that joined during the run: work the code under test handed to another
+    /// thread. Under PCT it continues the logical thread that posted it (`parent`), so it takes
+    /// that participant's priority, as a PCT thread keeps its priority across its steps; posted
+    /// from outside the run, it gets a random priority among the initial ones (from the seeded
+    /// stream, so it repeats with the seed).
+    mutating func addParticipant(parent: Int?) {
+        guard case .pct(let depth, _) = strategy else { return }
+        if let parent, parent < chains.count {
+            chains.append(chains[parent])
+            return
+        }
+        let lowest = Double(max(1, depth))
+        chains.append(priorities.count)
+        priorities.append(lowest + Double(random.next() % 1_000_000) / 1_000_000 * Double(max(1, priorities.count)))
     }
 
     /// Chooses among `enabled` (participant indices waiting at a seam) at decision `step` (from
@@ -57,8 +78,11 @@ struct StrategyState: Sendable {
         case .randomWalk:
             return enabled[Int(random.next() % UInt64(enabled.count))]
         case .pct:
-            if let lowered = changePoints[step], let previous { priorities[previous] = lowered }
-            return enabled.max { priorities[$0] < priorities[$1] }!
+            // A change point lowers the logical thread that ran up to it, jobs it posts later included.
+            if let lowered = changePoints[step], let previous { priorities[chains[previous]] = Double(lowered) }
+            // Within one chain (a participant and its jobs), the earliest posted goes first.
+            func priority(_ participant: Int) -> Double { priorities[chains[participant]] }
+            return enabled.max { priority($0) < priority($1) || (priority($0) == priority($1) && $0 > $1) }!
         }
     }
 }

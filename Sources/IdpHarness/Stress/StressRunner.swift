@@ -12,14 +12,40 @@ public struct StressScenario<World: Sendable>: Sendable {
     public let flow: @Sendable (World, StressContext) -> Void
     /// The names of the invariants the run broke, with what was seen; empty when all held.
     public let check: @Sendable (World) -> [String]
+    /// Called once per run, after the world is made and before any flow starts, with the run's
+    /// scheduler (`nil` when free-running) and faults: where a world hands its code under test the
+    /// run's ``ExecutionController`` and transport.
+    public let attach: (@Sendable (World, StressRun) -> Void)?
+    /// Called when no flow can go on and some wait for a delivery: what the world does when it is
+    /// quiet (a watchdog moving the clock). Returns whether it changed anything.
+    public let quiesce: (@Sendable (World) -> Bool)?
 
     public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
-                flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String]) {
+                flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
+                attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil) {
         self.name = name
         self.flows = flows
         self.makeWorld = makeWorld
         self.flow = flow
         self.check = check
+        self.attach = attach
+        self.quiesce = quiesce
+    }
+}
+
+/// What a world learns of the run it is in (``StressScenario/attach``).
+public struct StressRun: Sendable {
+    /// `nil` when free-running.
+    public let scheduler: ControlledScheduler?
+    public let faults: FaultPlan
+    let fired: LockedValue<[FaultPlan.Site]>
+
+    /// Whether fault `name` strikes flow `flow` at `step`; recorded as fired if so.
+    public func fault(_ name: String, flow: Int, step: Int) -> Bool {
+        let site = FaultPlan.Site(fault: name, flow: flow, step: step)
+        guard faults.fires(site) else { return false }
+        fired.withLock { $0.append(site) }
+        return true
     }
 }
 
@@ -42,6 +68,50 @@ public final class StressContext: Sendable {
 
     /// A point where another flow may run first. Free-running, it does nothing.
     public func seam(_ name: String) { scheduler?.seam(participant, name) }
+
+    /// Whether this flow runs under a scheduler.
+    public var isControlled: Bool { scheduler != nil }
+
+    /// Starts something that delivers its result later, on another thread (`start` gets the
+    /// delivery), and waits for the first delivery: under control this flow parks and others go
+    /// on until it comes; free-running it blocks its OS thread, for at most `limit` (then `nil`).
+    public func wait<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ start: (@escaping @Sendable (T) -> Void) -> Void) -> T? {
+        let box = LockedValue<T?>(nil)
+        let semaphore = DispatchSemaphore(value: 0)
+        let scheduler = self.scheduler, participant = self.participant
+        start { value in
+            let first = box.withLock { held -> Bool in
+                guard held == nil else { return false }
+                held = value
+                return true
+            }
+            guard first else { return }
+            if let scheduler { scheduler.unpark(participant) } else { semaphore.signal() }
+        }
+        if let scheduler {
+            scheduler.park(participant, name)
+        } else if semaphore.wait(timeout: .now() + limit.timeInterval) == .timedOut {
+            return nil
+        }
+        return box.withLock { $0 }
+    }
+
+    /// Runs async code (an MC event) to its end while this flow keeps its turn, blocking this
+    /// OS thread (a flow thread, never a Swift concurrency thread).
+    public func runWhole<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let box = LockedValue<T?>(nil)
+        let semaphore = DispatchSemaphore(value: 0)
+        let wait = {
+            Task.detached {
+                let value = await body()
+                box.withLock { $0 = value }
+                semaphore.signal()
+            }
+            semaphore.wait()
+        }
+        if let scheduler { scheduler.whileBusy(participant, wait) } else { wait() }
+        return box.withLock { $0! }
+    }
 
     /// Whether fault `name` strikes this flow at `step` (decided by the run's ``FaultPlan``).
     public func fault(_ name: String, step: Int) -> Bool {
@@ -183,11 +253,15 @@ public enum StressRunner {
     /// One run of `scenario`'s `flows` (indices into its flows) under `reproducer`'s strategy,
     /// seed, faults and decisions.
     public static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
-                                  stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5)) async -> StressRunResult {
+                                  stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5)) async -> StressRunResult {
         let world = scenario.makeWorld()
+        var onQuiescence: (@Sendable () -> Bool)?
+        if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) } }
         let scheduler = ControlledScheduler(participants: max(1, reproducer.flows.count), strategy: reproducer.strategy, seed: reproducer.seed,
-                                            replay: reproducer.decisions, stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout)
+                                            replay: reproducer.decisions, stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout,
+                                            onQuiescence: onQuiescence)
         let fired = LockedValue<[FaultPlan.Site]>([])
+        scenario.attach?(world, StressRun(scheduler: scheduler, faults: reproducer.faults, fired: fired))
         for (participant, flow) in reproducer.flows.enumerated() {
             let context = StressContext(flow: flow, participant: participant, scheduler: scheduler, faults: reproducer.faults, fired: fired)
             let thread = Thread {
@@ -211,6 +285,7 @@ public enum StressRunner {
     public static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none) async -> [String] {
         let world = scenario.makeWorld()
         let fired = LockedValue<[FaultPlan.Site]>([])
+        scenario.attach?(world, StressRun(scheduler: nil, faults: faults, fired: fired))
         let release = DispatchSemaphore(value: 0)
         let remaining = LockedValue(scenario.flows)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -255,7 +330,7 @@ public enum StressRunner {
         return (same, divergence)
     }
 
-    private static func confirmAndShrink<World>(_ scenario: StressScenario<World>, _ failure: StressRunResult, failingRun: Int, runs: Int, replays: Int) async -> StressReport {
+    static func confirmAndShrink<World>(_ scenario: StressScenario<World>, _ failure: StressRunResult, failingRun: Int, runs: Int, replays: Int) async -> StressReport {
         let violations = failure.violations
         let confirmed = await replay(scenario, failure.reproducer, times: replays, expecting: violations)
         var nondeterminism: String?
@@ -288,7 +363,14 @@ public enum StressRunner {
             var candidate = current
             candidate.flows.remove(at: index)
             candidate.decisions = current.decisions.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) }
-            if let smaller = await fails(candidate) { current = smaller }
+            if let smaller = await fails(candidate) {
+                current = smaller
+            } else if !candidate.decisions.isEmpty {
+                // Work handed between threads joins as numbered participants, so without the flow
+                // the old log may name others; let the seed alone decide.
+                candidate.decisions = []
+                if let smaller = await fails(candidate) { current = smaller }
+            }
             index -= 1
         }
         // 2. Faults: switch off each site that fired.

@@ -1,0 +1,138 @@
+import Foundation
+import IdpPrimitives
+
+/// The ``ExecutionController`` of a controlled run: the SDK's hand-offs become participants of the
+/// run's ``ControlledScheduler`` and its pauses become seams of the participant that runs.
+final class StressController: ExecutionController {
+    let scheduler: ControlledScheduler
+
+    init(_ scheduler: ControlledScheduler) { self.scheduler = scheduler }
+
+    func post(_ seam: Seam, _ job: @escaping @Sendable () -> Void) {
+        scheduler.spawn(seam.description, job)
+    }
+
+    func pause(at seam: Seam) {
+        // Never block a Swift concurrency thread; a thread outside the run is not held either.
+        guard !withUnsafeCurrentTask(body: { $0 != nil }), let participant = scheduler.current else { return }
+        scheduler.seam(participant, seam.description)
+    }
+}
+
+/// The network of a stress run: in front of the IDP's transport, it makes each request and each
+/// response a seam of the run (a participant of its own, so another flow may go first) and
+/// injects the transport faults of the run's ``FaultPlan``:
+///
+/// - `transport.delay`: the response takes one more hop (others may overtake it);
+/// - `transport.drop`: the response never arrives (the flow must time out);
+/// - `transport.duplicate`: the response arrives twice;
+/// - `transport.reorder`: the response is held until the flow's next request has been sent, or
+///   delivered on the next quiet moment;
+/// - `transport.connectionLost`, `transport.timeout`: the request fails with that error;
+/// - `transport.5xx`: the IDP answers 503.
+///
+/// A request sent from outside the run's participants (the MasterController's actor, on a Swift
+/// concurrency thread) is not turned into a participant: it goes through at once, and only the
+/// faults that answer at once (connection lost, timeout, 5xx) apply to it.
+final class StressTransport: Transport {
+    typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
+
+    private let inner: any Transport
+    private let scheduler: ControlledScheduler?
+    private let faults: StressFaults
+    /// Requests per trace, the step number of a fault site.
+    private let steps = LockedValue<[String: Int]>([:])
+    /// Responses held back by `transport.reorder`, per trace.
+    private let held = LockedValue<[String: [@Sendable () -> Void]]>([:])
+
+    init(inner: any Transport, scheduler: ControlledScheduler?, faults: StressFaults) {
+        self.inner = inner
+        self.scheduler = scheduler
+        self.faults = faults
+    }
+
+    func send(_ request: HTTPRequest, completion: @escaping Completion) {
+        let trace = TraceParent.seamTrace(request.headers["traceparent"]) ?? "none"
+        let step = steps.withLock { steps -> Int in
+            steps[trace, default: 0] += 1
+            return steps[trace]!
+        }
+        // Responses of this trace held back for reordering go now, behind this request.
+        let overtaken = held.withLock { $0.removeValue(forKey: trace) } ?? []
+        func fault(_ name: String) -> Bool { faults.fires(name, trace: trace, step: step) }
+        if let immediate = immediateFailure(fault) {
+            deliver(immediate, trace: trace, completion: completion, controlled: false)
+            overtaken.forEach { $0() }
+            return
+        }
+        guard let scheduler, scheduler.current != nil, !withUnsafeCurrentTask(body: { $0 != nil }) else {
+            inner.send(request, completion: completion)
+            overtaken.forEach { $0() }
+            return
+        }
+        let drop = fault("transport.drop"), duplicate = fault("transport.duplicate")
+        let delay = fault("transport.delay"), reorder = fault("transport.reorder")
+        scheduler.spawn(Seam("transport.request", trace: trace).description) { [self] in
+            inner.send(request) { [self] response in
+                guard !drop else { return }
+                let respond: @Sendable () -> Void = { [self] in
+                    if delay {
+                        scheduler.spawn(Seam("transport.delayed", trace: trace).description) { [self] in
+                            deliver(response, trace: trace, completion: completion, controlled: true)
+                        }
+                    } else {
+                        deliver(response, trace: trace, completion: completion, controlled: true)
+                    }
+                    if duplicate { deliver(response, trace: trace, completion: completion, controlled: true) }
+                }
+                if reorder {
+                    held.withLock { $0[trace, default: []].append(respond) }
+                } else {
+                    respond()
+                }
+            }
+        }
+        overtaken.forEach { $0() }
+    }
+
+    /// Delivers every response still held back; returns whether there was one (a quiet moment of
+    /// the run: nobody else would send it on).
+    func releaseHeld() -> Bool {
+        let all = held.withLock { held in defer { held = [:] }; return held.keys.sorted().flatMap { held[$0]! } }
+        all.forEach { $0() }
+        return !all.isEmpty
+    }
+
+    private func immediateFailure(_ fault: (String) -> Bool) -> Result<HTTPResponse, TransportError>? {
+        if fault("transport.connectionLost") { return .failure(TransportError(.connectionLost, "injected: the connection was lost")) }
+        if fault("transport.timeout") { return .failure(TransportError(.timedOut, "injected: the request timed out")) }
+        if fault("transport.5xx") {
+            return .success(HTTPResponse(status: 503, body: Array("{\"error\":\"temporarily_unavailable\",\"error_description\":\"injected 503\"}".utf8)))
+        }
+        return nil
+    }
+
+    private func deliver(_ response: Result<HTTPResponse, TransportError>, trace: String, completion: @escaping Completion, controlled: Bool) {
+        guard controlled, let scheduler else {
+            completion(response)
+            return
+        }
+        scheduler.spawn(Seam("transport.response", trace: trace).description) { completion(response) }
+    }
+}
+
+/// The run's faults, keyed by trace (which flow of the scenario) and step.
+struct StressFaults: Sendable {
+    let plan: FaultPlan
+    /// The scenario flow of each trace id.
+    let flowOfTrace: @Sendable (String) -> Int?
+    let fired: LockedValue<[FaultPlan.Site]>
+
+    func fires(_ name: String, trace: String, step: Int) -> Bool {
+        guard let flow = flowOfTrace(trace) else { return false }
+        let site = FaultPlan.Site(fault: name, flow: flow, step: step)
+        guard plan.fires(site) else { return false }
+        fired.withLock { $0.append(site) }
+        return true
+    }
+}

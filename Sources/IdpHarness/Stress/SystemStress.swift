@@ -1,0 +1,252 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import McSdk
+
+/// Stress over the whole system: the IdpSdk engine, MasterControllers (one per simulated device)
+/// and the in-process IDP, driven by a scenario mix under the ``ControlledScheduler`` with faults
+/// from one seed, with the system's invariants checked as it runs.
+///
+/// ```swift
+/// var options = SystemStress.Options(seed: 7, runs: 20)
+/// options.faultRates = SystemStress.Options.defaultFaultRates
+/// options.makeProvider = { credentials in MyProvider(credentials) }   // your provider under test
+/// let report = await SystemStress.run(options)
+/// print(report)                          // flows, faults injected, invariants, or a reproducer
+/// ```
+///
+/// Each run builds a fresh world: an IDP with a lockout policy on a ``ManualClock``, one
+/// `IdpSdkService` whose scheduling is taken over by the run (``ExecutionController``), and
+/// `flows` participants, each an app on a device of its own that activates its user and then
+/// plays steps drawn from the mix. The SDK's hand-offs, its provider calls, transport requests and
+/// responses, completions, cancellations, timeouts and MC events are the seams where the
+/// scheduler (PCT by default) picks who goes next; every decision is logged, so a failure prints
+/// one string that replays it (``replay(_:options:times:)``).
+///
+/// What is not controlled, and says so: an MC event runs whole within its participant's turn
+/// (the MC is an actor; its own IDP requests go straight through), and a provider that blocks
+/// past the scheduler's stall timeout runs on outside control (the run is then marked partially
+/// controlled in ``Report/partiallyControlledRuns``).
+public enum SystemStress {
+    /// One kind of step a participant plays.
+    public enum Step: String, Sendable, CaseIterable, Comparable {
+        case login
+        case addUser = "add-user"
+        case offlineLogin = "offline-login"
+        case restart
+        case logoutAll = "logout-all"
+        case logoutAccessAndRefresh = "logout-access-and-refresh"
+        case logoutOffline = "logout-offline"
+        case refresh
+        case lockout
+        case cancel
+
+        public static func < (lhs: Step, rhs: Step) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// What a run of the stress does.
+    public struct Options: Sendable {
+        /// Seeds the strategy of every run and the scenario's choices.
+        public var seed: UInt64
+        /// How many runs (at most, with ``duration``).
+        public var runs: Int
+        /// Stop starting runs after this long (wall time); `nil`: run all ``runs``.
+        public var duration: Duration?
+        /// Participants (apps on devices) per run: the flows in flight.
+        public var flows: Int
+        /// Users at the IDP; participant `i` plays user `i % users`, so with fewer users than
+        /// flows, devices share users (and their lockout counts).
+        public var users: Int
+        /// Steps each participant plays after its activation.
+        public var stepsPerFlow: Int
+        /// The mix: each step's weight.
+        public var mix: [Step: Int]
+        /// Fault name → probability per site (see ``Options/defaultFaultRates`` for the names).
+        public var faultRates: [String: Double]
+        /// How the scheduler chooses; `nil` runs free (no control, no replay).
+        public var strategy: ScheduleStrategy?
+        /// The provider under test, built per run over the run's truth (answer the flow in
+        /// `interactionData` with ``Credentials/values(for:)``, as a keychain or a UI would).
+        public var makeProvider: @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable
+        /// Wrong secrets in a row that lock an account at the IDP.
+        public var lockoutAfter: Int
+
+        public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
+                    mix: [Step: Int] = Options.defaultMix, faultRates: [String: Double] = [:],
+                    strategy: ScheduleStrategy? = .pct(depth: 3, steps: 100), lockoutAfter: Int = 3,
+                    makeProvider: @escaping @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable = { $0 }) {
+            self.seed = seed
+            self.runs = runs
+            self.duration = duration
+            self.flows = flows
+            self.users = users
+            self.stepsPerFlow = stepsPerFlow
+            self.mix = mix
+            self.faultRates = faultRates
+            self.strategy = strategy
+            self.makeProvider = makeProvider
+            self.lockoutAfter = lockoutAfter
+        }
+
+        /// Every step, login weighted most.
+        public static let defaultMix: [Step: Int] = [
+            .login: 4, .addUser: 1, .offlineLogin: 1, .restart: 1, .logoutAll: 1, .logoutAccessAndRefresh: 1,
+            .logoutOffline: 1, .refresh: 2, .lockout: 1, .cancel: 1,
+        ]
+
+        /// Every fault the stress knows, each at a rate that strikes a few times per run.
+        public static let defaultFaultRates: [String: Double] = [
+            "transport.delay": 0.1, "transport.drop": 0.02, "transport.duplicate": 0.05, "transport.reorder": 0.03,
+            "transport.connectionLost": 0.02, "transport.5xx": 0.02, "transport.timeout": 0.02,
+            "provider.slow": 0.05, "provider.hang": 0.02, "provider.fail": 0.03,
+            "clock.codeExpiry": 0.05, "refresh.storm": 0.5, "code.wrongVerifier": 0.2,
+        ]
+    }
+
+    /// What the stress found.
+    public struct Report: Sendable, CustomStringConvertible {
+        public var runs = 0
+        /// `getAuthorizationCode` flows started and MC events sent, over all runs.
+        public var flows = 0
+        public var mcEvents = 0
+        /// Faults that fired, by name.
+        public var faultsInjected: [String: Int] = [:]
+        /// Invariant checks made, by invariant.
+        public var checks: [String: Int] = [:]
+        /// Scheduler decisions over all runs.
+        public var decisions = 0
+        public var partiallyControlledRuns = 0
+        /// The first failing run's violations, its reproducer, the shrunk reproducer and how many
+        /// replays failed the same way (`nil` when every invariant held).
+        public var failure: Failure?
+        public var seconds = 0.0
+
+        public struct Failure: Sendable {
+            public var run: Int
+            public var violations: [String]
+            public var reproducer: String
+            public var shrunk: String
+            public var sizeBefore: (flows: Int, decisions: Int)
+            public var sizeAfter: (flows: Int, decisions: Int)
+            public var replaysFailingTheSameWay: Int
+            public var replays: Int
+            public var nondeterminism: String?
+        }
+
+        public var description: String {
+            var lines = ["system stress: \(runs) runs, \(flows) flows, \(mcEvents) MC events, \(decisions) scheduler decisions, \(String(format: "%.1f", seconds)) s"]
+            let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
+            lines.append("faults injected: \(faults.isEmpty ? "none" : faults.joined(separator: ", "))")
+            lines.append("invariants checked: " + checks.keys.sorted().map { "\($0) ×\(checks[$0]!)" }.joined(separator: ", "))
+            if partiallyControlledRuns > 0 { lines.append("partially controlled runs (a thread blocked outside a seam): \(partiallyControlledRuns)") }
+            if let failure {
+                lines.append("FAILED in run \(failure.run): \(failure.violations.joined(separator: "; "))")
+                lines.append("  reproducer: \(failure.reproducer)")
+                lines.append("  shrunk (flows \(failure.sizeBefore.flows)→\(failure.sizeAfter.flows), decisions \(failure.sizeBefore.decisions)→\(failure.sizeAfter.decisions)): \(failure.shrunk)")
+                lines.append("  replays failing the same way: \(failure.replaysFailingTheSameWay) of \(failure.replays)")
+                if let nondeterminism = failure.nondeterminism { lines.append("  nondeterminism: \(nondeterminism)") }
+            } else {
+                lines.append("every invariant held; nothing lost")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// The names of the invariants checked.
+    public enum Invariant {
+        public static let exactlyOnce = "every flow completes exactly once"
+        public static let noCrossTalk = "no cross-talk"
+        public static let singleUseCodes = "codes single-use and bound to their PKCE challenge"
+        public static let lockoutExact = "lockout counts exact"
+        public static let oneRefresh = "one refresh per expiry"
+        public static let noStuckFlow = "no flow stuck past the watchdog"
+        public static let errorsUnchanged = "errors delivered unchanged"
+    }
+
+    /// Explores `options.runs` runs (or until `options.duration`); on the first failure, replays
+    /// it twice, shrinks it and stops.
+    public static func run(_ options: Options) async -> Report {
+        let scenario = scenario(options)
+        var report = Report()
+        let start = ContinuousClock.now
+        var random = SeededRandom(seed: options.seed)
+        for run in 1...max(1, options.runs) {
+            // Each run its own faults (sites keyed by flow and step under the run's fault seed).
+            let faults = FaultPlan(seed: random.next(), rates: options.faultRates)
+            if let duration = options.duration, ContinuousClock.now - start > duration { break }
+            report.runs = run
+            let result: StressRunResult
+            let world: World
+            if let strategy = options.strategy {
+                let reproducer = StressReproducer(strategy: strategy, seed: random.next(), flows: Array(0..<options.flows), faults: faults, decisions: [])
+                (result, world) = await runOnce(scenario, reproducer)
+            } else {
+                (result, world) = await runFree(scenario, faults: faults)
+            }
+            world.tally(into: &report)
+            report.decisions += result.outcome?.decisions.count ?? 0
+            if result.outcome?.partiallyControlled == true { report.partiallyControlledRuns += 1 }
+            for site in result.fired { report.faultsInjected[site.fault, default: 0] += 1 }
+            if !result.violations.isEmpty {
+                if options.strategy != nil {
+                    let explored = await StressRunner.confirmAndShrink(scenario, result, failingRun: run, runs: run, replays: 2)
+                    report.failure = Report.Failure(
+                        run: run, violations: result.violations, reproducer: result.reproducer.description, shrunk: (explored.shrunk ?? result.reproducer).description,
+                        sizeBefore: (result.reproducer.flows.count, result.reproducer.decisions.count),
+                        sizeAfter: ((explored.shrunk ?? result.reproducer).flows.count, (explored.shrunk ?? result.reproducer).decisions.count),
+                        replaysFailingTheSameWay: explored.replaysFailingTheSameWay, replays: explored.replays, nondeterminism: explored.nondeterminism)
+                } else {
+                    report.failure = Report.Failure(run: run, violations: result.violations, reproducer: "(free-running: no reproducer)", shrunk: "-",
+                                                    sizeBefore: (options.flows, 0), sizeAfter: (options.flows, 0), replaysFailingTheSameWay: 0, replays: 0)
+                }
+                break
+            }
+        }
+        report.seconds = (ContinuousClock.now - start).timeInterval
+        return report
+    }
+
+    /// Replays a reproducer printed by a failing run `times` times; the violations of each replay.
+    public static func replay(_ reproducer: String, options: Options, times: Int = 10) async throws(StressError) -> [[String]] {
+        let parsed = try StressReproducer(parsing: reproducer)
+        let scenario = scenario(options)
+        var results: [[String]] = []
+        for _ in 0..<max(1, times) { results.append(await StressRunner.run(scenario, parsed).violations) }
+        return results
+    }
+
+    /// The scenario as the generic ``StressRunner`` sees it (its world is built per run).
+    public static func scenario(_ options: Options) -> StressScenario<World> {
+        StressScenario(name: "system: \(options.flows) flows, \(options.users) users, \(options.stepsPerFlow) steps each", flows: options.flows,
+                       makeWorld: { World(options: options) },
+                       flow: { world, context in world.play(context) },
+                       check: { world in world.finalCheck() },
+                       attach: { world, run in world.attach(run) },
+                       quiesce: { world in world.quiesce() })
+    }
+
+    private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
+        let box = LockedValue<World?>(nil)
+        let wrapped = StressScenario(name: scenario.name, flows: scenario.flows, makeWorld: {
+            let world = scenario.makeWorld()
+            box.withLock { $0 = world }
+            return world
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce)
+        let result = await StressRunner.run(wrapped, reproducer)
+        return (result, box.withLock { $0! })
+    }
+
+    private static func runFree(_ scenario: StressScenario<World>, faults: FaultPlan) async -> (StressRunResult, World) {
+        let box = LockedValue<World?>(nil)
+        let wrapped = StressScenario(name: scenario.name, flows: scenario.flows, makeWorld: {
+            let world = scenario.makeWorld()
+            box.withLock { $0 = world }
+            return world
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce)
+        let violations = await StressRunner.runFree(wrapped, faults: faults)
+        let world = box.withLock { $0! }
+        let reproducer = StressReproducer(strategy: .randomWalk, seed: 0, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
+        return (StressRunResult(violations: violations, outcome: nil, fired: world.firedSites, reproducer: reproducer), world)
+    }
+}

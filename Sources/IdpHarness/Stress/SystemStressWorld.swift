@@ -1,0 +1,255 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import McSdk
+
+extension SystemStress {
+    /// The truth of a run: which user each flow is for and what that user's answers are. The
+    /// provider under test answers from it (``SystemStress/Options/makeProvider``); used as the
+    /// provider itself by default.
+    public final class Credentials: IdpSdkInteractionInterface, Sendable {
+        private let answers = LockedValue<[String: [String: String]]>([:])
+
+        /// What the flow of `interactionData` should answer (by its traceparent's trace id), or `nil`.
+        public func values(for interactionData: IdpSdkInteractionData) -> [String: String]? {
+            guard let trace = TraceParent.seamTrace(interactionData.traceParent) else { return nil }
+            return answers.withLock { $0[trace] }
+        }
+
+        func set(_ values: [String: String], trace: String) { answers.withLock { $0[trace] = values } }
+
+        public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+            guard let values = values(for: interactionData) else {
+                return .init(error: IdpSdkError("IdpHarness.Stress", 1, "no answers for this flow's trace"))
+            }
+            var answer: [String: String] = [:]
+            for id in interactionData.inputFieldIds { answer[id] = values[id] }
+            return .init(credentials: answer)
+        }
+    }
+
+    /// One run's system: the IDP, the SDK, the devices, and what the invariants need to know.
+    public final class World: Sendable {
+        static let tenant = "stress"
+        static let flowTimeout: Duration = .seconds(120)
+        let options: Options
+        let clock = ManualClock()
+        let server: IdpServer
+        let credentials = Credentials()
+        let participants: [Participant]
+        /// Set by ``attach(_:)``.
+        private let wiring = LockedValue<Wiring?>(nil)
+        /// Violations seen as they happened.
+        private let violations = LockedValue<[String]>([])
+        private let counts = LockedValue<Counts>(Counts())
+        /// Refresh grants and code redemptions the participants expect, per trace.
+        private let expectations = LockedValue<[String: Expectation]>([:])
+
+        struct Wiring: Sendable {
+            let run: StressRun
+            let sdk: IdpSdkService
+            let transport: StressTransport
+            let provider: any IdpSdkInteractionInterface & Sendable
+        }
+
+        struct Counts: Sendable {
+            var flows = 0
+            var completions = 0
+            var mcEvents = 0
+            var checks: [String: Int] = [:]
+        }
+
+        struct Expectation: Sendable {
+            var codesRedeemed = 0
+        }
+
+        /// A simulated app on its own device.
+        struct Participant: Sendable {
+            let index: Int
+            let user: String
+            let trace: TraceParent
+            let steps: [Step]
+        }
+
+        init(options: Options) {
+            self.options = options
+            server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: 1_000_000,
+                                                    lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: .seconds(60))))
+            try! server.addTenant(Self.tenant)
+            var random = SeededRandom(seed: options.seed ^ 0x5157_7e55)
+            let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0]!)) }
+            participants = (0..<max(1, options.flows)).map { index in
+                // Each participant's script and trace come from the seed and its own index only,
+                // so dropping a participant (shrinking) leaves the others' the same.
+                var own = SeededRandom(seed: options.seed &+ UInt64(index) &* 0x9e37_79b9_7f4a_7c15)
+                let steps = (0..<options.stepsPerFlow).map { _ in weighted.isEmpty ? Step.login : weighted[Int(own.next() % UInt64(weighted.count))] }
+                func hex(_ value: UInt64) -> String {
+                    let digits = String(value, radix: 16)
+                    return String(repeating: "0", count: 16 - digits.count) + digits
+                }
+                let trace = try! TraceParent(traceId: hex(own.next()) + hex(UInt64(index) + 1), parentId: hex(own.next() | 1), sampled: true)
+                return Participant(index: index, user: "user-\(index % max(1, options.users))", trace: trace, steps: steps)
+            }
+            _ = random.next()
+            for user in Set(participants.map(\.user)) {
+                try! server.addUser(user, tenant: Self.tenant)
+            }
+        }
+
+        /// Wires the SDK and the devices to the run's scheduler and faults.
+        func attach(_ run: StressRun) {
+            let traces = Dictionary(uniqueKeysWithValues: participants.map { ($0.trace.traceId, $0.index) })
+            let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
+            let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults)
+            let controller = run.scheduler.map(StressController.init)
+            let sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: "https://stress.idp.test", certificateChain: Data(), shouldHashPin: false,
+                                    configuration: .init(flowTimeout: Self.flowTimeout, clock: clock, controller: controller), transport: transport)
+            let provider = FaultingProvider(inner: options.makeProvider(credentials), world: self, faults: faults)
+            wiring.withLock { $0 = Wiring(run: run, sdk: sdk, transport: transport, provider: provider) }
+        }
+
+        private var wired: Wiring { wiring.withLock { $0! } }
+        var run: StressRun { wired.run }
+        func wiringTransport() -> StressTransport { wired.transport }
+        func countEvents(_ count: Int) { counts.withLock { $0.mcEvents += count } }
+
+        /// The user id each trace's current flow was started with.
+        private let expectedUser = LockedValue<[String: String?]>([:])
+
+        /// Every provider call: its trace must be a participant's, and its user the one that
+        /// participant's flow was started for.
+        func checkCall(_ data: IdpSdkInteractionData, trace: String) {
+            let expected = expectedUser.withLock { $0[trace] }
+            checked(Invariant.noCrossTalk, expected != nil && expected! == data.userId && data.tenantId == Self.tenant,
+                    "a provider call for user \(data.userId ?? "(activation)") came with trace \(trace.prefix(8)), whose flow is for \(String(describing: expected ?? nil))")
+        }
+
+        /// The world is quiet: send on held responses, else move the clock past the flow timeout
+        /// (the watchdog), so a flow whose answer was dropped times out.
+        func quiesce() -> Bool {
+            if wired.transport.releaseHeld() { return true }
+            guard wired.sdk.flowsInFlight > 0 else { return false }
+            clock.advance(by: Self.flowTimeout + .seconds(1))
+            return true
+        }
+
+        func violation(_ invariant: String, _ detail: String) {
+            violations.withLock { $0.append("\(invariant): \(detail)") }
+        }
+
+        func checked(_ invariant: String, _ holds: Bool, _ detail: @autoclosure () -> String) {
+            counts.withLock { $0.checks[invariant, default: 0] += 1 }
+            if !holds { violation(invariant, detail()) }
+        }
+
+        var firedSites: [FaultPlan.Site] { wiring.withLock { $0?.run.fired.withLock { $0 } ?? [] } }
+
+        func tally(into report: inout Report) {
+            let counts = self.counts.withLock { $0 }
+            report.flows += counts.flows
+            report.mcEvents += counts.mcEvents
+            for (name, count) in counts.checks { report.checks[name, default: 0] += count }
+        }
+
+        // MARK: - A participant's life
+
+        func play(_ context: StressContext) {
+            let me = participants[context.flow % participants.count]
+            let device = Device(world: self, participant: me, context: context)
+            // Faults may spoil an activation; the app tries again, as a user would.
+            guard (0..<3).contains(where: { _ in device.activate(user: me.user, existing: nil) }) else { return }
+            for (number, step) in me.steps.enumerated() {
+                context.seam("step \(number + 1): \(step.rawValue)")
+                device.play(step, number: number + 1)
+            }
+        }
+
+        /// Runs one `getAuthorizationCode` for participant `me`, checking exactly-once delivery
+        /// and the error the provider returned, if it failed one.
+        func authorize(_ me: Participant, context: StressContext, ast: AstClientDataInfo, clientId: String, userId: String?,
+                       answers: [String: String], cancel: Bool = false) -> IdpSdkResult? {
+            authorize(me, context: context, ast: ast, clientId: clientId, userId: userId, answers: answers, count: 1, cancel: cancel)?.first
+        }
+
+        /// Runs `count` flows at once for participant `me` and waits for all of them.
+        func authorize(_ me: Participant, context: StressContext, ast: AstClientDataInfo, clientId: String, userId: String?,
+                       answers: [String: String], count: Int, cancel: Bool = false) -> [IdpSdkResult]? {
+            credentials.set(answers, trace: me.trace.traceId)
+            expectedUser.withLock { $0[me.trace.traceId] = .some(userId) }
+            counts.withLock { $0.flows += count }
+            let deliveries = LockedValue<(perFlow: [IdpSdkFlowID: Int], results: [IdpSdkResult])>(([:], []))
+            let sdk = wired.sdk
+            let provider = wired.provider
+            let results: [IdpSdkResult]? = context.wait("flow.completion", limit: .seconds(20)) { deliver in
+                for _ in 0..<count {
+                    let handle = sdk.getAuthorizationCode(withAstClientData: ast, clientId: clientId, interactionInterface: provider,
+                                                          userId: userId, traceParent: me.trace.description) { [self] result in
+                        let (times, all) = deliveries.withLock { state -> (Int, [IdpSdkResult]?) in
+                            let times = (result.flowId.map { state.perFlow[$0, default: 0] += 1; return state.perFlow[$0]! }) ?? 1
+                            if times == 1 { state.results.append(result) }
+                            return (times, times == 1 && state.results.count == count ? state.results : nil)
+                        }
+                        if times > 1 { violation(Invariant.exactlyOnce, "flow \(result.flowId.map { "\($0)" } ?? "?") of participant \(me.index) completed \(times) times") }
+                        counts.withLock { $0.completions += 1 }
+                        if let all { deliver(all) }
+                    }
+                    if cancel { handle.cancel() }
+                }
+            }
+            checked(Invariant.noStuckFlow, results != nil, "participant \(me.index)'s \(clientId) flows did not all complete (free-running, 20 s)")
+            if let injected = FaultingProvider.injectedError(for: me.trace.traceId, in: self) {
+                for result in results ?? [] where result.idpSdkError?.subsystem == injected.subsystem {
+                    checked(Invariant.errorsUnchanged, result.idpSdkError == injected, "participant \(me.index) got \(String(describing: result.idpSdkError)) for the provider's \(injected)")
+                }
+            }
+            return results
+        }
+
+        let injected = LockedValue<[String: IdpSdkError]>([:])
+
+        /// Sends an MC event whole, within this participant's turn.
+        func send<Result: KsMacroEvent>(_ event: any KsMacroEvent, to mc: MasterController, as type: Result.Type, _ me: Participant, _ context: StressContext) -> Result? {
+            context.seam("mc.\(String(describing: Swift.type(of: event)))")
+            event.traceContext = TraceContext(traceParent: me.trace.description)
+            counts.withLock { $0.mcEvents += 1 }
+            let answer = context.runWhole { await mc.receive(event) }
+            return answer as? Result
+        }
+
+        // MARK: - Invariants over the whole run
+
+        func finalCheck() -> [String] {
+            var found = violations.withLock { $0 }
+            let counts = self.counts.withLock { $0 }
+            let flows = wiring.withLock { $0?.sdk.flowsInFlight } ?? 0
+            if flows != 0 { found.append("\(Invariant.noStuckFlow): \(flows) flows still in flight after the run") }
+            if counts.completions < counts.flows, !found.contains(where: { $0.hasPrefix(Invariant.noStuckFlow) }) {
+                found.append("\(Invariant.exactlyOnce): \(counts.flows) flows started, \(counts.completions) completions")
+            }
+            found += redemptionViolations()
+            return found
+        }
+
+        /// Each trace redeemed exactly the codes its SetAuthorisationCode events reported redeemed.
+        private func redemptionViolations() -> [String] {
+            var found: [String] = []
+            let log = server.auditLog()
+            let expected = expectations.withLock { $0 }
+            for participant in participants {
+                let redeemed = log.filter { $0.event == .codeRedeemed && $0.traceId == participant.trace.traceId }.count
+                counts.withLock { $0.checks[Invariant.singleUseCodes, default: 0] += 1 }
+                let wanted = expected[participant.trace.traceId]?.codesRedeemed ?? 0
+                if redeemed != wanted {
+                    found.append("\(Invariant.singleUseCodes): participant \(participant.index)'s trace redeemed \(redeemed) codes at the IDP, its MC reported \(wanted)")
+                }
+            }
+            return found
+        }
+
+        func expectRedemption(_ me: Participant) {
+            expectations.withLock { $0[me.trace.traceId, default: Expectation()].codesRedeemed += 1 }
+        }
+    }
+}
+

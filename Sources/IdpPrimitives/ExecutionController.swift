@@ -1,0 +1,42 @@
+/// A point where a controlled run may let another flow go first: a hand-off of work from one
+/// thread to another, or a pause inside work (after a provider call, before a cancellation takes
+/// effect, before a timeout fires).
+///
+/// `trace` is the W3C trace id of the flow or event the work belongs to (the SDK's traceparent,
+/// the MC event's trace context), so a controller can tell whose work it is.
+public struct Seam: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    public let trace: String?
+
+    public init(_ name: String, trace: String?) {
+        self.name = name
+        self.trace = trace
+    }
+
+    public var description: String { trace.map { "\(name)[\($0.prefix(8))]" } ?? name }
+}
+
+/// Takes over the SDK's scheduling for a controlled run (`IdpHarness`'s stress mode): every
+/// hand-off of work goes through ``post(_:_:)`` instead of the SDK's worker pool, and the SDK calls
+/// ``pause(at:)`` at the seams inside work. Off (`nil`) by default; then the SDK runs as it always
+/// does and pays one `nil` check per hand-off.
+///
+/// Threading: ``post(_:_:)`` must not block (it is called with work half done: the controller
+/// records the job and runs it later, on a thread of its own). ``pause(at:)`` may block the
+/// calling OS thread until the controller lets it go on; the SDK calls it only on threads that may
+/// block (its own, a transport's or the caller's, never a Swift concurrency thread it owns), and a
+/// controller must return at once when called inside a task (`withUnsafeCurrentTask`).
+public protocol ExecutionController: Sendable {
+    /// Runs `job` later on a thread of the controller's, when it chooses; `seam` names the step.
+    func post(_ seam: Seam, _ job: @escaping @Sendable () -> Void)
+    /// The calling thread is at `seam`; returns when it may go on.
+    func pause(at seam: Seam)
+}
+
+extension TraceParent {
+    /// The trace id of a traceparent header value, or `nil` if it cannot be parsed; what a
+    /// ``Seam`` carries.
+    public static func seamTrace(_ traceParent: String?) -> String? {
+        traceParent.flatMap { TraceParent.traceId(of: $0) }
+    }
+}
