@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
         .executableTarget(
             name: "IdpBench",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport"],
+            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport", "IdpHarness"],
             path: "Benchmarks/IdpBench"
         ),
         // The README's recipe for measuring your own provider.

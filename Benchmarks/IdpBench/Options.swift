@@ -33,6 +33,7 @@ struct Options: Sendable {
     usage: idp-bench [options]
            idp-bench compare BASE.json NEW.json [--threshold PERCENT]
            idp-bench show REPORT.json [--format text|markdown|json|csv]
+           idp-bench stress [--duration S] [--faults …] [--help]   (system stress, controlled scheduling)
 
     Measures, in one run, what a credential provider and its locking cost under load, and how the
     IdpSdk engine, the MasterController and the in-process IDP behave end to end. Defaults finish in

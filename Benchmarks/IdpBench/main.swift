@@ -12,6 +12,8 @@ func fail(_ message: String, status: Int32) -> Never {
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 switch arguments.first {
+case "stress":
+    exit(await StressCommand.run(Array(arguments.dropFirst())))
 case "compare":
     exit(runCompare(Array(arguments.dropFirst())))
 case "show":

@@ -160,6 +160,9 @@ public enum SystemStress {
         public static let singleUseCodes = "codes single-use and bound to their PKCE challenge"
         public static let lockoutExact = "lockout counts exact"
         public static let oneRefresh = "one refresh per expiry"
+        /// After ClearIamTokenCache (CLEAR_ALL, CLEAR_ACCESS_AND_REFRESH) no token comes back
+        /// until the next login: a refresh may not resurrect it.
+        public static let logoutStays = "a logout stays a logout"
         public static let noStuckFlow = "no flow stuck past the watchdog"
         public static let errorsUnchanged = "errors delivered unchanged"
     }

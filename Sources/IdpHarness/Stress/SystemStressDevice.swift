@@ -129,7 +129,7 @@ extension SystemStress {
                 if kind != .logoutOffline, cleared?.status == .kOk {
                     // A logout stays a logout: nothing may bring the access and refresh tokens back.
                     let status = checkTokenSubject(user)
-                    world.checked(Invariant.oneRefresh, status != .kOk, "participant \(me.index) got a token after \(behavior) of \(user)")
+                    world.checked(Invariant.logoutStays, status != .kOk, "participant \(me.index) got a token after \(behavior) of \(user)")
                 }
                 login(user)
             case .refresh:

@@ -190,7 +190,7 @@ extension SystemStress {
                             if times == 1 { state.results.append(result) }
                             return (times, times == 1 && state.results.count == count ? state.results : nil)
                         }
-                        if times > 1 { violation(Invariant.exactlyOnce, "flow \(result.flowId.map { "\($0)" } ?? "?") of participant \(me.index) completed \(times) times") }
+                        checked(Invariant.exactlyOnce, times == 1, "flow \(result.flowId.map { "\($0)" } ?? "?") of participant \(me.index) completed \(times) times")
                         counts.withLock { $0.completions += 1 }
                         if let all { deliver(all) }
                     }

@@ -1,0 +1,235 @@
+import Foundation
+import IdpHarness
+
+/// `idp-bench stress`: the whole system under the controlled scheduler with faults, for a run
+/// count or a time, reported in the bench's formats.
+enum StressCommand {
+    static let usage = """
+    usage: idp-bench stress [options]
+           idp-bench stress --replay REPRODUCER [--times N] [scenario options]
+
+    Runs the IdpSdk engine, MasterControllers and the in-process IDP under IdpHarness's controlled
+    scheduler (PCT by default) with faults from one seed, and checks the system's invariants as it
+    goes: every flow completes exactly once, no cross-talk, codes single-use and bound to their
+    PKCE challenge, lockout counts exact, one refresh per expiry (and a logout stays a logout), no
+    flow stuck past the watchdog, errors delivered unchanged. A failure prints its reproducer, is
+    replayed twice and shrunk; exit status 1. Every invariant held: 0. Bad usage: 2.
+
+    Options:
+      --duration S      stop starting runs after S seconds (default 30)
+      --runs N          at most N runs (default 1000000 with --duration, else 100)
+      --seed N          seeds the schedules, the faults and the scenario (default 1)
+      --flows N         participants per run (apps on devices, flows in flight; default 4)
+      --users N         users at the IDP (default 3; fewer than flows: devices share users)
+      --steps N         steps each participant plays after activating (default 3)
+      --mix LIST        step=weight,… of login, add-user, offline-login, restart, logout-all,
+                        logout-access-and-refresh, logout-offline, refresh, lockout, cancel
+                        (default: all, login 4, refresh 2, the rest 1)
+      --faults LIST     default | none | name=rate,… (names: transport.delay, transport.drop,
+                        transport.duplicate, transport.reorder, transport.connectionLost,
+                        transport.5xx, transport.timeout, provider.slow, provider.hang,
+                        provider.fail, clock.codeExpiry, refresh.storm, code.wrongVerifier)
+      --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay)
+      --format F        text, markdown, json or csv (default text)
+      --output FILE     write the report to FILE instead of stdout
+      --replay R        replay reproducer R (as a failure printed it) --times N times (default 10)
+    """
+
+    struct Summary: Codable {
+        var schema = "idp-bench-stress/1"
+        var seed: UInt64
+        var strategy: String
+        var flowsPerRun: Int
+        var users: Int
+        var stepsPerFlow: Int
+        var runs: Int
+        var flows: Int
+        var mcEvents: Int
+        var decisions: Int
+        var partiallyControlledRuns: Int
+        var seconds: Double
+        var faultsInjected: [String: Int]
+        var checks: [String: Int]
+        var violations: [String]
+        var reproducer: String?
+        var shrunk: String?
+        var replaysFailingTheSameWay: Int?
+        var replays: Int?
+        var nondeterminism: String?
+    }
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        var options = SystemStress.Options(runs: 1_000_000, duration: .seconds(30))
+        options.faultRates = SystemStress.Options.defaultFaultRates
+        var format = "text", output: String?, replay: String?, times = 10
+        var runsGiven = false, durationGiven = false
+        var index = 0
+        func value() -> String? {
+            index += 1
+            return index < arguments.count ? arguments[index] : nil
+        }
+        func bad(_ message: String) -> Int32 {
+            FileHandle.standardError.write(Data("idp-bench stress: \(message)\n\n\(usage)\n".utf8))
+            return 2
+        }
+        while index < arguments.count {
+            let flag = arguments[index]
+            switch flag {
+            case "--help", "-h":
+                print(usage)
+                return 0
+            case "--duration":
+                guard let text = value(), let seconds = Double(text), seconds > 0 else { return bad("--duration needs seconds > 0") }
+                options.duration = .milliseconds(Int64(seconds * 1_000))
+                durationGiven = true
+            case "--runs":
+                guard let text = value(), let runs = Int(text), runs > 0 else { return bad("--runs needs a count > 0") }
+                options.runs = runs
+                runsGiven = true
+            case "--seed":
+                guard let text = value(), let seed = UInt64(text) else { return bad("--seed needs an unsigned integer") }
+                options.seed = seed
+            case "--flows", "--users", "--steps", "--times":
+                guard let text = value(), let count = Int(text), count > 0, count <= 1_000 else { return bad("\(flag) needs a count from 1 to 1000") }
+                switch flag {
+                case "--flows": options.flows = count
+                case "--users": options.users = count
+                case "--steps": options.stepsPerFlow = count
+                default: times = count
+                }
+            case "--mix":
+                guard let text = value() else { return bad("--mix needs step=weight,…") }
+                var mix: [SystemStress.Step: Int] = [:]
+                for item in text.split(separator: ",") {
+                    let pair = item.split(separator: "=")
+                    guard pair.count == 2, let step = SystemStress.Step(rawValue: String(pair[0])), let weight = Int(pair[1]), weight >= 0 else {
+                        return bad("--mix item '\(item)' is not step=weight with a known step")
+                    }
+                    mix[step] = weight
+                }
+                guard mix.values.contains(where: { $0 > 0 }) else { return bad("--mix needs at least one step of weight > 0") }
+                options.mix = mix
+            case "--faults":
+                guard let text = value() else { return bad("--faults needs default, none or name=rate,…") }
+                switch text {
+                case "default": options.faultRates = SystemStress.Options.defaultFaultRates
+                case "none": options.faultRates = [:]
+                default:
+                    var rates: [String: Double] = [:]
+                    for item in text.split(separator: ",") {
+                        let pair = item.split(separator: "=")
+                        guard pair.count == 2, SystemStress.Options.defaultFaultRates[String(pair[0])] != nil, let rate = Double(pair[1]), (0...1).contains(rate) else {
+                            return bad("--faults item '\(item)' is not name=rate with a known fault and a rate from 0 to 1")
+                        }
+                        rates[String(pair[0])] = rate
+                    }
+                    options.faultRates = rates
+                }
+            case "--strategy":
+                guard let text = value() else { return bad("--strategy needs pct:DEPTH:STEPS, walk or free") }
+                let parts = text.split(separator: ":")
+                switch parts.first {
+                case "walk" where parts.count == 1: options.strategy = .randomWalk
+                case "free" where parts.count == 1: options.strategy = nil
+                case "pct" where parts.count == 3:
+                    guard let depth = Int(parts[1]), let steps = Int(parts[2]), depth >= 1, steps >= 1 else { return bad("pct needs a depth and steps of at least 1") }
+                    options.strategy = .pct(depth: depth, steps: steps)
+                default: return bad("--strategy must be pct:DEPTH:STEPS, walk or free")
+                }
+            case "--format":
+                guard let text = value(), ["text", "markdown", "json", "csv"].contains(text) else { return bad("--format must be text, markdown, json or csv") }
+                format = text
+            case "--output":
+                guard let text = value() else { return bad("--output needs a file") }
+                output = text
+            case "--replay":
+                guard let text = value() else { return bad("--replay needs a reproducer string") }
+                replay = text
+            default:
+                return bad("unknown option '\(flag)'")
+            }
+            index += 1
+        }
+        if runsGiven && !durationGiven { options.duration = nil }
+
+        if let replay {
+            do {
+                let runs = try await SystemStress.replay(replay, options: options, times: times)
+                let failing = runs.filter { !$0.isEmpty }
+                print("replayed \(runs.count) times: \(failing.count) broke an invariant")
+                for (number, violations) in runs.enumerated() where !violations.isEmpty {
+                    print("  replay \(number + 1): \(violations.joined(separator: "; "))")
+                }
+                return failing.isEmpty ? 0 : 1
+            } catch {
+                return bad("the reproducer is malformed: \(error)")
+            }
+        }
+
+        FileHandle.standardError.write(Data("idp-bench stress: \(options.flows) flows × \(options.stepsPerFlow) steps per run, \(options.duration.map { "for \($0)" } ?? "\(options.runs) runs")…\n".utf8))
+        let report = await SystemStress.run(options)
+        let summary = Summary(
+            seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
+            stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
+            partiallyControlledRuns: report.partiallyControlledRuns, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: report.checks,
+            violations: report.failure?.violations ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
+            replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism)
+        let text: String
+        switch format {
+        case "json":
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            text = String(decoding: (try? encoder.encode(summary)) ?? Data(), as: UTF8.self)
+        case "csv":
+            text = csv(summary)
+        case "markdown":
+            text = markdown(summary)
+        default:
+            text = report.description
+        }
+        if let output {
+            guard FileManager.default.createFile(atPath: output, contents: Data((text + "\n").utf8)) else { return bad("cannot write \(output)") }
+        } else {
+            print(text)
+        }
+        return report.failure == nil ? 0 : 1
+    }
+
+    /// Tidy rows: one measure per row.
+    static func csv(_ summary: Summary) -> String {
+        var rows = ["measure,name,value"]
+        func quote(_ text: String) -> String { "\"\(text.replacingOccurrences(of: "\"", with: "\"\""))\"" }
+        for (name, value) in [("runs", summary.runs), ("flows", summary.flows), ("mc_events", summary.mcEvents), ("decisions", summary.decisions),
+                              ("partially_controlled_runs", summary.partiallyControlledRuns)] {
+            rows.append("total,\(name),\(value)")
+        }
+        rows.append("total,seconds,\(String(format: "%.2f", summary.seconds))")
+        for name in summary.faultsInjected.keys.sorted() { rows.append("fault_injected,\(quote(name)),\(summary.faultsInjected[name]!)") }
+        for name in summary.checks.keys.sorted() { rows.append("invariant_checked,\(quote(name)),\(summary.checks[name]!)") }
+        for violation in summary.violations { rows.append("violation,\(quote(violation)),1") }
+        if let shrunk = summary.shrunk { rows.append("reproducer,\(quote(shrunk)),\(summary.replaysFailingTheSameWay ?? 0)") }
+        return rows.joined(separator: "\n")
+    }
+
+    static func markdown(_ summary: Summary) -> String {
+        var lines = ["#### idp-bench stress (seed \(summary.seed), \(summary.strategy))", "",
+                     "| measure | value |", "|---|---:|",
+                     "| runs | \(summary.runs) |", "| participants per run × steps | \(summary.flowsPerRun) × \(summary.stepsPerFlow) |",
+                     "| getAuthorizationCode flows | \(summary.flows) |", "| MC events | \(summary.mcEvents) |",
+                     "| scheduler decisions | \(summary.decisions) |", "| partially controlled runs | \(summary.partiallyControlledRuns) |",
+                     "| seconds | \(String(format: "%.1f", summary.seconds)) |", "",
+                     "| fault | injected |", "|---|---:|"]
+        lines += summary.faultsInjected.keys.sorted().map { "| \($0) | \(summary.faultsInjected[$0]!) |" }
+        lines += ["", "| invariant | checks |", "|---|---:|"]
+        lines += summary.checks.keys.sorted().map { "| \($0) | \(summary.checks[$0]!) |" }
+        lines.append("")
+        if summary.violations.isEmpty {
+            lines.append("Every invariant held; nothing lost.")
+        } else {
+            lines.append("**Broken:** " + summary.violations.joined(separator: "; "))
+            lines.append("")
+            lines.append("Shrunk reproducer (\(summary.replaysFailingTheSameWay ?? 0) of \(summary.replays ?? 0) replays failed the same way): `\(summary.shrunk ?? "")`")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
