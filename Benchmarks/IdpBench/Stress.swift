@@ -28,7 +28,8 @@ enum StressCommand {
       --faults LIST     default | none | name=rate,… (names: transport.delay, transport.drop,
                         transport.duplicate, transport.reorder, transport.connectionLost,
                         transport.5xx, transport.timeout, provider.slow, provider.hang,
-                        provider.fail, clock.codeExpiry, refresh.storm, code.wrongVerifier)
+                        provider.fail, clock.codeExpiry, refresh.storm, refresh.logoutRace,
+                        code.wrongVerifier)
       --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay)
       --format F        text, markdown, json or csv (default text)
       --output FILE     write the report to FILE instead of stdout

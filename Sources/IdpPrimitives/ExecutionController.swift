@@ -31,6 +31,21 @@ public protocol ExecutionController: Sendable {
     func post(_ seam: Seam, _ job: @escaping @Sendable () -> Void)
     /// The calling thread is at `seam`; returns when it may go on.
     func pause(at seam: Seam)
+    /// Starts `body` as a task that runs only when the controller chooses (work an actor starts
+    /// on its own, like the MasterController's token refresh). Default: a plain `Task`.
+    func postAsync(_ seam: Seam, _ body: @escaping @Sendable () async -> Void)
+    /// The calling task is about to suspend until another's action resumes it (a waiter joining a
+    /// refresh in flight). Returns how that action must hand the resume over (the controller runs
+    /// it when the waiter's turn comes), or `nil`: resume directly. Never blocks. Default: `nil`.
+    func suspending(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+}
+
+extension ExecutionController {
+    public func postAsync(_ seam: Seam, _ body: @escaping @Sendable () async -> Void) {
+        Task { await body() }
+    }
+
+    public func suspending(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? { nil }
 }
 
 extension TraceParent {

@@ -130,9 +130,16 @@ public protocol Transport: Sendable {
 
 extension Transport {
     /// Sends `request` and suspends until the response arrives. Never blocks a thread.
+    ///
+    /// Takes the first answer only: a faulty transport that answers twice (a duplicated response)
+    /// must not resume the caller twice.
     public func send(_ request: HTTPRequest) async -> Result<HTTPResponse, TransportError> {
         await withCheckedContinuation { continuation in
-            send(request) { continuation.resume(returning: $0) }
+            let answered = LockedValue(false)
+            send(request) { response in
+                guard answered.withLock({ answered in defer { answered = true }; return !answered }) else { return }
+                continuation.resume(returning: response)
+            }
         }
     }
 }

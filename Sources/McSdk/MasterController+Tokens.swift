@@ -57,13 +57,13 @@ extension MasterController {
             }
             let context = requestContext(trace)
             // Unstructured: a cancelled caller must not cancel the refresh the others wait for.
-            Task {
+            startTask(Seam("mc.refresh", trace: trace.seamTrace)) {
                 let outcome = await TokenExchange.refresh(presented, clientId: tokens.clientId, tenantId: user.tenantId, context: context)
-                self.finishRefresh(key, flight: flight, presented: presented, outcome: outcome)
+                await self.finishRefresh(key, flight: flight, presented: presented, outcome: outcome)
             }
         }
         do {
-            return .success(try await flight.wait())
+            return .success(try await flight.wait(controller: configuration.controller, seam: Seam("mc.refresh.join", trace: trace.seamTrace)))
         } catch let error as McTokenError {
             return .failure(error)
         } catch {

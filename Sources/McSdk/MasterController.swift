@@ -51,6 +51,10 @@ public actor MasterController {
         public var biometricPrompt: (any BiometricPrompt)?
         /// How long a token refresh may take before its waiters get ``McTokenError/Reason/timedOut``.
         public var refreshTimeout: Duration
+        /// Takes over the tasks the MC starts on its own (the token refresh, the automated
+        /// restart) and the waits on a refresh in flight, for a controlled stress run (`IdpHarness`'s
+        /// `SystemStress`); `nil`, the default: plain tasks.
+        public var controller: (any ExecutionController)?
 
         public init(
             idpUrl: String,
@@ -60,7 +64,8 @@ public actor MasterController {
             tokenStore: McTokenStore = McTokenStore(),
             clock: any IdpClock = SystemClock(),
             biometricPrompt: (any BiometricPrompt)? = nil,
-            refreshTimeout: Duration = .seconds(30)
+            refreshTimeout: Duration = .seconds(30),
+            controller: (any ExecutionController)? = nil
         ) {
             self.idpUrl = idpUrl
             self.certificateChain = certificateChain
@@ -70,6 +75,7 @@ public actor MasterController {
             self.clock = clock
             self.biometricPrompt = biometricPrompt
             self.refreshTimeout = refreshTimeout
+            self.controller = controller
         }
     }
 
@@ -207,7 +213,16 @@ public actor MasterController {
     func requestContext(_ trace: TraceContext) -> TokenExchange.Context {
         TokenExchange.Context(configuration: configuration, trace: trace) { [weak self, feed] state in
             feed.post(KSMServerConnectionEvent(connectionState: state))
-            if state == .NOT_REACHABLE, let self { Task { await self.automatedRestart() } }
+            if state == .NOT_REACHABLE, let self { self.startTask(Seam("mc.automatedRestart", trace: trace.seamTrace)) { await self.automatedRestart() } }
+        }
+    }
+
+    /// Starts work the MC does on its own: a task, or the controlled run's.
+    nonisolated func startTask(_ seam: Seam, _ body: @escaping @Sendable () async -> Void) {
+        if let controller = configuration.controller {
+            controller.postAsync(seam, body)
+        } else {
+            Task { await body() }
         }
     }
 }

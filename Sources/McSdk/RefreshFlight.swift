@@ -9,44 +9,73 @@ import IdpPrimitives
 final class RefreshFlight: Sendable {
     private struct State {
         var outcome: Result<String, McTokenError>?
-        var waiters: [UInt64: CheckedContinuation<String, any Error>] = [:]
+        var waiters: [UInt64: Waiter] = [:]
         /// Waiters whose cancellation ran before they registered.
         var cancelledEarly: Set<UInt64> = []
         var nextWaiter: UInt64 = 0
     }
 
+    /// A waiting caller, and how its resume is handed over (a controlled run's turn), if at all.
+    private struct Waiter {
+        let continuation: CheckedContinuation<String, any Error>
+        let handOver: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+
+        func resume(with outcome: Result<String, McTokenError>) {
+            let continuation = self.continuation
+            if let handOver {
+                handOver { continuation.resume(with: outcome.mapError { $0 }) }
+            } else {
+                continuation.resume(with: outcome.mapError { $0 })
+            }
+        }
+    }
+
     private let state = LockedValue(State())
 
     /// Suspends until the flight ends; returns its token or throws its ``McTokenError``.
-    func wait() async throws -> String {
+    /// - Parameters: controller, seam: a controlled run's hold on the waiting task (see
+    ///   `ExecutionController/suspending(at:)`).
+    func wait(controller: (any ExecutionController)? = nil, seam: Seam? = nil) async throws -> String {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiter += 1
             return state.nextWaiter
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                let ready = state.withLock { state -> Result<String, McTokenError>? in
+                    if let outcome = state.outcome { return outcome }
+                    if state.cancelledEarly.remove(id) != nil { return .failure(.cancelled) }
+                    return nil
+                }
+                if let ready {
+                    continuation.resume(with: ready.mapError { $0 })
+                    return
+                }
+                // Asked outside the lock (it may call out); the flight may end meanwhile, so the
+                // outcome is looked at again when registering.
+                let handOver = seam.flatMap { controller?.suspending(at: $0) }
                 let immediate = state.withLock { state -> Result<String, McTokenError>? in
                     if let outcome = state.outcome { return outcome }
                     if state.cancelledEarly.remove(id) != nil { return .failure(.cancelled) }
-                    state.waiters[id] = continuation
+                    state.waiters[id] = Waiter(continuation: continuation, handOver: handOver)
                     return nil
                 }
-                if let immediate { continuation.resume(with: immediate.mapError { $0 }) }
+                if let immediate { Waiter(continuation: continuation, handOver: handOver).resume(with: immediate) }
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<String, any Error>? in
+            let waiter = state.withLock { state -> Waiter? in
                 if let waiting = state.waiters.removeValue(forKey: id) { return waiting }
                 if state.outcome == nil { state.cancelledEarly.insert(id) }
                 return nil
             }
-            continuation?.resume(throwing: McTokenError.cancelled)
+            waiter?.resume(with: .failure(.cancelled))
         }
     }
 
     /// Ends the flight with `outcome` unless it has ended; returns whether this call ended it.
     @discardableResult
     func complete(_ outcome: Result<String, McTokenError>) -> Bool {
-        let waiters = state.withLock { state -> [CheckedContinuation<String, any Error>]? in
+        let waiters = state.withLock { state -> [Waiter]? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer {
@@ -56,7 +85,7 @@ final class RefreshFlight: Sendable {
             return Array(state.waiters.values)
         }
         guard let waiters else { return false }
-        for waiter in waiters { waiter.resume(with: outcome.mapError { $0 }) }
+        for waiter in waiters { waiter.resume(with: outcome) }
         return true
     }
 }

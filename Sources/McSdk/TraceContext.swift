@@ -28,6 +28,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         return (TraceContext(traceParent: TraceParent.random().description, traceState: TraceParent.restartedTraceState), true)
     }
 
+    /// The trace id a controlled run's ``Seam`` carries.
+    var seamTrace: String? { TraceParent.seamTrace(traceParent) }
+
     public var description: String { "TraceContext(\(traceParent)\(traceState.isEmpty ? "" : ", \(traceState)"))" }
 }
 

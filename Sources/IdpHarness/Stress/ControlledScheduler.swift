@@ -72,15 +72,15 @@ public final class ControlledScheduler: Sendable {
         var waiters: [CheckedContinuation<Outcome, Never>] = []
         /// One turn semaphore per participant; participants that join later append theirs.
         var turns: [DispatchSemaphore]
+        /// What to run instead of signalling a participant's semaphore when it is chosen: an
+        /// async participant's start, or the delivery that resumes its suspended task.
+        var resumes: [Int: @Sendable () -> Void] = [:]
         /// Participants unparked before they parked: their next park returns at once.
         var unparkedEarly: Set<Int> = []
         /// Where each joined participant was posted from (its name), for the outcome.
         /// Whether ``ControlledScheduler/onQuiescence`` is running: work it posts is the quiet
         /// world's, not a participant's, and does not make the run partially controlled.
         var quiescing = false
-        /// Participants running code that is busy, not blocked (an MC event run whole): the
-        /// watchdog does not set them aside.
-        var busy: Set<Int> = []
 
         var outcome: Outcome {
             Outcome(decisions: decisions, partiallyControlled: partiallyControlled, deadlocked: deadlocked,
@@ -185,20 +185,95 @@ public final class ControlledScheduler: Sendable {
 
     private func signal(_ next: Int?) {
         guard let next else { return }
-        state.withLock { $0.turns[next] }.signal()
+        let (turn, resume) = state.withLock { ($0.turns[next], $0.resumes.removeValue(forKey: next)) }
+        if let resume { resume() } else { turn.signal() }
+    }
+
+    /// An async participant's hold on its turn, carried by its task (and the tasks it starts).
+    public struct AsyncTurn: Sendable {
+        let scheduler: ObjectIdentifier
+        let participant: Int
+    }
+
+    @TaskLocal static var asyncTurn: AsyncTurn?
+
+    /// The async participant whose task (or a task it started) is calling, if it is this
+    /// scheduler's.
+    public var currentAsync: Int? {
+        guard let turn = Self.asyncTurn, turn.scheduler == ObjectIdentifier(self) else { return nil }
+        return turn.participant
+    }
+
+    /// Adds an async participant: when chosen, `body` starts in a new task, which runs as this
+    /// participant until it parks (``parkAsync(_:_:)``) or ends. Its code between seams runs on
+    /// Swift concurrency threads and never blocks one: its seams suspend, they do not wait.
+    @discardableResult
+    public func spawnAsync(_ seam: String, parent: Int?, _ body: @escaping @Sendable () async -> Void) -> Int {
+        let schedulerId = ObjectIdentifier(self)
+        let (participant, next) = state.withLock { state -> (Int, Int?) in
+            let participant = state.statuses.count
+            let turn = AsyncTurn(scheduler: schedulerId, participant: participant)
+            state.statuses.append(.waiting(seam))
+            state.turns.append(DispatchSemaphore(value: 0))
+            state.strategy.addParticipant(parent: parent)
+            state.resumes[participant] = { [self] in
+                Task {
+                    await Self.$asyncTurn.withValue(turn) { await body() }
+                    finish(participant)
+                }
+            }
+            state.done = false
+            if parent == nil && !state.quiescing { state.partiallyControlled = true }
+            state.lastProgress = .now
+            state.lastTurn = .now
+            return (participant, state.started && state.running == nil ? state.choose(previous: nil) : nil)
+        }
+        signal(next)
+        return participant
+    }
+
+    /// Whether async participant `participant` runs now (under control), so it may park.
+    public func isRunning(_ participant: Int) -> Bool {
+        state.withLock { state in
+            guard participant < state.statuses.count else { return false }
+            if case .running = state.statuses[participant] { return true }
+            return false
+        }
+    }
+
+    /// The running async participant is about to suspend until a delivery (``unparkAsync(_:_:)``);
+    /// another goes on. Never blocks: the caller's task suspends on its own continuation.
+    public func parkAsync(_ participant: Int, _ name: String) {
+        let (next, quiet) = state.withLock { state -> (Int?, Bool) in
+            state.lastProgress = .now
+            state.lastTurn = .now
+            state.statuses[participant] = .parked(name)
+            if state.running == participant { state.running = nil }
+            guard state.running == nil, state.started else { return (nil, false) }
+            let next = state.choose(previous: participant)
+            return (next, next == nil && !state.done)
+        }
+        signal(next)
+        if quiet { quiesce() }
+    }
+
+    /// Delivers to a parked async participant: `resume` (which resumes its task) runs when it is
+    /// chosen. Never blocks. If it is not parked (a duplicate delivery), `resume` runs at once.
+    public func unparkAsync(_ participant: Int, _ resume: @escaping @Sendable () -> Void) {
+        let (next, now) = state.withLock { state -> (Int?, Bool) in
+            guard participant < state.statuses.count, case .parked(let name) = state.statuses[participant] else { return (nil, true) }
+            state.statuses[participant] = .waiting(name)
+            state.resumes[participant] = resume
+            state.lastProgress = .now
+            return (state.started && state.running == nil ? state.choose(previous: nil) : nil, false)
+        }
+        if now { resume() }
+        signal(next)
     }
 
     /// Marks the calling OS thread as running `participant`'s work (``current`` then names it).
     public func adopt(_ participant: Int) {
         threads.withLock { $0[UInt(bitPattern: Int(bitPattern: pthread_self()))] = participant }
-    }
-
-    /// Runs `body` on the running participant's turn as busy work (async code it waits for, run
-    /// whole): however long it takes, the participant is not set aside as blocked.
-    public func whileBusy<T>(_ participant: Int, _ body: () -> T) -> T {
-        state.withLock { _ = $0.busy.insert(participant) }
-        defer { state.withLock { _ = $0.busy.remove(participant); $0.lastProgress = .now } }
-        return body()
     }
 
     /// The participant the calling OS thread runs, or `nil` (a thread outside the run's control,
@@ -212,8 +287,8 @@ public final class ControlledScheduler: Sendable {
     /// free one) repeats with the schedule; called from elsewhere, the run is marked partially
     /// controlled. Never blocks.
     @discardableResult
-    public func spawn(_ seam: String, _ job: @escaping @Sendable () -> Void) -> Int {
-        let caller = current
+    public func spawn(_ seam: String, parent: Int? = nil, _ job: @escaping @Sendable () -> Void) -> Int {
+        let caller = parent ?? current
         let (participant, next) = state.withLock { state -> (Int, Int?) in
             let participant = state.statuses.count
             state.statuses.append(.waiting(seam))
@@ -359,7 +434,6 @@ public final class ControlledScheduler: Sendable {
                     for index in state.statuses.indices where state.statuses[index] == .notArrived { state.statuses[index] = .overdue("not started") }
                     return (state.choose(previous: nil), [], false)
                 }
-                if let running = state.running, state.busy.contains(running) { return (nil, [], false) }
                 if let running = state.running {
                     state.statuses[running] = .overdue(state.statuses[running].seam)
                     state.partiallyControlled = true

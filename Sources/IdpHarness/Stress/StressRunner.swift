@@ -96,21 +96,32 @@ public final class StressContext: Sendable {
         return box.withLock { $0 }
     }
 
-    /// Runs async code (an MC event) to its end while this flow keeps its turn, blocking this
-    /// OS thread (a flow thread, never a Swift concurrency thread).
-    public func runWhole<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-        let box = LockedValue<T?>(nil)
-        let semaphore = DispatchSemaphore(value: 0)
-        let wait = {
-            Task.detached {
-                let value = await body()
-                box.withLock { $0 = value }
-                semaphore.signal()
+    /// Runs `bodies` (async code: MC events) as participants of their own, one task each,
+    /// started by this flow, and waits for all their results: under control, each body's task runs
+    /// only on its turn and parks (suspends) where it awaits the network, and this flow parks
+    /// meanwhile; free-running, they run as concurrent tasks and this thread waits, for at most
+    /// `limit` (then `nil`).
+    public func runAsync<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ bodies: [@Sendable () async -> T]) -> [T]? {
+        let results = LockedValue<[Int: T]>([:])
+        let count = bodies.count
+        let scheduler = self.scheduler, participant = self.participant
+        return wait(name, limit: limit) { (deliver: @escaping @Sendable ([T]) -> Void) in
+            for (index, body) in bodies.enumerated() {
+                let run: @Sendable () async -> Void = {
+                    let value = await body()
+                    let all = results.withLock { results -> [T]? in
+                        results[index] = value
+                        return results.count == count ? (0..<count).map { results[$0]! } : nil
+                    }
+                    if let all { deliver(all) }
+                }
+                if let scheduler {
+                    scheduler.spawnAsync(count == 1 ? name : "\(name)#\(index + 1)", parent: participant, run)
+                } else {
+                    Task.detached { await run() }
+                }
             }
-            semaphore.wait()
         }
-        if let scheduler { scheduler.whileBusy(participant, wait) } else { wait() }
-        return box.withLock { $0! }
     }
 
     /// Whether fault `name` strikes this flow at `step` (decided by the run's ``FaultPlan``).

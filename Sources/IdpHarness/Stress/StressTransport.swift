@@ -17,6 +17,17 @@ final class StressController: ExecutionController {
         guard !withUnsafeCurrentTask(body: { $0 != nil }), let participant = scheduler.current else { return }
         scheduler.seam(participant, seam.description)
     }
+
+    func postAsync(_ seam: Seam, _ body: @escaping @Sendable () async -> Void) {
+        scheduler.spawnAsync(seam.description, parent: scheduler.currentAsync ?? scheduler.current, body)
+    }
+
+    func suspending(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? {
+        guard let participant = scheduler.currentAsync, scheduler.isRunning(participant) else { return nil }
+        scheduler.parkAsync(participant, seam.description)
+        let scheduler = self.scheduler
+        return { resume in scheduler.unparkAsync(participant, resume) }
+    }
 }
 
 /// The network of a stress run: in front of the IDP's transport, it makes each request and each
@@ -31,8 +42,10 @@ final class StressController: ExecutionController {
 /// - `transport.connectionLost`, `transport.timeout`: the request fails with that error;
 /// - `transport.5xx`: the IDP answers 503.
 ///
-/// A request sent from outside the run's participants (the MasterController's actor, on a Swift
-/// concurrency thread) is not turned into a participant: it goes through at once, and only the
+/// A request of an async participant (an MC event's task, and the tasks it starts) is a job of
+/// that participant's logical thread, and its task parks until the response is delivered (a
+/// delayed or reordered response waits for the next request of its trace or the next quiet
+/// moment). A request from outside the run's participants goes through at once, and only the
 /// faults that answer at once (connection lost, timeout, 5xx) apply to it.
 final class StressTransport: Transport {
     typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
@@ -65,13 +78,45 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
+        // The faults that need control (a response held, dropped, doubled) are decided only for
+        // requests the run controls.
+        func decide() -> (drop: Bool, duplicate: Bool, delay: Bool, reorder: Bool) {
+            (fault("transport.drop"), fault("transport.duplicate"), fault("transport.delay"), fault("transport.reorder"))
+        }
+        if let scheduler, let asyncParticipant = scheduler.currentAsync, scheduler.isRunning(asyncParticipant) {
+            let (drop, duplicate, delay, reorder) = decide()
+            // The MC's actor, as an async participant: the request is a job of its logical
+            // thread, and its task parks (suspends) until the response is delivered to it.
+            let delivered = LockedValue(false)
+            let deliverToTask: Completion = { response in
+                scheduler.spawn(Seam("transport.response", trace: trace).description, parent: asyncParticipant) {
+                    if delivered.withLock({ done in defer { done = true }; return !done }) {
+                        scheduler.unparkAsync(asyncParticipant) { completion(response) }
+                    } else {
+                        completion(response)   // a duplicate: the transport's caller must drop it
+                    }
+                }
+            }
+            scheduler.spawn(Seam("transport.request", trace: trace).description, parent: asyncParticipant) { [self] in
+                inner.send(request) { [self] response in
+                    guard !drop else { return }
+                    let respond: @Sendable () -> Void = {
+                        deliverToTask(response)
+                        if duplicate { deliverToTask(response) }
+                    }
+                    if reorder || delay { held.withLock { $0[trace, default: []].append(respond) } } else { respond() }
+                }
+            }
+            scheduler.parkAsync(asyncParticipant, Seam("transport.awaiting", trace: trace).description)
+            overtaken.forEach { $0() }
+            return
+        }
         guard let scheduler, scheduler.current != nil, !withUnsafeCurrentTask(body: { $0 != nil }) else {
             inner.send(request, completion: completion)
             overtaken.forEach { $0() }
             return
         }
-        let drop = fault("transport.drop"), duplicate = fault("transport.duplicate")
-        let delay = fault("transport.delay"), reorder = fault("transport.reorder")
+        let (drop, duplicate, delay, reorder) = decide()
         scheduler.spawn(Seam("transport.request", trace: trace).description) { [self] in
             inner.send(request) { [self] response in
                 guard !drop else { return }

@@ -100,7 +100,7 @@ public enum SystemStress {
             "transport.delay": 0.1, "transport.drop": 0.02, "transport.duplicate": 0.05, "transport.reorder": 0.03,
             "transport.connectionLost": 0.02, "transport.5xx": 0.02, "transport.timeout": 0.02,
             "provider.slow": 0.05, "provider.hang": 0.02, "provider.fail": 0.03,
-            "clock.codeExpiry": 0.05, "refresh.storm": 0.5, "code.wrongVerifier": 0.2,
+            "clock.codeExpiry": 0.05, "refresh.storm": 0.5, "refresh.logoutRace": 0.3, "code.wrongVerifier": 0.2,
         ]
     }
 

@@ -26,7 +26,7 @@ extension SystemStress {
 
         static func masterController(_ world: World, _ store: McTokenStore) -> MasterController {
             MasterController(configuration: .init(idpUrl: "https://stress.idp.test", transport: world.wiredTransport, tokenStore: store,
-                                                  clock: world.clock, refreshTimeout: .seconds(3600)))
+                                                  clock: world.clock, refreshTimeout: .seconds(3600), controller: world.controller))
         }
 
         func password(_ user: String) -> String { "pw-\(user)-secret" }
@@ -168,27 +168,36 @@ extension SystemStress {
         func refresh(_ user: String) {
             world.clock.advance(by: .seconds(301))
             let storm = fault("refresh.storm") ? 4 : 1
+            // A logout racing the refresh: CLEAR_ALL sent with the exchanges, on the same MC.
+            let logoutRace = fault("refresh.logoutRace")
             let before = world.refreshes(trace: me.trace.traceId)
-            context.seam("mc.ExchangeIamToken×\(storm)")
             let mc = self.mc
             let trace = me.trace
-            let statuses = context.runWhole {
-                await withTaskGroup(of: KSMEventStatusType.self) { group in
-                    for _ in 0..<storm {
-                        group.addTask {
-                            let event = KSMExchangeIamTokenEvent(audience: "stress-api")
-                            event.traceContext = TraceContext(traceParent: trace.description)
-                            return (await mc.receive(event) as? KSMExchangeIamTokenResultEvent)?.status ?? .kInternalError
-                        }
-                    }
-                    var statuses: [KSMEventStatusType] = []
-                    for await status in group { statuses.append(status) }
-                    return statuses
+            let identifier = identifier(user)
+            var events: [@Sendable () async -> KSMEventStatusType] = (0..<storm).map { _ in
+                {
+                    let event = KSMExchangeIamTokenEvent(audience: "stress-api")
+                    event.traceContext = TraceContext(traceParent: trace.description)
+                    return (await mc.receive(event) as? KSMExchangeIamTokenResultEvent)?.status ?? .kInternalError
                 }
             }
-            world.countEvents(storm)
+            if logoutRace {
+                events.insert({
+                    let event = KSMClearIamTokenCacheEvent(userIdentifier: identifier, clearBehavior: .CLEAR_ALL)
+                    event.traceContext = TraceContext(traceParent: trace.description)
+                    return (await mc.receive(event) as? KSMStatusResultEvent)?.status ?? .kInternalError
+                }, at: Int(me.index % (storm + 1)))
+            }
+            let statuses = context.runAsync("mc.ExchangeIamToken×\(storm)\(logoutRace ? "+logout" : "")", events) ?? []
+            world.countEvents(events.count)
             let grants = world.refreshes(trace: me.trace.traceId) - before
             world.checked(Invariant.oneRefresh, grants <= 1, "\(storm) concurrent ExchangeIamToken events of participant \(me.index) caused \(grants) refresh grants (\(statuses))")
+            if logoutRace {
+                // Whatever the order, the logout happened: no refresh may bring the tokens back.
+                let status = checkTokenSubject(user)
+                world.checked(Invariant.logoutStays, status != .kOk, "a refresh racing CLEAR_ALL of \(user) on participant \(me.index)'s device left a usable token (\(statuses))")
+                login(user)
+            }
         }
     }
 }

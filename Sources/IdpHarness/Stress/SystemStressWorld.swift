@@ -51,6 +51,7 @@ extension SystemStress {
             let sdk: IdpSdkService
             let transport: StressTransport
             let provider: any IdpSdkInteractionInterface & Sendable
+            let controller: StressController?
         }
 
         struct Counts: Sendable {
@@ -106,12 +107,13 @@ extension SystemStress {
             let sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: "https://stress.idp.test", certificateChain: Data(), shouldHashPin: false,
                                     configuration: .init(flowTimeout: Self.flowTimeout, clock: clock, controller: controller), transport: transport)
             let provider = FaultingProvider(inner: options.makeProvider(credentials), world: self, faults: faults)
-            wiring.withLock { $0 = Wiring(run: run, sdk: sdk, transport: transport, provider: provider) }
+            wiring.withLock { $0 = Wiring(run: run, sdk: sdk, transport: transport, provider: provider, controller: controller) }
         }
 
         private var wired: Wiring { wiring.withLock { $0! } }
         var run: StressRun { wired.run }
         func wiringTransport() -> StressTransport { wired.transport }
+        var controller: StressController? { wired.controller }
         func countEvents(_ count: Int) { counts.withLock { $0.mcEvents += count } }
 
         /// The user id each trace's current flow was started with.
@@ -208,12 +210,15 @@ extension SystemStress {
 
         let injected = LockedValue<[String: IdpSdkError]>([:])
 
-        /// Sends an MC event whole, within this participant's turn.
+        /// Sends an MC event and waits for its result: under control, the event's task is an
+        /// async participant that parks where the MC awaits the network.
         func send<Result: KsMacroEvent>(_ event: any KsMacroEvent, to mc: MasterController, as type: Result.Type, _ me: Participant, _ context: StressContext) -> Result? {
             context.seam("mc.\(String(describing: Swift.type(of: event)))")
             event.traceContext = TraceContext(traceParent: me.trace.description)
             counts.withLock { $0.mcEvents += 1 }
-            let answer = context.runWhole { await mc.receive(event) }
+            let receive: @Sendable () async -> any KsMacroEvent = { await mc.receive(event) }
+            let answer = context.runAsync("mc.\(String(describing: Swift.type(of: event)))", [receive])?.first
+            checked(Invariant.noStuckFlow, answer != nil, "participant \(me.index)'s \(Swift.type(of: event)) got no result (free-running, 30 s)")
             return answer as? Result
         }
 
