@@ -75,6 +75,9 @@ public final class ControlledScheduler: Sendable {
         /// What to run instead of signalling a participant's semaphore when it is chosen: an
         /// async participant's start, or the delivery that resumes its suspended task.
         var resumes: [Int: @Sendable () -> Void] = [:]
+        /// Deliveries to async participants that came before they parked (the participant was set
+        /// aside meanwhile and its job ran): its park takes them at once.
+        var earlyResumes: [Int: @Sendable () -> Void] = [:]
         /// Participants unparked before they parked: their next park returns at once.
         var unparkedEarly: Set<Int> = []
         /// Where each joined participant was posted from (its name), for the outcome.
@@ -242,32 +245,43 @@ public final class ControlledScheduler: Sendable {
     }
 
     /// The running async participant is about to suspend until a delivery (``unparkAsync(_:_:)``);
-    /// another goes on. Never blocks: the caller's task suspends on its own continuation.
+    /// another goes on. Never blocks: the caller's task suspends on its own continuation. If the
+    /// delivery came already, it is handed over at once and the participant goes on.
     public func parkAsync(_ participant: Int, _ name: String) {
-        let (next, quiet) = state.withLock { state -> (Int?, Bool) in
+        enum Step { case deliverNow(@Sendable () -> Void), choose(next: Int?, quiet: Bool) }
+        let step = state.withLock { state -> Step in
             state.lastProgress = .now
             state.lastTurn = .now
+            if let early = state.earlyResumes.removeValue(forKey: participant) { return .deliverNow(early) }
             state.statuses[participant] = .parked(name)
             if state.running == participant { state.running = nil }
-            guard state.running == nil, state.started else { return (nil, false) }
+            guard state.running == nil, state.started else { return .choose(next: nil, quiet: false) }
             let next = state.choose(previous: participant)
-            return (next, next == nil && !state.done)
+            return .choose(next: next, quiet: next == nil && !state.done)
         }
-        signal(next)
-        if quiet { quiesce() }
+        switch step {
+        case .deliverNow(let resume):
+            resume()
+        case .choose(let next, let quiet):
+            signal(next)
+            if quiet { quiesce() }
+        }
     }
 
-    /// Delivers to a parked async participant: `resume` (which resumes its task) runs when it is
-    /// chosen. Never blocks. If it is not parked (a duplicate delivery), `resume` runs at once.
+    /// Delivers to an async participant: `resume` (which resumes its task) runs when it is chosen.
+    /// Never blocks. A participant that has not parked yet takes it when it parks.
     public func unparkAsync(_ participant: Int, _ resume: @escaping @Sendable () -> Void) {
-        let (next, now) = state.withLock { state -> (Int?, Bool) in
-            guard participant < state.statuses.count, case .parked(let name) = state.statuses[participant] else { return (nil, true) }
+        let next = state.withLock { state -> Int? in
+            guard participant < state.statuses.count else { return nil }
+            guard case .parked(let name) = state.statuses[participant] else {
+                state.earlyResumes[participant] = resume
+                return nil
+            }
             state.statuses[participant] = .waiting(name)
             state.resumes[participant] = resume
             state.lastProgress = .now
-            return (state.started && state.running == nil ? state.choose(previous: nil) : nil, false)
+            return state.started && state.running == nil ? state.choose(previous: nil) : nil
         }
-        if now { resume() }
         signal(next)
     }
 

@@ -35,7 +35,9 @@ final class StressController: ExecutionController {
 /// injects the transport faults of the run's ``FaultPlan``:
 ///
 /// - `transport.delay`: the response takes one more hop (others may overtake it);
-/// - `transport.drop`: the response never arrives (the flow must time out);
+/// - `transport.drop`: the response is lost; the transport reports its own timeout late (at the
+///   next quiet moment of the run, or behind the trace's next request), so a flow whose watchdog
+///   fires first times out instead;
 /// - `transport.duplicate`: the response arrives twice;
 /// - `transport.reorder`: the response is held until the flow's next request has been sent, or
 ///   delivered on the next quiet moment;
@@ -99,12 +101,12 @@ final class StressTransport: Transport {
             }
             scheduler.spawn(Seam("transport.request", trace: trace).description, parent: asyncParticipant) { [self] in
                 inner.send(request) { [self] response in
-                    guard !drop else { return }
+                    let response = drop ? StressTransport.lost : response
                     let respond: @Sendable () -> Void = {
                         deliverToTask(response)
                         if duplicate { deliverToTask(response) }
                     }
-                    if reorder || delay { held.withLock { $0[trace, default: []].append(respond) } } else { respond() }
+                    if reorder || delay || drop { held.withLock { $0[trace, default: []].append(respond) } } else { respond() }
                 }
             }
             scheduler.parkAsync(asyncParticipant, Seam("transport.awaiting", trace: trace).description)
@@ -119,7 +121,7 @@ final class StressTransport: Transport {
         let (drop, duplicate, delay, reorder) = decide()
         scheduler.spawn(Seam("transport.request", trace: trace).description) { [self] in
             inner.send(request) { [self] response in
-                guard !drop else { return }
+                let response = drop ? StressTransport.lost : response
                 let respond: @Sendable () -> Void = { [self] in
                     if delay {
                         scheduler.spawn(Seam("transport.delayed", trace: trace).description) { [self] in
@@ -130,7 +132,7 @@ final class StressTransport: Transport {
                     }
                     if duplicate { deliver(response, trace: trace, completion: completion, controlled: true) }
                 }
-                if reorder {
+                if reorder || drop {
                     held.withLock { $0[trace, default: []].append(respond) }
                 } else {
                     respond()
@@ -139,6 +141,9 @@ final class StressTransport: Transport {
         }
         overtaken.forEach { $0() }
     }
+
+    /// What a lost response turns into, as a real HTTP client's own timeout would report it.
+    static let lost: Result<HTTPResponse, TransportError> = .failure(TransportError(.timedOut, "injected: the response was lost; the request timed out"))
 
     /// Delivers every response still held back; returns whether there was one (a quiet moment of
     /// the run: nobody else would send it on).
