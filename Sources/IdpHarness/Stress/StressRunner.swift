@@ -19,10 +19,14 @@ public struct StressScenario<World: Sendable>: Sendable {
     /// Called when no flow can go on and some wait for a delivery: what the world does when it is
     /// quiet (a watchdog moving the clock). Returns whether it changed anything.
     public let quiesce: (@Sendable (World) -> Bool)?
+    /// How long a flow may stay away from a seam (blocked, or busy on a loaded machine) before the
+    /// scheduler sets it aside and marks the run partially controlled.
+    public let stallTimeout: Duration
 
     public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
-                attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil) {
+                attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
+                stallTimeout: Duration = .milliseconds(500)) {
         self.name = name
         self.flows = flows
         self.makeWorld = makeWorld
@@ -30,6 +34,7 @@ public struct StressScenario<World: Sendable>: Sendable {
         self.check = check
         self.attach = attach
         self.quiesce = quiesce
+        self.stallTimeout = stallTimeout
     }
 }
 
@@ -264,7 +269,8 @@ public enum StressRunner {
     /// One run of `scenario`'s `flows` (indices into its flows) under `reproducer`'s strategy,
     /// seed, faults and decisions.
     public static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
-                                  stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5)) async -> StressRunResult {
+                                  stallTimeout: Duration? = nil, deadlockTimeout: Duration = .seconds(5)) async -> StressRunResult {
+        let stallTimeout = stallTimeout ?? scenario.stallTimeout
         let world = scenario.makeWorld()
         var onQuiescence: (@Sendable () -> Bool)?
         if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) } }

@@ -71,6 +71,10 @@ public enum SystemStress {
         public var makeProvider: @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable
         /// Wrong secrets in a row that lock an account at the IDP.
         public var lockoutAfter: Int
+        /// How long a participant may stay away from a seam before it is set aside (the run is
+        /// then partially controlled, and its replay need not repeat). Raise it on a loaded
+        /// machine when no provider blocks.
+        public var stallTimeout: Duration = .milliseconds(500)
 
         public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
                     mix: [Step: Int] = Options.defaultMix, faultRates: [String: Double] = [:],
@@ -226,7 +230,8 @@ public enum SystemStress {
                        flow: { world, context in world.play(context) },
                        check: { world in world.finalCheck() },
                        attach: { world, run in world.attach(run) },
-                       quiesce: { world in world.quiesce() })
+                       quiesce: { world in world.quiesce() },
+                       stallTimeout: options.stallTimeout)
     }
 
     private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
@@ -235,7 +240,7 @@ public enum SystemStress {
             let world = scenario.makeWorld()
             box.withLock { $0 = world }
             return world
-        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce)
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout)
         let result = await StressRunner.run(wrapped, reproducer)
         return (result, box.withLock { $0! })
     }
@@ -246,7 +251,7 @@ public enum SystemStress {
             let world = scenario.makeWorld()
             box.withLock { $0 = world }
             return world
-        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce)
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout)
         let violations = await StressRunner.runFree(wrapped, faults: faults)
         let world = box.withLock { $0! }
         let reproducer = StressReproducer(strategy: .randomWalk, seed: 0, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
