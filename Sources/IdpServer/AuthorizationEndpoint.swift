@@ -13,7 +13,7 @@ extension IdpServer {
         } catch {
             return .failure(ParameterProblem(message: "malformed parameters: \(error)"))
         }
-        var result: [String: String] = [:]
+        var result = [String: String](minimumCapacity: pairs.count)
         for (name, value) in pairs {
             guard result.updateValue(value, forKey: name) == nil else {
                 return .failure(ParameterProblem(message: "parameter '\(name)' is given more than once"))
