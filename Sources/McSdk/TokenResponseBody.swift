@@ -128,11 +128,12 @@ struct TokenResponseBody {
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
             let start = position + 1
             var index = start
-            var escaped = false
+            var escaped = false, ascii = true
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") { break }
                 if byte < 0x20 { return nil }
+                if byte >= 0x80 { ascii = false }
                 if byte == UInt8(ascii: "\\") {
                     escaped = true
                     index += 2
@@ -143,8 +144,11 @@ struct TokenResponseBody {
             guard index < bytes.count else { return nil }
             let end = index
             let text: String?
-            if !escaped {
-                text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            if !escaped, ascii {
+                // ASCII is valid UTF-8: no validation pass.
+                text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            } else if !escaped {
+                text = String(validating: Array(bytes[start..<end]), as: UTF8.self)
             } else {
                 var decoded: [UInt8] = []
                 decoded.reserveCapacity(end - start)
