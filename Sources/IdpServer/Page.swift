@@ -65,6 +65,37 @@ enum Page {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
+    /// A member value of ``json(status:members:)``.
+    enum JSONValue {
+        case string(String)
+        case int(Int)
+    }
+
+    /// The same JSON as ``json(status:_:)`` for members given as typed pairs: no dictionary, no
+    /// casts, and no sort when the caller lists the keys in code-point order already (the token
+    /// endpoint's answer to a code, once per login). Keys must be distinct.
+    static func json(status: Int, members: [(key: String, value: JSONValue)]) -> HTTPResponse {
+        var members = members
+        if !zip(members, members.dropFirst()).allSatisfy({ $0.key < $1.key }) { members.sort { $0.key < $1.key } }
+        var body: [UInt8] = []
+        body.reserveCapacity(64 + members.count * 64)
+        body.append(UInt8(ascii: "{"))
+        for (index, member) in members.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            appendJSONString(member.key, to: &body)
+            body.append(UInt8(ascii: ":"))
+            switch member.value {
+            case .string(let value): appendJSONString(value, to: &body)
+            case .int(let value): body.append(contentsOf: String(value).utf8)
+            }
+        }
+        body.append(UInt8(ascii: "}"))
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/json")
+        headers.set("Cache-Control", "no-store")
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
     /// Appends `text` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters
     /// escaped, every other UTF-8 byte copied as it is (runs without an escape in one copy).
     static func appendJSONString(_ text: String, to output: inout [UInt8]) {

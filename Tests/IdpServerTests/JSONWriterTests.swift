@@ -23,6 +23,16 @@ struct JSONWriterTests {
         #expect(decoded?["error"] as? String == text)
     }
 
+    @Test("typed members give the same text as the dictionary form, in any order")
+    func typedMembers() {
+        let dictionary: [String: any Sendable] = ["b": "x\"y", "a": 7, "é": "ü", "B": -3, "": ""]
+        let expected = Page.json(status: 200, dictionary).body
+        let members: [(key: String, value: Page.JSONValue)] = [("", .string("")), ("B", .int(-3)), ("a", .int(7)), ("b", .string("x\"y")), ("é", .string("ü"))]
+        #expect(Page.json(status: 200, members: members).body == expected)
+        #expect(Page.json(status: 200, members: members.reversed()).body == expected)
+        #expect(Page.json(status: 200, members: []).body == Array("{}".utf8))
+    }
+
     @Test("an empty object and empty strings")
     func empty() {
         #expect(Page.json(status: 200, [:]).body == Array("{}".utf8))
