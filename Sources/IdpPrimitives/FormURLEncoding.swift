@@ -11,6 +11,8 @@ public enum FormURLEncoding {
     /// - Returns: The body text, e.g. `a=1&b=x+y`.
     public static func encode(_ pairs: [(String, String)]) -> String {
         var output: [UInt8] = []
+        // Most fields need no escape: their length plus the separators is usually all it takes.
+        output.reserveCapacity(pairs.reduce(pairs.count * 2) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 16)
         for (index, (name, value)) in pairs.enumerated() {
             if index > 0 { output.append(UInt8(ascii: "&")) }
             appendEncoded(name, to: &output, spaceAsPlus: true)
@@ -29,23 +31,32 @@ public enum FormURLEncoding {
     /// - Throws: ``FormURLEncodingError`` for a malformed `%` escape (offset into `text`) or
     ///   bytes that do not decode to UTF-8.
     public static func decode(_ text: String) throws(FormURLEncodingError) -> [(name: String, value: String)] {
-        let bytes = Array(text.utf8)
-        var pairs: [(name: String, value: String)] = []
-        var start = 0
-        while start <= bytes.count {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
-            if end > start {
-                let segment = start..<end
-                let equals = bytes[segment].firstIndex(of: UInt8(ascii: "="))
-                let nameRange = start..<(equals ?? end)
-                let valueRange = equals.map { ($0 + 1)..<end } ?? end..<end
-                let name = try decodeBytes(bytes, range: nameRange, plusAsSpace: true, text: text)
-                let value = try decodeBytes(bytes, range: valueRange, plusAsSpace: true, text: text)
-                pairs.append((name: name, value: value))
+        var contiguous = text
+        // The text's own UTF-8 storage, read in place (withUTF8 makes a bridged string native).
+        let decoded: Result<[(name: String, value: String)], FormURLEncodingError> = contiguous.withUTF8 { bytes in
+            var pairs: [(name: String, value: String)] = []
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+                if end > start {
+                    var equals = start
+                    while equals < end, bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+                    let nameRange = start..<equals
+                    let valueRange = equals < end ? (equals + 1)..<end : end..<end
+                    do throws(FormURLEncodingError) {
+                        let name = try decodeBytes(bytes, range: nameRange, plusAsSpace: true, text: text)
+                        let value = try decodeBytes(bytes, range: valueRange, plusAsSpace: true, text: text)
+                        pairs.append((name: name, value: value))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                start = end + 1
             }
-            start = end + 1
+            return .success(pairs)
         }
-        return pairs
+        return try decoded.get()
     }
 
     /// Percent-encodes text for a URI component: unreserved characters are kept, everything else,
@@ -66,16 +77,18 @@ public enum FormURLEncoding {
     /// - Throws: ``FormURLEncodingError`` for a malformed escape or bytes that are not UTF-8.
     public static func percentDecode(_ text: String, plusAsSpace: Bool) throws(FormURLEncodingError) -> String {
         let bytes = Array(text.utf8)
-        return try decodeBytes(bytes, range: 0..<bytes.count, plusAsSpace: plusAsSpace, text: text)
+        return try bytes.withUnsafeBufferPointer { (bytes) throws(FormURLEncodingError) in
+            try decodeBytes(bytes, range: 0..<bytes.count, plusAsSpace: plusAsSpace, text: text)
+        }
     }
 
     private static func decodeBytes(
-        _ bytes: [UInt8], range: Range<Int>, plusAsSpace: Bool, text: String
+        _ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, plusAsSpace: Bool, text: String
     ) throws(FormURLEncodingError) -> String {
         // Nothing to decode: the bytes are a piece of `text` cut at ASCII delimiters, so they are
         // valid UTF-8 as they stand.
         if !bytes[range].contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
-            return String(decoding: bytes[range], as: UTF8.self)
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
         var output: [UInt8] = []
         output.reserveCapacity(range.count)
@@ -103,19 +116,36 @@ public enum FormURLEncoding {
     }
 
     private static func appendEncoded(_ text: String, to output: inout [UInt8], spaceAsPlus: Bool) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                output.append(byte)
-            case UInt8(ascii: " ") where spaceAsPlus:
-                output.append(UInt8(ascii: "+"))
-            default:
-                output.append(UInt8(ascii: "%"))
-                output.append(upperHexDigits[Int(byte >> 4)])
-                output.append(upperHexDigits[Int(byte & 0x0F)])
+        var text = text
+        text.withUTF8 { utf8 in
+            // Runs of unreserved bytes (most of every field) go over in one copy.
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                if isUnreserved(byte) { continue }
+                if index > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                runStart = index + 1
+                if byte == UInt8(ascii: " "), spaceAsPlus {
+                    output.append(UInt8(ascii: "+"))
+                } else {
+                    output.append(UInt8(ascii: "%"))
+                    output.append(upperHexDigits[Int(byte >> 4)])
+                    output.append(upperHexDigits[Int(byte & 0x0F)])
+                }
             }
+            if utf8.count > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+        }
+    }
+
+    /// RFC 3986 unreserved: ALPHA DIGIT - . _ ~
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
         }
     }
 }

@@ -22,6 +22,10 @@ public enum IdpWire {
     /// tells apart (the lockout codes are ``LockoutInformation/temporaryErrorCode`` and
     /// ``LockoutInformation/permanentErrorCode``).
     public enum FlowError {
+        /// The realm named in the request does not exist (an error page, HTTP 404).
+        public static let unknownTenant = "unknown_tenant"
+        /// The `client_id` is not a client of the realm (an error page, HTTP 400).
+        public static let unknownClient = "unknown_client"
         /// `login_hint` names a user who is not enrolled.
         public static let userNotEnrolled = "user_not_enrolled"
         /// A step was answered wrongly as often as the client allows.

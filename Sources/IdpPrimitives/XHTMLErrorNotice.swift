@@ -5,7 +5,6 @@ extension XHTMLForm {
     ///   collapsed), or `nil` if the page has no notice or is too large or malformed to read.
     public static func errorNotice(in text: String) -> (code: String?, message: String)? {
         guard text.utf8.count <= maximumSize else { return nil }
-        var parser = XHTMLFormParser(Array(text.utf8))
-        return try? parser.errorNotice()
+        return try? XHTMLFormParser.withPage(text) { (parser) throws(XHTMLFormError) in try parser.errorNotice() }
     }
 }

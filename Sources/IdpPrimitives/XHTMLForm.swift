@@ -96,7 +96,6 @@ public struct XHTMLForm: Sendable, Equatable {
     public static func parse(_ text: String) throws(XHTMLFormError) -> XHTMLForm {
         let size = text.utf8.count
         guard size <= maximumSize else { throw XHTMLFormError(.tooLarge(size)) }
-        var parser = XHTMLFormParser(Array(text.utf8))
-        return try parser.parse()
+        return try XHTMLFormParser.withPage(text) { (parser) throws(XHTMLFormError) in try parser.parse() }
     }
 }

@@ -1,18 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The single-pass scanner behind ``XHTMLForm/parse(_:)``.
 ///
 /// It builds no tree: it streams tags and text and keeps only the few facts a login form needs,
-/// so time and memory stay linear in the page size. Tag and attribute names are compared where
-/// they lie in the page (case-insensitively), and attribute values become strings only when a
-/// fact needs them, so an ordinary tag costs no allocation. Every index is bounds-checked against
-/// `bytes.count` before use, so truncated or random input ends in a thrown error, never a trap.
-struct XHTMLFormParser {
+/// so time and memory stay linear in the page size. It reads the page's UTF-8 bytes in place
+/// (``withPage(_:_:)`` lends it the string's own storage, no copy). Each tag's name is classified
+/// once (title, label, form, input, another void element, other); tag and attribute names are
+/// compared where they lie in the page (ASCII case-insensitively, length first), and attribute
+/// values become strings only when a fact needs them, so an ordinary tag costs no allocation.
+/// Every index is checked against `bytes.count` before use, so truncated or random input ends in
+/// a thrown error, never a trap.
+struct XHTMLFormParser: ~Copyable {
     /// Text being collected for an element until its matching end tag.
     private struct Capture {
-        /// Lower-case tag name of the element; nested elements of the same name are counted so
-        /// the right end tag closes the capture.
-        var tag: [UInt8]
-        var depth = 1
+        var active = false
+        /// Where the element's name lies in the page; nested elements of the same name (ignoring
+        /// case) are counted so the right end tag closes the capture.
+        var tag: Range<Int> = 0..<0
+        var depth = 0
+        /// Reused from capture to capture.
         var text: [UInt8] = []
+
+        mutating func start(tag: Range<Int>) {
+            active = true
+            self.tag = tag
+            depth = 1
+            text.removeAll(keepingCapacity: true)
+        }
     }
 
     private enum FormState {
@@ -21,9 +39,13 @@ struct XHTMLFormParser {
         case closed
     }
 
-    private static let voidElements: [[UInt8]] =
-        ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"]
-            .map { Array($0.utf8) }
+    /// What a start tag's name says, decided once per tag.
+    private enum TagKind {
+        case title, label, form, input
+        /// One of the HTML void elements other than `input` (`br`, `img`, `meta`, …).
+        case void
+        case other
+    }
 
     /// One attribute of the tag being read: where its name and value lie in the page.
     private struct Attribute {
@@ -34,40 +56,58 @@ struct XHTMLFormParser {
         var hasEntity: Bool
     }
 
-    private static let titleTag = Array("title".utf8)
-    private static let labelTag = Array("label".utf8)
-    private static let formTag = Array("form".utf8)
-    private static let inputTag = Array("input".utf8)
-
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
 
     private var formState = FormState.notSeen
     private var action = ""
     private var method = "GET"
     private var inputs: [XHTMLForm.Input] = []
-    private var inputIds = Set<String>(minimumCapacity: 8)
+    /// The input ids, for the duplicate check once a form has more than a few inputs (a
+    /// linear search over ``inputs`` before that).
+    private var inputIds: Set<String>?
 
     private var title: String?
-    private var titleCapture: Capture?
+    private var titleCapture = Capture()
     private var titleSeen = false
 
-    private var labels: [String: String] = [:]
-    private var labelCapture: Capture?
+    /// Label texts by target id in document order; the first label for an id wins.
+    private var labels: [(target: String, text: String)] = []
+    private var labelCapture = Capture()
     private var labelTarget = ""
 
-    private var errorCapture: Capture?
+    private var errorCapture = Capture()
     private var errorSeen = false
     private var errorMessage: String?
     private var errorCode: String?
 
-    /// Reused for every text run, so plain text costs no allocation.
+    /// Reused for every text run with references, so plain text costs no allocation.
     private var scratch: [UInt8] = []
     /// The attributes of the tag being read, reused from tag to tag.
     private var attributes: [Attribute] = []
 
-    init(_ bytes: [UInt8]) {
+    /// Lends a parser the UTF-8 bytes of `text` in place.
+    static func withPage<Result>(
+        _ text: String, _ body: (inout XHTMLFormParser) throws(XHTMLFormError) -> Result
+    ) throws(XHTMLFormError) -> Result {
+        var text = text
+        // withUTF8 makes a bridged string native and contiguous first, so this always succeeds.
+        let outcome: Swift.Result<Result, XHTMLFormError> = text.withUTF8 { bytes in
+            var parser = XHTMLFormParser(bytes)
+            do throws(XHTMLFormError) {
+                return .success(try body(&parser))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// A parser of `bytes`, which must stay valid while it is used.
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+        attributes.reserveCapacity(8)
+        inputs.reserveCapacity(8)
     }
 
     mutating func parse() throws(XHTMLFormError) -> XHTMLForm {
@@ -77,13 +117,21 @@ struct XHTMLFormParser {
         case .open: throw XHTMLFormError(.unterminatedForm)
         case .closed: break
         }
-        let labelled = inputs.map { input in
-            var input = input
-            input.label = labels[input.id]
-            return input
+        if !labels.isEmpty {
+            // Few labels: a linear search each; many: one dictionary (first label per id wins).
+            var index: [String: String]?
+            if labels.count > 16 {
+                var table = [String: String](minimumCapacity: labels.count)
+                for label in labels where table[label.target] == nil { table[label.target] = label.text }
+                index = table
+            }
+            for position in inputs.indices {
+                let id = inputs[position].id
+                inputs[position].label = index.map { $0[id] } ?? labels.first { $0.target == id }?.text
+            }
         }
         return XHTMLForm(
-            title: title, action: action, method: method, inputs: labelled,
+            title: title, action: action, method: method, inputs: inputs,
             errorMessage: errorMessage, errorCode: errorCode
         )
     }
@@ -96,23 +144,25 @@ struct XHTMLFormParser {
         return (errorCode, errorMessage ?? "")
     }
 
+    private var capturing: Bool { titleCapture.active || labelCapture.active || errorCapture.active }
+
     private mutating func scan() throws(XHTMLFormError) {
-        while position < bytes.count {
+        let count = bytes.count
+        while position < count {
             if bytes[position] == UInt8(ascii: "<") {
                 try parseMarkup()
-            } else {
-                let start = position
-                position = bytes[start...].firstIndex(of: UInt8(ascii: "<")) ?? bytes.count
-                let capturing = titleCapture != nil || labelCapture != nil || errorCapture != nil
-                if bytes[start..<position].contains(UInt8(ascii: "&")) {
-                    // Decoded even when nothing captures it: a malformed reference is an error
-                    // wherever it is.
-                    scratch.removeAll(keepingCapacity: true)
-                    try Self.decodeEntities(bytes, start..<position, into: &scratch)
-                    if capturing { appendToCaptures(scratch) }
-                } else if capturing {
-                    appendToCaptures(bytes[start..<position])
-                }
+                continue
+            }
+            let start = position
+            position = Self.firstIndex(of: UInt8(ascii: "<"), in: bytes, start..<count) ?? count
+            if Self.firstIndex(of: UInt8(ascii: "&"), in: bytes, start..<position) != nil {
+                // Decoded even when nothing captures it: a malformed reference is an error
+                // wherever it is.
+                scratch.removeAll(keepingCapacity: true)
+                try Self.decodeEntities(bytes, start..<position, into: &scratch)
+                if capturing { appendScratchToCaptures() }
+            } else if capturing {
+                appendToCaptures(start..<position)
             }
         }
         // A title, label or error element left open at the end of the page keeps what it has:
@@ -126,21 +176,25 @@ struct XHTMLFormParser {
 
     private mutating func parseMarkup() throws(XHTMLFormError) {
         let start = position
-        if hasPrefix("<!--", at: start) {
-            guard let end = find("-->", from: start + 4) else { throw XHTMLFormError(.unterminatedComment(offset: start)) }
-            position = end + 3
-        } else if hasPrefix("<![CDATA[", at: start) {
-            guard let end = find("]]>", from: start + 9) else { throw XHTMLFormError(.malformedTag(offset: start)) }
-            // CDATA is literal text: no entity decoding.
-            appendToCaptures(bytes[(start + 9)..<end])
-            position = end + 3
-        } else if hasPrefix("<!", at: start) {
-            guard let end = find(">", from: start + 2) else { throw XHTMLFormError(.malformedTag(offset: start)) }
-            position = end + 1
-        } else if hasPrefix("<?", at: start) {
+        let next: UInt8 = start + 1 < bytes.count ? bytes[start + 1] : 0
+        switch next {
+        case UInt8(ascii: "!"):
+            if hasPrefix("<!--", at: start) {
+                guard let end = find("-->", from: start + 4) else { throw XHTMLFormError(.unterminatedComment(offset: start)) }
+                position = end + 3
+            } else if hasPrefix("<![CDATA[", at: start) {
+                guard let end = find("]]>", from: start + 9) else { throw XHTMLFormError(.malformedTag(offset: start)) }
+                // CDATA is literal text: no entity decoding.
+                if capturing { appendToCaptures((start + 9)..<end) }
+                position = end + 3
+            } else {
+                guard let end = find(">", from: start + 2) else { throw XHTMLFormError(.malformedTag(offset: start)) }
+                position = end + 1
+            }
+        case UInt8(ascii: "?"):
             guard let end = find("?>", from: start + 2) else { throw XHTMLFormError(.malformedTag(offset: start)) }
             position = end + 2
-        } else if hasPrefix("</", at: start) {
+        case UInt8(ascii: "/"):
             position = start + 2
             let name = readName()
             guard !name.isEmpty else { throw XHTMLFormError(.malformedTag(offset: start)) }
@@ -150,7 +204,7 @@ struct XHTMLFormParser {
             }
             position += 1
             handleEndTag(name)
-        } else {
+        default:
             position = start + 1
             let name = readName()
             guard !name.isEmpty else { throw XHTMLFormError(.malformedTag(offset: start)) }
@@ -163,15 +217,16 @@ struct XHTMLFormParser {
     /// tag closed itself. Every value's entity references are checked here, used or not.
     private mutating func readAttributes(tagOffset: Int) throws(XHTMLFormError) -> Bool {
         attributes.removeAll(keepingCapacity: true)
+        let count = bytes.count
         while true {
             skipWhitespace()
-            guard position < bytes.count else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
+            guard position < count else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
             switch bytes[position] {
             case UInt8(ascii: ">"):
                 position += 1
                 return false
             case UInt8(ascii: "/"):
-                guard position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: ">") else {
+                guard position + 1 < count, bytes[position + 1] == UInt8(ascii: ">") else {
                     throw XHTMLFormError(.malformedTag(offset: tagOffset))
                 }
                 position += 2
@@ -180,37 +235,41 @@ struct XHTMLFormParser {
                 break
             }
             let nameStart = position
-            while position < bytes.count, !Self.endsAttributeName(bytes[position]) {
+            while position < count, !Self.endsAttributeName(bytes[position]) {
                 position += 1
             }
             guard position > nameStart else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
             var attribute = Attribute(name: nameStart..<position, value: nil, hasEntity: false)
             skipWhitespace()
-            if position < bytes.count, bytes[position] == UInt8(ascii: "=") {
+            if position < count, bytes[position] == UInt8(ascii: "=") {
                 position += 1
                 skipWhitespace()
-                guard position < bytes.count else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
+                guard position < count else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
                 let quote = bytes[position]
                 let valueRange: Range<Int>
+                var hasEntity = false
                 if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
-                    guard let close = bytes[(position + 1)...].firstIndex(of: quote) else {
+                    guard let close = Self.firstIndex(of: quote, in: bytes, (position + 1)..<count) else {
                         throw XHTMLFormError(.malformedTag(offset: tagOffset))
                     }
                     valueRange = (position + 1)..<close
+                    hasEntity = Self.firstIndex(of: UInt8(ascii: "&"), in: bytes, valueRange) != nil
                     position = close + 1
                 } else {
                     // HTML-style unquoted value: up to whitespace or the end of the tag.
                     let valueStart = position
-                    while position < bytes.count, !Self.isWhitespace(bytes[position]),
-                          bytes[position] != UInt8(ascii: ">"), bytes[position] != UInt8(ascii: "<"),
-                          bytes[position] != UInt8(ascii: "\""), bytes[position] != UInt8(ascii: "'") {
+                    while position < count {
+                        let byte = bytes[position]
+                        if Self.isWhitespace(byte) || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "<")
+                            || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") { break }
+                        if byte == UInt8(ascii: "&") { hasEntity = true }
                         position += 1
                     }
                     guard position > valueStart else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
                     valueRange = valueStart..<position
                 }
                 attribute.value = valueRange
-                if bytes[valueRange].contains(UInt8(ascii: "&")) {
+                if hasEntity {
                     attribute.hasEntity = true
                     scratch.removeAll(keepingCapacity: true)
                     try Self.decodeEntities(bytes, valueRange, into: &scratch)
@@ -220,11 +279,27 @@ struct XHTMLFormParser {
         }
     }
 
+    /// The tag's first attribute named `name` (lower case), ignoring ASCII case.
+    ///
+    /// The closures here and below capture only `bytes` and `attributes`, never `self`: a
+    /// closure that captured the parser copied all of it on every call.
+    private func findAttribute(_ name: StaticString) -> Attribute? {
+        let bytes = bytes, attributes = attributes
+        return name.withUTF8Buffer { name in
+            for attribute in attributes where Self.nameEquals(bytes, attribute.name, name) { return attribute }
+            return nil
+        }
+    }
+
     /// The value of the tag's first attribute named `name` (lower case), entity-decoded.
     private func attribute(_ name: StaticString) -> String? {
-        guard let attribute = attributes.first(where: { nameEquals($0.name, name) }) else { return nil }
+        guard let attribute = findAttribute(name) else { return nil }
+        return value(of: attribute)
+    }
+
+    private func value(of attribute: Attribute) -> String {
         guard let range = attribute.value else { return "" }
-        guard attribute.hasEntity else { return String(decoding: bytes[range], as: UTF8.self) }
+        guard attribute.hasEntity else { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
         var decoded: [UInt8] = []
         // Checked when the tag was read, so this cannot fail.
         try? Self.decodeEntities(bytes, range, into: &decoded)
@@ -233,49 +308,93 @@ struct XHTMLFormParser {
 
     /// Whether the tag's first attribute named `name` has exactly the value `value`.
     private func attribute(_ name: StaticString, is value: StaticString) -> Bool {
-        guard let attribute = attributes.first(where: { nameEquals($0.name, name) }) else { return false }
+        guard let attribute = findAttribute(name) else { return false }
         guard !attribute.hasEntity else {
-            return self.attribute(name).map { decoded in value.withUTF8Buffer { decoded.utf8.elementsEqual($0) } } ?? false
+            return value.withUTF8Buffer { self.value(of: attribute).utf8.elementsEqual($0) }
         }
         let range = attribute.value ?? 0..<0
-        return value.withUTF8Buffer { bytes[range].elementsEqual($0) }
+        let bytes = bytes
+        return value.withUTF8Buffer { expected in
+            range.count == expected.count && UnsafeBufferPointer(rebasing: bytes[range]).elementsEqual(expected)
+        }
     }
 
-    /// Whether the name at `range` is `name` (lower case), ignoring ASCII case.
-    private func nameEquals(_ range: Range<Int>, _ name: StaticString) -> Bool {
-        name.withUTF8Buffer { nameEquals(range, $0) }
+    /// Whether the name at `range` of `bytes` is `name` (lower case), ignoring ASCII case.
+    private static func nameEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard range.count == name.count else { return false }
+        var offset = 0
+        for index in range {
+            guard Self.lowercased(bytes[index]) == name[offset] else { return false }
+            offset += 1
+        }
+        return true
     }
 
-    private func nameEquals(_ range: Range<Int>, _ name: some Collection<UInt8>) -> Bool {
-        range.count == name.count && zip(bytes[range], name).allSatisfy { Self.lowercased($0) == $1 }
+    /// Whether the names at `a` and `b` are equal, ignoring ASCII case.
+    private func namesEqual(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        var other = b.lowerBound
+        for index in a {
+            guard Self.lowercased(bytes[index]) == Self.lowercased(bytes[other]) else { return false }
+            other += 1
+        }
+        return true
+    }
+
+    /// Whether the name at `range` is `name`, which is lower-case ASCII.
+    private func nameIs(_ range: Range<Int>, _ name: StaticString) -> Bool {
+        let bytes = bytes
+        return name.withUTF8Buffer { Self.nameEquals(bytes, range, $0) }
+    }
+
+    private func kind(of name: Range<Int>) -> TagKind {
+        switch name.count {
+        case 2:
+            return nameIs(name, "br") || nameIs(name, "hr") ? .void : .other
+        case 3:
+            return nameIs(name, "col") || nameIs(name, "img") || nameIs(name, "wbr") ? .void : .other
+        case 4:
+            if nameIs(name, "form") { return .form }
+            return nameIs(name, "area") || nameIs(name, "base") || nameIs(name, "link") || nameIs(name, "meta") ? .void : .other
+        case 5:
+            if nameIs(name, "input") { return .input }
+            if nameIs(name, "title") { return .title }
+            if nameIs(name, "label") { return .label }
+            return nameIs(name, "embed") || nameIs(name, "param") || nameIs(name, "track") ? .void : .other
+        case 6:
+            return nameIs(name, "source") ? .void : .other
+        default:
+            return .other
+        }
     }
 
     // MARK: - Elements
 
     private mutating func handleStartTag(_ name: Range<Int>, selfClosing: Bool, offset: Int) throws(XHTMLFormError) {
-        let opensContent = !selfClosing && !Self.voidElements.contains { nameEquals(name, $0) }
+        let kind = kind(of: name)
+        let opensContent = !selfClosing && kind != .void && kind != .input
         // Existing captures first, so a capture started by this very tag begins at depth 1.
         if opensContent {
-            if let tag = titleCapture?.tag, nameEquals(name, tag) { titleCapture?.depth += 1 }
-            if let tag = labelCapture?.tag, nameEquals(name, tag) { labelCapture?.depth += 1 }
-            if let tag = errorCapture?.tag, nameEquals(name, tag) { errorCapture?.depth += 1 }
+            if titleCapture.active, namesEqual(name, titleCapture.tag) { titleCapture.depth += 1 }
+            if labelCapture.active, namesEqual(name, labelCapture.tag) { labelCapture.depth += 1 }
+            if errorCapture.active, namesEqual(name, errorCapture.tag) { errorCapture.depth += 1 }
         }
 
-        if !titleSeen, nameEquals(name, Self.titleTag) {
+        if !titleSeen, kind == .title {
             titleSeen = true
-            if opensContent { titleCapture = Capture(tag: Self.titleTag) }
+            if opensContent { titleCapture.start(tag: name) }
         }
-        if labelCapture == nil, opensContent, nameEquals(name, Self.labelTag), let target = attribute("for") {
+        if !labelCapture.active, opensContent, kind == .label, let target = attribute("for") {
             labelTarget = target
-            labelCapture = Capture(tag: Self.labelTag)
+            labelCapture.start(tag: name)
         }
         if !errorSeen, attribute("id", is: "kc-error-message") {
             errorSeen = true
             errorCode = attribute("data-error")
-            if opensContent { errorCapture = Capture(tag: bytes[name].map(Self.lowercased)) }
+            if opensContent { errorCapture.start(tag: name) }
         }
 
-        if nameEquals(name, Self.formTag) {
+        if kind == .form {
             switch formState {
             case .notSeen:
                 guard let action = attribute("action"), !Self.isBlank(action) else {
@@ -293,60 +412,79 @@ struct XHTMLFormParser {
             }
         }
 
-        if case .open = formState, nameEquals(name, Self.inputTag) {
-            let idAttribute = Self.nonEmpty(attribute("id")), nameAttribute = Self.nonEmpty(attribute("name"))
-            let id = idAttribute ?? nameAttribute
-            let fieldName = nameAttribute ?? idAttribute
-            guard let id, let fieldName else { throw XHTMLFormError(.inputWithoutId(offset: offset)) }
-            guard inputIds.insert(id).inserted else { throw XHTMLFormError(.duplicateInputId(id)) }
-            let type = Self.nonEmpty(attribute("type")).map { String(decoding: $0.utf8.map(Self.lowercased), as: UTF8.self) }
-            inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type ?? "text", value: attribute("value")))
+        if kind == .input, case .open = formState {
+            try addInput(offset: offset)
         }
     }
 
+    private mutating func addInput(offset: Int) throws(XHTMLFormError) {
+        let idAttribute = Self.nonEmpty(attribute("id")), nameAttribute = Self.nonEmpty(attribute("name"))
+        let id = idAttribute ?? nameAttribute
+        let fieldName = nameAttribute ?? idAttribute
+        guard let id, let fieldName else { throw XHTMLFormError(.inputWithoutId(offset: offset)) }
+        if inputIds == nil, inputs.count >= 16 { inputIds = Set(inputs.map(\.id)) }
+        if inputIds != nil {
+            guard inputIds!.insert(id).inserted else { throw XHTMLFormError(.duplicateInputId(id)) }
+        } else {
+            guard !inputs.contains(where: { $0.id == id }) else { throw XHTMLFormError(.duplicateInputId(id)) }
+        }
+        let type = Self.nonEmpty(attribute("type")).map { type in
+            type.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+                ? String(decoding: type.utf8.map(Self.lowercased), as: UTF8.self) : type
+        }
+        inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type ?? "text", value: attribute("value")))
+    }
+
     private mutating func handleEndTag(_ name: Range<Int>) {
-        if let tag = titleCapture?.tag, nameEquals(name, tag) {
-            titleCapture?.depth -= 1
-            if titleCapture?.depth == 0 { finishTitle() }
+        if titleCapture.active, namesEqual(name, titleCapture.tag) {
+            titleCapture.depth -= 1
+            if titleCapture.depth == 0 { finishTitle() }
         }
-        if let tag = labelCapture?.tag, nameEquals(name, tag) {
-            labelCapture?.depth -= 1
-            if labelCapture?.depth == 0 { finishLabel() }
+        if labelCapture.active, namesEqual(name, labelCapture.tag) {
+            labelCapture.depth -= 1
+            if labelCapture.depth == 0 { finishLabel() }
         }
-        if let tag = errorCapture?.tag, nameEquals(name, tag) {
-            errorCapture?.depth -= 1
-            if errorCapture?.depth == 0 { finishError() }
+        if errorCapture.active, namesEqual(name, errorCapture.tag) {
+            errorCapture.depth -= 1
+            if errorCapture.depth == 0 { finishError() }
         }
-        if nameEquals(name, Self.formTag), case .open(let depth) = formState {
+        if case .open(let depth) = formState, nameIs(name, "form") {
             formState = depth > 1 ? .open(depth: depth - 1) : .closed
         }
     }
 
-    private mutating func appendToCaptures(_ text: some Collection<UInt8>) {
-        titleCapture?.text.append(contentsOf: text)
-        labelCapture?.text.append(contentsOf: text)
-        errorCapture?.text.append(contentsOf: text)
+    private mutating func appendToCaptures(_ range: Range<Int>) {
+        let text = UnsafeBufferPointer(rebasing: bytes[range])
+        if titleCapture.active { titleCapture.text.append(contentsOf: text) }
+        if labelCapture.active { labelCapture.text.append(contentsOf: text) }
+        if errorCapture.active { errorCapture.text.append(contentsOf: text) }
+    }
+
+    private mutating func appendScratchToCaptures() {
+        if titleCapture.active { titleCapture.text.append(contentsOf: scratch) }
+        if labelCapture.active { labelCapture.text.append(contentsOf: scratch) }
+        if errorCapture.active { errorCapture.text.append(contentsOf: scratch) }
     }
 
     private mutating func finishTitle() {
-        guard let capture = titleCapture else { return }
-        titleCapture = nil
-        title = Self.nonEmpty(Self.trimmed(capture.text))
+        guard titleCapture.active else { return }
+        titleCapture.active = false
+        title = Self.nonEmpty(Self.trimmed(titleCapture.text))
     }
 
     private mutating func finishLabel() {
-        guard let capture = labelCapture else { return }
-        labelCapture = nil
-        // The first label for an id wins, like a browser's accessible name.
-        if labels[labelTarget] == nil, let text = Self.nonEmpty(Self.trimmed(capture.text)) {
-            labels[labelTarget] = text
+        guard labelCapture.active else { return }
+        labelCapture.active = false
+        // The first label for an id wins, like a browser's accessible name (see `parse`).
+        if let text = Self.nonEmpty(Self.trimmed(labelCapture.text)) {
+            labels.append((labelTarget, text))
         }
     }
 
     private mutating func finishError() {
-        guard let capture = errorCapture else { return }
-        errorCapture = nil
-        errorMessage = Self.nonEmpty(Self.collapsed(capture.text))
+        guard errorCapture.active else { return }
+        errorCapture.active = false
+        errorMessage = Self.nonEmpty(Self.collapsed(errorCapture.text))
     }
 
     // MARK: - Entities
@@ -356,14 +494,14 @@ struct XHTMLFormParser {
     /// A reference must end with `;` within 32 bytes; scanning is bounded by that, so hostile
     /// input full of `&` stays linear.
     private static func decodeEntities(
-        _ bytes: [UInt8], _ range: Range<Int>, into output: inout [UInt8]
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, into output: inout [UInt8]
     ) throws(XHTMLFormError) {
         var index = range.lowerBound
         while index < range.upperBound {
             // Plain text up to the next reference goes over in one copy.
-            let ampersand = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: "&")) ?? range.upperBound
+            let ampersand = firstIndex(of: UInt8(ascii: "&"), in: bytes, index..<range.upperBound) ?? range.upperBound
             if ampersand > index {
-                output.append(contentsOf: bytes[index..<ampersand])
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<ampersand]))
                 index = ampersand
                 continue
             }
@@ -374,27 +512,30 @@ struct XHTMLFormParser {
                 end += 1
             }
             guard end < limit, bytes[end] == UInt8(ascii: ";") else {
-                throw XHTMLFormError(.invalidEntity(String(decoding: bytes[index..<end], as: UTF8.self)))
+                throw XHTMLFormError(.invalidEntity(String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)))
             }
-            let reference = String(decoding: bytes[index...end], as: UTF8.self)
-            guard let scalar = entityValue(bytes[(index + 1)..<end]) else {
-                throw XHTMLFormError(.invalidEntity(reference))
+            guard let scalar = entityValue(UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])) else {
+                throw XHTMLFormError(.invalidEntity(String(decoding: UnsafeBufferPointer(rebasing: bytes[index...end]), as: UTF8.self)))
             }
-            output.append(contentsOf: String(Character(scalar)).utf8)
+            if scalar.isASCII {
+                output.append(UInt8(truncatingIfNeeded: scalar.value))
+            } else {
+                UTF8.encode(scalar) { output.append($0) }
+            }
             index = end + 1
         }
     }
 
     /// The character an entity name (between `&` and `;`) stands for, or `nil`.
-    private static func entityValue(_ name: ArraySlice<UInt8>) -> Unicode.Scalar? {
-        switch String(decoding: name, as: UTF8.self) {
-        case "amp": return "&"
-        case "lt": return "<"
-        case "gt": return ">"
-        case "quot": return "\""
-        case "apos": return "'"
-        default: break
+    private static func entityValue(_ name: UnsafeBufferPointer<UInt8>) -> Unicode.Scalar? {
+        func named(_ text: StaticString) -> Bool {
+            text.withUTF8Buffer { name.elementsEqual($0) }
         }
+        if named("amp") { return "&" }
+        if named("lt") { return "<" }
+        if named("gt") { return ">" }
+        if named("quot") { return "\"" }
+        if named("apos") { return "'" }
         guard name.first == UInt8(ascii: "#") else { return nil }
         var digits = name.dropFirst()
         var radix: UInt32 = 10
@@ -416,21 +557,36 @@ struct XHTMLFormParser {
 
     // MARK: - Scanning helpers
 
+    /// The offset of the first `byte` within `range` of `bytes` (`memchr`: values and text runs
+    /// are most of a page's bytes).
+    private static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        guard !range.isEmpty, let base = bytes.baseAddress else { return nil }
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
+        guard let found = memchr(base + range.lowerBound, Int32(byte), range.count) else { return nil }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+    }
+
     private func hasPrefix(_ prefix: StaticString, at offset: Int) -> Bool {
-        let count = prefix.utf8CodeUnitCount
-        guard offset + count <= bytes.count else { return false }
+        let bytes = bytes
         return prefix.withUTF8Buffer { pattern in
-            (0..<count).allSatisfy { bytes[offset + $0] == pattern[$0] }
+            guard offset + pattern.count <= bytes.count else { return false }
+            for index in 0..<pattern.count where bytes[offset + index] != pattern[index] { return false }
+            return true
         }
     }
 
     /// The offset of the first occurrence of `pattern` at or after `start`.
     private func find(_ pattern: StaticString, from start: Int) -> Int? {
-        pattern.withUTF8Buffer { pattern -> Int? in
+        let bytes = bytes
+        return pattern.withUTF8Buffer { pattern -> Int? in
             guard let first = pattern.first, start <= bytes.count else { return nil }
             var index = start
-            while index + pattern.count <= bytes.count {
-                if bytes[index] == first, (1..<pattern.count).allSatisfy({ bytes[index + $0] == pattern[$0] }) {
+            scan: while index + pattern.count <= bytes.count {
+                if bytes[index] == first {
+                    for offset in 1..<pattern.count where bytes[index + offset] != pattern[offset] {
+                        index += 1
+                        continue scan
+                    }
                     return index
                 }
                 index += 1
@@ -470,7 +626,7 @@ struct XHTMLFormParser {
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {

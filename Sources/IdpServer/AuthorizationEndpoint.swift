@@ -13,7 +13,7 @@ extension IdpServer {
         } catch {
             return .failure(ParameterProblem(message: "malformed parameters: \(error)"))
         }
-        var result: [String: String] = [:]
+        var result = [String: String](minimumCapacity: pairs.count)
         for (name, value) in pairs {
             guard result.updateValue(value, forKey: name) == nil else {
                 return .failure(ParameterProblem(message: "parameter '\(name)' is given more than once"))
@@ -43,11 +43,11 @@ extension IdpServer {
         let sessions = state.sessionShard(sessionCode)
         let decision: Decision = {
             guard let tenant = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode)) else {
-                return .refuse(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), clientId: nil, reason: "unknown tenant")
+                return .refuse(Page.errorResponse(status: 404, code: IdpWire.FlowError.unknownTenant, "tenant '\(tenantId)' does not exist"), clientId: nil, reason: "unknown tenant")
             }
             guard let clientId = params["client_id"], let prepared = tenant.clients[clientId] else {
                 let named = params["client_id"] ?? ""
-                return .refuse(Page.errorResponse(status: 400, code: "unknown_client", "client '\(named)' is not known to tenant '\(tenantId)'"), clientId: named, reason: "unknown client")
+                return .refuse(Page.errorResponse(status: 400, code: IdpWire.FlowError.unknownClient, "client '\(named)' is not known to tenant '\(tenantId)'"), clientId: named, reason: "unknown client")
             }
             let client = prepared.configuration
             guard let redirectURI = params["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
@@ -158,7 +158,7 @@ extension IdpServer {
                 return .page(Page.errorResponse(status: 400, code: IdpWire.FlowError.sessionExpired, "the login session has expired"), audit: nil)
             }
             guard let tenant, let client = tenant.clients[session.clientId] else {
-                return .page(Page.errorResponse(status: 404, code: "unknown_tenant", "tenant '\(tenantId)' does not exist"), audit: nil)
+                return .page(Page.errorResponse(status: 404, code: IdpWire.FlowError.unknownTenant, "tenant '\(tenantId)' does not exist"), audit: nil)
             }
             guard execution == session.step + 1 else {
                 return .page(Page.errorResponse(status: 400, code: "stale_form", "the form of step \(execution) was submitted while the flow is at step \(session.step + 1)"), audit: nil)

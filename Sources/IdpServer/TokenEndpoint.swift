@@ -103,17 +103,18 @@ extension IdpServer {
             return Page.tokenError(status: status, error, description)
         case .issue(let record):
             self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
-            return Page.json(status: 200, [
-                "access_token": issued.access,
-                "token_type": "Bearer",
-                "expires_in": Int(lifetimes.accessTokenLifetime.timeInterval),
-                "refresh_token": issued.refresh,
-                "refresh_expires_in": Int(lifetimes.refreshTokenLifetime.timeInterval),
-                "offline_token": issued.offline,
-                "offline_expires_in": Int(lifetimes.offlineSessionMax.timeInterval),
-                "scope": "openid offline_access",
-                "user_id": record.userId,
-                "ast_client_id": record.astClientId,
+            // In code-point order of the keys, as every JSON answer of this server is written.
+            return Page.json(status: 200, members: [
+                ("access_token", .string(issued.access)),
+                ("ast_client_id", .string(record.astClientId)),
+                ("expires_in", .int(Int(lifetimes.accessTokenLifetime.timeInterval))),
+                ("offline_expires_in", .int(Int(lifetimes.offlineSessionMax.timeInterval))),
+                ("offline_token", .string(issued.offline)),
+                ("refresh_expires_in", .int(Int(lifetimes.refreshTokenLifetime.timeInterval))),
+                ("refresh_token", .string(issued.refresh)),
+                ("scope", .string("openid offline_access")),
+                ("token_type", .string("Bearer")),
+                ("user_id", .string(record.userId)),
             ])
         }
     }

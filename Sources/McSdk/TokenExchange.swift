@@ -33,23 +33,23 @@ enum TokenExchange {
             ("client_id", clientId),
             ("code_verifier", authorization.verifier),
         ], tenantId: tenantId, astClientData: authorization.clientData, context: context)
-        let json: [String: Any]
+        let json: TokenResponseBody
         switch answer {
         case .failure(let failure): return .failure(Failure(status: .kCannotAcquireTokenData, description: failure.errorDescription))
         case .success(let (status, body)) where status != 200:
-            let error = body["error"] as? String ?? "http_\(status)"
-            let description = body["error_description"] as? String ?? ""
+            let error = body.string("error") ?? "http_\(status)"
+            let description = body.string("error_description") ?? ""
             return .failure(Failure(status: .kCannotAcquireTokenData, description: "the IDP refused the code: \(error): \(description)"))
         case .success(let (_, body)): json = body
         }
-        guard let access = json["access_token"] as? String, let refresh = json["refresh_token"] as? String,
-              let offline = json["offline_token"] as? String, let userId = json["user_id"] as? String,
-              let expiresIn = json["expires_in"] as? Int else {
+        guard let access = json.string("access_token"), let refresh = json.string("refresh_token"),
+              let offline = json.string("offline_token"), let userId = json.string("user_id"),
+              let expiresIn = json.int("expires_in") else {
             return .failure(Failure(status: .kCannotAcquireTokenData, description: "the IDP's token response lacks a token or the user id"))
         }
         return .success(McTokenSet(
             accessToken: access, refreshToken: refresh, offlineToken: offline, userId: userId,
-            astClientId: json["ast_client_id"] as? String ?? IdpWire.unassignedAstClientId,
+            astClientId: json.string("ast_client_id") ?? IdpWire.unassignedAstClientId,
             clientId: clientId,
             accessTokenExpiresAt: configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))
         ))
@@ -61,20 +61,20 @@ enum TokenExchange {
         let configuration = context.configuration
         let answer = await post([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)],
                                 tenantId: tenantId, astClientData: nil, context: context)
-        let json: [String: Any]
+        let json: TokenResponseBody
         switch answer {
         case .failure(let failure): return .failure(failure)
         case .success(let (status, body)) where status != 200:
-            let error = body["error"] as? String ?? "http_\(status)"
-            if let lockout = LockoutInformation(error: error, lockedUntil: body["locked_until"] as? String) {
+            let error = body.string("error") ?? "http_\(status)"
+            if let lockout = LockoutInformation(error: error, lockedUntil: body.string("locked_until")) {
                 return .failure(.locked(lockout))
             }
-            let description = body["error_description"] as? String ?? ""
+            let description = body.string("error_description") ?? ""
             return .failure(McTokenError(.refused(error), status: .kLoginRequired, "the IDP refused the refresh: \(error): \(description)"))
         case .success(let (_, body)): json = body
         }
-        guard let access = json["access_token"] as? String, let rotated = json["refresh_token"] as? String,
-              let expiresIn = json["expires_in"] as? Int else {
+        guard let access = json.string("access_token"), let rotated = json.string("refresh_token"),
+              let expiresIn = json.int("expires_in") else {
             return .failure(McTokenError(.protocolError, status: .kCannotAcquireTokenData, "the IDP's refresh response lacks a token"))
         }
         return .success(Refreshed(accessToken: access, rotatedToken: rotated,
@@ -102,25 +102,26 @@ enum TokenExchange {
         case .failure(let failure):
             return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: failure.errorDescription))
         case .success(let (status, body)) where status != 200:
-            let error = body["error"] as? String ?? "http_\(status)"
-            let description = "the IDP refused the exchange: \(error): \(body["error_description"] as? String ?? "")"
+            let error = body.string("error") ?? "http_\(status)"
+            let description = "the IDP refused the exchange: \(error): \(body.string("error_description") ?? "")"
             if error == IdpWire.astClientRoleErrorCode {
                 return .failure(ExchangeRefusal(status: .kFailed, errorCode: KSMExchangeIamTokenResultEvent.astClientRoleErrorCode, errorDescription: description))
             }
             return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: description))
         case .success(let (_, body)):
-            guard let token = body["access_token"] as? String, !token.isEmpty else {
+            guard let token = body.string("access_token"), !token.isEmpty else {
                 return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: "the IDP's exchange response lacks the token"))
             }
             return .success(token)
         }
     }
 
-    /// POSTs a form to the tenant's token endpoint; the HTTP status and the JSON body.
+    /// POSTs a form to the tenant's token endpoint; the HTTP status and the JSON body (see
+    /// ``TokenResponseBody``: flat answers are read without `JSONSerialization`).
     ///
     /// A connection lost on the way is reported (`CONNECTION_LOST`) and the request sent once
     /// more; if that fails too, `NOT_REACHABLE` is reported (the MC then restarts itself).
-    private static func post(_ form: [(String, String)], tenantId: String, astClientData: String?, context: Context) async -> Result<(Int, [String: Any]), McTokenError> {
+    private static func post(_ form: [(String, String)], tenantId: String, astClientData: String?, context: Context) async -> Result<(Int, TokenResponseBody), McTokenError> {
         let configuration = context.configuration
         let transport: any Transport
         if let configured = configuration.transport {
@@ -145,8 +146,7 @@ enum TokenExchange {
         while true {
             switch await transport.send(request) {
             case .success(let response):
-                let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
-                return .success((response.status, json))
+                return .success((response.status, TokenResponseBody(response.body)))
             case .failure(let error) where error.kind == .connectionLost && !retried:
                 context.connection(.CONNECTION_LOST)
                 retried = true
