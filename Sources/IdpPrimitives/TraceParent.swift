@@ -17,7 +17,14 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
 
     // Byte offsets of the fields in a version-00 value: "vv-<32 hex>-<16 hex>-ff".
     private static let versionLength = 55
-    private static let dashPositions: Set<Int> = [2, 35, 52]
+    /// Where the dashes are (a switch, not a set: this runs for every byte of every header).
+    @inline(__always)
+    private static func isDashPosition(_ position: Int) -> Bool {
+        switch position {
+        case 2, 35, 52: true
+        default: false
+        }
+    }
     private static let traceIdRange = 3..<35
     private static let parentIdRange = 36..<52
     private static let flagsRange = 53..<55
@@ -50,7 +57,7 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
         }
         // Report the first offending position, scanning left to right.
         for position in 2..<Self.versionLength {
-            if Self.dashPositions.contains(position) {
+            if Self.isDashPosition(position) {
                 guard bytes[position] == UInt8(ascii: "-") else { throw fail(.missingDash(position: position)) }
             } else {
                 guard Self.lowerHexValue(bytes[position]) != nil else {

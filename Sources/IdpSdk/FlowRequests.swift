@@ -36,7 +36,8 @@ enum FlowRequests {
 
     static func submit(form: XHTMLForm, fields: [(String, String)], context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
         var target = form.action
-        if let scheme = target.range(of: "://") {
+        // A path (the usual case) needs no search for a scheme.
+        if !target.hasPrefix("/"), let scheme = target.range(of: "://") {
             // An absolute action: keep its path; the transport already knows the host.
             let afterHost = target[scheme.upperBound...].firstIndex(of: "/") ?? target.endIndex
             target = String(target[afterHost...])
@@ -114,15 +115,16 @@ enum FlowRequests {
 
     /// An IDP error code (from an error page or a redirect) as an SDK error.
     static func idpError(code: String, message: String) -> IdpSdkError {
+        typealias Wire = IdpWire.FlowError
         let mapped: IdpSdkError.Code = switch code {
-        case "unknown_tenant": .unknownTenant
-        case "unknown_client": .unknownClient
-        case "user_not_enrolled": .userNotEnrolled
-        case "too_many_attempts": .tooManyAttempts
+        case Wire.unknownTenant: .unknownTenant
+        case Wire.unknownClient: .unknownClient
+        case Wire.userNotEnrolled: .userNotEnrolled
+        case Wire.tooManyAttempts: .tooManyAttempts
         // An expired password-reset code is an expired one-time code in the ACTIVATION_CODE
         // field, which the forgot-password flow asks it in.
-        case "activation_code_expired", "reset_code_expired": .activationCodeExpired
-        case "session_expired", "invalid_session": .sessionExpired
+        case Wire.activationCodeExpired, Wire.resetCodeExpired: .activationCodeExpired
+        case Wire.sessionExpired, Wire.invalidSession: .sessionExpired
         default: .authorizationRefused
         }
         return IdpSdkError(mapped, "\(code): \(message)")
