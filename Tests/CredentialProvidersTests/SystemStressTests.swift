@@ -54,7 +54,8 @@ struct SystemStressTests {
         let first = await StressRunner.run(scenario, reproducer)
         let again = await StressRunner.run(scenario, first.reproducer)
         #expect(first.violations.isEmpty && again.violations.isEmpty)
-        #expect(first.outcome?.partiallyControlled == false && again.outcome?.divergence == nil)
+        #expect(first.outcome?.partiallyControlled == false, "\(first.outcome?.partialControlReason ?? "")")
+        #expect(again.outcome?.divergence == nil, "\(first.outcome.map { outcome in outcome.firstSeams.enumerated().map { "\($0.offset):\($0.element)" }.joined(separator: " ") } ?? "")")
         #expect(again.outcome?.decisions == first.outcome?.decisions)
         #expect(Set(again.fired) == Set(first.fired))
     }

@@ -25,6 +25,9 @@ public final class ControlledScheduler: Sendable {
         public var decisions: [Int]
         /// Whether a participant ran outside the scheduler's control for a while.
         public var partiallyControlled: Bool
+        /// Why, the first time: which participant was set aside, or which work was handed over
+        /// from outside the run's participants.
+        public var partialControlReason: String?
         /// Whether every unfinished participant was blocked outside a seam.
         public var deadlocked: Bool
         /// Where a replayed decision named a participant that was not waiting (nondeterminism in
@@ -32,6 +35,10 @@ public final class ControlledScheduler: Sendable {
         public var divergence: String?
         /// Each participant's last seam (or "finished").
         public var lastSeams: [String]
+        /// Each participant's first seam: for one that joined during the run, the work it is and
+        /// who handed it over (`transport.request[trace] from participant 3`, `completion[trace]
+        /// from the quiet world`, `mc.KSMStartEvent from participant 0`).
+        public var firstSeams: [String] = []
     }
 
     private enum Status: Sendable, Equatable {
@@ -66,6 +73,18 @@ public final class ControlledScheduler: Sendable {
         /// When a participant last reached a seam or finished.
         var lastTurn = ContinuousClock.now
         var partiallyControlled = false
+        var partialControlReason: String?
+        var firstSeams: [String] = []
+
+        /// Whether work that just became ready may be chosen now: the run has started, nobody
+        /// runs, and the quiet world is not still acting (what it makes ready is chosen from
+        /// when it is done, so the choice does not depend on how far it got).
+        var mayChoose: Bool { started && running == nil && !quiescing }
+
+        mutating func losesControl(_ reason: @autoclosure () -> String) {
+            if !partiallyControlled { partialControlReason = reason() }
+            partiallyControlled = true
+        }
         var deadlocked = false
         var divergence: String?
         var done = false
@@ -86,8 +105,8 @@ public final class ControlledScheduler: Sendable {
         var quiescing = false
 
         var outcome: Outcome {
-            Outcome(decisions: decisions, partiallyControlled: partiallyControlled, deadlocked: deadlocked,
-                    divergence: divergence, lastSeams: statuses.map(\.seam))
+            Outcome(decisions: decisions, partiallyControlled: partiallyControlled, partialControlReason: partialControlReason, deadlocked: deadlocked,
+                    divergence: divergence, lastSeams: statuses.map(\.seam), firstSeams: firstSeams)
         }
 
         mutating func takeWaiters() -> [CheckedContinuation<Outcome, Never>] {
@@ -147,6 +166,7 @@ public final class ControlledScheduler: Sendable {
         precondition(participants > 0, "a controlled run needs at least one participant")
         state = LockedValue(State(statuses: Array(repeating: .notArrived, count: participants),
                                   strategy: StrategyState(strategy, participants: participants, seed: seed), replay: replay,
+                                  firstSeams: (0..<participants).map { "participant \($0)" },
                                   turns: (0..<participants).map { _ in DispatchSemaphore(value: 0) }))
         self.onQuiescence = onQuiescence
         self.stallTimeout = stallTimeout
@@ -217,6 +237,7 @@ public final class ControlledScheduler: Sendable {
             let participant = state.statuses.count
             let turn = AsyncTurn(scheduler: schedulerId, participant: participant)
             state.statuses.append(.waiting(seam))
+            state.firstSeams.append("\(seam) from \(parent.map { "participant \($0)" } ?? (state.quiescing ? "the quiet world" : "outside the run"))")
             state.turns.append(DispatchSemaphore(value: 0))
             state.strategy.addParticipant(parent: parent)
             state.resumes[participant] = { [self] in
@@ -226,10 +247,10 @@ public final class ControlledScheduler: Sendable {
                 }
             }
             state.done = false
-            if parent == nil && !state.quiescing { state.partiallyControlled = true }
+            if parent == nil && !state.quiescing { state.losesControl("async work '\(seam)' was started outside the run's participants") }
             state.lastProgress = .now
             state.lastTurn = .now
-            return (participant, state.started && state.running == nil ? state.choose(previous: nil) : nil)
+            return (participant, state.mayChoose ? state.choose(previous: nil) : nil)
         }
         signal(next)
         return participant
@@ -280,7 +301,7 @@ public final class ControlledScheduler: Sendable {
             state.statuses[participant] = .waiting(name)
             state.resumes[participant] = resume
             state.lastProgress = .now
-            return state.started && state.running == nil ? state.choose(previous: nil) : nil
+            return state.mayChoose ? state.choose(previous: nil) : nil
         }
         signal(next)
     }
@@ -306,13 +327,14 @@ public final class ControlledScheduler: Sendable {
         let (participant, next) = state.withLock { state -> (Int, Int?) in
             let participant = state.statuses.count
             state.statuses.append(.waiting(seam))
+            state.firstSeams.append("\(seam) from \(caller.map { "participant \($0)" } ?? (state.quiescing ? "the quiet world" : "outside the run"))")
             state.turns.append(DispatchSemaphore(value: 0))
             state.strategy.addParticipant(parent: caller)
             state.done = false
-            if caller == nil && !state.quiescing { state.partiallyControlled = true }
+            if caller == nil && !state.quiescing { state.losesControl("work '\(seam)' was handed over from a thread outside the run's participants") }
             state.lastProgress = .now
             state.lastTurn = .now
-            return (participant, state.started && state.running == nil ? state.choose(previous: nil) : nil)
+            return (participant, state.mayChoose ? state.choose(previous: nil) : nil)
         }
         let thread = Thread { [self] in
             adopt(participant)
@@ -359,7 +381,7 @@ public final class ControlledScheduler: Sendable {
             }
             state.statuses[participant] = .waiting(name)
             state.lastProgress = .now
-            return state.started && state.running == nil ? state.choose(previous: nil) : nil
+            return state.mayChoose ? state.choose(previous: nil) : nil
         }
         signal(next)
     }
@@ -380,6 +402,10 @@ public final class ControlledScheduler: Sendable {
 
     /// Participant `participant` is done; the turn passes on.
     public func finish(_ participant: Int) {
+        // The thread no longer runs this participant's work: its pthread id may be reused by a
+        // thread that has nothing to do with the run.
+        let key = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        threads.withLock { threads in if threads[key] == participant { threads[key] = nil } }
         let (next, ended, quiet) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
             state.lastProgress = .now
             state.lastTurn = .now
@@ -425,8 +451,12 @@ public final class ControlledScheduler: Sendable {
         let adopted = threads.withLock { $0.removeValue(forKey: key) }
         state.withLock { $0.quiescing = true }
         let acted = onQuiescence()
-        state.withLock { $0.quiescing = false }
+        let next = state.withLock { state -> Int? in
+            state.quiescing = false
+            return state.mayChoose ? state.choose(previous: nil) : nil
+        }
         if let adopted { threads.withLock { $0[key] = adopted } }
+        signal(next)
         return acted
     }
 
@@ -444,13 +474,14 @@ public final class ControlledScheduler: Sendable {
                 if !state.started {
                     // A participant is blocked before its first seam: start with those that came.
                     state.started = true
-                    state.partiallyControlled = true
+                    state.losesControl("a participant did not reach its first seam within \(stallTimeout)")
                     for index in state.statuses.indices where state.statuses[index] == .notArrived { state.statuses[index] = .overdue("not started") }
                     return (state.choose(previous: nil), [], false)
                 }
                 if let running = state.running {
+                    let seam = state.statuses[running].seam
+                    state.losesControl("participant \(running) stayed away from a seam for \(stallTimeout) after '\(seam)'")
                     state.statuses[running] = .overdue(state.statuses[running].seam)
-                    state.partiallyControlled = true
                     state.running = nil
                     let next = state.choose(previous: running)
                     quiet = next == nil && !state.done
