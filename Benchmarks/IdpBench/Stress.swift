@@ -48,6 +48,7 @@ enum StressCommand {
         var mcEvents: Int
         var decisions: Int
         var partiallyControlledRuns: Int
+        var partialControlExample: String?
         var seconds: Double
         var faultsInjected: [String: Int]
         var checks: [String: Int]
@@ -172,7 +173,7 @@ enum StressCommand {
         let summary = Summary(
             seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
             stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
-            partiallyControlledRuns: report.partiallyControlledRuns, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: report.checks,
+            partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: report.checks,
             violations: report.failure?.violations ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
             replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism)
         let text: String
@@ -217,7 +218,8 @@ enum StressCommand {
                      "| measure | value |", "|---|---:|",
                      "| runs | \(summary.runs) |", "| participants per run × steps | \(summary.flowsPerRun) × \(summary.stepsPerFlow) |",
                      "| getAuthorizationCode flows | \(summary.flows) |", "| MC events | \(summary.mcEvents) |",
-                     "| scheduler decisions | \(summary.decisions) |", "| partially controlled runs | \(summary.partiallyControlledRuns) |",
+                     "| scheduler decisions | \(summary.decisions) |",
+                     "| partially controlled runs | \(summary.partiallyControlledRuns)\(summary.partialControlExample.map { " (first: \($0))" } ?? "") |",
                      "| seconds | \(String(format: "%.1f", summary.seconds)) |", "",
                      "| fault | injected |", "|---|---:|"]
         lines += summary.faultsInjected.keys.sorted().map { "| \($0) | \(summary.faultsInjected[$0]!) |" }

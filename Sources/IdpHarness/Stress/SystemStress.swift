@@ -121,6 +121,8 @@ public enum SystemStress {
         /// Scheduler decisions over all runs.
         public var decisions = 0
         public var partiallyControlledRuns = 0
+        /// Why the first partially controlled run lost control (a hung provider set aside, say).
+        public var partialControlExample: String?
         /// The first failing run's violations, its reproducer, the shrunk reproducer and how many
         /// replays failed the same way (`nil` when every invariant held).
         public var failure: Failure?
@@ -143,7 +145,9 @@ public enum SystemStress {
             let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
             lines.append("faults injected: \(faults.isEmpty ? "none" : faults.joined(separator: ", "))")
             lines.append("invariants checked: " + checks.keys.sorted().map { "\($0) ×\(checks[$0]!)" }.joined(separator: ", "))
-            if partiallyControlledRuns > 0 { lines.append("partially controlled runs (a thread blocked outside a seam): \(partiallyControlledRuns)") }
+            if partiallyControlledRuns > 0 {
+                lines.append("partially controlled runs: \(partiallyControlledRuns) (the first: \(partialControlExample ?? "?")); their interleavings are not all the scheduler's, and a replay of one need not repeat")
+            }
             if let failure {
                 lines.append("FAILED in run \(failure.run): \(failure.violations.joined(separator: "; "))")
                 lines.append("  reproducer: \(failure.reproducer)")
@@ -193,7 +197,10 @@ public enum SystemStress {
             }
             world.tally(into: &report)
             report.decisions += result.outcome?.decisions.count ?? 0
-            if result.outcome?.partiallyControlled == true { report.partiallyControlledRuns += 1 }
+            if result.outcome?.partiallyControlled == true {
+                report.partiallyControlledRuns += 1
+                if report.partialControlExample == nil { report.partialControlExample = result.outcome?.partialControlReason }
+            }
             for site in result.fired { report.faultsInjected[site.fault, default: 0] += 1 }
             if !result.violations.isEmpty {
                 if options.strategy != nil {
