@@ -33,7 +33,13 @@ struct SystemStressTests {
     @Test("a short controlled run of the whole system with every fault: every invariant holds, and the run repeats")
     func shortRun() async throws {
         var options = SystemStress.Options(seed: 11, runs: 3, flows: 3, users: 2, stepsPerFlow: 3)
+        // Every fault but hung providers, with a stall timeout no busy participant reaches while
+        // the rest of the suite loads the machine: a participant set aside runs on outside
+        // control, and its run need not repeat. (Hung providers: the idp-bench stress run.)
         options.faultRates = SystemStress.Options.defaultFaultRates
+        options.faultRates["provider.hang"] = nil
+        options.stallTimeout = .seconds(20)
+        options.deadlockTimeout = .seconds(120)
         let report = await SystemStress.run(options)
         #expect(report.failure == nil, "\(report)")
         #expect(report.runs == 3 && report.flows >= 9 && report.decisions > 0)
@@ -41,14 +47,9 @@ struct SystemStressTests {
         for invariant in [SystemStress.Invariant.noCrossTalk, SystemStress.Invariant.noStuckFlow, SystemStress.Invariant.singleUseCodes] {
             #expect(report.checks[invariant, default: 0] > 0, "\(invariant) was checked")
         }
-        // The same reproducer gives the same schedule, fault sites and verdict. (Without hung
-        // providers, and with a stall timeout no busy participant reaches on a loaded machine: a
-        // participant set aside runs on outside control, and what it does then need not repeat;
-        // the run is reported partially controlled.)
-        options.stallTimeout = .seconds(20)
+        // The same reproducer gives the same schedule, fault sites and verdict.
         let scenario = SystemStress.scenario(options)
-        var rates = SystemStress.Options.defaultFaultRates
-        rates["provider.hang"] = nil
+        let rates = options.faultRates
         let reproducer = StressReproducer(strategy: .pct(depth: 3, steps: 100), seed: 99, flows: [0, 1, 2],
                                           faults: FaultPlan(seed: 5, rates: rates), decisions: [])
         let first = await StressRunner.run(scenario, reproducer)
@@ -63,6 +64,8 @@ struct SystemStressTests {
     @Test("a user's provider that shares one slot between flows is caught as cross-talk, shrunk, and replays 10 of 10")
     func catchesPerFlowStateInOneSlotProvider() async throws {
         var options = SystemStress.Options(seed: 3, runs: 30, flows: 2, users: 2, stepsPerFlow: 1, mix: [.login: 1])
+        options.stallTimeout = .seconds(20)
+        options.deadlockTimeout = .seconds(120)
         options.makeProvider = { PerFlowStateInOneSlotProvider($0) }
         let report = await SystemStress.run(options)
         let failure = try #require(report.failure, "\(report)")

@@ -22,11 +22,14 @@ public struct StressScenario<World: Sendable>: Sendable {
     /// How long a flow may stay away from a seam (blocked, or busy on a loaded machine) before the
     /// scheduler sets it aside and marks the run partially controlled.
     public let stallTimeout: Duration
+    /// How long nobody may reach a seam, with nobody able to go on, before the run is a deadlock
+    /// (a participant set aside may only be slow, or starved of a thread on a loaded machine).
+    public let deadlockTimeout: Duration
 
     public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
                 attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
-                stallTimeout: Duration = .milliseconds(500)) {
+                stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5)) {
         self.name = name
         self.flows = flows
         self.makeWorld = makeWorld
@@ -35,6 +38,7 @@ public struct StressScenario<World: Sendable>: Sendable {
         self.attach = attach
         self.quiesce = quiesce
         self.stallTimeout = stallTimeout
+        self.deadlockTimeout = deadlockTimeout
     }
 }
 
@@ -269,8 +273,9 @@ public enum StressRunner {
     /// One run of `scenario`'s `flows` (indices into its flows) under `reproducer`'s strategy,
     /// seed, faults and decisions.
     public static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
-                                  stallTimeout: Duration? = nil, deadlockTimeout: Duration = .seconds(5)) async -> StressRunResult {
+                                  stallTimeout: Duration? = nil, deadlockTimeout: Duration? = nil) async -> StressRunResult {
         let stallTimeout = stallTimeout ?? scenario.stallTimeout
+        let deadlockTimeout = deadlockTimeout ?? scenario.deadlockTimeout
         let world = scenario.makeWorld()
         var onQuiescence: (@Sendable () -> Bool)?
         if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) } }

@@ -75,6 +75,9 @@ public enum SystemStress {
         /// then partially controlled, and its replay need not repeat). Raise it on a loaded
         /// machine when no provider blocks.
         public var stallTimeout: Duration = .milliseconds(500)
+        /// How long nobody may make progress before a run is called a deadlock: generous, because
+        /// an MC event's task can wait that long for a Swift concurrency thread on a busy machine.
+        public var deadlockTimeout: Duration = .seconds(30)
 
         public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
                     mix: [Step: Int] = Options.defaultMix, faultRates: [String: Double] = [:],
@@ -238,7 +241,7 @@ public enum SystemStress {
                        check: { world in world.finalCheck() },
                        attach: { world, run in world.attach(run) },
                        quiesce: { world in world.quiesce() },
-                       stallTimeout: options.stallTimeout)
+                       stallTimeout: options.stallTimeout, deadlockTimeout: options.deadlockTimeout)
     }
 
     private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
@@ -247,7 +250,8 @@ public enum SystemStress {
             let world = scenario.makeWorld()
             box.withLock { $0 = world }
             return world
-        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout)
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
+                                     deadlockTimeout: scenario.deadlockTimeout)
         let result = await StressRunner.run(wrapped, reproducer)
         return (result, box.withLock { $0! })
     }
@@ -258,7 +262,8 @@ public enum SystemStress {
             let world = scenario.makeWorld()
             box.withLock { $0 = world }
             return world
-        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout)
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
+                                     deadlockTimeout: scenario.deadlockTimeout)
         let violations = await StressRunner.runFree(wrapped, faults: faults)
         let world = box.withLock { $0! }
         let reproducer = StressReproducer(strategy: .randomWalk, seed: 0, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
