@@ -14,12 +14,14 @@ import IdpSdk
 /// A flow is matched to its user by `interactionData.userId`; an activation has no user id yet, so
 /// it is matched by its traceparent's trace id, bound with ``bind(traceId:toUser:tenantId:)``.
 ///
-/// Threading: the table is split into 16 shards by a cheap hash of the user id (trace bindings by
-/// trace id), each behind its own ``LockedValue``, so SDK threads answering different users rarely
-/// meet on one lock. `provideCredentials` holds a shard's lock for one hash lookup and copies out a
-/// reference to the user's values (no deep copy), then builds the answer after releasing it (an
+/// Threading: the table is split into 16 shards by the top bits of a cheap seeded hash of the user
+/// id (trace bindings by trace id), each behind its own ``LockedValue``, so SDK threads answering
+/// different users rarely meet on one lock. `provideCredentials` hashes the user id once (no
+/// SipHash, no key built), holds the shard's lock for one probe of the shard's open-addressing
+/// table and a check that the stored values are exactly the asked fields, and copies out a
+/// reference to the values (no deep copy); any other answer is built after releasing it (an
 /// activation takes the trace shard, then the user shard, never both at once). Writers hold one
-/// shard for one dictionary write. This is the provider the README recommends for many users.
+/// shard for one table write. This is the provider the README recommends for many users.
 public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
@@ -79,7 +81,7 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
     /// Removes the user; their next flow ends with ``CredentialProviderError/Code/noCredentials``.
     public func remove(userId: String, tenantId: String) {
         let hash = hash(userId)
-        withShard(hash) { $0.users.remove(hash: hash, tenantId: tenantId, userId: userId) }
+        _ = withShard(hash) { $0.users.remove(hash: hash, tenantId: tenantId, userId: userId) }
     }
 
     /// Answers flows without a user id (activations) whose traceparent has `traceId` from the

@@ -1,3 +1,5 @@
+import IdpSdk
+
 /// One shard of ``CredentialStore``: the users whose id hashes to it, in an open-addressing table
 /// keyed by the store's own 64-bit hash of the user id.
 ///
@@ -10,21 +12,29 @@
 ///
 /// Not synchronized: ``CredentialStore`` keeps each table inside a ``LockedValue``.
 struct CredentialStoreTable {
-    /// A user's values, with what answering them needs precomputed. A class, so that probing
-    /// reads its fields in place instead of copying four references out of the slot.
-    final class Entry: Sendable {
+    /// A user's values, with what answering them needs precomputed. Stored in the slot itself,
+    /// so a probe that finds the user has its strings and values on the slot's cache line.
+    struct Entry {
         let tenantId: String
         let userId: String
         let values: [String: String]
         /// `values.keys`, as an array: checking that the values are exactly the asked fields walks
-        /// it without hashing a field id.
-        let fieldIds: [String]
+        /// it without hashing a field id. Entries with the same fields share one array (see
+        /// ``CredentialStoreTable/set(_:hash:)``), so the check reads a buffer that stays in cache.
+        fileprivate(set) var fieldIds: [String]
+
+        /// An empty slot's filler: empty strings and collections allocate nothing.
+        static let none = Entry(tenantId: "", userId: "", values: [:])
 
         init(tenantId: String, userId: String, values: [String: String]) {
             self.tenantId = tenantId
             self.userId = userId
             self.values = values
-            fieldIds = Array(values.keys)
+            var fieldIds = Array(values.keys)
+            // Forms ask the username first (login, activation, password reset); in the order the
+            // form asks, the check below is one equal comparison per field.
+            if let username = fieldIds.firstIndex(of: IdpSdkConstants.USERNAME), username != 0 { fieldIds.swapAt(0, username) }
+            self.fieldIds = fieldIds
         }
 
         /// Whether `values` holds exactly the fields `ids` asks: then the answer is `values` as
@@ -34,58 +44,88 @@ struct CredentialStoreTable {
         @inline(__always)
         func answersExactly(_ ids: [String]) -> Bool {
             guard fieldIds.count == ids.count else { return false }
+            // The usual case first: the same ids in the same order. Equal strings compare in a
+            // few instructions; unequal ones call into the runtime, so do not start with those.
+            var index = 0
+            while index < ids.count, fieldIds[index] == ids[index] { index &+= 1 }
+            if index == ids.count { return true }
             for id in fieldIds where !ids.contains(id) { return false }
             return true
         }
     }
 
-    /// The hash of each slot's entry, 0 for an empty slot (``hash(_:seed:)`` never returns 0).
-    /// Probing reads only this array: eight bytes a slot, several slots a cache line.
-    private var hashes: [UInt64] = []
-    /// The entries, at the same index as their hash.
-    private var entries: [Entry?] = []
+    /// A slot: the entry's hash (0 when empty: ``hash(_:seed:)`` never returns 0) and the entry.
+    private struct Slot {
+        var hash: UInt64 = 0
+        var entry = Entry.none
+    }
+
+    /// The slots; their count is 0 or a power of two.
+    private var slots: [Slot] = []
     /// The number of entries.
     private(set) var count = 0
 
-    /// `hashes.count - 1`; the capacity is 0 or a power of two.
-    private var mask: Int { hashes.count &- 1 }
+    private var mask: Int { slots.count &- 1 }
 
     /// The user's values, if stored, and whether they are exactly the fields `ids` asks (then
     /// they are the answer as they are). `hash` is ``hash(_:seed:)`` of `userId`.
     @inline(__always)
     func values(hash: UInt64, tenantId: String, userId: String, asking ids: [String]) -> (values: [String: String], exact: Bool)? {
-        guard let index = index(hash: hash, tenantId: tenantId, userId: userId) else { return nil }
-        let entry = entries[index].unsafelyUnwrapped
-        return (entry.values, entry.answersExactly(ids))
+        // Through the buffer, the entry's fields are read in place, not copied out of the array.
+        slots.withUnsafeBufferPointer { slots in
+            guard let index = Self.index(slots, hash: hash, tenantId: tenantId, userId: userId) else { return nil }
+            return (slots[index].entry.values, slots[index].entry.answersExactly(ids))
+        }
+    }
+
+    @inline(__always)
+    private func index(hash: UInt64, tenantId: String, userId: String) -> Int? {
+        slots.withUnsafeBufferPointer { Self.index($0, hash: hash, tenantId: tenantId, userId: userId) }
     }
 
     /// The slot of the user's entry, or `nil`.
     @inline(__always)
-    private func index(hash: UInt64, tenantId: String, userId: String) -> Int? {
-        guard count > 0 else { return nil }
-        let mask = self.mask
+    private static func index(_ slots: UnsafeBufferPointer<Slot>, hash: UInt64, tenantId: String, userId: String) -> Int? {
+        guard !slots.isEmpty else { return nil }
+        let mask = slots.count &- 1
         var index = Self.home(hash, mask)
         while true {
-            let stored = hashes[index]
+            let stored = slots[index].hash
             if stored == 0 { return nil }
-            if stored == hash, let entry = entries[index], entry.userId == userId, entry.tenantId == tenantId { return index }
+            if stored == hash, slots[index].entry.userId == userId, slots[index].entry.tenantId == tenantId { return index }
             index = (index &+ 1) & mask
         }
     }
 
+    /// Field-id arrays recently stored, at most ``recentFieldIdsLimit``: an entry whose fields are
+    /// one of these sets shares that array instead of keeping its own. Only a cache: an entry
+    /// always holds a reference to its own array, so forgetting one here changes nothing.
+    private var recentFieldIds: [[String]] = []
+    private static let recentFieldIdsLimit = 4
+
+    /// `ids`, or an array of the same ids already held by other entries.
+    private mutating func shared(_ ids: [String]) -> [String] {
+        // A form has a few fields; a long list is rare and not worth comparing under the lock.
+        guard ids.count <= 8 else { return ids }
+        for known in recentFieldIds where known.count == ids.count && known.allSatisfy(ids.contains) { return known }
+        if recentFieldIds.count == Self.recentFieldIdsLimit { recentFieldIds.removeFirst() }
+        recentFieldIds.append(ids)
+        return ids
+    }
+
     /// Adds or replaces the user's entry.
-    mutating func set(_ entry: Entry, hash: UInt64) {
+    mutating func set(_ entry: consuming Entry, hash: UInt64) {
+        entry.fieldIds = shared(entry.fieldIds)
         if let index = index(hash: hash, tenantId: entry.tenantId, userId: entry.userId) {
-            entries[index] = entry
+            slots[index].entry = entry
             return
         }
         // At most three quarters full, so a miss ends at an empty slot soon.
-        if (count &+ 1) &* 4 > hashes.count &* 3 { grow() }
+        if (count &+ 1) &* 4 > slots.count &* 3 { grow() }
         let mask = self.mask
         var index = Self.home(hash, mask)
-        while hashes[index] != 0 { index = (index &+ 1) & mask }
-        hashes[index] = hash
-        entries[index] = entry
+        while slots[index].hash != 0 { index = (index &+ 1) & mask }
+        slots[index] = Slot(hash: hash, entry: entry)
         count &+= 1
     }
 
@@ -95,36 +135,30 @@ struct CredentialStoreTable {
         guard var hole = index(hash: hash, tenantId: tenantId, userId: userId) else { return false }
         let mask = self.mask
         // Backward-shift deletion: move later entries of the probe run into the hole when their
-        // home slot is not between the hole and them, so every entry stays reachable from its home
-        // without passing an empty slot.
+        // home slot is not cyclically between the hole and them, so every entry stays reachable
+        // from its home without passing an empty slot.
         var next = (hole &+ 1) & mask
-        while hashes[next] != 0 {
-            let home = Self.home(hashes[next], mask)
-            // Cyclic distance from home to `next` versus from home to the hole.
+        while slots[next].hash != 0 {
+            let home = Self.home(slots[next].hash, mask)
             if (next &- home) & mask >= (next &- hole) & mask {
-                hashes[hole] = hashes[next]
-                entries[hole] = entries[next]
+                slots[hole] = slots[next]
                 hole = next
             }
             next = (next &+ 1) & mask
         }
-        hashes[hole] = 0
-        entries[hole] = nil
+        slots[hole] = Slot()
         count &-= 1
         return true
     }
 
     private mutating func grow() {
-        let capacity = Swift.max(8, hashes.count &* 2)
-        let oldHashes = hashes, oldEntries = entries
-        hashes = Array(repeating: 0, count: capacity)
-        entries = Array(repeating: nil, count: capacity)
-        let mask = capacity &- 1
-        for (hash, entry) in zip(oldHashes, oldEntries) where hash != 0 {
-            var index = Self.home(hash, mask)
-            while hashes[index] != 0 { index = (index &+ 1) & mask }
-            hashes[index] = hash
-            entries[index] = entry
+        let old = slots
+        slots = Array(repeating: Slot(), count: Swift.max(8, old.count &* 2))
+        let mask = self.mask
+        for slot in old where slot.hash != 0 {
+            var index = Self.home(slot.hash, mask)
+            while slots[index].hash != 0 { index = (index &+ 1) & mask }
+            slots[index] = slot
         }
     }
 
