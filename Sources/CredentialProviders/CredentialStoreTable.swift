@@ -181,23 +181,23 @@ struct CredentialStoreTable {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
         let count = bytes.count
         var hash = seed ^ UInt64(truncatingIfNeeded: count)
-        if count >= 8 {
-            var offset = 0
-            // Every whole word but the last; the last eight bytes (which may overlap the previous
-            // word) close the loop, so no byte is left out.
-            while offset &+ 8 < count {
-                hash = (hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* multiplier
-                hash ^= hash &>> 29
-                offset &+= 8
-            }
-            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)) &* multiplier
-        } else if count >= 4 {
-            let low = UInt64(bytes.loadUnaligned(as: UInt32.self))
+        // Whole words from the start, then the rest by loads that stay inside its last word: a
+        // small string is handed over as two 8-byte words just stored on the stack, and a load
+        // across the two would wait for both stores instead of being forwarded from one.
+        var offset = 0
+        while offset &+ 8 <= count {
+            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* multiplier
+            hash ^= hash &>> 29
+            offset &+= 8
+        }
+        let rest = count &- offset
+        if rest >= 4 {
+            let low = UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
             let high = UInt64(bytes.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
             hash = (hash ^ (low | high &<< 32)) &* multiplier
-        } else {
-            var word: UInt64 = 0
-            for byte in bytes { word = word &<< 8 | UInt64(byte) }
+        } else if rest > 0 {
+            // First, middle and last byte: every one of one to three bytes.
+            let word = UInt64(bytes[offset]) &<< 16 | UInt64(bytes[offset &+ rest &>> 1]) &<< 8 | UInt64(bytes[count &- 1])
             hash = (hash ^ word) &* multiplier
         }
         // Fold the well-mixed high bits into the low ones (the table's slot) and mix again.
