@@ -14,12 +14,14 @@ import IdpSdk
 /// A flow is matched to its user by `interactionData.userId`; an activation has no user id yet, so
 /// it is matched by its traceparent's trace id, bound with ``bind(traceId:toUser:tenantId:)``.
 ///
-/// Threading: the table is split into 16 shards by a cheap hash of the user id (trace bindings by
-/// trace id), each behind its own ``LockedValue``, so SDK threads answering different users rarely
-/// meet on one lock. `provideCredentials` holds a shard's lock for one hash lookup and copies out a
-/// reference to the user's values (no deep copy), then builds the answer after releasing it (an
+/// Threading: the table is split into 16 shards by the top bits of a cheap seeded hash of the user
+/// id (trace bindings by trace id), each behind its own ``LockedValue``, so SDK threads answering
+/// different users rarely meet on one lock. `provideCredentials` hashes the user id once (no
+/// SipHash, no key built), holds the shard's lock for one probe of the shard's open-addressing
+/// table and a check that the stored values are exactly the asked fields, and copies out a
+/// reference to the values (no deep copy); any other answer is built after releasing it (an
 /// activation takes the trace shard, then the user shard, never both at once). Writers hold one
-/// shard for one dictionary write. This is the provider the README recommends for many users.
+/// shard for one table write. This is the provider the README recommends for many users.
 public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
@@ -36,7 +38,7 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
     }
 
     private struct Shard {
-        var users: [Key: [String: String]] = [:]
+        var users = CredentialStoreTable()
         var traces: [String: Key] = [:]
     }
 
@@ -49,6 +51,9 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
     /// `shards` keeps each one alive as long as the store, and a call runs inside a method of the
     /// store.
     private let borrowedShards: InlineArray<16, Unmanaged<LockedValue<Shard>>>
+    /// Seeds ``CredentialStoreTable/hash(_:seed:)``, so which ids collide differs from store to
+    /// store.
+    private let seed = UInt64.random(in: .min ... .max)
 
     public init() {
         let shards = (0..<CredentialStore.shardCount).map { _ in LockedValue(Shard(), label: "CredentialStore.table") }
@@ -56,70 +61,65 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
         borrowedShards = InlineArray { Unmanaged.passUnretained(shards[$0]) }
     }
 
-    /// The shard of a user id or trace id, from its length and its first and last eight UTF-8
-    /// bytes (so ids that share a prefix, like "user-17", or a suffix, like "@corp.com", still
-    /// spread): two loads and a multiply, a few nanoseconds.
+    /// The store's hash of a user id or trace id: every byte, a few multiplies, no SipHash. Its
+    /// top bits pick the shard, its low bits the slot in the shard's table.
     @inline(__always)
-    private func withShard<Result>(_ id: String, _ body: (inout Shard) -> Result) -> Result {
-        borrowedShards[shardIndex(id)]._withUnsafeGuaranteedRef { $0.withLock(body) }
-    }
-
-    private func shard(_ id: String) -> LockedValue<Shard> { shards[shardIndex(id)] }
+    private func hash(_ id: String) -> UInt64 { CredentialStoreTable.hash(id, seed: seed) }
 
     @inline(__always)
-    private func shardIndex(_ id: String) -> Int {
-        let hash = id.utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
-            let raw = UnsafeRawBufferPointer(bytes)
-            var head: UInt64 = 0, tail: UInt64 = 0
-            if raw.count >= 8 {
-                head = raw.loadUnaligned(as: UInt64.self)
-                tail = raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)
-            } else {
-                for byte in raw { head = head << 8 | UInt64(byte) }
-            }
-            return (head ^ (tail &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(raw.count)) &* 0xFF51_AFD7_ED55_8CCD
-        } ?? UInt64(truncatingIfNeeded: id.hashValue)   // a bridged string without UTF-8 storage
-        // The top bits of the product mix every input bit.
-        return Int(truncatingIfNeeded: hash >> 60) & (Self.shardCount - 1)
+    private func withShard<Result>(_ hash: UInt64, _ body: (inout Shard) -> Result) -> Result {
+        borrowedShards[Int(truncatingIfNeeded: hash &>> 60) & (Self.shardCount - 1)]._withUnsafeGuaranteedRef { $0.withLock(body) }
     }
 
     /// Adds or replaces the user's values (by field id).
     public func set(_ values: [String: String], userId: String, tenantId: String) {
-        shard(userId).withLock { $0.users[Key(tenantId: tenantId, userId: userId)] = values }
+        let hash = hash(userId)
+        let entry = CredentialStoreTable.Entry(tenantId: tenantId, userId: userId, values: values)
+        withShard(hash) { $0.users.set(entry, hash: hash) }
     }
 
     /// Removes the user; their next flow ends with ``CredentialProviderError/Code/noCredentials``.
     public func remove(userId: String, tenantId: String) {
-        shard(userId).withLock { _ = $0.users.removeValue(forKey: Key(tenantId: tenantId, userId: userId)) }
+        let hash = hash(userId)
+        _ = withShard(hash) { $0.users.remove(hash: hash, tenantId: tenantId, userId: userId) }
     }
 
     /// Answers flows without a user id (activations) whose traceparent has `traceId` from the
     /// user's entry. Unbind when the flow is over.
     public func bind(traceId: String, toUser userId: String, tenantId: String) {
-        shard(traceId).withLock { $0.traces[traceId] = Key(tenantId: tenantId, userId: userId) }
+        withShard(hash(traceId)) { $0.traces[traceId] = Key(tenantId: tenantId, userId: userId) }
     }
 
     /// Forgets a trace binding.
     public func unbind(traceId: String) {
-        shard(traceId).withLock { _ = $0.traces.removeValue(forKey: traceId) }
+        withShard(hash(traceId)) { _ = $0.traces.removeValue(forKey: traceId) }
     }
 
     /// The number of users stored.
     public var count: Int { shards.reduce(0) { sum, shard in sum + shard.withLock { $0.users.count } } }
 
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        let key: Key?
+        let found: (values: [String: String], exact: Bool)?
         if let userId = interactionData.userId {
-            key = Key(tenantId: interactionData.tenantId, userId: userId)
-        } else if let traceId = interactionData.traceParent.flatMap({ TraceParent.traceId(of: $0) }) {
-            key = withShard(traceId) { $0.traces[traceId] }
+            found = values(tenantId: interactionData.tenantId, userId: userId, asking: interactionData.inputFieldIds)
+        } else if let traceId = interactionData.traceParent.flatMap({ TraceParent.traceId(of: $0) }),
+                  let key = withShard(hash(traceId), { $0.traces[traceId] }) {
+            found = values(tenantId: key.tenantId, userId: key.userId, asking: interactionData.inputFieldIds)
         } else {
-            key = nil
+            found = nil
         }
-        guard let key, let values = withShard(key.userId, { $0.users[key] }) else {
+        guard let found else {
             return .init(error: CredentialProviderError.make(.noCredentials, "no credentials for \(userDescription(interactionData))"))
         }
-        return .answering(interactionData, from: values)
+        // The usual case: the stored values are exactly the asked fields, checked under the lock.
+        return found.exact ? .init(credentials: found.values) : .answering(interactionData, from: found.values)
+    }
+
+    /// One shard lock for one probe and the answer check; the answer is built after it.
+    @inline(__always)
+    private func values(tenantId: String, userId: String, asking ids: [String]) -> (values: [String: String], exact: Bool)? {
+        let hash = hash(userId)
+        return withShard(hash) { $0.users.values(hash: hash, tenantId: tenantId, userId: userId, asking: ids) }
     }
 
     /// Counts, never values.
