@@ -7,6 +7,10 @@ import Testing
 // with seams where another flow may run first. The controlled scheduler must find each, replay it,
 // and shrink it.
 
+/// The fixtures never block between seams: a stall timeout a loaded machine (the rest of the suite,
+/// ThreadSanitizer) does not reach keeps their runs fully controlled.
+let fixtureStall: Duration = .seconds(20)
+
 /// Depth 2: two flows book one slot; each checks, then (after a seam) writes. A lost update needs
 /// the second check between the first check and its write.
 final class SlotBooking: Sendable {
@@ -24,7 +28,8 @@ final class SlotBooking: Sendable {
     static func scenario(flows: Int) -> StressScenario<SlotBooking> {
         StressScenario(name: "slot booking (check, then write)", flows: flows, makeWorld: { SlotBooking() },
                        flow: { world, context in world.reserve(context.flow, context) },
-                       check: { world in world.bookings.count <= 1 ? [] : ["one booking per slot: \(world.bookings.count) flows booked it"] })
+                       check: { world in world.bookings.count <= 1 ? [] : ["one booking per slot: \(world.bookings.count) flows booked it"] },
+                       stallTimeout: fixtureStall)
     }
 }
 
@@ -48,7 +53,8 @@ final class ResurrectingTokenCache: Sendable {
     static let scenario = StressScenario(
         name: "refresh racing a logout", flows: 2, makeWorld: { ResurrectingTokenCache() },
         flow: { world, context in context.flow == 0 ? world.refresh(context) : world.logout(context) },
-        check: { world in world.resurrected ? ["a logout stays a logout: a refresh brought the tokens back"] : [] })
+        check: { world in world.resurrected ? ["a logout stays a logout: a refresh brought the tokens back"] : [] },
+        stallTimeout: fixtureStall)
 }
 
 /// A completion lost when a duplicated response races a timeout: the flow marks itself finished on
@@ -81,7 +87,8 @@ final class DuplicateSwallowingFlow: Sendable {
     static let scenario = StressScenario(
         name: "duplicated response racing a timeout", flows: 2, makeWorld: { DuplicateSwallowingFlow() },
         flow: { world, context in context.flow == 0 ? world.network(context) : world.timeout(context) },
-        check: { world in world.completed == 1 ? [] : ["every flow completes exactly once: \(world.completed) completions"] })
+        check: { world in world.completed == 1 ? [] : ["every flow completes exactly once: \(world.completed) completions"] },
+        stallTimeout: fixtureStall)
 }
 
 @Suite("The controlled scheduler: PCT, replay, faults, shrinking", .serialized)
