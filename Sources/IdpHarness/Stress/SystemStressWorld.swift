@@ -21,7 +21,7 @@ extension SystemStress {
 
         public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
             guard let values = values(for: interactionData) else {
-                return .init(error: IdpSdkError("IdpHarness.Stress", 1, "no answers for this flow's trace"))
+                return .init(error: IdpSdkError("IdpHarness.Stress.Credentials", 1, "no answers for this flow's trace"))
             }
             var answer: [String: String] = [:]
             for id in interactionData.inputFieldIds { answer[id] = values[id] }
@@ -207,15 +207,16 @@ extension SystemStress {
                 }
             }
             checked(Invariant.noStuckFlow, results != nil, "participant \(me.index)'s \(clientId) flows did not all complete (free-running, 20 s)")
-            if let injected = FaultingProvider.injectedError(for: me.trace.traceId, in: self) {
-                for result in results ?? [] where result.idpSdkError?.subsystem == injected.subsystem {
-                    checked(Invariant.errorsUnchanged, result.idpSdkError == injected, "participant \(me.index) got \(String(describing: result.idpSdkError)) for the provider's \(injected)")
-                }
+            let injected = FaultingProvider.injectedErrors(for: me.trace.traceId, in: self)
+            for result in results ?? [] where result.idpSdkError?.subsystem == FaultingProvider.subsystem {
+                checked(Invariant.errorsUnchanged, injected.contains { $0 == result.idpSdkError },
+                        "participant \(me.index) got \(String(describing: result.idpSdkError)), which its provider never returned (it returned \(injected))")
             }
             return results
         }
 
-        let injected = LockedValue<[String: IdpSdkError]>([:])
+        /// The errors the provider returned (fault `provider.fail`), per trace.
+        let injected = LockedValue<[String: [IdpSdkError]]>([:])
 
         /// Sends an MC event and waits for its result: under control, the event's task is an
         /// async participant that parks where the MC awaits the network.
