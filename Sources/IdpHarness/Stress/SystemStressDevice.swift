@@ -156,6 +156,7 @@ extension SystemStress {
             // Exact when no fault touched the storm; with faults (a flow ended early, an answer
             // lost), never more than the limit evaluated and never more than one lock.
             let faulted = world.firedSites.filter { $0.flow == me.index }.count > faultsBefore
+                || results.contains { $0.idpSdkError?.errorCode == IdpSdkError.Code.timedOut.rawValue }
             let log = world.server.auditLog().filter { $0.userId == locker }
             let rejected = log.filter { $0.event == .credentialsRejected }.count
             let locks = log.filter { $0.event == .accountLocked }.count

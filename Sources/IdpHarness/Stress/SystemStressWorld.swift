@@ -32,7 +32,9 @@ extension SystemStress {
     /// One run's system: the IDP, the SDK, the devices, and what the invariants need to know.
     public final class World: Sendable {
         static let tenant = "stress"
-        static let flowTimeout: Duration = .seconds(120)
+        /// Longer than any clock jump a step makes (a token's 301 s), so flows time out when the
+        /// watchdog fires (or a provider hangs), not whenever another app's token expires.
+        static let flowTimeout: Duration = .seconds(600)
         let options: Options
         let clock = ManualClock()
         let server: IdpServer
