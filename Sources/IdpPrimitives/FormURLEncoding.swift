@@ -122,7 +122,7 @@ public enum FormURLEncoding {
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]
-                if isUnreserved(byte) { continue }
+                if byte.isURIUnreserved { continue }
                 if index > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
                 runStart = index + 1
                 if byte == UInt8(ascii: " "), spaceAsPlus {
@@ -136,10 +136,13 @@ public enum FormURLEncoding {
             if utf8.count > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
         }
     }
+}
 
-    /// RFC 3986 unreserved: ALPHA DIGIT - . _ ~
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
+extension UInt8 {
+    /// RFC 3986 unreserved: ALPHA DIGIT - . _ ~ (form encoding copies these as they are; PKCE
+    /// verifiers and realm names are made of them).
+    var isURIUnreserved: Bool {
+        switch self {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"),
              UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):

@@ -41,7 +41,7 @@ public enum PKCE {
     /// - Returns: `true` when the form is valid.
     public static func isValidVerifier(_ verifier: String) -> Bool {
         let utf8 = verifier.utf8
-        return (43...128).contains(utf8.count) && utf8.allSatisfy(isUnreserved)
+        return (43...128).contains(utf8.count) && utf8.allSatisfy(\.isURIUnreserved)
     }
 
     /// Whether a challenge can be an S256 challenge: exactly 43 URL-safe Base 64 characters.
@@ -49,7 +49,7 @@ public enum PKCE {
     /// - Returns: `true` when the form is valid.
     public static func isValidS256Challenge(_ challenge: String) -> Bool {
         let utf8 = challenge.utf8
-        return utf8.count == 43 && utf8.allSatisfy { isUnreserved($0) && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "~") }
+        return utf8.count == 43 && utf8.allSatisfy { $0.isURIUnreserved && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "~") }
     }
 
     /// Checks a verifier against the challenge sent with the authorization request (RFC 7636 §4.6).
@@ -68,18 +68,6 @@ public enum PKCE {
             return ConstantTime.equals(verifier, challenge)
         default:
             return false
-        }
-    }
-
-    /// RFC 3986 unreserved characters, the verifier alphabet.
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            true
-        default:
-            false
         }
     }
 }

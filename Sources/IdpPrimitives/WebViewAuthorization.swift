@@ -73,7 +73,7 @@ public struct WebViewAuthorizationRequest: Sendable, Equatable {
               !base.contains(where: { $0.isWhitespace }), base.split(separator: "/").count >= 2 else {
             throw WebViewAuthorizationError("base URL '\(baseURL)' is not an http(s) URL without query and fragment")
         }
-        guard !realm.isEmpty, realm.utf8.allSatisfy(Self.isUnreserved) else {
+        guard !realm.isEmpty, realm.utf8.allSatisfy(\.isURIUnreserved) else {
             throw WebViewAuthorizationError("realm '\(realm)' is empty or not made of letters, digits and -._~")
         }
         guard (try? AuthorizationRedirect.parse(location: redirectURI + "#code=x", expectedRedirectURI: redirectURI)) != nil,
@@ -128,11 +128,6 @@ public struct WebViewAuthorizationRequest: Sendable, Equatable {
     ///   one whose `state` is not this request's.
     public func parseRedirect(_ location: String, redirectURI: String) throws(AuthorizationRedirectError) -> AuthorizationRedirect {
         try AuthorizationRedirect.parse(location: location, expectedRedirectURI: redirectURI, expectedState: state)
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "-._~".utf8.contains(byte)
     }
 
     /// Visible ASCII and spaces only: nothing that could end the header line.
