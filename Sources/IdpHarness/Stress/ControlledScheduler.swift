@@ -81,6 +81,21 @@ public final class ControlledScheduler: Sendable {
         /// when it is done, so the choice does not depend on how far it got).
         var mayChoose: Bool { started && running == nil && !quiescing }
 
+        /// Adds a participant waiting at `seam`, handed over by `parent` (`nil`: by the quiet world,
+        /// or from outside the run, which costs the run its full control: `outsideReason`).
+        mutating func join(_ seam: String, parent: Int?, outsideReason: @autoclosure () -> String) -> Int {
+            let participant = statuses.count
+            statuses.append(.waiting(seam))
+            firstSeams.append("\(seam) from \(parent.map { "participant \($0)" } ?? (quiescing ? "the quiet world" : "outside the run"))")
+            turns.append(DispatchSemaphore(value: 0))
+            strategy.addParticipant(parent: parent)
+            done = false
+            if parent == nil && !quiescing { losesControl(outsideReason()) }
+            lastProgress = .now
+            lastTurn = .now
+            return participant
+        }
+
         mutating func losesControl(_ reason: @autoclosure () -> String) {
             if !partiallyControlled { partialControlReason = reason() }
             partiallyControlled = true
@@ -234,22 +249,14 @@ public final class ControlledScheduler: Sendable {
     public func spawnAsync(_ seam: String, parent: Int?, _ body: @escaping @Sendable () async -> Void) -> Int {
         let schedulerId = ObjectIdentifier(self)
         let (participant, next) = state.withLock { state -> (Int, Int?) in
-            let participant = state.statuses.count
+            let participant = state.join(seam, parent: parent, outsideReason: "async work '\(seam)' was started outside the run's participants")
             let turn = AsyncTurn(scheduler: schedulerId, participant: participant)
-            state.statuses.append(.waiting(seam))
-            state.firstSeams.append("\(seam) from \(parent.map { "participant \($0)" } ?? (state.quiescing ? "the quiet world" : "outside the run"))")
-            state.turns.append(DispatchSemaphore(value: 0))
-            state.strategy.addParticipant(parent: parent)
             state.resumes[participant] = { [self] in
                 Task {
                     await Self.$asyncTurn.withValue(turn) { await body() }
                     finish(participant)
                 }
             }
-            state.done = false
-            if parent == nil && !state.quiescing { state.losesControl("async work '\(seam)' was started outside the run's participants") }
-            state.lastProgress = .now
-            state.lastTurn = .now
             return (participant, state.mayChoose ? state.choose(previous: nil) : nil)
         }
         signal(next)
@@ -306,15 +313,18 @@ public final class ControlledScheduler: Sendable {
         signal(next)
     }
 
+    /// The calling OS thread, as the key of ``threads``.
+    private static var threadKey: UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
+
     /// Marks the calling OS thread as running `participant`'s work (``current`` then names it).
     public func adopt(_ participant: Int) {
-        threads.withLock { $0[UInt(bitPattern: Int(bitPattern: pthread_self()))] = participant }
+        threads.withLock { $0[Self.threadKey] = participant }
     }
 
     /// The participant the calling OS thread runs, or `nil` (a thread outside the run's control,
     /// or a Swift concurrency thread).
     public var current: Int? {
-        threads.withLock { $0[UInt(bitPattern: Int(bitPattern: pthread_self()))] }
+        threads.withLock { $0[Self.threadKey] }
     }
 
     /// Adds a participant that waits at `seam` and, when chosen, runs `job` on a new OS thread,
@@ -325,15 +335,7 @@ public final class ControlledScheduler: Sendable {
     public func spawn(_ seam: String, parent: Int? = nil, _ job: @escaping @Sendable () -> Void) -> Int {
         let caller = parent ?? current
         let (participant, next) = state.withLock { state -> (Int, Int?) in
-            let participant = state.statuses.count
-            state.statuses.append(.waiting(seam))
-            state.firstSeams.append("\(seam) from \(caller.map { "participant \($0)" } ?? (state.quiescing ? "the quiet world" : "outside the run"))")
-            state.turns.append(DispatchSemaphore(value: 0))
-            state.strategy.addParticipant(parent: caller)
-            state.done = false
-            if caller == nil && !state.quiescing { state.losesControl("work '\(seam)' was handed over from a thread outside the run's participants") }
-            state.lastProgress = .now
-            state.lastTurn = .now
+            let participant = state.join(seam, parent: caller, outsideReason: "work '\(seam)' was handed over from a thread outside the run's participants")
             return (participant, state.mayChoose ? state.choose(previous: nil) : nil)
         }
         let thread = Thread { [self] in
@@ -404,7 +406,7 @@ public final class ControlledScheduler: Sendable {
     public func finish(_ participant: Int) {
         // The thread no longer runs this participant's work: its pthread id may be reused by a
         // thread that has nothing to do with the run.
-        let key = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        let key = Self.threadKey
         threads.withLock { threads in if threads[key] == participant { threads[key] = nil } }
         let (next, ended, quiet) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
             state.lastProgress = .now
@@ -447,7 +449,7 @@ public final class ControlledScheduler: Sendable {
     /// not the participant's seams.
     private func runQuiescenceHook() -> Bool {
         guard let onQuiescence else { return false }
-        let key = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        let key = Self.threadKey
         let adopted = threads.withLock { $0.removeValue(forKey: key) }
         state.withLock { $0.quiescing = true }
         let acted = onQuiescence()

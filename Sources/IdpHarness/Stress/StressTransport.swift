@@ -80,33 +80,17 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
-        // The faults that need control (a response held, dropped, doubled) are decided only for
-        // requests the run controls.
-        func decide() -> (drop: Bool, duplicate: Bool, delay: Bool, reorder: Bool) {
-            (fault("transport.drop"), fault("transport.duplicate"), fault("transport.delay"), fault("transport.reorder"))
-        }
         if let scheduler, let asyncParticipant = scheduler.currentAsync, scheduler.isRunning(asyncParticipant) {
-            let (drop, duplicate, delay, reorder) = decide()
             // The MC's actor, as an async participant: the request is a job of its logical
             // thread, and its task parks (suspends) until the response is delivered to it.
             let delivered = LockedValue(false)
-            let deliverToTask: Completion = { response in
+            sendControlled(request, trace: trace, on: scheduler, parent: asyncParticipant, holdsDelayed: true, fault: fault) { response in
                 scheduler.spawn(Seam("transport.response", trace: trace).description, parent: asyncParticipant) {
                     if delivered.withLock({ done in defer { done = true }; return !done }) {
                         scheduler.unparkAsync(asyncParticipant) { completion(response) }
                     } else {
                         completion(response)   // a duplicate: the transport's caller must drop it
                     }
-                }
-            }
-            scheduler.spawn(Seam("transport.request", trace: trace).description, parent: asyncParticipant) { [self] in
-                inner.send(request) { [self] response in
-                    let response = drop ? StressTransport.lost : response
-                    let respond: @Sendable () -> Void = {
-                        deliverToTask(response)
-                        if duplicate { deliverToTask(response) }
-                    }
-                    if reorder || delay || drop { held.withLock { $0[trace, default: []].append(respond) } } else { respond() }
                 }
             }
             scheduler.parkAsync(asyncParticipant, Seam("transport.awaiting", trace: trace).description)
@@ -118,28 +102,39 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
-        let (drop, duplicate, delay, reorder) = decide()
-        scheduler.spawn(Seam("transport.request", trace: trace).description) { [self] in
+        sendControlled(request, trace: trace, on: scheduler, parent: nil, holdsDelayed: false, fault: fault) { [self] response in
+            deliver(response, trace: trace, completion: completion, controlled: true)
+        }
+        overtaken.forEach { $0() }
+    }
+
+    /// Sends `request` as a job of the run, handed over by `parent` (`nil`: the calling
+    /// participant), with the faults that need control (a response lost, doubled, delayed or
+    /// held back), decided here only for requests the run controls. `deliverOne` hands one
+    /// response over. A delayed response takes one more hop, or with `holdsDelayed` is held back
+    /// like a reordered one.
+    private func sendControlled(_ request: HTTPRequest, trace: String, on scheduler: ControlledScheduler, parent: Int?, holdsDelayed: Bool,
+                                fault: (String) -> Bool, deliverOne: @escaping Completion) {
+        let drop = fault("transport.drop"), duplicate = fault("transport.duplicate")
+        let delay = fault("transport.delay"), reorder = fault("transport.reorder")
+        scheduler.spawn(Seam("transport.request", trace: trace).description, parent: parent) { [self] in
             inner.send(request) { [self] response in
                 let response = drop ? StressTransport.lost : response
-                let respond: @Sendable () -> Void = { [self] in
-                    if delay {
-                        scheduler.spawn(Seam("transport.delayed", trace: trace).description) { [self] in
-                            deliver(response, trace: trace, completion: completion, controlled: true)
-                        }
+                let respond: @Sendable () -> Void = {
+                    if delay && !holdsDelayed {
+                        scheduler.spawn(Seam("transport.delayed", trace: trace).description, parent: parent) { deliverOne(response) }
                     } else {
-                        deliver(response, trace: trace, completion: completion, controlled: true)
+                        deliverOne(response)
                     }
-                    if duplicate { deliver(response, trace: trace, completion: completion, controlled: true) }
+                    if duplicate { deliverOne(response) }
                 }
-                if reorder || drop {
+                if reorder || drop || (delay && holdsDelayed) {
                     held.withLock { $0[trace, default: []].append(respond) }
                 } else {
                     respond()
                 }
             }
         }
-        overtaken.forEach { $0() }
     }
 
     /// What a lost response turns into, as a real HTTP client's own timeout would report it.

@@ -245,28 +245,28 @@ public enum SystemStress {
     }
 
     private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
-        let box = LockedValue<World?>(nil)
-        let wrapped = StressScenario(name: scenario.name, flows: scenario.flows, makeWorld: {
-            let world = scenario.makeWorld()
-            box.withLock { $0 = world }
-            return world
-        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
-                                     deadlockTimeout: scenario.deadlockTimeout)
-        let result = await StressRunner.run(wrapped, reproducer)
-        return (result, box.withLock { $0! })
+        let (keeping, kept) = keepingWorld(scenario)
+        let result = await StressRunner.run(keeping, reproducer)
+        return (result, kept.withLock { $0! })
     }
 
     private static func runFree(_ scenario: StressScenario<World>, faults: FaultPlan) async -> (StressRunResult, World) {
-        let box = LockedValue<World?>(nil)
-        let wrapped = StressScenario(name: scenario.name, flows: scenario.flows, makeWorld: {
+        let (keeping, kept) = keepingWorld(scenario)
+        let violations = await StressRunner.runFree(keeping, faults: faults)
+        let world = kept.withLock { $0! }
+        let reproducer = StressReproducer(strategy: .randomWalk, seed: 0, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
+        return (StressRunResult(violations: violations, outcome: nil, fired: world.firedSites, reproducer: reproducer), world)
+    }
+
+    /// The same scenario, keeping the world its run makes (for the report's tallies).
+    private static func keepingWorld(_ scenario: StressScenario<World>) -> (StressScenario<World>, LockedValue<World?>) {
+        let kept = LockedValue<World?>(nil)
+        let keeping = StressScenario(name: scenario.name, flows: scenario.flows, makeWorld: {
             let world = scenario.makeWorld()
-            box.withLock { $0 = world }
+            kept.withLock { $0 = world }
             return world
         }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
                                      deadlockTimeout: scenario.deadlockTimeout)
-        let violations = await StressRunner.runFree(wrapped, faults: faults)
-        let world = box.withLock { $0! }
-        let reproducer = StressReproducer(strategy: .randomWalk, seed: 0, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
-        return (StressRunResult(violations: violations, outcome: nil, fired: world.firedSites, reproducer: reproducer), world)
+        return (keeping, kept)
     }
 }
