@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An HTTP-shaped request, as the SDK sends it to the IDP.
 ///
 /// The in-process IDP never opens a socket; this value is what a real HTTP transport would put on
@@ -135,11 +137,19 @@ extension Transport {
     /// must not resume the caller twice.
     public func send(_ request: HTTPRequest) async -> Result<HTTPResponse, TransportError> {
         await withCheckedContinuation { continuation in
-            let answered = LockedValue(false)
+            let answered = FirstAnswer()
             send(request) { response in
-                guard answered.withLock({ answered in defer { answered = true }; return !answered }) else { return }
+                guard answered.take() else { return }
                 continuation.resume(returning: response)
             }
         }
     }
+}
+
+/// Lets the first of several answers through: one atomic exchange, no lock to set up per request.
+private final class FirstAnswer: Sendable {
+    private let answered = Atomic<Bool>(false)
+
+    /// `true` for the first call only.
+    func take() -> Bool { !answered.exchange(true, ordering: .acquiringAndReleasing) }
 }
