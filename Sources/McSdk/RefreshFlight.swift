@@ -13,6 +13,14 @@ final class RefreshFlight: Sendable {
         /// Waiters whose cancellation ran before they registered.
         var cancelledEarly: Set<UInt64> = []
         var nextWaiter: UInt64 = 0
+
+        /// How waiter `id` ends at once, if it does: the flight has ended, or the waiter's
+        /// cancellation came before it registered.
+        mutating func settled(_ id: UInt64) -> Result<String, McTokenError>? {
+            if let outcome { return outcome }
+            if cancelledEarly.remove(id) != nil { return .failure(.cancelled) }
+            return nil
+        }
     }
 
     /// A waiting caller, and how its resume is handed over (a controlled run's turn), if at all.
@@ -42,25 +50,24 @@ final class RefreshFlight: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-                let ready = state.withLock { state -> Result<String, McTokenError>? in
-                    if let outcome = state.outcome { return outcome }
-                    if state.cancelledEarly.remove(id) != nil { return .failure(.cancelled) }
-                    return nil
+                var handOver: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+                if let controller, let seam {
+                    // A controlled run parks the waiter (asked outside the lock: it may call out),
+                    // unless it need not wait at all; the flight may end meanwhile, so it is looked
+                    // at again when registering.
+                    if let ready = state.withLock({ $0.settled(id) }) {
+                        continuation.resume(with: ready.mapError { $0 })
+                        return
+                    }
+                    handOver = controller.suspending(at: seam)
                 }
-                if let ready {
-                    continuation.resume(with: ready.mapError { $0 })
-                    return
-                }
-                // Asked outside the lock (it may call out); the flight may end meanwhile, so the
-                // outcome is looked at again when registering.
-                let handOver = seam.flatMap { controller?.suspending(at: $0) }
+                let waiter = Waiter(continuation: continuation, handOver: handOver)
                 let immediate = state.withLock { state -> Result<String, McTokenError>? in
-                    if let outcome = state.outcome { return outcome }
-                    if state.cancelledEarly.remove(id) != nil { return .failure(.cancelled) }
-                    state.waiters[id] = Waiter(continuation: continuation, handOver: handOver)
+                    if let settled = state.settled(id) { return settled }
+                    state.waiters[id] = waiter
                     return nil
                 }
-                if let immediate { Waiter(continuation: continuation, handOver: handOver).resume(with: immediate) }
+                if let immediate { waiter.resume(with: immediate) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> Waiter? in
