@@ -116,30 +116,95 @@ struct FlowCell {
     }
 }
 
-/// Closed loop: `inFlight` workers each run flows back to back, for a warm-up and then `seconds`;
-/// only flows that start after the warm-up and end before the end count.
+/// Closed loop: `inFlight` workers each run flows back to back. The measurement window opens once
+/// the start-up burst has passed (at least `min(0.5 s, seconds / 4)` and every worker has finished
+/// one flow, or after 30 s whatever happened) and lasts `seconds`. Throughput is the flows
+/// *completed* in the window divided by its length, and the latencies are those flows' own, each
+/// counted from its start: the steady-state estimator. (Counting only flows that also *started*
+/// in the window drops those still running at its end, about `latency ÷ window` of them, and
+/// keeps the short ones: at 4,096 in flight, where a flow takes a third of the window, it
+/// understated throughput by a third and filled p25 with the few flows that had been fast.)
+/// The CPU per flow is the process's CPU time in the window over the flows completed in it.
 func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double, cpuUsPerFlow: Double) {
-    let warmUp = uptimeNanoseconds() + UInt64(min(0.5, seconds / 4) * 1e9)
-    let end = warmUp + UInt64(seconds * 1e9)
+    let window = MeasurementWindow(workers: inFlight, seconds: seconds, minimumWarmUp: min(0.5, seconds / 4))
     let cells = PerThreadCells()
-    let allCompleted = AtomicCounter()
-    let cpuBefore = processCPUMicroseconds()
     await withTaskGroup(of: Void.self) { group in
         for worker in 0..<inFlight {
             let device = rig.devices[worker % rig.devices.count]
             group.addTask {
-                while uptimeNanoseconds() < end {
+                var first = true
+                while !window.hasEnded(at: uptimeNanoseconds()) {
                     let outcome = await rig.run(scenario, device: device)
                     let finished = uptimeNanoseconds()
-                    if case .success = outcome { allCompleted.value.add(1, ordering: .relaxed) }
-                    if case .success(let start) = outcome, start < warmUp || finished > end { continue }
-                    cells.record(outcome, latency: finished &- ((try? outcome.get()) ?? 0))
+                    window.flowFinished(at: finished, firstOfWorker: first)
+                    first = false
+                    // A failure counts wherever it happens; a success only inside the window.
+                    if case .success = outcome, !window.contains(finished) { continue }
+                    cells.record(outcome, latency: finished &- ((try? outcome.get()) ?? finished))
                 }
             }
         }
     }
-    let cpu = processCPUMicroseconds() - cpuBefore
-    return (cells.merged(), seconds, cpu / Double(max(1, allCompleted.value.load(ordering: .relaxed))))
+    let cell = cells.merged()
+    return (cell, seconds, window.cpuMicroseconds / Double(max(1, cell.completed)))
+}
+
+/// When a closed loop's measurement window opens and ends, shared by its workers: it opens at the
+/// first flow end after the warm-up at which every worker has finished a flow, and the process's
+/// CPU time is read at both ends.
+final class MeasurementWindow: Sendable {
+    private let workers: Int
+    private let length: UInt64
+    private let earliestOpen: UInt64
+    private let latestOpen: UInt64
+    private let warmedWorkers = Atomic<Int>(0)
+    /// 0 until the window opens.
+    private let opened = Atomic<UInt64>(0)
+    private let cpuAtOpen = Atomic<Int>(0)
+    private let cpuAtEnd = Atomic<Int>(-1)
+
+    init(workers: Int, seconds: Double, minimumWarmUp: Double) {
+        let now = uptimeNanoseconds()
+        self.workers = workers
+        length = UInt64(seconds * 1e9)
+        earliestOpen = now + UInt64(minimumWarmUp * 1e9)
+        latestOpen = now + 30_000_000_000
+    }
+
+    /// Called by a worker after each flow: opens the window when it is time, and reads the CPU
+    /// time at its end.
+    func flowFinished(at now: UInt64, firstOfWorker: Bool) {
+        let warmed = firstOfWorker ? warmedWorkers.add(1, ordering: .relaxed).newValue : warmedWorkers.load(ordering: .relaxed)
+        let start = opened.load(ordering: .acquiring)
+        if start == 0 {
+            guard now >= latestOpen || (now >= earliestOpen && warmed >= workers) else { return }
+            let cpu = Int(processCPUMicroseconds())
+            if opened.compareExchange(expected: 0, desired: now, ordering: .acquiringAndReleasing).exchanged {
+                cpuAtOpen.store(cpu, ordering: .releasing)
+            }
+        } else if now >= start + length && cpuAtEnd.load(ordering: .relaxed) < 0 {
+            _ = cpuAtEnd.compareExchange(expected: -1, desired: Int(processCPUMicroseconds()), ordering: .relaxed)
+        }
+    }
+
+    /// Whether a flow that finished at `time` counts: inside the open window.
+    func contains(_ time: UInt64) -> Bool {
+        let start = opened.load(ordering: .acquiring)
+        return start != 0 && time >= start && time < start + length
+    }
+
+    /// Whether workers should stop starting flows.
+    func hasEnded(at now: UInt64) -> Bool {
+        let start = opened.load(ordering: .acquiring)
+        return start != 0 && now >= start + length
+    }
+
+    /// The process's CPU time from the window's opening to its end, in µs.
+    var cpuMicroseconds: Double {
+        let read = cpuAtEnd.load(ordering: .relaxed)
+        let end = read < 0 ? Int(processCPUMicroseconds()) : read
+        return Double(end - cpuAtOpen.load(ordering: .acquiring))
+    }
 }
 
 /// The process's CPU time so far (user + system, all threads), in µs.
@@ -258,10 +323,11 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
                                 latencyUs: cell.histogram.percentiles(), cpuUsPerFlow: cpu))
         }
     }
-    // Open loop at a rate the machine can sustain: half the closed-loop login throughput at the
-    // level nearest 256 in flight, unless --rate says otherwise.
+    // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
+    // with more than one flow in flight (an open loop runs few flows at once, and few flows at
+    // once pay a thread wake-up per hand-off that many do not), unless --rate says otherwise.
     let loginRows = rows.filter { $0.scenario == FlowRig.Scenario.login.rawValue }
-    let reference = loginRows.min { abs($0.inFlight - 256) < abs($1.inFlight - 256) }
+    let reference = loginRows.filter { $0.inFlight > 1 }.min { $0.throughputPerS < $1.throughputPerS } ?? loginRows.first
     let rate = options.openLoopRate ?? max(1, (reference?.throughputPerS ?? 100) / 2)
     progress.report("flows: login, open loop at \(Int(rate))/s", force: true)
     let cell = await openLoop(rig, .login, rate: rate, seconds: options.secondsPerFlowCell)
