@@ -41,6 +41,34 @@ public enum SecureRandom {
     }
 
     /// Fills `buffer` from the kernel's CSPRNG.
+    /// A `RandomNumberGenerator` over the same pooled kernel randomness: for uniform choices
+    /// (`Int.random(in:using:)`) without a system call per number, which
+    /// `SystemRandomNumberGenerator` makes on Linux.
+    ///
+    /// ```swift
+    /// var generator = SecureRandom.Generator()
+    /// let digit = Int.random(in: 0...9, using: &generator)
+    /// ```
+    public struct Generator: RandomNumberGenerator {
+        public init() {}
+
+        public mutating func next() -> UInt64 {
+            var value: UInt64 = 0
+            withUnsafeMutableBytes(of: &value) { SecureRandom.fill($0) }
+            return value
+        }
+    }
+
+    /// `count` uniformly random decimal digits, as text (one-time codes).
+    public static func digits(_ count: Int) -> String {
+        guard count > 0 else { return "" }
+        var generator = Generator()
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            for index in 0..<count { buffer[index] = UInt8(ascii: "0") + UInt8(Int.random(in: 0...9, using: &generator)) }
+            return count
+        }
+    }
+
     static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard buffer.count > 0 else { return }
         #if canImport(Glibc)

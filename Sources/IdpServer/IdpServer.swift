@@ -223,8 +223,7 @@ public final class IdpServer: Sendable {
         for userId: String, tenant tenantId: String, validFor lifetime: Duration,
         store: (inout UserRecord, String, Date) -> IdpServerError?
     ) throws(IdpServerError) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let code = String((0..<12).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+        let code = SecureRandom.digits(12)
         let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
         let key = UserKey(tenant: tenantId, user: userId)
         guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }

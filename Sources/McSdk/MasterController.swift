@@ -206,7 +206,8 @@ public actor MasterController {
     /// as the tracing page describes.
     private func traceContext(of event: any KsMacroEvent) -> TraceContext {
         if let given = event.traceContext { return given.usable.context }
-        return TraceContext(traceParent: TraceParent.random(sampled: tracingEnabled || Int.random(in: 0..<10) == 0).description)
+        var generator = SecureRandom.Generator()
+        return TraceContext(traceParent: TraceParent.random(sampled: tracingEnabled || Int.random(in: 0..<10, using: &generator) == 0).description)
     }
 
     /// What a token request of an event needs.

@@ -33,6 +33,28 @@ struct RandomTests {
         #expect(SecureRandom.token() != SecureRandom.token())
     }
 
+    @Test("digits are decimal, of the asked length, and every digit turns up about as often")
+    func digits() {
+        #expect(SecureRandom.digits(0) == "")
+        #expect(SecureRandom.digits(-1) == "")
+        let code = SecureRandom.digits(12)
+        #expect(code.utf8.count == 12 && code.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        var counts = [Int](repeating: 0, count: 10)
+        for byte in SecureRandom.digits(100_000).utf8 { counts[Int(byte - UInt8(ascii: "0"))] += 1 }
+        // Each digit expects 10,000 hits (sd 95); 9,000...11,000 is about ten standard deviations wide.
+        #expect(counts.allSatisfy { (9_000...11_000).contains($0) }, "\(counts)")
+    }
+
+    @Test("the generator draws fresh 64-bit values and uniform choices")
+    func generator() {
+        var generator = SecureRandom.Generator()
+        let draws = (0..<1_000).map { _ in generator.next() }
+        #expect(Set(draws).count == 1_000)
+        var hits = [Int](repeating: 0, count: 3)
+        for _ in 0..<30_000 { hits[Int.random(in: 0..<3, using: &generator)] += 1 }
+        #expect(hits.allSatisfy { (9_000...11_000).contains($0) }, "\(hits)")
+    }
+
     @Test("secure random is safe to call from many tasks at once")
     func concurrent() async {
         let counts = await withTaskGroup(of: Int.self) { group in
