@@ -34,9 +34,15 @@ public final class LockedValue<Value> {
 
     /// - Parameter label: Names the lock in ``LockProfiler``'s contention figures; unlabelled
     ///   locks are not profiled.
-    public init(_ value: Value, label: String? = nil) {
+    public convenience init(_ value: Value, label: String? = nil) {
+        self.init(value, site: label.map(LockProfiler.Site.init(label:)))
+    }
+
+    /// - Parameter site: A ``LockProfiler/Site`` made once and shared by many locks: what a lock
+    ///   made per request or per flow uses, since registering a label takes the profiler's lock.
+    public init(_ value: Value, site: LockProfiler.Site?) {
         self.value = value
-        site = label.map(LockProfiler.Site.init(label:))
+        self.site = site
         mutex = UnsafeMutablePointer.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()

@@ -54,11 +54,13 @@ final class Flow: Sendable {
 
     let context: FlowContext
     private let machine: LockedValue<Machine>
+    /// Every flow's lock counts as `IdpSdk.Flow` in ``LockProfiler``; registered once.
+    private static let lockSite = LockProfiler.Site(label: "IdpSdk.Flow")
     private let onEnd: @Sendable (Flow) -> Void
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context
-        self.machine = LockedValue(Machine(completion: completion), label: "IdpSdk.Flow")
+        self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
         self.onEnd = onEnd
     }
 

@@ -15,7 +15,7 @@ public final class McFuture<Value: Sendable>: Sendable {
         var callbacks: [@Sendable (Value) -> Void] = []
     }
 
-    private let state = LockedValue(State(), label: "McFuture")
+    private let state = LockedValue(State(), site: mcFutureLockSite)
 
     init() {}
 
@@ -75,3 +75,7 @@ public enum McFutureError: Error, Sendable, Equatable, CustomStringConvertible {
         "McFuture.get() blocks its thread and was called from inside a Swift task; use then { } or await .value"
     }
 }
+
+/// Every future's lock counts as `McFuture` in `LockProfiler`; registered once (a generic class
+/// cannot hold a static stored property).
+private let mcFutureLockSite = LockProfiler.Site(label: "McFuture")
