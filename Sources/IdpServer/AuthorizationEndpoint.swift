@@ -183,7 +183,7 @@ extension IdpServer {
         if case .completed(_, _, _, let code) = outcome {
             state.grantShard(newCode).withLock { grants in
                 grants.pruneIfDue(now: now)
-                grants.codes[newCode] = code
+                grants.codes[GrantKey(newCode)] = code
             }
         }
         switch outcome {

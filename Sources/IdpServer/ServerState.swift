@@ -166,16 +166,56 @@ struct UserShard {
     var users: [UserKey: UserRecord] = [:]
 }
 
+/// A code, token or token family id as a key of the grant tables: its UTF-8 bytes packed into
+/// six words, so a table probe compares and hashes inline bytes instead of following each probed
+/// key to its string's storage (the tables hold every token issued, so those were cache misses,
+/// and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
+/// this server never issues, maps to a key nothing is stored under.
+struct GrantKey: Hashable, Sendable {
+    private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    /// The text's length in bytes, or `UInt8.max` for a text too long to be a grant.
+    private var length: UInt8 = 0
+
+    static let capacity = 48
+
+    init(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard bytes.count <= Self.capacity else {
+                length = .max
+                return
+            }
+            length = UInt8(bytes.count)
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
+        }
+    }
+
+    static func == (lhs: GrantKey, rhs: GrantKey) -> Bool {
+        lhs.length == rhs.length && lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
+            && lhs.words.3 == rhs.words.3 && lhs.words.4 == rhs.words.4 && lhs.words.5 == rhs.words.5
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(length)
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+        hasher.combine(words.4)
+        hasher.combine(words.5)
+    }
+}
+
 /// Codes and tokens whose value routes here (``ShardRouting``).
 struct GrantShard {
     /// Issued, not yet redeemed authorization codes.
-    var codes: [String: CodeRecord] = [:]
+    var codes: [GrantKey: CodeRecord] = [:]
     /// Redeemed codes, kept until they would have expired, so reuse is told apart from an unknown
     /// code and can revoke what the first use issued (RFC 6749 §4.1.2).
-    var redeemedCodes: [String: RedeemedCode] = [:]
-    var tokens: [String: TokenRecord] = [:]
+    var redeemedCodes: [GrantKey: RedeemedCode] = [:]
+    var tokens: [GrantKey: TokenRecord] = [:]
     /// Token families by id: everything one code redemption issued and every rotation since.
-    var families: [String: TokenFamily] = [:]
+    var families: [GrantKey: TokenFamily] = [:]
     var pruning = PruneSchedule()
 
     /// Drops expired codes and tokens when due.
@@ -189,14 +229,14 @@ struct GrantShard {
 
     /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
     /// Security BCP §4.14.2). The family's tokens all live in this shard.
-    mutating func revokeFamily(_ family: String) {
+    mutating func revokeFamily(_ family: GrantKey) {
         guard var record = families[family] else { return }
         record.revoked = true
         for token in record.tokens { tokens[token]?.revoked = true }
         families[family] = record
     }
 
-    mutating func addToken(_ token: String, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: String, expiresAt: Date) {
+    mutating func addToken(_ token: GrantKey, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: GrantKey, expiresAt: Date) {
         tokens[token] = TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family)
         families[family]?.tokens.append(token)
     }
@@ -299,7 +339,7 @@ struct CodeRecord {
 struct RedeemedCode {
     let forgetAt: Date
     /// The tokens the first redemption issued; revoked if the code is presented again.
-    let tokens: [String]
+    let tokens: [GrantKey]
 }
 
 struct TokenRecord {
@@ -309,7 +349,7 @@ struct TokenRecord {
     let clientId: String
     let userId: String
     let expiresAt: Date
-    let family: String
+    let family: GrantKey
     /// The audience of an exchanged token (RFC 8693); `nil` for the MC's own tokens.
     var audience: String? = nil
     var revoked = false
@@ -319,7 +359,7 @@ struct TokenRecord {
 
 /// The tokens of one login: the code redemption's and every rotation's after it.
 struct TokenFamily {
-    var tokens: [String]
+    var tokens: [GrantKey]
     /// When the family's offline session ends ("Offline Session Max"), fixed at login.
     let expiresAt: Date
     let astClientId: String

@@ -46,7 +46,8 @@ extension IdpServer {
         let shard = ShardRouting.shard(of: code)
         let issued = (access: ShardRouting.token(shard: shard), refresh: ShardRouting.token(shard: shard),
                       offline: ShardRouting.token(shard: shard))
-        let family = ShardRouting.token(byteCount: 16, shard: shard)
+        let family = GrantKey(ShardRouting.token(byteCount: 16, shard: shard))
+        let keys = (code: GrantKey(code), access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
         let tenantExists = state.tenant(tenantId, stripe: shard) != nil
 
         enum Decision {
@@ -58,15 +59,15 @@ extension IdpServer {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil)
             }
             state.pruneIfDue(now: now)
-            guard let record = state.codes[code], record.tenant == tenantId else {
-                if let redeemed = state.redeemedCodes[code] {
+            guard let record = state.codes[keys.code], record.tenant == tenantId else {
+                if let redeemed = state.redeemedCodes[keys.code] {
                     for token in redeemed.tokens { state.tokens[token]?.revoked = true }
                     return .refuse(status: 400, error: "invalid_grant", "authorization code was already used; the tokens it issued are revoked", userId: nil)
                 }
                 return .refuse(status: 400, error: "invalid_grant", "authorization code is unknown", userId: nil)
             }
             guard record.expiresAt > now else {
-                state.codes[code] = nil
+                state.codes[keys.code] = nil
                 return .refuse(status: 400, error: "invalid_grant", "authorization code has expired", userId: record.userId)
             }
             // A mismatch does not burn the code: it stays redeemable by the party it was bound to.
@@ -82,18 +83,18 @@ extension IdpServer {
             guard PKCE.verify(verifier: verifier, challenge: record.codeChallenge, method: record.codeChallengeMethod) else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier does not match the code challenge", userId: record.userId)
             }
-            state.codes[code] = nil
-            state.redeemedCodes[code] = RedeemedCode(
+            state.codes[keys.code] = nil
+            state.redeemedCodes[keys.code] = RedeemedCode(
                 forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval),
-                tokens: [issued.access, issued.refresh, issued.offline]
+                tokens: [keys.access, keys.refresh, keys.offline]
             )
             let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
             state.families[family] = TokenFamily(tokens: [], expiresAt: offlineSessionEnd, astClientId: record.astClientId)
-            state.addToken(issued.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
+            state.addToken(keys.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
                            expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
-            state.addToken(issued.refresh, .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
+            state.addToken(keys.refresh, .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
                            expiresAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval))
-            state.addToken(issued.offline, .offline, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
+            state.addToken(keys.offline, .offline, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
                            expiresAt: offlineSessionEnd)
             return .issue(record)
         }
@@ -138,10 +139,11 @@ extension IdpServer {
         // The presented token's shard is its family's: the rotated tokens are made to live there.
         let shard = ShardRouting.shard(of: presented)
         let issued = (access: ShardRouting.token(shard: shard), rotated: ShardRouting.token(shard: shard))
+        let keys = (presented: GrantKey(presented), access: GrantKey(issued.access), rotated: GrantKey(issued.rotated))
         let tenantExists = state.tenant(tenantId, stripe: shard) != nil
         // Whose token it is, to take that user's shard first (the lock order): records never
         // change owner, so the decision below, under both locks, sees the same user.
-        let owner = state.grants[shard].withLock { $0.tokens[presented]?.userId }
+        let owner = state.grants[shard].withLock { $0.tokens[keys.presented]?.userId }
         let userKey = UserKey(tenant: tenantId, user: owner ?? "")
 
         enum Decision {
@@ -154,7 +156,7 @@ extension IdpServer {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
             }
             state.pruneIfDue(now: now)
-            guard let record = state.tokens[presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
+            guard let record = state.tokens[keys.presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
             }
             if record.rotated {
@@ -179,13 +181,13 @@ extension IdpServer {
             guard let family = state.families[record.family] else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
             }
-            state.tokens[presented]!.rotated = true
+            state.tokens[keys.presented]!.rotated = true
             let rotatedExpiresAt = record.kind == .offline
                 ? family.expiresAt
                 : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
-            state.addToken(issued.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
+            state.addToken(keys.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
                            expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
-            state.addToken(issued.rotated, record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
+            state.addToken(keys.rotated, record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
                            expiresAt: rotatedExpiresAt)
             return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId)
         } }
@@ -250,7 +252,7 @@ extension IdpServer {
         }
         let decision: Decision = state.grants[shard].withLock { state in
             guard tenantExists else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
-            guard let record = state.tokens[subject], record.tenant == tenantId, record.kind == .access else {
+            guard let record = state.tokens[GrantKey(subject)], record.tenant == tenantId, record.kind == .access else {
                 return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)
             }
             guard !record.revoked, record.expiresAt > now else {
@@ -267,8 +269,8 @@ extension IdpServer {
             var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
                                         expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
             exchanged.audience = audience
-            state.tokens[issued] = exchanged
-            state.families[record.family]?.tokens.append(issued)
+            state.tokens[GrantKey(issued)] = exchanged
+            state.families[record.family]?.tokens.append(GrantKey(issued))
             return .issue(userId: record.userId)
         }
         switch decision {
@@ -303,7 +305,7 @@ extension IdpServer {
     public func introspect(_ token: String, tenant tenantId: String) -> TokenIntrospection? {
         let now = self.now
         return state.grantShard(token).withLock { state in
-            guard let record = state.tokens[token], record.tenant == tenantId else { return nil }
+            guard let record = state.tokens[GrantKey(token)], record.tenant == tenantId else { return nil }
             return TokenIntrospection(active: !record.revoked && record.expiresAt > now, userId: record.userId,
                                       audience: record.audience, isMcToken: record.kind != .exchanged)
         }
@@ -313,7 +315,7 @@ extension IdpServer {
     public func isTokenActive(_ token: String, tenant tenantId: String) -> Bool {
         let now = self.now
         return state.grantShard(token).withLock { state in
-            guard let record = state.tokens[token] else { return false }
+            guard let record = state.tokens[GrantKey(token)] else { return false }
             return record.tenant == tenantId && !record.revoked && record.expiresAt > now
         }
     }

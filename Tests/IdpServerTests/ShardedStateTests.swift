@@ -34,6 +34,30 @@ struct ShardedStateTests {
         for token in family { #expect(!browser.server.isTokenActive(token, tenant: "demo")) }
     }
 
+    @Test("grant keys are equal exactly when their texts are, and a text too long to be a grant matches nothing stored")
+    func grantKeys() {
+        let token = ShardRouting.token(shard: 5)
+        #expect(GrantKey(token) == GrantKey(String(token.utf8.map { Character(UnicodeScalar($0)) })))
+        var table: [GrantKey: Int] = [:]
+        // Texts that differ in one byte at each position, or only in length (a trailing NUL).
+        let base = String(repeating: "a", count: GrantKey.capacity)
+        for cut in [0, 1, 7, 8, 9, 43, 47, 48] {
+            table[GrantKey(String(base.prefix(cut)))] = cut
+            table[GrantKey(String(base.prefix(cut)) + "\u{0}")] = 1_000 + cut
+        }
+        for position in 0..<GrantKey.capacity {
+            var bytes = Array(base.utf8)
+            bytes[position] = UInt8(ascii: "b")
+            table[GrantKey(String(decoding: bytes, as: UTF8.self))] = 2_000 + position
+        }
+        #expect(table.count == 16 + GrantKey.capacity, "every distinct text is its own key (48 a's plus a NUL is the one too long)")
+        #expect(table[GrantKey(String(base.prefix(8)))] == 8)
+        #expect(table[GrantKey(String(base.prefix(8)) + "\u{0}")] == 1_008)
+        // Too long: never issued, so never found, whatever is stored under ordinary keys.
+        #expect(GrantKey(base + "x") == GrantKey(base + "y"))
+        #expect(GrantKey(base + "x") != GrantKey(base))
+    }
+
     @Test("tokens made for each shard route back to it, and any text routes to some shard")
     func routing() {
         for shard in 0..<ServerState.shardCount {
