@@ -16,9 +16,10 @@ import Synchronization
 ///
 /// A thread that runs out of work first spins for up to `spin` (one thread at a time), watching
 /// for a new job without the lock, before it sleeps on the condition: a job submitted meanwhile is
-/// taken without a wake-up, which on a VM costs tens of microseconds (a flow hands off to the pool
-/// twice). Under load nobody runs out of work, so nobody spins; at rest the spinner yields the
-/// core on every round, so it takes no time from runnable threads.
+/// taken without a wake-up, which on a VM costs tens of microseconds. It spins only while the
+/// service has no more flows in flight than `concurrency` (``flowStarted()``/``flowEnded()``
+/// count them): with more, the threads seldom run out of work, and a spinner — even one yielding
+/// the core every round — would take time from threads that have work.
 ///
 /// Its state lives in one ``ConditionLockedValue`` (the lock the idle threads also wait on); each
 /// method decides under it and starts threads or runs jobs after releasing it. The one field
@@ -63,9 +64,11 @@ final class WorkerPool: Sendable {
     /// The queue's length, stored under the lock whenever it changes; read without it only by a
     /// spinning thread, as a hint to take the lock.
     private let queuedHint = Atomic<Int>(0)
+    /// The service's flows in flight: a thread spins only while there are at most `concurrency`.
+    private let flows = Atomic<Int>(0)
 
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
-         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .microseconds(250)) {
+         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
         self.concurrency = max(1, concurrency)
@@ -73,6 +76,11 @@ final class WorkerPool: Sendable {
         self.stackSize = stackSize
         self.spin = max(.zero, spin)
     }
+
+    /// A flow of the service began or ended.
+    func flowStarted() { flows.add(1, ordering: .relaxed) }
+    func flowEnded() { flows.subtract(1, ordering: .relaxed) }
+    var flowsInFlight: Int { flows.load(ordering: .relaxed) }
 
     /// What a submit does after the lock: wake an idle thread, start one, or nothing (the job
     /// waits for a busy thread).
@@ -209,7 +217,8 @@ final class WorkerPool: Sendable {
     private enum Next { case run(Job), spin, exit }
 
     /// The next job for this thread, or `nil` when it should exit. With the queue empty it spins
-    /// (``spinForJob()``) once, if no other thread spins, before it waits on the condition.
+    /// (``spinForJob()``) once, if no other thread spins and few flows are in flight, before it
+    /// waits on the condition.
     private func nextJob() -> Job? {
         var mayStillSpin = spin > .zero
         while true {
@@ -252,7 +261,7 @@ final class WorkerPool: Sendable {
                 queuedHint.store(state.jobs.count, ordering: .relaxed)
                 return .done(.run(job))
             }
-            if mayStillSpin && state.spinning == 0 {
+            if mayStillSpin && state.spinning == 0 && flows.load(ordering: .relaxed) <= concurrency {
                 state.spinning += 1
                 return .done(.spin)
             }

@@ -77,6 +77,28 @@ import Testing
         release.open()
     }
 
+    @Test func withMoreFlowsInFlightThanCoresAnIdleThreadSleepsWithoutSpinning() async {
+        // Given a pool for 2 cores whose service has 3 flows in flight
+        let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), concurrency: 2, spin: .seconds(30))
+        for _ in 0..<3 { pool.flowStarted() }
+
+        // When its thread runs out of work
+        let done = Gate()
+        pool.submit { done.open() }
+        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(30)) })
+
+        // Then it sleeps at once (a 30 s spin would keep it from idling), and spins again once
+        // the flows are few
+        #expect(await Self.eventually { pool.snapshot.idle == 1 })
+        #expect(pool.snapshot.spinning == 0)
+        for _ in 0..<2 { pool.flowEnded() }
+        #expect(pool.flowsInFlight == 1)
+        let next = Gate()
+        pool.submit { next.open() }
+        #expect(await CompletionTests.offTask { next.wait(timeout: .seconds(30)) })
+        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+    }
+
     @Test func withoutASpinAnIdleThreadSleepsAtOnceAndIsWokenForTheNextJob() async {
         let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), spin: .zero)
         for _ in 0..<50 {
