@@ -179,13 +179,17 @@ public struct FlowRow: Codable, Sendable, Equatable {
     public var completed: Int
     public var errors: Int
     public var latencyUs: Percentiles
-    /// The process's CPU time (user + system) over the cell divided by the flows it completed,
-    /// warm-up included, in µs; what a flow costs whatever else the machine runs. `nil` in
-    /// reports from before it was measured.
+    /// The process's CPU time (user + system) over a round's measurement window divided by the
+    /// flows completed in it, in µs (the median round's); what a flow costs whatever else the
+    /// machine runs. `nil` in reports from before it was measured.
     public var cpuUsPerFlow: Double?
+    /// The `Mutex` + dictionary lookup floor on one thread, measured for 20 ms right before each
+    /// round of this closed-loop cell: the median, in ns. The unit the row's figures are judged
+    /// in, measured beside them. `nil` for the open loop and in older reports.
+    public var floorNs: Double?
 
     public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
-                cpuUsPerFlow: Double? = nil) {
+                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil) {
         self.scenario = scenario
         self.mode = mode
         self.inFlight = inFlight
@@ -195,11 +199,12 @@ public struct FlowRow: Codable, Sendable, Equatable {
         self.errors = errors
         self.latencyUs = latencyUs
         self.cpuUsPerFlow = cpuUsPerFlow
+        self.floorNs = floorNs
     }
 
     enum CodingKeys: String, CodingKey {
         case scenario, mode, inFlight = "in_flight", offeredPerS = "offered_per_s", throughputPerS = "throughput_per_s", completed, errors
-        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow"
+        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow", floorNs = "floor_ns"
     }
 }
 

@@ -309,19 +309,41 @@ private final class ThreadCellSlots {
     }
 }
 
-/// Runs the flows section: closed loop for each scenario and in-flight level, then the open loop.
+/// Runs the flows section: the closed loop for each scenario and in-flight level, then the open
+/// loop.
+///
+/// Every closed-loop cell is measured in `options.rounds` rounds of `secondsPerFlowCell ÷ rounds`,
+/// the rounds interleaved over all cells, so a phase of the shared host that slows it for a few
+/// seconds lands on every level instead of on one (the collapse ratio compares levels). A row
+/// reports the median round's throughput and CPU per flow and the latencies of all its rounds.
+/// Right before each round the `Mutex` floor is measured on one thread for 20 ms; the row's
+/// `floor_ns` is the median of its rounds' floors, the unit its figures are judged in.
 func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [FlowRow] {
-    var rows: [FlowRow] = []
     let levels = options.inFlight.sorted()
-    for scenario in FlowRig.Scenario.allCases {
-        for level in levels {
-            progress.report("flows: \(scenario.rawValue), closed loop, \(level) in flight", force: true)
-            let (cell, seconds, cpu) = await closedLoop(rig, scenario, inFlight: level, seconds: options.secondsPerFlowCell)
-            try check(cell, "\(scenario.rawValue) at \(level) in flight")
-            rows.append(FlowRow(scenario: scenario.rawValue, mode: "closed", inFlight: level, offeredPerS: nil,
-                                throughputPerS: Double(cell.completed) / seconds, completed: cell.completed, errors: cell.errors,
-                                latencyUs: cell.histogram.percentiles(), cpuUsPerFlow: cpu))
+    let cells = FlowRig.Scenario.allCases.flatMap { scenario in levels.map { (scenario: scenario, level: $0) } }
+    let rounds = max(1, options.rounds)
+    let window = options.secondsPerFlowCell / Double(rounds)
+    let floorOperation = floors(HotPathData(userCount: 1_000, seed: options.seed)).first { $0.name == idpFloorName }!.makeOperation(0)
+    var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double)](), count: cells.count)
+    for round in 0..<rounds {
+        for (index, cell) in cells.enumerated() {
+            progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
+            let floorNs = await onOSThread { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
+            let (flows, seconds, cpu) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window)
+            try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
+            measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs))
         }
+    }
+    var rows: [FlowRow] = []
+    for (index, cell) in cells.enumerated() {
+        let runs = measured[index]
+        var merged = FlowCell()
+        for run in runs { merged.merge(run.cell) }
+        let median = runs.sorted { $0.throughput < $1.throughput }[runs.count / 2]
+        let floors = runs.map(\.floorNs).sorted()
+        rows.append(FlowRow(scenario: cell.scenario.rawValue, mode: "closed", inFlight: cell.level, offeredPerS: nil,
+                            throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
+                            latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: floors[floors.count / 2]))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at

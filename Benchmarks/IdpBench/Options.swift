@@ -60,12 +60,13 @@ struct Options: Sendable {
       --threads LIST       thread counts for providers (default 1,2,4,8,16)
       --in-flight LIST     flows in flight for the closed loop (default 1,16,256,1024,4096)
       --cell-ms N          measuring time of one run of a provider cell, ms (default 100)
-      --rounds N           runs per provider cell, interleaved with the other cells; the
-                           median is reported (default 3)
-      --flow-seconds S     measuring time per flow cell, seconds, may be fractional (default 2)
+      --rounds N           runs per provider cell and per closed-loop flow cell, interleaved
+                           with the other cells; the median is reported (default 3)
+      --flow-seconds S     measuring time per flow cell, seconds, may be fractional, split over
+                           its rounds (default 2)
       --latency MS         simulated IDP round trip per request in flows/contention (default 0)
-      --rate N             open-loop arrivals per second (default: half the closed-loop login
-                           throughput at 256 in flight, or at the nearest level measured)
+      --rate N             open-loop arrivals per second (default: half the lowest closed-loop
+                           login throughput with more than one flow in flight)
       --parked N           flows parked in the memory section (default 100000)
       --parked-latency MS  their simulated IDP latency, ms (default 100)
       --seed N             seed for the generated user names and passwords (default 1)
