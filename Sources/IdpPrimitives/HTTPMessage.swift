@@ -75,23 +75,43 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     /// Removes every field of this name.
     public mutating func remove(_ name: String) {
-        fields.removeAll { $0.name.lowercased() == name.lowercased() }
+        fields.removeAll { Self.namesMatch($0.name, name) }
     }
 
     /// The first value of the field, or `nil`.
     public subscript(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return fields.first { $0.name.lowercased() == wanted }?.value
+        fields.first { Self.namesMatch($0.name, name) }?.value
     }
 
     /// Every value of the field, in order.
     public func values(_ name: String) -> [String] {
-        let wanted = name.lowercased()
-        return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+        fields.filter { Self.namesMatch($0.name, name) }.map(\.value)
     }
 
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.fields.elementsEqual(rhs.fields) { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
+        lhs.fields.elementsEqual(rhs.fields) { namesMatch($0.name, $1.name) && $0.value == $1.value }
+    }
+
+    /// Whether two field names are the same, case-insensitively: byte by byte with ASCII letters
+    /// folded (field names are ASCII tokens, RFC 9110 §5.1), without making lowercased copies; a
+    /// name with other bytes is compared by `lowercased()`, as before.
+    public static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs, rhs = rhs
+        let ascii: Bool? = lhs.withUTF8 { a in
+            rhs.withUTF8 { b in
+                guard a.count == b.count else { return a.allSatisfy { $0 < 0x80 } && b.allSatisfy { $0 < 0x80 } ? false : nil }
+                var same = true
+                for index in 0..<a.count {
+                    let x = a[index], y = b[index]
+                    guard x < 0x80, y < 0x80 else { return nil }
+                    if x == y { continue }
+                    let folded = x | 0x20
+                    if folded != y | 0x20 || folded < UInt8(ascii: "a") || folded > UInt8(ascii: "z") { same = false }
+                }
+                return same
+            }
+        }
+        return ascii ?? (lhs.lowercased() == rhs.lowercased())
     }
 }
 
