@@ -51,6 +51,10 @@ public final class IdpNetwork: Sendable {
     }
 
     static func normalize(_ url: String) -> String {
+        // Already normal, the common case (a URL as registered): no lowercased copy.
+        if url.utf8.last != UInt8(ascii: "/"), !url.utf8.contains(where: { (0x41...0x5A).contains($0) || $0 >= 0x80 }) {
+            return url
+        }
         var text = url.lowercased()
         while text.hasSuffix("/") { text.removeLast() }
         return text

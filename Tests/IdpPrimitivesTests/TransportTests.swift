@@ -17,3 +17,20 @@ struct TransportTests {
         #expect((try? answer.get())?.status == 200)
     }
 }
+
+@Suite("IdpNetwork's addresses")
+struct IdpNetworkTests {
+    @Test("a URL is found whatever the case of its letters and however many slashes end it; another is not")
+    func normalizedLookup() {
+        let network = IdpNetwork()
+        network.register(TwiceAnsweringTransport(), at: "https://Idp.Example.test/")
+        for url in ["https://idp.example.test", "https://IDP.EXAMPLE.TEST", "https://idp.example.test//", "HTTPS://Idp.Example.test/"] {
+            #expect((try? network.connect(to: url, certificateChain: nil).get()) != nil, "\(url)")
+        }
+        for url in ["https://idp.example.tes", "https://idp.example.test/x", "https://idp.example.tëst"] {
+            #expect((try? network.connect(to: url, certificateChain: nil).get()) == nil, "\(url)")
+        }
+        network.unregister("https://idp.example.TEST")
+        #expect((try? network.connect(to: "https://idp.example.test", certificateChain: nil).get()) == nil)
+    }
+}
