@@ -52,13 +52,13 @@ public final class IdpSdkService: Sendable {
         public var maximumWorkerThreads: Int
         /// How long an idle SDK thread lives.
         public var workerKeepAlive: Duration
-        /// How long an SDK thread that ran out of work watches for the next job before it sleeps,
-        /// while no more flows are in flight than there are cores (one thread at a time, yielding
-        /// its core on every round): a flow hands off to the SDK's threads, and a job taken by a
-        /// watching thread skips a wake-up, which costs tens of microseconds on a virtual machine.
-        /// With more flows in flight the threads seldom run out of work, and a spinning thread
-        /// would take time from the threads that have it. 250 µs by default; `.zero` makes idle
-        /// threads sleep at once (less CPU at rest, for a battery-powered device, say).
+        /// How long an SDK thread that ran out of work watches for the next job before it sleeps
+        /// (one thread at a time, yielding its core on every round, and only while the process
+        /// leaves a core idle): a flow hands off to the SDK's threads, and a job taken by a
+        /// watching thread skips a wake-up, which costs tens of microseconds on a virtual
+        /// machine. When the process keeps the cores busy, a spinning thread would take time from
+        /// threads that have work, so it sleeps at once. 250 µs by default; `.zero` makes idle
+        /// threads always sleep at once (less CPU at rest, for a battery-powered device, say).
         public var workerSpin: Duration
         /// The clock ``flowTimeout`` is measured on: the system's by default; a `ManualClock`
         /// lets a test time a flow out by advancing it, without waiting.
@@ -104,6 +104,7 @@ public final class IdpSdkService: Sendable {
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPool
     private let timers: FlowTimers
+    private let inFlight = Atomic<Int>(0)
 
     /// The documents' initialiser. The IDP is looked up by `idpUrl` in ``IdpNetwork/shared`` at each
     /// call, so it may be registered before or after.
@@ -182,9 +183,9 @@ public final class IdpSdkService: Sendable {
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
             completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent)
         )
-        pool.flowStarted()
+        inFlight.add(1, ordering: .relaxed)
         let flow = Flow(context: context, completion: completion) { [weak self] _ in
-            self?.pool.flowEnded()
+            self?.inFlight.subtract(1, ordering: .relaxed)
         }
         switch transport {
         case .failure(let error): flow.finish(.failure(error))
@@ -232,7 +233,7 @@ public final class IdpSdkService: Sendable {
     }
 
     /// Flows started and not yet completed.
-    public var flowsInFlight: Int { pool.flowsInFlight }
+    public var flowsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
     /// The SDK's worker threads: running now, the most at once, and started in all.
     public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }

@@ -17,9 +17,9 @@ import Synchronization
 /// A thread that runs out of work first spins for up to `spin` (one thread at a time), watching
 /// for a new job without the lock, before it sleeps on the condition: a job submitted meanwhile is
 /// taken without a wake-up, which on a VM costs tens of microseconds. It spins only while the
-/// service has no more flows in flight than `concurrency` (``flowStarted()``/``flowEnded()``
-/// count them): with more, the threads seldom run out of work, and a spinner — even one yielding
-/// the core every round — would take time from threads that have work.
+/// process leaves a core idle (``SpinGate``, from the process's CPU time): when the cores are
+/// busy, a spinner — even one yielding the core every round — takes time from threads that have
+/// work.
 ///
 /// Its state lives in one ``ConditionLockedValue`` (the lock the idle threads also wait on); each
 /// method decides under it and starts threads or runs jobs after releasing it. The one field
@@ -46,12 +46,14 @@ final class WorkerPool: Sendable {
         var spinning = 0
         /// Signals sent to sleeping threads, in all.
         var signalled = 0
+        /// Whether the process leaves a core idle, so a thread may spin.
+        var gate: SpinGate
         var peakThreads = 0
         var started = 0
         var threadStartFailures = 0
     }
 
-    private let state = ConditionLockedValue(State(), label: "IdpSdk.WorkerPool")
+    private let state: ConditionLockedValue<State>
     let maximumThreads: Int
     /// The most threads running code that cannot block (outside ``mayBlock(_:)``) before a
     /// submit waits for one of them instead of starting another.
@@ -64,23 +66,17 @@ final class WorkerPool: Sendable {
     /// The queue's length, stored under the lock whenever it changes; read without it only by a
     /// spinning thread, as a hint to take the lock.
     private let queuedHint = Atomic<Int>(0)
-    /// The service's flows in flight: a thread spins only while there are at most `concurrency`.
-    private let flows = Atomic<Int>(0)
 
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
-         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero) {
+         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
         self.concurrency = max(1, concurrency)
         self.keepAlive = max(.milliseconds(1), keepAlive)
         self.stackSize = stackSize
         self.spin = max(.zero, spin)
+        state = ConditionLockedValue(State(gate: spinGate ?? SpinGate(cores: max(1, concurrency))), label: "IdpSdk.WorkerPool")
     }
-
-    /// A flow of the service began or ended.
-    func flowStarted() { flows.add(1, ordering: .relaxed) }
-    func flowEnded() { flows.subtract(1, ordering: .relaxed) }
-    var flowsInFlight: Int { flows.load(ordering: .relaxed) }
 
     /// What a submit does after the lock: wake an idle thread, start one, or nothing (the job
     /// waits for a busy thread).
@@ -217,8 +213,8 @@ final class WorkerPool: Sendable {
     private enum Next { case run(Job), spin, exit }
 
     /// The next job for this thread, or `nil` when it should exit. With the queue empty it spins
-    /// (``spinForJob()``) once, if no other thread spins and few flows are in flight, before it
-    /// waits on the condition.
+    /// (``spinForJob()``) once, if no other thread spins and the process leaves a core idle,
+    /// before it waits on the condition.
     private func nextJob() -> Job? {
         var mayStillSpin = spin > .zero
         while true {
@@ -227,19 +223,27 @@ final class WorkerPool: Sendable {
             case .exit: return nil
             case .spin:
                 mayStillSpin = false
-                spinForJob()
-                state.withLock { $0.spinning -= 1 }
+                let reading = SpinGate.Reading.now()
+                let spent = state.withLock { $0.gate.allowsSpin(reading) } ? spinForJob() : 0
+                state.withLock { state in
+                    state.spinning -= 1
+                    state.gate.spent(spent)
+                }
             }
         }
     }
 
     /// Watches `queuedHint` without the lock, yielding the core each round, until a job is queued
-    /// or ``spin`` has passed.
-    private func spinForJob() {
+    /// or ``spin`` has passed. Returns the nanoseconds it spun.
+    private func spinForJob() -> UInt64 {
+        let start = DispatchTime.now()
         let deadline = DispatchTime.now(plus: spin)
-        while queuedHint.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline {
+        var now = start
+        while queuedHint.load(ordering: .relaxed) == 0 && now < deadline {
             sched_yield()
+            now = DispatchTime.now()
         }
+        return now.uptimeNanoseconds &- start.uptimeNanoseconds
     }
 
     private func nextStep(mayStillSpin: Bool) -> Next {
@@ -261,7 +265,7 @@ final class WorkerPool: Sendable {
                 queuedHint.store(state.jobs.count, ordering: .relaxed)
                 return .done(.run(job))
             }
-            if mayStillSpin && state.spinning == 0 && flows.load(ordering: .relaxed) <= concurrency {
+            if mayStillSpin && state.spinning == 0 && state.gate.mayAllow(at: SpinGate.Reading.wallNow()) {
                 state.spinning += 1
                 return .done(.spin)
             }
@@ -280,6 +284,78 @@ final class WorkerPool: Sendable {
 private final class ThreadStart {
     let body: () -> Void
     init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// Whether an idle pool thread may spin: only while the process leaves a core idle. A pure value:
+/// it is given clock readings and keeps its own arithmetic, so tests drive it without threads.
+///
+/// Once per `interval` at most, a reading of the wall clock and the process's CPU time gives the
+/// share of the cores the process kept busy since the last one, not counting the time spent
+/// spinning (which would otherwise keep the spin going by itself). At `busyShare` or more, spins
+/// stop until a later reading shows a core idle again.
+struct SpinGate: Sendable {
+    /// A moment: monotonic wall-clock and process CPU time, in nanoseconds.
+    struct Reading: Sendable, Equatable {
+        var wall: UInt64
+        var cpu: UInt64
+
+        /// The clocks now (two `clock_gettime` calls; the CPU time is a system call).
+        static func now() -> Reading {
+            var cpu = timespec()
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu)
+            return Reading(wall: wallNow(), cpu: nanoseconds(cpu))
+        }
+
+        /// The monotonic clock alone (no system call on Linux: the vDSO answers).
+        static func wallNow() -> UInt64 {
+            var wall = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &wall)
+            return nanoseconds(wall)
+        }
+
+        private static func nanoseconds(_ time: timespec) -> UInt64 { UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec) }
+    }
+
+    let cores: Int
+    let busyShare: Double
+    let interval: UInt64
+    private var last: (reading: Reading, spun: UInt64)?
+    /// Nanoseconds spent spinning, in all.
+    private var spun: UInt64 = 0
+    /// What the last reading decided; spins are allowed until a reading says otherwise.
+    private var allowed = true
+
+    /// Whether a spin might be allowed at wall time `now`: the last reading allowed it, or a new
+    /// reading is due (then ``allowsSpin(_:)`` decides).
+    func mayAllow(at now: UInt64) -> Bool {
+        guard !allowed, let last else { return true }
+        return now &- last.reading.wall >= interval
+    }
+
+    init(cores: Int, busyShare: Double = 0.75, interval: Duration = .milliseconds(1)) {
+        self.cores = max(1, cores)
+        self.busyShare = busyShare
+        self.interval = UInt64(interval.components.seconds) &* 1_000_000_000 &+ UInt64(interval.components.attoseconds / 1_000_000_000)
+    }
+
+    /// Takes `reading` into account (if `interval` has passed since the last one) and says
+    /// whether a spin may start now.
+    mutating func allowsSpin(_ reading: Reading) -> Bool {
+        guard let last else {
+            self.last = (reading, spun)
+            return allowed
+        }
+        let elapsed = reading.wall &- last.reading.wall
+        guard reading.wall > last.reading.wall, elapsed >= interval else { return allowed }
+        let cpu = reading.cpu >= last.reading.cpu ? reading.cpu - last.reading.cpu : 0
+        let working = cpu - min(cpu, spun &- last.spun)
+        allowed = Double(working) < busyShare * Double(elapsed) * Double(cores)
+        self.last = (reading, spun)
+        return allowed
+    }
+
+    /// Counts `nanoseconds` spent spinning.
+    mutating func spent(_ nanoseconds: UInt64) { spun &+= nanoseconds }
 }
 
 /// A FIFO of jobs with O(1) amortised append and pop.

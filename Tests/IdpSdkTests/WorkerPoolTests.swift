@@ -77,26 +77,23 @@ import Testing
         release.open()
     }
 
-    @Test func withMoreFlowsInFlightThanCoresAnIdleThreadSleepsWithoutSpinning() async {
-        // Given a pool for 2 cores whose service has 3 flows in flight
-        let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), concurrency: 2, spin: .seconds(30))
-        for _ in 0..<3 { pool.flowStarted() }
-
-        // When its thread runs out of work
+    @Test func whenTheProcessKeepsTheCoresBusyAnIdleThreadSleepsWithoutSpinning() async {
+        // Given a pool whose gate counts any CPU use as busy (busy share 0), with a long spin
+        let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), concurrency: 2, spin: .seconds(30),
+                              spinGate: SpinGate(cores: 2, busyShare: 0, interval: .milliseconds(1)))
+        // When its thread runs out of work the first time, the gate has no history: it spins
+        pool.submit {}
+        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+        // and takes the next job; after that, with more than the interval passed, the gate reads
+        // the clocks again and says the process is busy
         let done = Gate()
-        pool.submit { done.open() }
+        pool.submit { usleep(2_000); done.open() }
         #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(30)) })
 
-        // Then it sleeps at once (a 30 s spin would keep it from idling), and spins again once
-        // the flows are few
+        // Then the thread sleeps at once (with a 30 s spin it could not be idle otherwise)
         #expect(await Self.eventually { pool.snapshot.idle == 1 })
         #expect(pool.snapshot.spinning == 0)
-        for _ in 0..<2 { pool.flowEnded() }
-        #expect(pool.flowsInFlight == 1)
-        let next = Gate()
-        pool.submit { next.open() }
-        #expect(await CompletionTests.offTask { next.wait(timeout: .seconds(30)) })
-        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+        #expect(pool.statistics.started == 1)
     }
 
     @Test func withoutASpinAnIdleThreadSleepsAtOnceAndIsWokenForTheNextJob() async {
@@ -126,5 +123,55 @@ import Testing
         pool.submit { again.open() }
         #expect(await CompletionTests.offTask { again.wait(timeout: .seconds(30)) })
         #expect(pool.statistics.started == 2)
+    }
+}
+
+/// The spin gate as a plain value: clock readings in, decisions out.
+@Suite struct SpinGateTests {
+    typealias Reading = SpinGate.Reading
+    let ms: UInt64 = 1_000_000
+
+    @Test func aProcessThatKeepsTheCoresBusyStopsTheSpinUntilACoreIsIdleAgain() {
+        var gate = SpinGate(cores: 2, busyShare: 0.75, interval: .milliseconds(1))
+        // The first reading has nothing to compare with: spins are allowed.
+        let first = gate.allowsSpin(Reading(wall: 10 * ms, cpu: 0))
+        #expect(first)
+        // 2 ms later the process used 3.2 ms of CPU on 2 cores: 80% busy, so no spin...
+        let busy = gate.allowsSpin(Reading(wall: 12 * ms, cpu: 3_200_000))
+        #expect(!busy)
+        // ...and nobody even asks for a reading before the interval has passed...
+        #expect(!gate.mayAllow(at: 12 * ms + 500_000))
+        #expect(gate.mayAllow(at: 13 * ms))
+        // ...and a reading within the interval changes nothing.
+        let early = gate.allowsSpin(Reading(wall: 12 * ms + 500_000, cpu: 3_200_000))
+        #expect(!early)
+        // 2 ms later it used 1 ms of CPU: a core is idle, spins are allowed again.
+        let idle = gate.allowsSpin(Reading(wall: 14 * ms, cpu: 4_200_000))
+        #expect(idle)
+        #expect(gate.mayAllow(at: 14 * ms))
+    }
+
+    @Test func timeSpentSpinningIsNotCountedAsWork() {
+        var gate = SpinGate(cores: 2, busyShare: 0.75, interval: .milliseconds(1))
+        _ = gate.allowsSpin(Reading(wall: 0, cpu: 0))
+        // 4 ms of CPU in 2 ms on 2 cores is 100% busy, but 2.5 ms of it was spinning: 1.5 ms of
+        // work is 37.5%, so the spin may go on.
+        gate.spent(2_500_000)
+        let allowed = gate.allowsSpin(Reading(wall: 2 * ms, cpu: 4 * ms))
+        #expect(allowed)
+        // Without the spin it would have stopped.
+        var other = SpinGate(cores: 2, busyShare: 0.75, interval: .milliseconds(1))
+        _ = other.allowsSpin(Reading(wall: 0, cpu: 0))
+        let stopped = other.allowsSpin(Reading(wall: 2 * ms, cpu: 4 * ms))
+        #expect(!stopped)
+    }
+
+    @Test func clocksThatGoBackwardsChangeNothing() {
+        var gate = SpinGate(cores: 1, busyShare: 0.75, interval: .milliseconds(1))
+        _ = gate.allowsSpin(Reading(wall: 5 * ms, cpu: 5 * ms))
+        let wallBack = gate.allowsSpin(Reading(wall: 4 * ms, cpu: 9 * ms))
+        #expect(wallBack)
+        let cpuBack = gate.allowsSpin(Reading(wall: 7 * ms, cpu: 4 * ms))
+        #expect(cpuBack, "a CPU clock that went back counts as no work")
     }
 }
