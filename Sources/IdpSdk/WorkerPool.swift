@@ -234,16 +234,17 @@ final class WorkerPool: Sendable {
     }
 
     /// Watches `queuedHint` without the lock, yielding the core each round, until a job is queued
-    /// or ``spin`` has passed. Returns the nanoseconds it spun.
+    /// or ``spin`` has passed. Returns the CPU time it spun, in nanoseconds: the thread's own CPU
+    /// clock, not the wall clock, since a yield that hands the core to another thread costs the
+    /// spinner nothing (counting wall time would take other threads' work for spinning).
     private func spinForJob() -> UInt64 {
-        let start = DispatchTime.now()
+        let cpuBefore = SpinGate.Reading.threadCPUNow()
         let deadline = DispatchTime.now(plus: spin)
-        var now = start
-        while queuedHint.load(ordering: .relaxed) == 0 && now < deadline {
+        while queuedHint.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline {
             sched_yield()
-            now = DispatchTime.now()
         }
-        return now.uptimeNanoseconds &- start.uptimeNanoseconds
+        let cpuAfter = SpinGate.Reading.threadCPUNow()
+        return cpuAfter >= cpuBefore ? cpuAfter - cpuBefore : 0
     }
 
     private func nextStep(mayStillSpin: Bool) -> Next {
@@ -289,10 +290,13 @@ private final class ThreadStart {
 /// Whether an idle pool thread may spin: only while the process leaves a core idle. A pure value:
 /// it is given clock readings and keeps its own arithmetic, so tests drive it without threads.
 ///
-/// Once per `interval` at most, a reading of the wall clock and the process's CPU time gives the
-/// share of the cores the process kept busy since the last one, not counting the time spent
-/// spinning (which would otherwise keep the spin going by itself). At `busyShare` or more, spins
-/// stop until a later reading shows a core idle again.
+/// Once per `interval` (20 ms) at most, a reading of the wall clock and the process's CPU time
+/// gives the share of the cores the process kept busy since the last one, not counting the CPU
+/// time spent spinning (which would otherwise stop the spin by itself: at one flow in flight the
+/// spinner alone keeps a core half busy). At `busyShare` or more, spins stop until a later
+/// reading shows a core idle again. The interval is tens of milliseconds because the kernel adds
+/// a running thread's time to the process's total at its clock ticks: over one millisecond the
+/// busy share reads low.
 struct SpinGate: Sendable {
     /// A moment: monotonic wall-clock and process CPU time, in nanoseconds.
     struct Reading: Sendable, Equatable {
@@ -304,6 +308,13 @@ struct SpinGate: Sendable {
             var cpu = timespec()
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu)
             return Reading(wall: wallNow(), cpu: nanoseconds(cpu))
+        }
+
+        /// The calling thread's CPU time (a system call).
+        static func threadCPUNow() -> UInt64 {
+            var cpu = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
+            return nanoseconds(cpu)
         }
 
         /// The monotonic clock alone (no system call on Linux: the vDSO answers).
@@ -332,7 +343,7 @@ struct SpinGate: Sendable {
         return now &- last.reading.wall >= interval
     }
 
-    init(cores: Int, busyShare: Double = 0.75, interval: Duration = .milliseconds(1)) {
+    init(cores: Int, busyShare: Double = 0.75, interval: Duration = .milliseconds(20)) {
         self.cores = max(1, cores)
         self.busyShare = busyShare
         self.interval = UInt64(interval.components.seconds) &* 1_000_000_000 &+ UInt64(interval.components.attoseconds / 1_000_000_000)
@@ -354,7 +365,7 @@ struct SpinGate: Sendable {
         return allowed
     }
 
-    /// Counts `nanoseconds` spent spinning.
+    /// Counts `nanoseconds` of CPU time spent spinning.
     mutating func spent(_ nanoseconds: UInt64) { spun &+= nanoseconds }
 }
 
