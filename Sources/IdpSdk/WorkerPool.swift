@@ -294,9 +294,11 @@ private final class ThreadStart {
 /// gives the share of the cores the process kept busy since the last one, not counting the CPU
 /// time spent spinning (which would otherwise stop the spin by itself: at one flow in flight the
 /// spinner alone keeps a core half busy). At `busyShare` or more, spins stop until a later
-/// reading shows a core idle again. The interval is tens of milliseconds because the kernel adds
-/// a running thread's time to the process's total at its clock ticks: over one millisecond the
-/// busy share reads low.
+/// reading shows a core idle again. By default `busyShare` is (cores − 1) ÷ cores, the share above
+/// which no core is left idle on average: ½ on 2 cores, ¾ on 4 (one core stops spinning after
+/// its first reading). The interval is tens of milliseconds because the kernel adds a running
+/// thread's time to the process's total at its clock ticks: over one millisecond the busy share
+/// reads low.
 struct SpinGate: Sendable {
     /// A moment: monotonic wall-clock and process CPU time, in nanoseconds.
     struct Reading: Sendable, Equatable {
@@ -343,9 +345,9 @@ struct SpinGate: Sendable {
         return now &- last.reading.wall >= interval
     }
 
-    init(cores: Int, busyShare: Double = 0.75, interval: Duration = .milliseconds(20)) {
+    init(cores: Int, busyShare: Double? = nil, interval: Duration = .milliseconds(20)) {
         self.cores = max(1, cores)
-        self.busyShare = busyShare
+        self.busyShare = busyShare ?? Double(max(1, cores) - 1) / Double(max(1, cores))
         self.interval = UInt64(interval.components.seconds) &* 1_000_000_000 &+ UInt64(interval.components.attoseconds / 1_000_000_000)
     }
 

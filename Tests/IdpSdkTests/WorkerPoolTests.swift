@@ -5,12 +5,13 @@ import IdpPrimitives
 import Testing
 
 /// The worker pool's spin phase: a thread that ran out of work watches for a job before it sleeps.
-/// These tests give it a long spin, so "while it spins" is a state they wait for, not a race.
+/// These tests give it a long spin, so "while it spins" is a state they wait for, not a race:
+/// under ThreadSanitizer on a loaded machine, seconds pass between two steps of a test.
 @Suite struct WorkerPoolTests {
-    /// Waits, off the cooperative pool, until `condition` holds (or 30 s pass).
+    /// Waits, off the cooperative pool, until `condition` holds (or 120 s pass).
     static func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
         await CompletionTests.offTask {
-            let deadline = DispatchTime.now(plus: .seconds(30))
+            let deadline = DispatchTime.now(plus: .seconds(120))
             while !condition() {
                 if DispatchTime.now() > deadline { return false }
                 usleep(100)
@@ -19,9 +20,17 @@ import Testing
         }
     }
 
+    /// A pool whose thread spins once, the first time it runs out of work, until a job comes (5
+    /// minutes at most, longer than any test waits), and never again: its gate counts any work
+    /// as busy, so every later reading refuses.
+    static func spinningOnce(maximumThreads: Int = 4, concurrency: Int = 2) -> WorkerPool {
+        WorkerPool(maximumThreads: maximumThreads, keepAlive: .seconds(60), concurrency: concurrency, spin: .seconds(300),
+                   spinGate: SpinGate(cores: 2, busyShare: 0, interval: .nanoseconds(1)))
+    }
+
     @Test func aJobSubmittedWhileAThreadSpinsRunsOnItWithoutANewThread() async {
         // Given a pool whose one thread has finished its job and spins
-        let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), spin: .seconds(30))
+        let pool = Self.spinningOnce()
         let ran = LockedValue<[String]>([])
         pool.submit { ran.withLock { $0.append(SDKThreadMarker.currentName ?? "?") } }
         #expect(await Self.eventually { pool.snapshot.spinning == 1 })
@@ -38,10 +47,10 @@ import Testing
 
     @Test func moreJobsThanSpinnersStillGetThreads() async {
         // Given a pool whose one thread spins
-        let pool = WorkerPool(maximumThreads: 8, keepAlive: .seconds(60), concurrency: 4, spin: .seconds(30))
+        let pool = Self.spinningOnce(maximumThreads: 8, concurrency: 4)
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(30)) })
+        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
         #expect(await Self.eventually { pool.snapshot.spinning == 1 })
 
         // When three jobs that each wait for the others are submitted at once
@@ -51,7 +60,7 @@ import Testing
             pool.submit {
                 pool.mayBlock {
                     if arrived.withLock({ $0 += 1; return $0 }) == 3 { for _ in 0..<3 { allThree.open() } }
-                    _ = allThree.wait(timeout: .seconds(30))
+                    _ = allThree.wait(timeout: .seconds(120))
                 }
             }
         }
@@ -62,7 +71,7 @@ import Testing
 
     @Test func aSpinningThreadBlockedByItsJobDoesNotStrandTheNext() async {
         // Given a pool with one non-blocking slot whose one thread spins
-        let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), concurrency: 1, spin: .seconds(30))
+        let pool = Self.spinningOnce(concurrency: 1)
         pool.submit {}
         #expect(await Self.eventually { pool.snapshot.spinning == 1 })
 
@@ -73,24 +82,23 @@ import Testing
         pool.submit { second.open() }
 
         // Then the second job runs while the first still blocks
-        #expect(await CompletionTests.offTask { second.wait(timeout: .seconds(30)) })
+        #expect(await CompletionTests.offTask { second.wait(timeout: .seconds(120)) })
         release.open()
     }
 
     @Test func whenTheProcessKeepsTheCoresBusyAnIdleThreadSleepsWithoutSpinning() async {
-        // Given a pool whose gate counts any CPU use as busy (busy share 0), with a long spin
-        let pool = WorkerPool(maximumThreads: 4, keepAlive: .seconds(60), concurrency: 2, spin: .seconds(30),
-                              spinGate: SpinGate(cores: 2, busyShare: 0, interval: .milliseconds(1)))
+        // Given a pool whose gate counts any CPU use as busy, with a 5-minute spin
+        let pool = Self.spinningOnce()
         // When its thread runs out of work the first time, the gate has no history: it spins
         pool.submit {}
         #expect(await Self.eventually { pool.snapshot.spinning == 1 })
-        // and takes the next job; after that, with more than the interval passed, the gate reads
-        // the clocks again and says the process is busy
+        // and takes the next job; running out of work again, it reads the clocks, and the gate
+        // says the process is busy
         let done = Gate()
-        pool.submit { usleep(2_000); done.open() }
-        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(30)) })
+        pool.submit { done.open() }
+        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
 
-        // Then the thread sleeps at once (with a 30 s spin it could not be idle otherwise)
+        // Then the thread sleeps at once (with a 5-minute spin it could not be idle otherwise)
         #expect(await Self.eventually { pool.snapshot.idle == 1 })
         #expect(pool.snapshot.spinning == 0)
         #expect(pool.statistics.started == 1)
@@ -102,7 +110,7 @@ import Testing
             if pool.statistics.started > 0 { #expect(await Self.eventually { pool.snapshot.idle == 1 }) }
             let done = Gate()
             pool.submit { done.open() }
-            #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(30)) })
+            #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
             #expect(pool.snapshot.spinning == 0)
         }
         #expect(pool.statistics.started == 1)
@@ -114,14 +122,14 @@ import Testing
         let pool = WorkerPool(maximumThreads: 4, keepAlive: .milliseconds(50), spin: .milliseconds(5))
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(30)) })
+        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
 
         // Then the thread spins, sleeps and exits, and a later job starts a new one
         #expect(await Self.eventually { pool.statistics.current == 0 })
         #expect(pool.snapshot.spinning == 0)
         let again = Gate()
         pool.submit { again.open() }
-        #expect(await CompletionTests.offTask { again.wait(timeout: .seconds(30)) })
+        #expect(await CompletionTests.offTask { again.wait(timeout: .seconds(120)) })
         #expect(pool.statistics.started == 2)
     }
 }
@@ -149,6 +157,20 @@ import Testing
         let idle = gate.allowsSpin(Reading(wall: 14 * ms, cpu: 4_200_000))
         #expect(idle)
         #expect(gate.mayAllow(at: 14 * ms))
+    }
+
+    @Test func byDefaultASpinNeedsACoreIdleOnAverage() {
+        // 2 cores: below half busy a core is idle on average; 4 cores: below three quarters.
+        for (cores, idleShare, busyShare) in [(2, 0.4, 0.6), (4, 0.7, 0.8)] {
+            var idle = SpinGate(cores: cores, interval: .milliseconds(1))
+            _ = idle.allowsSpin(Reading(wall: 0, cpu: 0))
+            let allowed = idle.allowsSpin(Reading(wall: 10 * ms, cpu: UInt64(idleShare * Double(cores) * 10) * ms))
+            #expect(allowed, "\(cores) cores at \(idleShare)")
+            var busy = SpinGate(cores: cores, interval: .milliseconds(1))
+            _ = busy.allowsSpin(Reading(wall: 0, cpu: 0))
+            let refused = busy.allowsSpin(Reading(wall: 10 * ms, cpu: UInt64(busyShare * Double(cores) * 10) * ms))
+            #expect(!refused, "\(cores) cores at \(busyShare)")
+        }
     }
 
     @Test func timeSpentSpinningIsNotCountedAsWork() {
