@@ -151,4 +151,10 @@ extension UInt8 {
             false
         }
     }
+
+    /// The byte with ASCII `A`–`Z` folded to `a`–`z`; every other byte as it is (case-insensitive
+    /// matching of ASCII names: XHTML tag and attribute names, HTTP field names).
+    var asciiLowercased: UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self + 32 : self
+    }
 }

@@ -104,9 +104,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
                 for index in 0..<a.count {
                     let x = a[index], y = b[index]
                     guard x < 0x80, y < 0x80 else { return nil }
-                    if x == y { continue }
-                    let folded = x | 0x20
-                    if folded != y | 0x20 || folded < UInt8(ascii: "a") || folded > UInt8(ascii: "z") { same = false }
+                    if x.asciiLowercased != y.asciiLowercased { same = false }
                 }
                 return same
             }

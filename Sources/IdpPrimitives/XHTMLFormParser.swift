@@ -324,7 +324,7 @@ struct XHTMLFormParser: ~Copyable {
         guard range.count == name.count else { return false }
         var offset = 0
         for index in range {
-            guard Self.lowercased(bytes[index]) == name[offset] else { return false }
+            guard bytes[index].asciiLowercased == name[offset] else { return false }
             offset += 1
         }
         return true
@@ -335,7 +335,7 @@ struct XHTMLFormParser: ~Copyable {
         guard a.count == b.count else { return false }
         var other = b.lowerBound
         for index in a {
-            guard Self.lowercased(bytes[index]) == Self.lowercased(bytes[other]) else { return false }
+            guard bytes[index].asciiLowercased == bytes[other].asciiLowercased else { return false }
             other += 1
         }
         return true
@@ -430,7 +430,7 @@ struct XHTMLFormParser: ~Copyable {
         }
         let type = Self.nonEmpty(attribute("type")).map { type in
             type.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
-                ? String(decoding: type.utf8.map(Self.lowercased), as: UTF8.self) : type
+                ? String(decoding: type.utf8.map(\.asciiLowercased), as: UTF8.self) : type
         }
         inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type ?? "text", value: attribute("value")))
     }
@@ -627,10 +627,6 @@ struct XHTMLFormParser: ~Copyable {
 
     private static func isLetter(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 
     private static func uppercased(_ byte: UInt8) -> UInt8 {
