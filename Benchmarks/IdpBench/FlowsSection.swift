@@ -339,11 +339,10 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
         let runs = measured[index]
         var merged = FlowCell()
         for run in runs { merged.merge(run.cell) }
-        let median = runs.sorted { $0.throughput < $1.throughput }[runs.count / 2]
-        let floors = runs.map(\.floorNs).sorted()
+        let median = runs.median(by: \.throughput)
         rows.append(FlowRow(scenario: cell.scenario.rawValue, mode: "closed", inFlight: cell.level, offeredPerS: nil,
                             throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
-                            latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: floors[floors.count / 2]))
+                            latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at

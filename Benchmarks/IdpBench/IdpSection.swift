@@ -42,7 +42,7 @@ func runIdpSection(_ options: Options, progress: Progress) throws(BenchFailure) 
             }
         }
         for (index, results) in runs.enumerated() {
-            let median = results.sorted { $0.nanosecondsPerOperation < $1.nanosecondsPerOperation }[results.count / 2]
+            let median = results.median(by: \.nanosecondsPerOperation)
             rows.append(FloorRow(name: FloorRow.idpPrefix + cells[index].name, threads: threads, nsPerOp: median.nanosecondsPerOperation,
                                  ops: results.reduce(0) { $0 + $1.operations }))
         }

@@ -169,7 +169,7 @@ func runProvidersSection(_ options: Options, progress: Progress) async throws(Be
             }
         }
         for (index, results) in runs.enumerated() {
-            let median = results.sorted { $0.nanosecondsPerOperation < $1.nanosecondsPerOperation }[results.count / 2]
+            let median = results.median(by: \.nanosecondsPerOperation)
             let calls = results.reduce(0) { $0 + $1.operations }
             if index < floors.count {
                 floorRows.append(FloorRow(name: floors[index].name, threads: threads, nsPerOp: median.nanosecondsPerOperation, ops: calls))

@@ -33,6 +33,14 @@ final class Progress: Sendable {
     }
 }
 
+extension Array {
+    /// The middle element when ordered by `key` (the upper middle of an even count): how every
+    /// section reports a cell measured in several rounds. The array must not be empty.
+    func median<Key: Comparable>(by key: (Element) -> Key) -> Element {
+        sorted { key($0) < key($1) }[count / 2]
+    }
+}
+
 /// Runs `body` on a new OS thread and returns its result, without blocking a Swift concurrency
 /// thread while it waits: for work that may block.
 func onOSThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
