@@ -1,7 +1,5 @@
 /// Base-16 text for digests, trace ids and test vectors.
 public enum Hex {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Encodes bytes as lower-case hexadecimal, two digits per byte.
     /// - Parameter bytes: The bytes to encode.
     /// - Returns: The hex text; empty for no bytes.
@@ -9,10 +7,27 @@ public enum Hex {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
+            output.append(digit(byte >> 4))
+            output.append(digit(byte & 0x0F))
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Encodes raw bytes as lower-case hexadecimal straight into the string's storage.
+    static func encode(raw bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[2 * index] = digit(byte >> 4)
+                buffer[2 * index + 1] = digit(byte & 0x0F)
+            }
+            return bytes.count * 2
+        }
+    }
+
+    /// The lower-case hex digit of a value below 16.
+    @inline(__always)
+    static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// Decodes hexadecimal text; upper- and lower-case digits are both accepted.

@@ -100,11 +100,18 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter sampled: Whether the `sampled` flag is set.
     /// - Returns: A version-00 value with fresh, non-zero ids.
     public static func random(sampled: Bool = true) -> TraceParent {
-        TraceParent(
-            uncheckedTraceId: Hex.encode(nonZeroRandomBytes(16)),
-            parentId: Hex.encode(nonZeroRandomBytes(8)),
-            flags: sampled ? 1 : 0
-        )
+        // The MC starts a trace per event: the ids are drawn and written out without an array.
+        withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
+            let traceId = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<16])
+            let parentId = UnsafeMutableRawBufferPointer(rebasing: bytes[16..<24])
+            fillNonZero(traceId)
+            fillNonZero(parentId)
+            return TraceParent(
+                uncheckedTraceId: Hex.encode(raw: UnsafeRawBufferPointer(traceId)),
+                parentId: Hex.encode(raw: UnsafeRawBufferPointer(parentId)),
+                flags: sampled ? 1 : 0
+            )
+        }
     }
 
     /// Whether the caller recorded this trace (flag bit 0).
@@ -115,15 +122,30 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// A parsed higher version is written as 00 on purpose: the specification asks a participant
     /// to propagate only the version it understands.
     public var description: String {
-        "00-\(traceId)-\(parentId)-\(Hex.encode([flags]))"
+        let length = 3 + traceId.utf8.count + 1 + parentId.utf8.count + 3
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var index = 0
+            func append(_ byte: UInt8) {
+                buffer[index] = byte
+                index += 1
+            }
+            append(UInt8(ascii: "0"))
+            append(UInt8(ascii: "0"))
+            append(UInt8(ascii: "-"))
+            for byte in traceId.utf8 { append(byte) }
+            append(UInt8(ascii: "-"))
+            for byte in parentId.utf8 { append(byte) }
+            append(UInt8(ascii: "-"))
+            append(Hex.digit(flags >> 4))
+            append(Hex.digit(flags & 0x0F))
+            return index
+        }
     }
 
-    /// All-zero ids are invalid; the chance is negligible, but retrying costs nothing.
-    private static func nonZeroRandomBytes(_ count: Int) -> [UInt8] {
-        while true {
-            let bytes = SecureRandom.bytes(count)
-            if bytes.contains(where: { $0 != 0 }) { return bytes }
-        }
+    /// Fills `buffer` with random bytes, not all zero: all-zero ids are invalid; the chance is
+    /// negligible, but retrying costs nothing.
+    private static func fillNonZero(_ buffer: UnsafeMutableRawBufferPointer) {
+        repeat { SecureRandom.fill(buffer) } while !buffer.contains(where: { $0 != 0 })
     }
 
     /// The value of a lower-case hex digit; upper case is invalid in `traceparent`.

@@ -115,6 +115,34 @@ struct TraceParentTests {
         #expect(TraceParent.random().traceId != first.traceId)
     }
 
+    @Test("every flags byte is written back as the two lower-case digits it was parsed from")
+    func everyFlagsByteRoundTrips() throws {
+        let digits = Array("0123456789abcdef")
+        for flags in 0...255 {
+            let text = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-\(digits[flags >> 4])\(digits[flags & 15])"
+            let parent = try TraceParent(parsing: text)
+            #expect(parent.flags == UInt8(flags))
+            #expect(parent.description == text)
+        }
+    }
+
+    @Test("random values, written straight into their text, parse back to themselves and use every hex digit")
+    func randomValuesRoundTrip() throws {
+        var seen = Set<Character>()
+        var traceIds = Set<String>()
+        for index in 0..<500 {
+            let parent = TraceParent.random(sampled: index % 2 == 0)
+            let text = parent.description
+            #expect(text.utf8.count == 55)
+            #expect(try TraceParent(parsing: text) == parent)
+            #expect(parent.isSampled == (index % 2 == 0))
+            seen.formUnion(parent.traceId + parent.parentId)
+            traceIds.insert(parent.traceId)
+        }
+        #expect(seen == Set("0123456789abcdef"))
+        #expect(traceIds.count == 500)
+    }
+
     @Test("the error names the value and the problem, cutting long input to 64 characters")
     func errorDescription() {
         let error = TraceParentError(.zeroTraceId, input: "00-00000000000000000000000000000000-00f067aa0ba902b7-01")
