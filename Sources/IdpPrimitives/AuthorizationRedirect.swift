@@ -70,8 +70,8 @@ public struct AuthorizationRedirect: Sendable, Equatable {
         let beforeFragment = hash ?? bytes.count
         let question = bytes[..<beforeFragment].firstIndex(of: UInt8(ascii: "?"))
         let baseEnd = question ?? beforeFragment
-        let base = String(decoding: bytes[..<baseEnd], as: UTF8.self)
-        if let expectedRedirectURI, base != expectedRedirectURI {
+        if let expectedRedirectURI, !expectedRedirectURI.utf8.elementsEqual(bytes[..<baseEnd]) {
+            let base = String(decoding: bytes[..<baseEnd], as: UTF8.self)
             throw AuthorizationRedirectError(.redirectURIMismatch(expected: expectedRedirectURI, actual: base))
         }
 
@@ -94,22 +94,16 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     }
 
     /// Splits `name=value&…`, decoding both sides and refusing repeated names.
-    private static func decodeParameters(_ text: ArraySlice<UInt8>) throws(AuthorizationRedirectError) -> [String: String] {
-        var parameters: [String: String] = [:]
+    private static func decodeParameters(_ text: ArraySlice<UInt8>) throws(AuthorizationRedirectError) -> FormParameters {
+        var parameters = FormParameters()
         for segment in text.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let equals = segment.firstIndex(of: UInt8(ascii: "="))
-            let rawName = String(decoding: segment[..<(equals ?? segment.endIndex)], as: UTF8.self)
-            let rawValue = equals.map { String(decoding: segment[($0 + 1)...], as: UTF8.self) } ?? ""
-            let name: String
-            let value: String
-            do {
-                name = try FormURLEncoding.percentDecode(rawName, plusAsSpace: true)
-                value = try FormURLEncoding.percentDecode(rawValue, plusAsSpace: true)
-            } catch {
-                throw AuthorizationRedirectError(.invalidEncoding(rawName))
+            let rawName = segment[..<(equals ?? segment.endIndex)]
+            let rawValue = equals.map { segment[($0 + 1)...] } ?? []
+            guard let name = FormURLEncoding.decodeComponent(rawName), let value = FormURLEncoding.decodeComponent(rawValue) else {
+                throw AuthorizationRedirectError(.invalidEncoding(String(decoding: rawName, as: UTF8.self)))
             }
-            guard parameters[name] == nil else { throw AuthorizationRedirectError(.duplicateParameter(name)) }
-            parameters[name] = value
+            guard parameters.append(name: name, value: value) else { throw AuthorizationRedirectError(.duplicateParameter(name)) }
         }
         return parameters
     }

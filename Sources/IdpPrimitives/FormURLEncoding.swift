@@ -82,6 +82,16 @@ public enum FormURLEncoding {
         }
     }
 
+    /// Decodes one form component (`+` as space), or `nil` when an escape is malformed or decodes
+    /// to bytes that are not UTF-8: for parsers that report the raw component themselves.
+    /// `bytes` must be a piece of UTF-8 text cut at ASCII delimiters (`&`, `=`), as
+    /// ``decode(_:)`` cuts them.
+    static func decodeComponent(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            try? decodeBytes(buffer, range: 0..<buffer.count, plusAsSpace: true, text: "")
+        }
+    }
+
     private static func decodeBytes(
         _ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, plusAsSpace: Bool, text: String
     ) throws(FormURLEncodingError) -> String {

@@ -6,26 +6,24 @@ extension IdpServer {
     public static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
 
     /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).
-    static func uniqueParameters(_ text: String) -> Result<[String: String], ParameterProblem> {
+    static func uniqueParameters(_ text: String) -> Result<FormParameters, ParameterProblem> {
         let pairs: [(name: String, value: String)]
         do {
             pairs = try FormURLEncoding.decode(text)
         } catch {
             return .failure(ParameterProblem(message: "malformed parameters: \(error)"))
         }
-        var result = [String: String](minimumCapacity: pairs.count)
-        for (name, value) in pairs {
-            guard result.updateValue(value, forKey: name) == nil else {
-                return .failure(ParameterProblem(message: "parameter '\(name)' is given more than once"))
-            }
+        do {
+            return .success(try FormParameters(uniquelyNamed: pairs))
+        } catch {
+            return .failure(ParameterProblem(message: error.description))
         }
-        return .success(result)
     }
 
     /// `GET …/protocol/openid-connect/auth`: validates the request, opens a login session and serves
     /// the first step's form.
     func authorize(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
-        let params: [String: String]
+        let params: FormParameters
         switch Self.uniqueParameters(String(request.query)) {
         case .success(let decoded): params = decoded
         case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
@@ -121,7 +119,7 @@ extension IdpServer {
 
     /// `POST …/login-actions/authenticate`: checks one step's answers.
     func authenticate(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
-        let query: [String: String]
+        let query: FormParameters
         switch Self.uniqueParameters(String(request.query)) {
         case .success(let decoded): query = decoded
         case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
@@ -129,7 +127,7 @@ extension IdpServer {
         guard let bodyText = String(validating: request.body, as: UTF8.self) else {
             return Page.errorResponse(status: 400, code: "invalid_request", "the form body is not UTF-8")
         }
-        let answers: [String: String]
+        let answers: FormParameters
         switch Self.uniqueParameters(bodyText) {
         case .success(let decoded): answers = decoded
         case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
@@ -241,7 +239,7 @@ extension IdpServer {
     /// completion; everything else it decides is written here.
     private func decideStep(
         session: AuthSession, sessionCode: String, sessions: inout SessionShard, users: inout UserShard, key: UserKey,
-        tenant: TenantConfiguration, client prepared: PreparedClient, answers: [String: String], now: Date, newCode: String,
+        tenant: TenantConfiguration, client prepared: PreparedClient, answers: FormParameters, now: Date, newCode: String,
         newAstClientId: String, newSalt: [UInt8], codeLifetime: TimeInterval,
         maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy
     ) -> StepOutcome {
@@ -426,7 +424,7 @@ private struct StepEvaluation {
         identifiedUser = session.userId
     }
 
-    mutating func evaluate(fields: [IdpFormField], answers: [String: String]) -> Verdict {
+    mutating func evaluate(fields: [IdpFormField], answers: FormParameters) -> Verdict {
         for field in fields {
             guard let value = answers[field.id], !value.isEmpty else {
                 return .reject(Rejection(code: "missing_field", message: "Please fill in \(field.label).", countsAgainstUser: false))

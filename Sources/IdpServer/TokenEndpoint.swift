@@ -14,7 +14,7 @@ extension IdpServer {
         guard let bodyText = String(validating: request.body, as: UTF8.self) else {
             return Page.tokenError("invalid_request", "the form body is not UTF-8")
         }
-        let params: [String: String]
+        let params: FormParameters
         switch Self.uniqueParameters(bodyText) {
         case .success(let decoded): params = decoded
         case .failure(let problem): return Page.tokenError("invalid_request", problem.message)
@@ -33,7 +33,7 @@ extension IdpServer {
         }
     }
 
-    private func codeGrant(tenant tenantId: String, params: [String: String], traceParent: String?) -> HTTPResponse {
+    private func codeGrant(tenant tenantId: String, params: FormParameters, traceParent: String?) -> HTTPResponse {
         for name in ["code", "redirect_uri", "client_id", "code_verifier"] where (params[name] ?? "").isEmpty {
             return Page.tokenError("invalid_request", "missing parameter '\(name)'")
         }
@@ -129,7 +129,7 @@ extension IdpServer {
     /// BCP §4.14.2, RFC 6819 §5.2.2.3). Offline tokens end with the family's offline session
     /// ("Offline Session Max"), however often they are rotated. A locked user gets the lock
     /// (`error=account_temporarily_locked` with `locked_until`, or `account_permanently_locked`).
-    private func refreshGrant(tenant tenantId: String, params: [String: String], traceParent: String?) -> HTTPResponse {
+    private func refreshGrant(tenant tenantId: String, params: FormParameters, traceParent: String?) -> HTTPResponse {
         for name in ["refresh_token", "client_id"] where (params[name] ?? "").isEmpty {
             return Page.tokenError("invalid_request", "missing parameter '\(name)'")
         }
@@ -229,7 +229,7 @@ extension IdpServer {
     /// and `client_id`. Issues a token for `audience` only, as short-lived as an access token, in
     /// the same token family (revoked with it); it is never a refresh token. An audience equal to
     /// the login client is refused: its token would carry the 'ast-client' role.
-    private func exchangeGrant(tenant tenantId: String, params: [String: String], traceParent: String?) -> HTTPResponse {
+    private func exchangeGrant(tenant tenantId: String, params: FormParameters, traceParent: String?) -> HTTPResponse {
         for name in ["subject_token", "subject_token_type", "audience", "client_id"] where (params[name] ?? "").isEmpty {
             return Page.tokenError("invalid_request", "missing parameter '\(name)'")
         }

@@ -1,0 +1,68 @@
+/// Decoded `name=value` parameters whose names are unique: an authorization request's query, a
+/// form body, a redirect's fragment.
+///
+/// A request carries a handful of parameters, so they are kept as pairs in order and found by
+/// comparing names, which costs less than hashing each name into a dictionary built for one
+/// request. Past ``indexedFrom`` pairs a set of the names keeps the check for repeats linear.
+///
+/// ```swift
+/// let parameters = try FormParameters(uniquelyNamed: FormURLEncoding.decode("code=abc&state=xyz"))
+/// parameters["code"] // "abc"
+/// ```
+public struct FormParameters: Sendable {
+    /// The parameters, in the order they came.
+    public private(set) var pairs: [(name: String, value: String)] = []
+    /// The names, once there are more than ``indexedFrom`` (a hostile request may carry thousands).
+    private var names: Set<String>?
+
+    /// From this many pairs on, repeats are found through a set of the names.
+    static let indexedFrom = 16
+
+    /// A name that appears more than once.
+    public struct RepeatedName: Error, Equatable, CustomStringConvertible {
+        /// The repeated name.
+        public let name: String
+        public init(name: String) { self.name = name }
+        public var description: String { "parameter '\(name)' is given more than once" }
+    }
+
+    /// No parameters.
+    public init() {}
+
+    /// The given pairs, in order.
+    /// - Throws: ``RepeatedName`` for the first name that appears a second time.
+    public init(uniquelyNamed pairs: [(name: String, value: String)]) throws(RepeatedName) {
+        self.pairs.reserveCapacity(pairs.count)
+        for pair in pairs where !append(name: pair.name, value: pair.value) {
+            throw RepeatedName(name: pair.name)
+        }
+    }
+
+    /// Adds a parameter unless its name is already present.
+    /// - Returns: `false`, changing nothing, when `name` is already present.
+    @discardableResult
+    public mutating func append(name: String, value: String) -> Bool {
+        if names != nil {
+            // In place: `names!` mutates the stored set, which a copy bound by `if var` would not.
+            guard names!.insert(name).inserted else { return false }
+            pairs.append((name, value))
+            return true
+        }
+        guard self[name] == nil else { return false }
+        pairs.append((name, value))
+        if pairs.count >= Self.indexedFrom { names = Set(pairs.lazy.map(\.name)) }
+        return true
+    }
+
+    /// The value of the parameter `name`, or `nil` when there is none.
+    public subscript(name: String) -> String? {
+        for pair in pairs where pair.name == name { return pair.value }
+        return nil
+    }
+
+    /// How many parameters there are.
+    public var count: Int { pairs.count }
+
+    /// Whether there are none.
+    public var isEmpty: Bool { pairs.isEmpty }
+}
