@@ -77,7 +77,12 @@ public struct XHTMLForm: Sendable, Equatable {
 
     /// The inputs a user fills in: every type except hidden, submit, button, reset and image.
     public var visibleInputs: [Input] {
-        inputs.filter { !["hidden", "submit", "button", "reset", "image"].contains($0.type) }
+        inputs.filter {
+            switch $0.type {
+            case "hidden", "submit", "button", "reset", "image": false
+            default: true
+            }
+        }
     }
 
     /// The inputs of type `hidden`, which a client submits unchanged.

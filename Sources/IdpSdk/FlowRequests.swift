@@ -144,12 +144,13 @@ enum FlowRequests {
 enum CredentialCheck {
     static func submission(for credentials: [String: String], data: IdpSdkInteractionData, form: XHTMLForm, context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
         let configuration = context.configuration
-        let whereAsked = "step \(data.step) of client '\(data.clientId)'"
-        let requested = Set(data.inputFieldIds)
+        // Only an error names the step: the text is not built for a submission that passes.
+        var whereAsked: String { "step \(data.step) of client '\(data.clientId)'" }
         for id in data.inputFieldIds where credentials[id] == nil {
             return .failure(IdpSdkError(.missingCredentialField, "credentials lack field '\(id)', which \(whereAsked) requested"))
         }
         if configuration.unrequestedFields == .reject {
+            let requested = Set(data.inputFieldIds)
             for id in credentials.keys.sorted() where !requested.contains(id) {
                 return .failure(IdpSdkError(.unexpectedCredentialField, "credentials name field '\(id)', which \(whereAsked) did not request (it asked \(data.inputFieldIds))"))
             }

@@ -359,18 +359,28 @@ extension IdpServer {
     /// A random (version 4) UUID in lower case, from ``SecureRandom``: Foundation's `UUID()` opened
     /// and read `/dev/urandom` on every call, a sixteenth of a login step.
     static func randomUUID() -> String {
-        var bytes = SecureRandom.bytes(16)
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
+        var generator = SecureRandom.Generator()
+        var words = (generator.next(), generator.next())
+        return withUnsafeMutableBytes(of: &words) { bytes in
+            bytes[6] = bytes[6] & 0x0F | 0x40
+            bytes[8] = bytes[8] & 0x3F | 0x80
+            return String(unsafeUninitializedCapacity: 36) { text in
+                var index = 0
+                func append(_ character: UInt8) {
+                    text[index] = character
+                    index += 1
+                }
+                func appendDigit(_ nibble: UInt8) {
+                    append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+                }
+                for (position, byte) in bytes.enumerated() {
+                    if position == 4 || position == 6 || position == 8 || position == 10 { append(UInt8(ascii: "-")) }
+                    appendDigit(byte >> 4)
+                    appendDigit(byte & 0x0F)
+                }
+                return index
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 
