@@ -1,9 +1,8 @@
 import Foundation
-import BenchSupport
 
 /// The targets, each a ratio or a figure of this run against its limit. A target whose
 /// figures this run did not measure is left out.
-func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
     var targets: [TargetRow] = []
     let recommended = report.providers.filter(\.recommended)
     func floor(_ threads: Int) -> FloorRow? { report.floors.first { $0.name == "Mutex + dictionary lookup" && $0.threads == threads } }
@@ -49,29 +48,45 @@ func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
     // login costs, so a slower or busier machine moves figure and floor together. The floor is
     // the one measured beside the flow cell (``FlowRow/floorNs``), or for older reports the
     // providers section's.
+    //
+    // They do not move together exactly: in a slow phase of a shared host the floor beside a cell
+    // read 103–105 ns where the run's others read 60–64, while a login slowed by a third, and the
+    // CPU target read "met" at 1,214 floors when the fast-phase run of the same code read 1,501.
+    // Noise only ever slows a floor, so the run's lowest floor reading is the machine's own speed:
+    // a floor-unit target is met only if it is met in both units, and the detail gives both when
+    // they differ by more than a tenth.
     if latency == .zero, let sectionFloor = floor(1)?.nsPerOp ?? logins.first?.floorNs, sectionFloor > 0 {
         let cores = Double(report.machine.cores)
+        let lowestFloor = ([sectionFloor] + report.flows.compactMap(\.floorNs)).filter { $0 > 0 }.min() ?? sectionFloor
         func unit(_ row: FlowRow) -> (ns: Double, source: String) {
             if let beside = row.floorNs, beside > 0 { return (beside, "floor beside the cell") }
             return (sectionFloor, "providers' floor")
         }
+        /// The target for `nanoseconds` of one login in floors: its value in `floorNs`, met only
+        /// if it is also met at the run's lowest floor.
+        func floorTarget(_ name: String, nanoseconds: Double, limit: Double, floorNs: (ns: Double, source: String), detail: String) -> TargetRow {
+            let value = nanoseconds / floorNs.ns
+            let atLowest = nanoseconds / lowestFloor
+            var detail = detail
+            if lowestFloor < floorNs.ns * 0.9 {
+                detail += "; \(format(atLowest)) at the run's lowest floor, \(format(lowestFloor)) ns (a slow phase: met only if both are)"
+            }
+            return TargetRow(name: name, value: value, limit: limit, met: value <= limit && atLowest <= limit, detail: detail)
+        }
         if let busy = logins.first(where: { $0.inFlight == 1_024 }), busy.throughputPerS > 0 {
             let floorNs = unit(busy)
-            let cost = cores / busy.throughputPerS / (floorNs.ns / 1e9)
-            targets.append(TargetRow(name: "login CPU cost at 1024 in flight, in Mutex floors", value: cost, limit: 1_400, met: cost <= 1_400,
-                                     detail: "\(Int(cores)) cores / \(format(busy.throughputPerS)) flows/s / \(format(floorNs.ns)) ns, \(floorNs.source) (goal 700)"))
+            targets.append(floorTarget("login CPU cost at 1024 in flight, in Mutex floors", nanoseconds: cores / busy.throughputPerS * 1e9, limit: 1_400, floorNs: floorNs,
+                                       detail: "\(Int(cores)) cores / \(format(busy.throughputPerS)) flows/s / \(format(floorNs.ns)) ns, \(floorNs.source) (goal 700)"))
             // The same from the process's own CPU time, which other load on the machine does not inflate.
             if let cpu = busy.cpuUsPerFlow {
-                let measured = cpu * 1_000 / floorNs.ns
-                targets.append(TargetRow(name: "login process CPU at 1024 in flight, in Mutex floors", value: measured, limit: 1_400, met: measured <= 1_400,
-                                         detail: "\(format(cpu)) µs CPU per login / \(format(floorNs.ns)) ns"))
+                targets.append(floorTarget("login process CPU at 1024 in flight, in Mutex floors", nanoseconds: cpu * 1_000, limit: 1_400, floorNs: floorNs,
+                                           detail: "\(format(cpu)) µs CPU per login / \(format(floorNs.ns)) ns"))
             }
         }
         if let single = logins.first(where: { $0.inFlight == 1 }) {
             let floorNs = unit(single)
-            let p50 = single.latencyUs.p50 * 1_000 / floorNs.ns
-            targets.append(TargetRow(name: "login p50 at 1 in flight, in Mutex floors", value: p50, limit: 1_000, met: p50 <= 1_000,
-                                     detail: "\(format(single.latencyUs.p50)) µs / \(format(floorNs.ns)) ns, \(floorNs.source)"))
+            targets.append(floorTarget("login p50 at 1 in flight, in Mutex floors", nanoseconds: single.latencyUs.p50 * 1_000, limit: 1_000, floorNs: floorNs,
+                                       detail: "\(format(single.latencyUs.p50)) µs / \(format(floorNs.ns)) ns, \(floorNs.source)"))
         }
     }
     // Collapse: what is left of the best closed-loop throughput at 4,096 in flight.
