@@ -40,7 +40,6 @@ public enum SecureRandom {
         }
     }
 
-    /// Fills `buffer` from the kernel's CSPRNG.
     /// A `RandomNumberGenerator` over the same pooled kernel randomness: for uniform choices
     /// (`Int.random(in:using:)`) without a system call per number, which
     /// `SystemRandomNumberGenerator` makes on Linux.
@@ -69,6 +68,7 @@ public enum SecureRandom {
         }
     }
 
+    /// Fills `buffer` from the kernel's CSPRNG.
     static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard buffer.count > 0 else { return }
         #if canImport(Glibc)
