@@ -24,9 +24,10 @@ public enum Hex {
         }
     }
 
-    /// The lower-case hex digit of a value below 16.
-    @inline(__always)
-    static func digit(_ value: UInt8) -> UInt8 {
+    /// The lower-case hex digit, as a UTF-8 byte, of a value below 16: for callers that write hex
+    /// text into a buffer of their own (trace ids, UUIDs).
+    @inlinable @inline(__always)
+    public static func digit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 

@@ -370,13 +370,10 @@ extension IdpServer {
                     text[index] = character
                     index += 1
                 }
-                func appendDigit(_ nibble: UInt8) {
-                    append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
-                }
                 for (position, byte) in bytes.enumerated() {
                     if position == 4 || position == 6 || position == 8 || position == 10 { append(UInt8(ascii: "-")) }
-                    appendDigit(byte >> 4)
-                    appendDigit(byte & 0x0F)
+                    append(Hex.digit(byte >> 4))
+                    append(Hex.digit(byte & 0x0F))
                 }
                 return index
             }

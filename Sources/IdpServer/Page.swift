@@ -116,10 +116,9 @@ enum Page {
                 case UInt8(ascii: "\t"): output.append(contentsOf: #"\t"#.utf8)
                 default:
                     // \u00XX, lower-case hex.
-                    let hex = Array("0123456789abcdef".utf8)
                     output.append(contentsOf: #"\u00"#.utf8)
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0x0F)])
+                    output.append(Hex.digit(byte >> 4))
+                    output.append(Hex.digit(byte & 0x0F))
                 }
             }
             if utf8.count > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
