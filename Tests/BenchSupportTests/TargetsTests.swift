@@ -71,6 +71,21 @@ struct FloorUnitTargetTests {
         #expect(cost.detail.contains("at the run's lowest floor, 60.0 ns"))
     }
 
+    @Test("a value just under the limit that the run's lowest floor puts over it is not met, and the detail says why")
+    func lowestFloorDecides() throws {
+        // 2 cores / 22,167 logins/s = 90.2 µs: 1,386 floors of the 65.1 ns beside the cell, within a
+        // tenth of the run's lowest floor, 62 ns, where it is 1,455.
+        let report = Self.report(providersFloor: 62, floorAtOne: 64, floorAt1024: 65.1, throughput: 22_167, cpuUs: 80, p50Us: 60)
+        let cost = try Self.target(Self.cost, in: report)
+        #expect(cost.value <= 1_400)
+        #expect(!cost.met)
+        #expect(cost.detail.contains("1455 at the run's lowest floor, 62.0 ns"))
+        // Met in both units, within a tenth: one unit, as before.
+        let process = try Self.target(Self.process, in: report)
+        #expect(process.met)
+        #expect(!process.detail.contains("lowest floor"))
+    }
+
     @Test("a report from before floors were measured beside the cells uses the providers' floor, judged as before")
     func olderReport() throws {
         let report = Self.report(providersFloor: 64, floorAtOne: nil, floorAt1024: nil, throughput: 25_000, cpuUs: 76.8, p50Us: 60)
