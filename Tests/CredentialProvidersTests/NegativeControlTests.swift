@@ -190,7 +190,11 @@ struct NegativeControlTests {
     }
 
     /// Runs this test binary again with one test selected; returns its exit status and output.
-    static func runChild(filter: String, environment: [String: String]) async -> (Int32, String) {
+    ///
+    /// A child still running after `limit` is killed, and the output ends with a line that says
+    /// so: a child that hangs fails the test that started it instead of stopping the suite. The
+    /// exit is learned from the termination handler, not `waitUntilExit`, which waits on a run loop.
+    static func runChild(filter: String, environment: [String: String], limit: Duration = .seconds(600)) async -> (Int32, String) {
         await withCheckedContinuation { continuation in
             Thread {
                 let process = Process()
@@ -200,15 +204,35 @@ struct NegativeControlTests {
                 let pipe = Pipe()
                 process.standardOutput = pipe
                 process.standardError = pipe
+                let exited = DispatchSemaphore(value: 0)
+                process.terminationHandler = { _ in exited.signal() }
                 do {
                     try process.run()
                 } catch {
                     continuation.resume(returning: (-1, "could not start the child: \(error)"))
                     return
                 }
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+                // Past the limit the child is killed, which closes its output and ends the read.
+                let pid = process.processIdentifier
+                let reading = LockedValue(true)
+                let killedAtLimit = LockedValue(false)
+                DispatchQueue.global().asyncAfter(deadline: .now(plus: limit)) {
+                    guard reading.withLock({ $0 }) else { return }
+                    killedAtLimit.withLock { $0 = true }
+                    kill(pid, SIGKILL)
+                }
+                var output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                reading.withLock { $0 = false }
+                if killedAtLimit.withLock({ $0 }) {
+                    output += "\nrunChild: the child (--filter \(filter)) was still running after \(limit) and was killed\n"
+                }
+                // The output closes when the child exits; its exit is reported just after.
+                guard exited.wait(timeout: .now() + 60) == .success else {
+                    kill(pid, SIGKILL)
+                    continuation.resume(returning: (-2, output + "\nrunChild: the child closed its output but had not exited 60 s later\n"))
+                    return
+                }
+                continuation.resume(returning: (process.terminationStatus, output))
             }.start()
         }
     }
