@@ -92,19 +92,20 @@ struct RandomTests {
 @Suite("SecureRandom's per-thread pools")
 struct SecureRandomPoolTests {
     @Test("small draws on 8 OS threads at once never repeat, across threads and pool refills, and are not obviously biased")
-    func poolsNeverShareBytes() {
-        // Given 8 threads each drawing 2,048 16-byte values (8 pool refills per thread)
+    func poolsNeverShareBytes() async {
+        // Given 8 threads each drawing 2,048 16-byte values (8 pool refills per thread); the last
+        // to finish resumes the test, which waits without blocking a cooperative thread
         let draws = LockedValue<[[UInt8]]>([])
-        let done = DispatchSemaphore(value: 0)
-        for _ in 0..<8 {
-            Thread {
-                var mine: [[UInt8]] = []
-                for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
-                draws.withLock { $0 += mine }
-                done.signal()
-            }.start()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            for _ in 0..<8 {
+                Thread {
+                    var mine: [[UInt8]] = []
+                    for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
+                    let finished = draws.withLock { $0 += mine; return $0.count == 8 * 2_048 }
+                    if finished { done.resume() }
+                }.start()
+            }
         }
-        for _ in 0..<8 { done.wait() }
         let all = draws.withLock { $0 }
         // Then no value repeats (two equal 128-bit draws would mean shared or reused pool bytes)
         #expect(all.count == 16_384)
