@@ -93,18 +93,12 @@ struct RandomTests {
 struct SecureRandomPoolTests {
     @Test("small draws on 8 OS threads at once never repeat, across threads and pool refills, and are not obviously biased")
     func poolsNeverShareBytes() async {
-        // Given 8 threads each drawing 2,048 16-byte values (8 pool refills per thread); the last
-        // to finish resumes the test, which waits without blocking a cooperative thread
+        // Given 8 OS threads each drawing 2,048 16-byte values (8 pool refills per thread)
         let draws = LockedValue<[[UInt8]]>([])
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            for _ in 0..<8 {
-                Thread {
-                    var mine: [[UInt8]] = []
-                    for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
-                    let finished = draws.withLock { $0 += mine; return $0.count == 8 * 2_048 }
-                    if finished { done.resume() }
-                }.start()
-            }
+        await onOSThreads(8) { _ in
+            var mine: [[UInt8]] = []
+            for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
+            draws.withLock { $0 += mine }
         }
         let all = draws.withLock { $0 }
         // Then no value repeats (two equal 128-bit draws would mean shared or reused pool bytes)
