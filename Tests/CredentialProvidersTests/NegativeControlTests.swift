@@ -212,18 +212,25 @@ struct NegativeControlTests {
                     continuation.resume(returning: (-1, "could not start the child: \(error)"))
                     return
                 }
-                // Past the limit the child is killed, which closes its output and ends the read.
+                // Past the limit the child is killed, which closes its output and ends the read;
+                // the first of the read's end and the limit decides, under one lock.
+                enum Read { case reading, done, killedAtLimit }
                 let pid = process.processIdentifier
-                let reading = LockedValue(true)
-                let killedAtLimit = LockedValue(false)
+                let read = LockedValue(Read.reading)
                 DispatchQueue.global().asyncAfter(deadline: .now(plus: limit)) {
-                    guard reading.withLock({ $0 }) else { return }
-                    killedAtLimit.withLock { $0 = true }
-                    kill(pid, SIGKILL)
+                    let kills = read.withLock { state -> Bool in
+                        guard state == .reading else { return false }
+                        state = .killedAtLimit
+                        return true
+                    }
+                    if kills { kill(pid, SIGKILL) }
                 }
                 var output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                reading.withLock { $0 = false }
-                if killedAtLimit.withLock({ $0 }) {
+                let killed = read.withLock { state -> Bool in
+                    if state == .reading { state = .done }
+                    return state == .killedAtLimit
+                }
+                if killed {
                     output += "\nrunChild: the child (--filter \(filter)) was still running after \(limit) and was killed\n"
                 }
                 // The output closes when the child exits; its exit is reported just after.
