@@ -64,30 +64,30 @@ public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Target
         }
         /// The target for `nanoseconds` of one login in floors: its value in `floorNs`, met only
         /// if it is also met at the run's lowest floor.
-        func floorTarget(_ name: String, nanoseconds: Double, limit: Double, floorNs: (ns: Double, source: String), detail: String) -> TargetRow {
-            let value = nanoseconds / floorNs.ns
+        func floorTarget(_ name: String, nanoseconds: Double, limit: Double, floorNs: Double, detail: String) -> TargetRow {
+            let value = nanoseconds / floorNs
             let atLowest = nanoseconds / lowestFloor
             var detail = detail
             // Both units when they differ by more than a tenth, or when the lowest floor alone
             // decides the verdict (a value under the limit that is not met must say why).
-            if lowestFloor < floorNs.ns * 0.9 || (value <= limit) != (atLowest <= limit) {
+            if lowestFloor < floorNs * 0.9 || (value <= limit) != (atLowest <= limit) {
                 detail += "; \(format(atLowest)) at the run's lowest floor, \(format(lowestFloor)) ns (a slow phase: met only if both are)"
             }
             return TargetRow(name: name, value: value, limit: limit, met: value <= limit && atLowest <= limit, detail: detail)
         }
         if let busy = logins.first(where: { $0.inFlight == 1_024 }), busy.throughputPerS > 0 {
             let floorNs = unit(busy)
-            targets.append(floorTarget("login CPU cost at 1024 in flight, in Mutex floors", nanoseconds: cores / busy.throughputPerS * 1e9, limit: 1_400, floorNs: floorNs,
+            targets.append(floorTarget("login CPU cost at 1024 in flight, in Mutex floors", nanoseconds: cores / busy.throughputPerS * 1e9, limit: 1_400, floorNs: floorNs.ns,
                                        detail: "\(Int(cores)) cores / \(format(busy.throughputPerS)) flows/s / \(format(floorNs.ns)) ns, \(floorNs.source) (goal 700)"))
             // The same from the process's own CPU time, which other load on the machine does not inflate.
             if let cpu = busy.cpuUsPerFlow {
-                targets.append(floorTarget("login process CPU at 1024 in flight, in Mutex floors", nanoseconds: cpu * 1_000, limit: 1_400, floorNs: floorNs,
+                targets.append(floorTarget("login process CPU at 1024 in flight, in Mutex floors", nanoseconds: cpu * 1_000, limit: 1_400, floorNs: floorNs.ns,
                                            detail: "\(format(cpu)) µs CPU per login / \(format(floorNs.ns)) ns"))
             }
         }
         if let single = logins.first(where: { $0.inFlight == 1 }) {
             let floorNs = unit(single)
-            targets.append(floorTarget("login p50 at 1 in flight, in Mutex floors", nanoseconds: single.latencyUs.p50 * 1_000, limit: 1_000, floorNs: floorNs,
+            targets.append(floorTarget("login p50 at 1 in flight, in Mutex floors", nanoseconds: single.latencyUs.p50 * 1_000, limit: 1_000, floorNs: floorNs.ns,
                                        detail: "\(format(single.latencyUs.p50)) µs / \(format(floorNs.ns)) ns, \(floorNs.source)"))
         }
     }
