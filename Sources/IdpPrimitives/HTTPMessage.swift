@@ -59,18 +59,24 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public init() {}
 
     public init(dictionaryLiteral elements: (String, String)...) {
+        fields.reserveCapacity(max(elements.count, Self.initialCapacity))
         for (name, value) in elements { add(name, value) }
     }
 
+    /// Room made at the first field: a request or an answer of this harness carries two to six,
+    /// which growing from one field at a time reallocated twice or three times.
+    static let initialCapacity = 8
+
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func add(_ name: String, _ value: String) {
+        if fields.capacity == 0 { fields.reserveCapacity(Self.initialCapacity) }
         fields.append((name, value))
     }
 
     /// Replaces every field of this name with one field.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)
-        fields.append((name, value))
+        add(name, value)
     }
 
     /// Removes every field of this name.
