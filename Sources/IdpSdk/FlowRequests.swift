@@ -45,13 +45,15 @@ enum FlowRequests {
         guard target.hasPrefix("/"), form.method == "POST" else {
             return .failure(IdpSdkError(.protocolError, "the IDP's form has an unusable action '\(form.action)' or method \(form.method)"))
         }
-        var body = fields
-        for hidden in form.hiddenInputs { body.append((hidden.name, hidden.value ?? "")) }
+        var body: [(String, String)] = []
+        body.reserveCapacity(fields.count + form.inputs.count)
+        body.append(contentsOf: fields)
+        for input in form.inputs where input.type == "hidden" { body.append((input.name, input.value ?? "")) }
         var headers = HTTPHeaders()
         headers.set("Content-Type", "application/x-www-form-urlencoded")
         headers.set("Accept", "application/xhtml+xml")
         if let traceParent = context.traceParent { headers.set("traceparent", traceParent) }
-        return .success(HTTPRequest(method: "POST", target: target, headers: headers, body: Array(FormURLEncoding.encode(body).utf8)))
+        return .success(HTTPRequest(method: "POST", target: target, headers: headers, body: FormURLEncoding.encodeBytes(body)))
     }
 
     static func interpret(_ response: HTTPResponse, context: FlowContext) -> Interpretation {
