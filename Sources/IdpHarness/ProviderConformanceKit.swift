@@ -544,7 +544,7 @@ private final class CorruptingTransport: Transport {
             return
         }
         var corrupted = request
-        corrupted.body = Array(FormURLEncoding.encode(pairs.map { ($0.name, $0.name == "password" ? "corrupted-in-transit" : $0.value) }).utf8)
+        corrupted.body = FormURLEncoding.encodeBytes(pairs.map { ($0.name, $0.name == "password" ? "corrupted-in-transit" : $0.value) })
         inner.send(corrupted, completion: completion)
     }
 }

@@ -59,7 +59,7 @@ public struct WebViewSimulator: Sendable {
             var postHeaders = headers
             postHeaders.set("Content-Type", "application/x-www-form-urlencoded")
             request = HTTPRequest(method: "POST", target: try Self.target(of: form.action), headers: postHeaders,
-                                  body: Array(FormURLEncoding.encode(body).utf8))
+                                  body: FormURLEncoding.encodeBytes(body))
         }
         throw WebViewSimulatorError("no redirect to \(redirectURI) after \(maximumPages) pages")
     }

@@ -32,10 +32,18 @@ public struct FormParameters: Sendable {
     /// The given pairs, in order.
     /// - Throws: ``RepeatedName`` for the first name that appears a second time.
     public init(uniquelyNamed pairs: [(name: String, value: String)]) throws(RepeatedName) {
-        self.pairs.reserveCapacity(pairs.count)
-        for pair in pairs where !append(name: pair.name, value: pair.value) {
-            throw RepeatedName(name: pair.name)
+        // Checked where they are, then adopted whole: the array is shared, not copied pair by pair.
+        if pairs.count >= Self.indexedFrom {
+            var names = Set<String>(minimumCapacity: pairs.count)
+            for pair in pairs where !names.insert(pair.name).inserted { throw RepeatedName(name: pair.name) }
+            self.names = names
+        } else {
+            for index in pairs.indices.dropFirst() {
+                let name = pairs[index].name
+                if pairs[..<index].contains(where: { $0.name == name }) { throw RepeatedName(name: name) }
+            }
         }
+        self.pairs = pairs
     }
 
     /// Adds a parameter unless its name is already present.

@@ -10,16 +10,34 @@ public enum FormURLEncoding {
     /// - Parameter pairs: The fields; names may repeat.
     /// - Returns: The body text, e.g. `a=1&b=x+y`.
     public static func encode(_ pairs: [(String, String)]) -> String {
-        var output: [UInt8] = []
-        // Most fields need no escape: their length plus the separators is usually all it takes.
-        output.reserveCapacity(pairs.reduce(pairs.count * 2) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 16)
+        // Measured first, then written once into the string's own storage: no byte array between.
+        String(unsafeUninitializedCapacity: encodedLength(pairs)) { write(pairs, into: $0) }
+    }
+
+    /// The same encoding as ``encode(_:)``, as the bytes of a request body, written once.
+    public static func encodeBytes(_ pairs: [(String, String)]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: encodedLength(pairs)) { buffer, count in count = write(pairs, into: buffer) }
+    }
+
+    private static func encodedLength(_ pairs: [(String, String)]) -> Int {
+        var length = max(0, pairs.count * 2 - 1)
+        for (name, value) in pairs { length += encodedLength(name, spaceAsPlus: true) + encodedLength(value, spaceAsPlus: true) }
+        return length
+    }
+
+    private static func write(_ pairs: [(String, String)], into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var offset = 0
         for (index, (name, value)) in pairs.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: "&")) }
-            appendEncoded(name, to: &output, spaceAsPlus: true)
-            output.append(UInt8(ascii: "="))
-            appendEncoded(value, to: &output, spaceAsPlus: true)
+            if index > 0 {
+                buffer[offset] = UInt8(ascii: "&")
+                offset += 1
+            }
+            offset = writeEncoded(name, into: buffer, at: offset, spaceAsPlus: true)
+            buffer[offset] = UInt8(ascii: "=")
+            offset += 1
+            offset = writeEncoded(value, into: buffer, at: offset, spaceAsPlus: true)
         }
-        return String(decoding: output, as: UTF8.self)
+        return offset
     }
 
     /// Decodes a form body into its pairs, in order.
@@ -35,6 +53,8 @@ public enum FormURLEncoding {
         // The text's own UTF-8 storage, read in place (withUTF8 makes a bridged string native).
         let decoded: Result<[(name: String, value: String)], FormURLEncodingError> = contiguous.withUTF8 { bytes in
             var pairs: [(name: String, value: String)] = []
+            // One pair per '&'-separated piece at most: room for all of them, made once.
+            pairs.reserveCapacity(1 + bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "&") ? 1 : 0) })
             var start = 0
             while start <= bytes.count {
                 var end = start
@@ -64,9 +84,9 @@ public enum FormURLEncoding {
     /// - Parameter text: Arbitrary text.
     /// - Returns: The encoded text, e.g. `a%20b%26c`.
     public static func percentEncode(_ text: String) -> String {
-        var output: [UInt8] = []
-        appendEncoded(text, to: &output, spaceAsPlus: false)
-        return String(decoding: output, as: UTF8.self)
+        String(unsafeUninitializedCapacity: encodedLength(text, spaceAsPlus: false)) { buffer in
+            writeEncoded(text, into: buffer, at: 0, spaceAsPlus: false)
+        }
     }
 
     /// Decodes `%XX` escapes (either case of hex digit).
@@ -125,25 +145,46 @@ public enum FormURLEncoding {
         return decoded
     }
 
-    private static func appendEncoded(_ text: String, to output: inout [UInt8], spaceAsPlus: Bool) {
+    /// The length in bytes of `text` encoded as ``writeEncoded(_:into:at:spaceAsPlus:)`` writes it.
+    private static func encodedLength(_ text: String, spaceAsPlus: Bool) -> Int {
+        var length = 0
+        for byte in text.utf8 {
+            length += byte.isURIUnreserved || (spaceAsPlus && byte == UInt8(ascii: " ")) ? 1 : 3
+        }
+        return length
+    }
+
+    /// Writes `text` percent-encoded into `buffer` from `offset` (which must have room for
+    /// ``encodedLength(_:spaceAsPlus:)`` bytes); returns the offset after it. Runs of unreserved
+    /// bytes (most of every field) go over in one copy.
+    private static func writeEncoded(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int, spaceAsPlus: Bool) -> Int {
         var text = text
-        text.withUTF8 { utf8 in
-            // Runs of unreserved bytes (most of every field) go over in one copy.
+        return text.withUTF8 { utf8 in
+            var offset = offset
             var runStart = 0
+            func copyRun(upTo end: Int) {
+                guard end > runStart else { return }
+                let run = UnsafeBufferPointer(rebasing: utf8[runStart..<end])
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + run.count)]).initialize(from: run)
+                offset += run.count
+            }
             for index in 0..<utf8.count {
                 let byte = utf8[index]
                 if byte.isURIUnreserved { continue }
-                if index > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                copyRun(upTo: index)
                 runStart = index + 1
                 if byte == UInt8(ascii: " "), spaceAsPlus {
-                    output.append(UInt8(ascii: "+"))
+                    buffer[offset] = UInt8(ascii: "+")
+                    offset += 1
                 } else {
-                    output.append(UInt8(ascii: "%"))
-                    output.append(upperHexDigits[Int(byte >> 4)])
-                    output.append(upperHexDigits[Int(byte & 0x0F)])
+                    buffer[offset] = UInt8(ascii: "%")
+                    buffer[offset + 1] = upperHexDigits[Int(byte >> 4)]
+                    buffer[offset + 2] = upperHexDigits[Int(byte & 0x0F)]
+                    offset += 3
                 }
             }
-            if utf8.count > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+            copyRun(upTo: utf8.count)
+            return offset
         }
     }
 }

@@ -140,7 +140,7 @@ enum TokenExchange {
         let request = HTTPRequest(
             method: "POST",
             target: "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/token",
-            headers: headers, body: Array(FormURLEncoding.encode(form).utf8)
+            headers: headers, body: FormURLEncoding.encodeBytes(form)
         )
         var retried = false
         while true {

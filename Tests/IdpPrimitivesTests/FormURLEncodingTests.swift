@@ -16,6 +16,20 @@ struct FormURLEncodingTests {
         #expect(FormURLEncoding.encode([("empty", "")]) == "empty=")
     }
 
+    @Test("encodeBytes writes exactly the bytes of encode, for every kind of field")
+    func encodeBytes() {
+        let cases: [[(String, String)]] = [
+            [], [("empty", "")], [("", "")], [("a", "1"), ("b", "x y"), ("c", "&=+"), ("d", "-._~*/")],
+            [("é", "😀")], [("naïve café", "é 😀 \u{1F1E9}\u{1F1EA}"), ("a&b=c", "100% + more")],
+            [(String(repeating: "k", count: 300), String(repeating: "v w%", count: 200))],
+        ]
+        for pairs in cases {
+            let bytes = FormURLEncoding.encodeBytes(pairs)
+            #expect(bytes == Array(FormURLEncoding.encode(pairs).utf8), "\(pairs)")
+            #expect(bytes.count == FormURLEncoding.encode(pairs).utf8.count)
+        }
+    }
+
     @Test("decodes pairs in order with plus as space")
     func decode() throws {
         let pairs = try FormURLEncoding.decode("a=1&b=x+y&c=%26%3D%2B&a=2")
