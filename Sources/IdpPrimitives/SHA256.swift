@@ -26,9 +26,9 @@ public struct SHA256: Sendable {
     private static let blockSize = 64
 
     private var state = State()
-    /// Holds the tail of the input that does not yet fill a block; always exactly 64 bytes long
-    /// so bytes are stored by index, never appended.
-    private var buffer = [UInt8](repeating: 0, count: SHA256.blockSize)
+    /// Holds the tail of the input that does not yet fill a block: 64 bytes inline (eight words),
+    /// stored by index, so a hash allocates nothing but its digest.
+    private var buffer: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
     private var bufferCount = 0
     /// Total message length in bytes; the padding needs it in bits, modulo 2^64.
     private var totalLength: UInt64 = 0
@@ -49,11 +49,12 @@ public struct SHA256: Sendable {
         // Non-contiguous sequences (lazy maps, linked structures) are staged through the block
         // buffer one byte at a time.
         for byte in bytes {
-            buffer[bufferCount] = byte
+            let index = bufferCount
+            withUnsafeMutableBytes(of: &buffer) { $0[index] = byte }
             bufferCount += 1
             totalLength &+= 1
             if bufferCount == Self.blockSize {
-                buffer.withUnsafeBytes { Self.compress(&state, blocks: $0) }
+                withUnsafeBytes(of: buffer) { Self.compress(&state, blocks: $0) }
                 bufferCount = 0
             }
         }
@@ -75,25 +76,30 @@ public struct SHA256: Sendable {
         var copy = self
         let bitLength = totalLength &* 8
         // Padding: one 1-bit, zeros up to 56 mod 64, then the 64-bit big-endian bit length.
-        var padding = [UInt8](repeating: 0, count: 72)
-        padding[0] = 0x80
         let zeroCount = (bufferCount < 56 ? 55 - bufferCount : 119 - bufferCount)
-        for index in 0..<8 {
-            padding[1 + zeroCount + index] = UInt8(truncatingIfNeeded: bitLength >> (56 - 8 * UInt64(index)))
+        withUnsafeTemporaryAllocation(byteCount: 1 + zeroCount + 8, alignment: 1) { padding in
+            padding.initializeMemory(as: UInt8.self, repeating: 0)
+            padding[0] = 0x80
+            for index in 0..<8 {
+                padding[1 + zeroCount + index] = UInt8(truncatingIfNeeded: bitLength >> (56 - 8 * UInt64(index)))
+            }
+            copy.update(raw: UnsafeRawBufferPointer(padding))
         }
-        copy.update(padding[0..<(1 + zeroCount + 8)])
-        let words = [
-            copy.state.h0, copy.state.h1, copy.state.h2, copy.state.h3,
-            copy.state.h4, copy.state.h5, copy.state.h6, copy.state.h7,
-        ]
-        var digest = [UInt8](repeating: 0, count: 32)
-        for (index, word) in words.enumerated() {
-            digest[4 * index] = UInt8(truncatingIfNeeded: word >> 24)
-            digest[4 * index + 1] = UInt8(truncatingIfNeeded: word >> 16)
-            digest[4 * index + 2] = UInt8(truncatingIfNeeded: word >> 8)
-            digest[4 * index + 3] = UInt8(truncatingIfNeeded: word)
+        let state = copy.state
+        return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            // A homogeneous tuple is laid out in order: the eight words, read by index.
+            let words = (state.h0, state.h1, state.h2, state.h3, state.h4, state.h5, state.h6, state.h7)
+            withUnsafeBytes(of: words) { words in
+                for index in 0..<8 {
+                    let word = words.load(fromByteOffset: 4 * index, as: UInt32.self)
+                    digest[4 * index] = UInt8(truncatingIfNeeded: word >> 24)
+                    digest[4 * index + 1] = UInt8(truncatingIfNeeded: word >> 16)
+                    digest[4 * index + 2] = UInt8(truncatingIfNeeded: word >> 8)
+                    digest[4 * index + 3] = UInt8(truncatingIfNeeded: word)
+                }
+            }
+            count = 32
         }
-        return digest
     }
 
     /// Hashes a complete message in one call.
@@ -121,14 +127,14 @@ public struct SHA256: Sendable {
         if bufferCount > 0 {
             let take = min(Self.blockSize - bufferCount, input.count)
             let start = bufferCount
-            buffer.withUnsafeMutableBytes { target in
+            withUnsafeMutableBytes(of: &buffer) { target in
                 UnsafeMutableRawBufferPointer(rebasing: target[start..<(start + take)])
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: input[0..<take]))
             }
             bufferCount += take
             offset = take
             guard bufferCount == Self.blockSize else { return }
-            buffer.withUnsafeBytes { Self.compress(&state, blocks: $0) }
+            withUnsafeBytes(of: buffer) { Self.compress(&state, blocks: $0) }
             bufferCount = 0
         }
         let wholeBlocks = (input.count - offset) / Self.blockSize * Self.blockSize
@@ -138,7 +144,7 @@ public struct SHA256: Sendable {
         }
         let rest = input.count - offset
         if rest > 0 {
-            buffer.withUnsafeMutableBytes { target in
+            withUnsafeMutableBytes(of: &buffer) { target in
                 UnsafeMutableRawBufferPointer(rebasing: target[0..<rest])
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: input[offset...]))
             }
