@@ -31,11 +31,17 @@ public enum SecureRandom {
     ///   which encodes to 43 characters.
     /// - Returns: The token text.
     public static func token(byteCount: Int = 32) -> String {
+        token(byteCount: byteCount) { _ in }
+    }
+
+    /// ``token(byteCount:)`` with the drawn bytes handed to `shape` before they are encoded: for a
+    /// token that carries a few chosen bits (a shard number, say) beside its randomness.
+    public static func token(byteCount: Int = 32, shaping shape: (UnsafeMutableRawBufferPointer) -> Void) -> String {
         guard byteCount > 0 else { return "" }
-        guard byteCount <= 64 else { return Base64URL.encode(bytes(byteCount)) }
-        // Small tokens, the common case: the bytes stay on the stack.
+        // The bytes stay on the stack (the allocation falls back to the heap only for large counts).
         return withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 1) { buffer in
             fill(buffer)
+            shape(buffer)
             return Base64URL.encode(raw: UnsafeRawBufferPointer(buffer))
         }
     }

@@ -96,9 +96,9 @@ enum ShardRouting {
     /// A random token (URL-safe Base 64 of `byteCount` bytes) that lives in `shard`: four bits of
     /// the first byte are the shard index (a 32-byte token keeps 252 random bits).
     static func token(byteCount: Int = 32, shard: Int) -> String {
-        var bytes = SecureRandom.bytes(byteCount)
-        bytes[0] = (bytes[0] & 0b1100_0011) | UInt8(truncatingIfNeeded: shard & (ServerState.shardCount - 1)) << 2
-        return Base64URL.encode(bytes)
+        SecureRandom.token(byteCount: byteCount) { bytes in
+            bytes[0] = (bytes[0] & 0b1100_0011) | UInt8(truncatingIfNeeded: shard & (ServerState.shardCount - 1)) << 2
+        }
     }
 
     /// The shard of any text: from the first character's Base 64 value; 0 for text that is not a

@@ -89,7 +89,10 @@ extension IdpServer {
                 tokens: [keys.access, keys.refresh, keys.offline]
             )
             let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
-            state.families[family] = TokenFamily(tokens: [], expiresAt: offlineSessionEnd, astClientId: record.astClientId)
+            // Room for the three tokens added next and one rotation, made once, not grown a token at a time.
+            var members: [GrantKey] = []
+            members.reserveCapacity(4)
+            state.families[family] = TokenFamily(tokens: members, expiresAt: offlineSessionEnd, astClientId: record.astClientId)
             state.addToken(keys.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
                            expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
             state.addToken(keys.refresh, .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,

@@ -33,6 +33,23 @@ struct RandomTests {
         #expect(SecureRandom.token() != SecureRandom.token())
     }
 
+    @Test("a shaped token carries the bytes its shape set, and fresh randomness in the rest")
+    func shapedToken() throws {
+        let shape: (UnsafeMutableRawBufferPointer) -> Void = { bytes in
+            bytes[0] = 0x00
+            bytes[bytes.count - 1] = 0xFF
+        }
+        let first = try #require(Base64URL.decode(SecureRandom.token(byteCount: 24, shaping: shape)))
+        let second = try #require(Base64URL.decode(SecureRandom.token(byteCount: 24, shaping: shape)))
+        #expect(first.count == 24 && second.count == 24)
+        #expect(first.first == 0x00 && first.last == 0xFF && second.first == 0x00 && second.last == 0xFF)
+        #expect(first[1..<23] != second[1..<23])
+        #expect(SecureRandom.token(byteCount: 0, shaping: shape) == "")
+        // Past the size that stays on the stack, the same.
+        let large = try #require(Base64URL.decode(SecureRandom.token(byteCount: 4_096, shaping: shape)))
+        #expect(large.count == 4_096 && large.first == 0x00 && large.last == 0xFF)
+    }
+
     @Test("digits are decimal, of the asked length, and every digit turns up about as often")
     func digits() {
         #expect(SecureRandom.digits(0) == "")
