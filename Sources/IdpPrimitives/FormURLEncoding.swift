@@ -147,11 +147,13 @@ public enum FormURLEncoding {
 
     /// The length in bytes of `text` encoded as ``writeEncoded(_:into:at:spaceAsPlus:)`` writes it.
     private static func encodedLength(_ text: String, spaceAsPlus: Bool) -> Int {
-        var length = 0
-        for byte in text.utf8 {
-            length += byte.isURIUnreserved || (spaceAsPlus && byte == UInt8(ascii: " ")) ? 1 : 3
+        var text = text
+        // Over the string's own UTF-8 storage (its utf8 view stepped a byte at a time, slowly).
+        return text.withUTF8 { utf8 in
+            var escaped = 0
+            for byte in utf8 where !byte.isURIUnreserved && !(spaceAsPlus && byte == UInt8(ascii: " ")) { escaped += 1 }
+            return utf8.count + 2 * escaped
         }
-        return length
     }
 
     /// Writes `text` percent-encoded into `buffer` from `offset` (which must have room for

@@ -214,31 +214,46 @@ struct GrantShard {
     /// code and can revoke what the first use issued (RFC 6749 §4.1.2).
     var redeemedCodes: [GrantKey: RedeemedCode] = [:]
     var tokens: [GrantKey: TokenRecord] = [:]
-    /// Token families by id: everything one code redemption issued and every rotation since.
+    /// Token families by id: everything one code redemption issued and every rotation and
+    /// exchange since. A token is revoked exactly when its family is (or is gone): revocation is
+    /// one write to the family, and a family keeps no list of its tokens.
     var families: [GrantKey: TokenFamily] = [:]
     var pruning = PruneSchedule()
 
-    /// Drops expired codes and tokens when due.
+    /// Drops expired codes and tokens when due, and the tokens of revoked or ended families.
     mutating func pruneIfDue(now: Date) {
         guard pruning.isDue(entries: codes.count + redeemedCodes.count + tokens.count + families.count) else { return }
         codes.removeValues { $0.expiresAt <= now }
         redeemedCodes.removeValues { $0.forgetAt <= now }
-        tokens.removeValues { $0.expiresAt <= now || $0.revoked }
         families.removeValues { $0.expiresAt <= now || $0.revoked }
+        let live = families
+        tokens.removeValues { $0.expiresAt <= now || live[$0.family] == nil }
     }
 
-    /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
-    /// Security BCP §4.14.2). The family's tokens all live in this shard.
+    /// Whether `token`'s family has been revoked (or pruned, which only a revoked or ended family
+    /// is): then the token is revoked too.
+    func isRevoked(_ token: TokenRecord) -> Bool {
+        families[token.family]?.revoked ?? true
+    }
+
+    /// Revokes every token of `family`: what reuse of a rotated refresh token or of a redeemed
+    /// code does (OAuth 2.0 Security BCP §4.14.2, RFC 6749 §4.1.2).
     mutating func revokeFamily(_ family: GrantKey) {
         guard var record = families[family] else { return }
         record.revoked = true
-        for token in record.tokens { tokens[token]?.revoked = true }
-        families[family] = record
+        families.updateValue(record, forKey: family)
     }
 
     mutating func addToken(_ token: GrantKey, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: GrantKey, expiresAt: Date) {
-        tokens[token] = TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family)
-        families[family]?.tokens.append(token)
+        tokens.updateValue(TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family), forKey: token)
+    }
+
+    /// Opens `family` with its first tokens (a code redemption's), all entered with `updateValue`
+    /// (the subscript's modify accessor on these large records allocated its frame on the heap).
+    mutating func openFamily(_ family: GrantKey, expiresAt: Date, astClientId: String, tenant: String, clientId: String, userId: String,
+                             tokens issued: [(key: GrantKey, kind: TokenRecord.Kind, expiresAt: Date)]) {
+        families.updateValue(TokenFamily(expiresAt: expiresAt, astClientId: astClientId), forKey: family)
+        for token in issued { addToken(token.key, token.kind, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: token.expiresAt) }
     }
 }
 
@@ -338,8 +353,8 @@ struct CodeRecord {
 
 struct RedeemedCode {
     let forgetAt: Date
-    /// The tokens the first redemption issued; revoked if the code is presented again.
-    let tokens: [GrantKey]
+    /// The family the first redemption opened; revoked if the code is presented again.
+    let family: GrantKey
 }
 
 struct TokenRecord {
@@ -352,14 +367,13 @@ struct TokenRecord {
     let family: GrantKey
     /// The audience of an exchanged token (RFC 8693); `nil` for the MC's own tokens.
     var audience: String? = nil
-    var revoked = false
     /// A refresh or offline token that was exchanged already; presenting it again is reuse.
     var rotated = false
 }
 
-/// The tokens of one login: the code redemption's and every rotation's after it.
+/// One login's tokens, by their ``TokenRecord/family``: the code redemption's and every
+/// rotation's and exchange's after it.
 struct TokenFamily {
-    var tokens: [GrantKey]
     /// When the family's offline session ends ("Offline Session Max"), fixed at login.
     let expiresAt: Date
     let astClientId: String

@@ -61,7 +61,7 @@ extension IdpServer {
             state.pruneIfDue(now: now)
             guard let record = state.codes[keys.code], record.tenant == tenantId else {
                 if let redeemed = state.redeemedCodes[keys.code] {
-                    for token in redeemed.tokens { state.tokens[token]?.revoked = true }
+                    state.revokeFamily(redeemed.family)
                     return .refuse(status: 400, error: "invalid_grant", "authorization code was already used; the tokens it issued are revoked", userId: nil)
                 }
                 return .refuse(status: 400, error: "invalid_grant", "authorization code is unknown", userId: nil)
@@ -83,22 +83,18 @@ extension IdpServer {
             guard PKCE.verify(verifier: verifier, challenge: record.codeChallenge, method: record.codeChallengeMethod) else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier does not match the code challenge", userId: record.userId)
             }
-            state.codes[keys.code] = nil
-            state.redeemedCodes[keys.code] = RedeemedCode(
+            state.codes.removeValue(forKey: keys.code)
+            state.redeemedCodes.updateValue(RedeemedCode(
                 forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval),
-                tokens: [keys.access, keys.refresh, keys.offline]
-            )
+                family: family
+            ), forKey: keys.code)
             let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
-            // Room for the three tokens added next and one rotation, made once, not grown a token at a time.
-            var members: [GrantKey] = []
-            members.reserveCapacity(4)
-            state.families[family] = TokenFamily(tokens: members, expiresAt: offlineSessionEnd, astClientId: record.astClientId)
-            state.addToken(keys.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
-                           expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
-            state.addToken(keys.refresh, .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
-                           expiresAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval))
-            state.addToken(keys.offline, .offline, tenant: tenantId, clientId: clientId, userId: record.userId, family: family,
-                           expiresAt: offlineSessionEnd)
+            state.openFamily(family, expiresAt: offlineSessionEnd, astClientId: record.astClientId,
+                             tenant: tenantId, clientId: clientId, userId: record.userId, tokens: [
+                                (keys.access, .access, now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval)),
+                                (keys.refresh, .refresh, now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)),
+                                (keys.offline, .offline, offlineSessionEnd),
+                             ])
             return .issue(record)
         }
         switch decision {
@@ -167,7 +163,7 @@ extension IdpServer {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
                                userId: record.userId, reused: true)
             }
-            guard !record.revoked else {
+            guard !state.isRevoked(record) else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
             }
             guard record.expiresAt > now else {
@@ -258,7 +254,7 @@ extension IdpServer {
             guard let record = state.tokens[GrantKey(subject)], record.tenant == tenantId, record.kind == .access else {
                 return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)
             }
-            guard !record.revoked, record.expiresAt > now else {
+            guard !state.isRevoked(record), record.expiresAt > now else {
                 return .refuse(error: "invalid_grant", "subject_token has expired or been revoked", userId: record.userId)
             }
             guard record.clientId == clientId else {
@@ -272,8 +268,7 @@ extension IdpServer {
             var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
                                         expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
             exchanged.audience = audience
-            state.tokens[GrantKey(issued)] = exchanged
-            state.families[record.family]?.tokens.append(GrantKey(issued))
+            state.tokens.updateValue(exchanged, forKey: GrantKey(issued))
             return .issue(userId: record.userId)
         }
         switch decision {
@@ -309,7 +304,7 @@ extension IdpServer {
         let now = self.now
         return state.grantShard(token).withLock { state in
             guard let record = state.tokens[GrantKey(token)], record.tenant == tenantId else { return nil }
-            return TokenIntrospection(active: !record.revoked && record.expiresAt > now, userId: record.userId,
+            return TokenIntrospection(active: !state.isRevoked(record) && record.expiresAt > now, userId: record.userId,
                                       audience: record.audience, isMcToken: record.kind != .exchanged)
         }
     }
@@ -319,7 +314,7 @@ extension IdpServer {
         let now = self.now
         return state.grantShard(token).withLock { state in
             guard let record = state.tokens[GrantKey(token)] else { return false }
-            return record.tenant == tenantId && !record.revoked && record.expiresAt > now
+            return record.tenant == tenantId && !state.isRevoked(record) && record.expiresAt > now
         }
     }
 }

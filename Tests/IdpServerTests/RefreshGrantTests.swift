@@ -56,6 +56,34 @@ struct RefreshGrantTests {
         #expect(browser.refresh(again).status == 200)
     }
 
+    @Test("a code presented again revokes everything that login led to: its first tokens, rotations and exchanged tokens")
+    func codeReuseRevokesTheFamily() throws {
+        let browser = Browser()
+        let code = try browser.code()
+        let login = browser.exchange(code).json
+        let access = try #require(login["access_token"] as? String)
+        let refresh = try #require(login["refresh_token"] as? String)
+        let rotated = try #require(browser.refresh(refresh).json["refresh_token"] as? String)
+        let exchanged = try #require(browser.token([
+            ("grant_type", IdpServer.tokenExchangeGrantType), ("subject_token", access),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"), ("audience", "payments"), ("client_id", "KssIdpLogin"),
+        ]).json["access_token"] as? String)
+        let other = try browser.login()
+        #expect(browser.server.isTokenActive(rotated, tenant: "demo") && browser.server.isTokenActive(exchanged, tenant: "demo"))
+        // When the code is presented again
+        let (status, json) = browser.exchange(code)
+        // Then it fails, and every token that came of it is dead; another login's are not
+        #expect(status == 400)
+        #expect(json["error_description"] as? String == "authorization code was already used; the tokens it issued are revoked")
+        for token in [access, rotated, exchanged, login["offline_token"] as! String] {
+            #expect(!browser.server.isTokenActive(token, tenant: "demo"))
+        }
+        #expect(browser.server.introspect(exchanged, tenant: "demo")?.active == false)
+        #expect(browser.refresh(rotated).json["error_description"] as? String == "refresh token has been revoked")
+        let otherAccess = try #require(other["access_token"] as? String)
+        #expect(browser.server.isTokenActive(otherAccess, tenant: "demo"))
+    }
+
     @Test("an offline token is rotated too, but its session ends at Offline Session Max from the login")
     func offlineSessionMax() throws {
         let browser = Browser()
