@@ -114,6 +114,30 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `random(sampled:).description`, written straight into one string: what starting a trace
+    /// for a header needs, without the two id strings a ``TraceParent`` holds.
+    public static func randomHeader(sampled: Bool = true) -> String {
+        withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
+            fillNonZero(UnsafeMutableRawBufferPointer(rebasing: bytes[0..<16]))
+            fillNonZero(UnsafeMutableRawBufferPointer(rebasing: bytes[16..<24]))
+            return String(unsafeUninitializedCapacity: versionLength) { output in
+                var index = 0
+                func append(_ byte: UInt8) {
+                    output[index] = byte
+                    index += 1
+                }
+                for byte in "00-".utf8 { append(byte) }
+                for (position, byte) in bytes.enumerated() {
+                    if position == 16 { append(UInt8(ascii: "-")) }
+                    append(Hex.digit(byte >> 4))
+                    append(Hex.digit(byte & 0x0F))
+                }
+                for byte in (sampled ? "-01" : "-00").utf8 { append(byte) }
+                return index
+            }
+        }
+    }
+
     /// Whether the caller recorded this trace (flag bit 0).
     public var isSampled: Bool { flags & 0x01 != 0 }
 
@@ -167,6 +191,42 @@ extension TraceParent {
     /// The trace id of a `traceparent` header value, or `nil` if the value is not a valid
     /// traceparent. What flows are correlated by across the SDK, the IDP's audit log and providers.
     public static func traceId(of header: String) -> String? {
-        (try? TraceParent(parsing: header))?.traceId
+        if isCanonicalVersion00(header) { return String(decoding: header.utf8.dropFirst(3).prefix(32), as: UTF8.self) }
+        return (try? TraceParent(parsing: header))?.traceId
+    }
+
+    /// `(try? TraceParent(parsing: header))?.description`, without parsing and printing the
+    /// common case again: a valid version-00 value is its own canonical form (lower-case hex,
+    /// nothing after the flags), so it is returned as it is. Anything else takes the long way.
+    public static func canonical(_ header: String) -> String? {
+        if isCanonicalVersion00(header) { return header }
+        return (try? TraceParent(parsing: header))?.description
+    }
+
+    /// Whether `header` parses as a traceparent: the common case (a valid version-00 value)
+    /// without the allocations of a parse.
+    public static func isValid(_ header: String) -> Bool {
+        isCanonicalVersion00(header) || (try? TraceParent(parsing: header)) != nil
+    }
+
+    /// Whether `header` is a valid version-00 value as ``description`` writes one, read in place.
+    private static func isCanonicalVersion00(_ header: String) -> Bool {
+        let verdict = header.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.count == 55, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "0") else { return false }
+            var traceIdNonZero = false, parentIdNonZero = false
+            for position in 2..<55 {
+                let byte = bytes[position]
+                if position == 2 || position == 35 || position == 52 {
+                    guard byte == UInt8(ascii: "-") else { return false }
+                    continue
+                }
+                guard lowerHexValue(byte) != nil else { return false }
+                if byte != UInt8(ascii: "0") {
+                    if position < 35 { traceIdNonZero = true } else if position < 52 { parentIdNonZero = true }
+                }
+            }
+            return traceIdNonZero && parentIdNonZero
+        }
+        return verdict == true
     }
 }

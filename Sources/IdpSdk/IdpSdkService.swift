@@ -298,11 +298,11 @@ struct TraceStart {
     let restarted: Bool
 
     init(caller: String) {
-        if let parsed = try? TraceParent(parsing: caller) {
-            traceParent = parsed.description
+        if let canonical = TraceParent.canonical(caller) {
+            traceParent = canonical
             restarted = false
         } else {
-            traceParent = TraceParent.random().description
+            traceParent = TraceParent.randomHeader()
             restarted = true
         }
     }

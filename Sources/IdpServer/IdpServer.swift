@@ -311,7 +311,7 @@ public final class IdpServer: Sendable {
         }
         let tenant = String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8CodeUnitCount)..<slash])
         let rest = path[path.utf8.index(after: slash)...]
-        let traceParent = request.headers["traceparent"].flatMap(Self.canonicalTraceParent)
+        let traceParent = request.headers["traceparent"].flatMap(TraceParent.canonical)
         switch (request.method, rest) {
         case ("GET", "protocol/openid-connect/auth"):
             return authorize(tenant: tenant, request: request, traceParent: traceParent)
@@ -333,32 +333,6 @@ extension IdpServer {
     /// prefix matches by Characters exactly when it matches by bytes and the next byte starts a
     /// new Character, which an ASCII byte always does; otherwise (a combining mark after the
     /// `/`) the Character comparison decides.
-    /// `(try? TraceParent(parsing: header))?.description`, without parsing and printing the
-    /// common case again: a valid version-00 value is its own canonical form (lower-case hex,
-    /// nothing after the flags), so it is returned as it is. Anything else takes the long way.
-    static func canonicalTraceParent(_ header: String) -> String? {
-        let isCanonical = header.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard bytes.count == 55, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "0") else { return false }
-            var traceIdNonZero = false, parentIdNonZero = false
-            for position in 2..<55 {
-                let byte = bytes[position]
-                if position == 2 || position == 35 || position == 52 {
-                    guard byte == UInt8(ascii: "-") else { return false }
-                    continue
-                }
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else {
-                    return false
-                }
-                if byte != UInt8(ascii: "0") {
-                    if position < 35 { traceIdNonZero = true } else if position < 52 { parentIdNonZero = true }
-                }
-            }
-            return traceIdNonZero && parentIdNonZero
-        }
-        if isCanonical == true { return header }
-        return (try? TraceParent(parsing: header))?.description
-    }
-
     static func hasASCIIPrefix(_ text: Substring, _ prefix: StaticString) -> Bool {
         let utf8 = text.utf8
         let matches = prefix.withUTF8Buffer { prefix in

@@ -20,12 +20,12 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A context in a new trace.
-    public static func newTrace() -> TraceContext { TraceContext(traceParent: TraceParent.random().description) }
+    public static func newTrace() -> TraceContext { TraceContext(traceParent: TraceParent.randomHeader()) }
 
     /// This context if its `traceParent` parses, else a new trace that says it restarted.
     var usable: (context: TraceContext, restarted: Bool) {
-        if (try? TraceParent(parsing: traceParent)) != nil { return (self, false) }
-        return (TraceContext(traceParent: TraceParent.random().description, traceState: TraceParent.restartedTraceState), true)
+        if TraceParent.isValid(traceParent) { return (self, false) }
+        return (TraceContext(traceParent: TraceParent.randomHeader(), traceState: TraceParent.restartedTraceState), true)
     }
 
     /// The trace id a controlled run's ``Seam`` carries.

@@ -143,6 +143,24 @@ struct TraceParentTests {
         #expect(traceIds.count == 500)
     }
 
+    @Test("random headers parse to version 00 with the asked flag, are canonical, distinct and use every hex digit")
+    func randomHeaders() throws {
+        var seen = Set<Character>()
+        var traceIds = Set<String>()
+        for index in 0..<500 {
+            let header = TraceParent.randomHeader(sampled: index % 2 == 0)
+            let parsed = try TraceParent(parsing: header)
+            #expect(parsed.version == 0 && parsed.isSampled == (index % 2 == 0))
+            #expect(parsed.description == header)
+            #expect(TraceParent.canonical(header) == header)
+            seen.formUnion(parsed.traceId + parsed.parentId)
+            traceIds.insert(parsed.traceId)
+        }
+        #expect(seen == Set("0123456789abcdef"))
+        #expect(traceIds.count == 500)
+        #expect(TraceParent.randomHeader().hasSuffix("-01"))
+    }
+
     @Test("the error names the value and the problem, cutting long input to 64 characters")
     func errorDescription() {
         let error = TraceParentError(.zeroTraceId, input: "00-00000000000000000000000000000000-00f067aa0ba902b7-01")

@@ -1,13 +1,15 @@
 import IdpPrimitives
 import Testing
-@testable import IdpServer
 
-/// The server's shortcut for the `traceparent` header must give what parsing and printing gave.
-@Suite("IdpServer.canonicalTraceParent")
-struct TraceParentHeaderTests {
+/// The shortcuts for a `traceparent` header (``TraceParent/canonical(_:)``, ``TraceParent/isValid(_:)``,
+/// ``TraceParent/traceId(of:)``) must give what parsing (and printing) gave.
+@Suite("TraceParent's shortcuts for a header")
+struct TraceParentShortcutTests {
     static func expectSame(_ header: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(IdpServer.canonicalTraceParent(header) == (try? TraceParent(parsing: header))?.description,
-                "\(header.debugDescription)", sourceLocation: sourceLocation)
+        let parsed = try? TraceParent(parsing: header)
+        #expect(TraceParent.canonical(header) == parsed?.description, "\(header.debugDescription)", sourceLocation: sourceLocation)
+        #expect(TraceParent.isValid(header) == (parsed != nil), "\(header.debugDescription)", sourceLocation: sourceLocation)
+        #expect(TraceParent.traceId(of: header) == parsed?.traceId, "\(header.debugDescription)", sourceLocation: sourceLocation)
     }
 
     @Test("valid, invalid and other-version headers")
