@@ -35,6 +35,14 @@ public struct XHTMLForm: Sendable, Equatable {
             self.value = value
             self.label = label
         }
+
+        /// Whether a user fills this input in: any type but hidden, submit, button, reset and image.
+        public var isVisible: Bool {
+            switch type {
+            case "hidden", "submit", "button", "reset", "image": false
+            default: true
+            }
+        }
     }
 
     /// The trimmed text of the page's `<title>`, or `nil` when there is none or it is empty.
@@ -77,12 +85,7 @@ public struct XHTMLForm: Sendable, Equatable {
 
     /// The inputs a user fills in: every type except hidden, submit, button, reset and image.
     public var visibleInputs: [Input] {
-        inputsMatching({
-            switch $0.type {
-            case "hidden", "submit", "button", "reset", "image": false
-            default: true
-            }
-        })
+        inputsMatching(\.isVisible)
     }
 
     /// The inputs of type `hidden`, which a client submits unchanged.

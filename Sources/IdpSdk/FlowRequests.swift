@@ -64,7 +64,7 @@ enum FlowRequests {
             }
             do {
                 let form = try XHTMLForm.parse(text)
-                guard !form.visibleInputs.isEmpty else {
+                guard form.inputs.contains(where: \.isVisible) else {
                     return .finished(.failure(IdpSdkError(.protocolError, "the IDP's form for client '\(context.clientId)' asks no fields")))
                 }
                 return .form(form)
@@ -158,7 +158,8 @@ enum CredentialCheck {
             }
         }
         var fields: [(String, String)] = []
-        for input in form.visibleInputs {
+        fields.reserveCapacity(form.inputs.count)
+        for input in form.inputs where input.isVisible {
             let value = credentials[input.id]!
             if value.isEmpty {
                 return .failure(IdpSdkError(.emptyCredentialField, "field '\(input.id)' of \(whereAsked) is empty"))

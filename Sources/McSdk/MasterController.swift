@@ -207,7 +207,7 @@ public actor MasterController {
     private func traceContext(of event: any KsMacroEvent) -> TraceContext {
         if let given = event.traceContext { return given.usable.context }
         var generator = SecureRandom.Generator()
-        return TraceContext(traceParent: TraceParent.random(sampled: tracingEnabled || Int.random(in: 0..<10, using: &generator) == 0).description)
+        return TraceContext(traceParent: TraceParent.randomHeader(sampled: tracingEnabled || Int.random(in: 0..<10, using: &generator) == 0))
     }
 
     /// What a token request of an event needs.

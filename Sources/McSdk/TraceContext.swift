@@ -35,12 +35,15 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The settable trace context of one event. Events are shared between the app and the
-/// MasterController's threads, so the value lives behind a lock.
-final class TraceContextCell: Sendable {
-    private let value: LockedValue<TraceContext?>
-    init(_ initial: TraceContext? = nil) { value = LockedValue(initial) }
+/// MasterController's threads, so the value lives behind a lock: the lock itself, one object per
+/// event (a class around it made two).
+typealias TraceContextCell = LockedValue<TraceContext?>
+
+extension LockedValue where Value == TraceContext? {
+    convenience init() { self.init(nil) }
+
     var context: TraceContext? {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+        get { withLock { $0 } }
+        set { withLock { $0 = newValue } }
     }
 }
