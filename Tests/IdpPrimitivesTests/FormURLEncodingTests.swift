@@ -30,6 +30,18 @@ struct FormURLEncodingTests {
         }
     }
 
+    @Test("every ASCII character and a few multi-byte ones encode as the rule says, in forms and in percent-encoding")
+    func everyCharacter() throws {
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        let characters = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + ["é", "€", "😀", "\u{7FF}", "\u{FFFD}"]
+        for character in characters {
+            let escaped = character.utf8.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined()
+            #expect(FormURLEncoding.percentEncode(character) == escaped, "\(character.debugDescription)")
+            #expect(FormURLEncoding.encode([(character, character)]) == (character == " " ? "+=+" : "\(escaped)=\(escaped)"), "\(character.debugDescription)")
+            #expect(flat(try FormURLEncoding.decode(FormURLEncoding.encode([(character, "v" + character)]))) == [[character, "v" + character]])
+        }
+    }
+
     @Test("decodes pairs in order with plus as space")
     func decode() throws {
         let pairs = try FormURLEncoding.decode("a=1&b=x+y&c=%26%3D%2B&a=2")
@@ -114,4 +126,8 @@ struct XMLEscapingTests {
     func combiningMark() {
         #expect(XMLEscaping.escape("<\u{301}") == "&lt;\u{301}")
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
