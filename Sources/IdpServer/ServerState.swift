@@ -225,9 +225,16 @@ struct GrantShard {
         guard pruning.isDue(entries: codes.count + redeemedCodes.count + tokens.count + families.count) else { return }
         codes.removeValues { $0.expiresAt <= now }
         redeemedCodes.removeValues { $0.forgetAt <= now }
+        let familyCount = families.count
         families.removeValues { $0.expiresAt <= now || $0.revoked }
-        let live = families
-        tokens.removeValues { $0.expiresAt <= now || live[$0.family] == nil }
+        if families.count == familyCount {
+            // No family went, so no token lost its family here (the tokens of one that went
+            // earlier went with it): no lookup per token.
+            tokens.removeValues { $0.expiresAt <= now }
+        } else {
+            let live = families
+            tokens.removeValues { $0.expiresAt <= now || live[$0.family] == nil }
+        }
     }
 
     /// Whether `token`'s family has been revoked (or pruned, which only a revoked or ended family

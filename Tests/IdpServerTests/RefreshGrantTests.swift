@@ -84,6 +84,32 @@ struct RefreshGrantTests {
         #expect(browser.server.isTokenActive(otherAccess, tenant: "demo"))
     }
 
+    @Test("pruning drops the tokens of a revoked family and expired tokens, and keeps live ones")
+    func pruning() throws {
+        let browser = Browser()
+        let login = try browser.login()
+        let refresh = try #require(login["refresh_token"] as? String)
+        _ = browser.refresh(refresh)
+        _ = browser.refresh(refresh)  // reuse: the family (three tokens, then two rotated) is revoked
+        let live = try browser.login()
+        #expect(browser.server.statistics().tokens == 8)
+        // A shard prunes after 256 requests to it. A token request goes to the shard of the token
+        // it presents, read from its first character: 'A'…'P' are shards 0…15 (bogus, refused).
+        func requestEveryShard(times: Int) {
+            for first in "ABCDEFGHIJKLMNOP" { for _ in 0..<times { _ = browser.refresh("\(first)bogus") } }
+        }
+        requestEveryShard(times: 257)
+        #expect(browser.server.statistics().tokens == 3)
+        let liveAccess = try #require(live["access_token"] as? String)
+        #expect(browser.server.isTokenActive(liveAccess, tenant: "demo"))
+        // Past the access token's lifetime (300 s) but within the refresh token's: only it goes.
+        browser.clock.advance(by: .seconds(301))
+        requestEveryShard(times: 257)
+        #expect(browser.server.statistics().tokens == 2)
+        let liveRefresh = try #require(live["refresh_token"] as? String)
+        #expect(browser.refresh(liveRefresh).status == 200)
+    }
+
     @Test("an offline token is rotated too, but its session ends at Offline Session Max from the login")
     func offlineSessionMax() throws {
         let browser = Browser()
