@@ -8,11 +8,15 @@ import Testing
 
 // Deliberately broken providers: the kit, or ThreadSanitizer, must catch each one.
 
-/// BROKEN ON PURPOSE: counts calls in a shared dictionary without any lock, reading and writing
-/// it with a 1 ms window between (a lost-update race that SDK threads calling at once hit). The
+/// BROKEN ON PURPOSE: counts calls in a shared counter without any lock, reading and writing it
+/// with a 1 ms window between (a lost-update race that SDK threads calling at once hit). The
 /// `@unchecked Sendable` is the defect under test, not a claim of safety.
+///
+/// An `Int`, not a dictionary: a dictionary written from many threads at once was torn, and in
+/// one run of many the process died of it (SEGV) before ThreadSanitizer had reported the race,
+/// while this control must show the report.
 final class RacyProvider: IdpSdkInteractionInterface, @unchecked Sendable {
-    var callsByUser: [String: Int] = [:]
+    var calls = 0
     let users: [String: [String: String]]
 
     init(_ users: [ProviderConformanceKit.User]) {
@@ -20,9 +24,9 @@ final class RacyProvider: IdpSdkInteractionInterface, @unchecked Sendable {
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        let seen = callsByUser["all", default: 0]
+        let seen = calls
         usleep(1_000)
-        callsByUser["all"] = seen + 1
+        calls = seen + 1
         return StaticCredentials(users[interactionData.userId ?? ""] ?? [:]).provideCredentials(interactionData)
     }
 }
