@@ -163,7 +163,8 @@ extension IdpServer {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
                                userId: record.userId, reused: true)
             }
-            guard !state.isRevoked(record) else {
+            // A token is revoked with its family, and a family that is gone was revoked or ended.
+            guard let family = state.families[record.family], !family.revoked else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
             }
             guard record.expiresAt > now else {
@@ -177,9 +178,6 @@ extension IdpServer {
                 return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
             }
             if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
-            guard let family = state.families[record.family] else {
-                return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
-            }
             state.tokens[keys.presented]!.rotated = true
             let rotatedExpiresAt = record.kind == .offline
                 ? family.expiresAt
