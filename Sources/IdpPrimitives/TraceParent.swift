@@ -191,7 +191,9 @@ extension TraceParent {
     /// The trace id of a `traceparent` header value, or `nil` if the value is not a valid
     /// traceparent. What flows are correlated by across the SDK, the IDP's audit log and providers.
     public static func traceId(of header: String) -> String? {
-        if isCanonicalVersion00(header) { return String(decoding: header.utf8.dropFirst(3).prefix(32), as: UTF8.self) }
+        if isCanonicalVersion00(header) {
+            return String(decoding: header.utf8.dropFirst(traceIdRange.lowerBound).prefix(traceIdRange.count), as: UTF8.self)
+        }
         return (try? TraceParent(parsing: header))?.traceId
     }
 
@@ -212,17 +214,17 @@ extension TraceParent {
     /// Whether `header` is a valid version-00 value as ``description`` writes one, read in place.
     private static func isCanonicalVersion00(_ header: String) -> Bool {
         let verdict = header.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard bytes.count == 55, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "0") else { return false }
+            guard bytes.count == versionLength, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "0") else { return false }
             var traceIdNonZero = false, parentIdNonZero = false
-            for position in 2..<55 {
+            for position in 2..<versionLength {
                 let byte = bytes[position]
-                if position == 2 || position == 35 || position == 52 {
+                if isDashPosition(position) {
                     guard byte == UInt8(ascii: "-") else { return false }
                     continue
                 }
                 guard lowerHexValue(byte) != nil else { return false }
                 if byte != UInt8(ascii: "0") {
-                    if position < 35 { traceIdNonZero = true } else if position < 52 { parentIdNonZero = true }
+                    if traceIdRange.contains(position) { traceIdNonZero = true } else if parentIdRange.contains(position) { parentIdNonZero = true }
                 }
             }
             return traceIdNonZero && parentIdNonZero
