@@ -187,9 +187,15 @@ public struct FlowRow: Codable, Sendable, Equatable {
     /// round of this closed-loop cell: the median, in ns. The unit the row's figures are judged
     /// in, measured beside them. `nil` for the open loop and in older reports.
     public var floorNs: Double?
+    /// For a closed-loop cell at 1 in flight: the p50 of ``measureHandBack(samples:before:after:)``
+    /// in a child task, as the closed loop's workers are, measured right before each round (the
+    /// median of rounds), in µs. The thread wake-up a lone flow pays to hand its result back to
+    /// the caller's task on Swift's pool, which no engine work shortens; `nil` at other levels
+    /// and in older reports.
+    public var handBackUs: Double?
 
     public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
-                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil) {
+                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil) {
         self.scenario = scenario
         self.mode = mode
         self.inFlight = inFlight
@@ -200,11 +206,12 @@ public struct FlowRow: Codable, Sendable, Equatable {
         self.latencyUs = latencyUs
         self.cpuUsPerFlow = cpuUsPerFlow
         self.floorNs = floorNs
+        self.handBackUs = handBackUs
     }
 
     enum CodingKeys: String, CodingKey {
         case scenario, mode, inFlight = "in_flight", offeredPerS = "offered_per_s", throughputPerS = "throughput_per_s", completed, errors
-        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow", floorNs = "floor_ns"
+        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow", floorNs = "floor_ns", handBackUs = "hand_back_us"
     }
 }
 

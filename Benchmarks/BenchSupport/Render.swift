@@ -93,7 +93,7 @@ func tables(_ report: BenchReport) -> [Table] {
         }
         tables.append(Table(title: "end to end: getAuthorizationCode through engine, IDP and MC (latency in µs)",
                             header: ["scenario", "loop", "in flight", "flows/s", "errors"] + Percentiles(p0: 0, p25: 0, p50: 0, p75: 0, p90: 0, p99: 0, p999: 0, p100: 0).named.map(\.name),
-                            rows: rows, note: "The open loop counts latency from each flow's scheduled start; its in-flight figure is rate × p50."))
+                            rows: rows, note: flowsNote(report.flows)))
     }
     if !report.contention.isEmpty {
         tables.append(Table(title: "lock contention during closed-loop logins", header: ["lock", "acquisitions", "found held", "share", "waited ms"],
@@ -180,4 +180,16 @@ func numberText(_ value: Double) -> String {
 func orderedUnique(_ items: [String]) -> [String] {
     var seen = Set<String>()
     return items.filter { seen.insert($0).inserted }
+}
+
+/// The note under the end-to-end table: how the open loop counts, and what a lone flow's hand-back
+/// to the Swift pool cost beside the 1-in-flight cells.
+func flowsNote(_ flows: [FlowRow]) -> String {
+    var note = "The open loop counts latency from each flow's scheduled start; its in-flight figure is rate × p50."
+    let handBacks = flows.compactMap { row in row.handBackUs.map { (row.scenario, $0) } }
+    if !handBacks.isEmpty {
+        note += " At 1 in flight each flow also pays one wake-up of the caller's task on the Swift pool, measured beside the cell (p50): "
+            + handBacks.map { "\($0.0) \(formatNumber($0.1)) µs" }.joined(separator: ", ") + "."
+    }
+    return note
 }

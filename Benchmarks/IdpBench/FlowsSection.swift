@@ -324,14 +324,18 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     let rounds = max(1, options.rounds)
     let window = options.secondsPerFlowCell / Double(rounds)
     let floorOperation = floors(HotPathData(userCount: 1_000, seed: options.seed)).first { $0.name == idpFloorName }!.makeOperation(0)
-    var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double)](), count: cells.count)
+    var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double, handBackUs: Double?)](), count: cells.count)
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
             let floorNs = await onOSThread { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
+            let handBackUs: Double? = cell.level == 1 ? await withTaskGroup(of: Double.self) { group in
+                group.addTask { Double(await measureHandBack(samples: 200).value(atPercentile: 50)) / 1_000 }
+                return await group.next()!
+            } : nil
             let (flows, seconds, cpu) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window)
             try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
-            measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs))
+            measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs, handBackUs))
         }
     }
     var rows: [FlowRow] = []
@@ -342,7 +346,8 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
         let median = runs.median(by: \.throughput)
         rows.append(FlowRow(scenario: cell.scenario.rawValue, mode: "closed", inFlight: cell.level, offeredPerS: nil,
                             throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
-                            latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs))
+                            latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs,
+                            handBackUs: cell.level == 1 ? runs.median { $0.handBackUs ?? 0 }.handBackUs : nil))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at

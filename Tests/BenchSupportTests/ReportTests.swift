@@ -54,6 +54,21 @@ struct BenchReportTests {
         #expect(try BenchReport.decode(from: Data(old.utf8)).flows.allSatisfy { $0.cpuUsPerFlow == nil })
     }
 
+    @Test("a 1-in-flight row's hand-back is written as hand_back_us and named in the flows table's note; older reports read without it")
+    func handBackIsAnAddedField() throws {
+        var report = sampleReport()
+        report.flows[0].handBackUs = 27.5
+        let json = report.json()
+        #expect(json.contains("\"hand_back_us\" : 27.5"))
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+        #expect(render(report, as: .text).contains("measured beside the cell (p50): login 27.5 µs."))
+
+        let old = sampleReport()
+        #expect(!old.json().contains("hand_back_us"))
+        #expect(try BenchReport.decode(from: Data(old.json().utf8)).flows.allSatisfy { $0.handBackUs == nil })
+        #expect(!render(old, as: .text).contains("wake-up"))
+    }
+
     @Test("another schema, a non-object and a missing key are refused with a message that names the problem")
     func decodeErrors() {
         #expect(throws: BenchReportError("schema is 'idp-bench/0', expected 'idp-bench/1'")) {

@@ -95,4 +95,18 @@ struct FloorUnitTargetTests {
         #expect(cost.detail.contains("providers' floor"))
         #expect(!cost.detail.contains("lowest floor"))
     }
+
+    @Test("the p50 target's detail names the hand-back measured beside the cell, in µs and floors, and its verdict does not change")
+    func handBackIsInformation() throws {
+        var report = Self.report(providersFloor: 62, floorAtOne: 64, floorAt1024: 64, throughput: 25_000, cpuUs: 76.8, p50Us: 96)
+        let without = try Self.target(Self.p50, in: report)
+        #expect(!without.detail.contains("hand-back"))
+        report.flows[0].handBackUs = 32
+        let with = try Self.target(Self.p50, in: report)
+        // 32 µs / 64 ns = 500 floors, of a p50 of 96 µs / 64 ns = 1,500.
+        #expect(with.detail.contains("of which one hand-back to the Swift pool ≈ 32.0 µs (500 floors)"))
+        #expect(with.value == without.value)
+        #expect(with.met == without.met)
+        #expect(!with.met)
+    }
 }
