@@ -317,7 +317,9 @@ private final class ThreadCellSlots {
 /// seconds lands on every level instead of on one (the collapse ratio compares levels). A row
 /// reports the median round's throughput and CPU per flow and the latencies of all its rounds.
 /// Right before each round the `Mutex` floor is measured on one thread for 20 ms; the row's
-/// `floor_ns` is the median of its rounds' floors, the unit its figures are judged in.
+/// `floor_ns` is the median of its rounds' floors, the unit its figures are judged in. Before each
+/// round at 1 in flight, 200 hand-backs are measured (``measureHandBack(samples:before:after:)``,
+/// about 30 ms); the row's `hand_back_us` is the median of the rounds' p50s.
 func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [FlowRow] {
     let levels = options.inFlight.sorted()
     let cells = FlowRig.Scenario.allCases.flatMap { scenario in levels.map { (scenario: scenario, level: $0) } }
@@ -329,9 +331,10 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
             let floorNs = await onOSThread { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
+            // A lone flow's hand-back, measured in a child task as the closed loop's workers are.
             let handBackUs: Double? = cell.level == 1 ? await withTaskGroup(of: Double.self) { group in
                 group.addTask { Double(await measureHandBack(samples: 200).value(atPercentile: 50)) / 1_000 }
-                return await group.next()!
+                return await group.next() ?? 0
             } : nil
             let (flows, seconds, cpu) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window)
             try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
