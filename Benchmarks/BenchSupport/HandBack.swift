@@ -13,6 +13,9 @@ import IdpPrimitives
 /// spins on for `after`; the task reads the clock as soon as it runs. Every continuation is
 /// resumed exactly once, by that thread. It keeps one core busy for the whole measurement.
 ///
+/// - Parameters:
+///   - before: capped at one second; a negative duration counts as zero.
+///   - after: likewise.
 /// - Returns: the nanoseconds from each resumption to the task running, as a histogram of
 ///   `samples` values.
 /// - Precondition: `samples` ≥ 1.
@@ -39,10 +42,10 @@ public func measureHandBack(samples: Int, before: Duration = .microseconds(40), 
     return histogram
 }
 
+/// `duration` in nanoseconds, within 0...1 s.
 private func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0, attoseconds >= 0 else { return 0 }
-    return UInt64(min(seconds, 1)) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    let (seconds, attoseconds) = min(max(duration, .zero), .seconds(1)).components
+    return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
 }
 
 /// Keeps the calling OS thread busy until `nanoseconds` after `start`.

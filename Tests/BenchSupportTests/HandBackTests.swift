@@ -16,9 +16,9 @@ struct HandBackTests {
         #expect(elapsed >= 25 * 20_000)
     }
 
-    @Test("one sample with no spinning is still measured", .timeLimit(.minutes(5)))
+    @Test("one sample with no spinning is still measured, and a negative spin counts as none", .timeLimit(.minutes(5)))
     func oneSample() async {
-        let histogram = await measureHandBack(samples: 1, before: .zero, after: .zero)
-        #expect(histogram.count == 1)
+        #expect(await measureHandBack(samples: 1, before: .zero, after: .zero).count == 1)
+        #expect(await measureHandBack(samples: 1, before: .microseconds(-5), after: .seconds(-1)).count == 1)
     }
 }
