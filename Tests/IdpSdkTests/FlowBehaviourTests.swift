@@ -163,26 +163,44 @@ struct CompletionTests {
     func timeoutWhileProviderBlocked() async throws {
         let idp = TestIDP()
         idp.activeUser("noah", password: "pw-noah")
-        let release = Gate()
-        let blocking = ClosureProvider { data in
-            if data.userId == "noah" { release.wait(timeout: .seconds(300)) }
+        idp.activeUser("olga", password: "pw-olga")
+        let entered = Gate(), release = Gate(), returned = Gate()
+        let provider = ClosureProvider { data in
+            if data.userId == "noah" {
+                entered.open()
+                _ = release.wait(timeout: .seconds(300))
+                returned.open()
+            }
             return .init(credentials: ["username": data.userId ?? "", "password": "pw-\(data.userId ?? "")"])
         }
-        idp.activeUser("olga", password: "pw-olga")
-        let sdk = idp.sdk(.init(flowTimeout: .seconds(3)))
-        let counter = CompletionCounter()
-        async let blocked = sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: ClosureProvider { data in
-            let result = blocking.provideCredentials(data); return result
-        }, userId: "noah")
+        // Given a one-minute flow timeout on the IDP's manual clock, and noah's provider blocked
+        let sdk = idp.sdk(.init(flowTimeout: .seconds(60), clock: idp.clock))
+        let results = LockedValue<[IdpSdkResult]>([])
+        let completed = Gate()
+        sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                 interactionInterface: provider, userId: "noah", traceParent: nil) { result in
+            results.withLock { $0.append(result) }
+            completed.open()
+        }
+        #expect(await Self.offTask { entered.wait(timeout: .seconds(300)) })
+
         // While noah's provider blocks, another flow on the same service goes through
-        let other = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: blocking, userId: "olga")
+        let other = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "olga")
         #expect(!other.hasError())
-        let result = await blocked
-        counter.record(result)
-        #expect(result.idpSdkError?.code == .timedOut)
+        #expect(results.withLock { $0.isEmpty })
+
+        // When the clock passes the minute, noah's flow ends with timedOut while its provider blocks
+        idp.clock.advance(by: .seconds(61))
+        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
+        #expect(results.withLock { $0.map { $0.idpSdkError?.code } } == [.timedOut])
+
+        // Then the provider's late answer completes nothing a second time and redeems nothing
         release.open()
+        #expect(await Self.offTask { returned.wait(timeout: .seconds(300)) })
         try await Task.sleep(for: .milliseconds(100))
-        #expect(counter.completions == 1)
+        #expect(results.withLock { $0.count } == 1)
+        #expect(idp.server.auditLog().filter { $0.event == .codeIssued }.map(\.userId) == ["olga"])
+        #expect(sdk.flowsInFlight == 0)
     }
 
     @Test("cancelling the awaiting task ends the flow with cancelled")
