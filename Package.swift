@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample", "Seed002LoginSample"]),
-        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives"]),
         // The documents' Swift, as printed, each in a client target of its own (the samples reuse
         // the names IdpHandler, getAuthorizationCode, …), in the language mode the README states.
         .target(name: "Seed000WebViewSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/Seed000WebView",

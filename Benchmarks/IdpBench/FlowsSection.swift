@@ -219,21 +219,35 @@ func processCPUMicroseconds() -> Double {
 /// Open loop: flows start at a fixed rate whatever happens to earlier ones, and each latency is
 /// counted from the flow's scheduled start, so a stall shows up in every flow it delayed (no
 /// coordinated omission). A pacing OS thread starts the flows.
-func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, seconds: Double) async -> FlowCell {
+///
+/// Each flow leases a device for its whole run: a MasterController runs one login at a time, so
+/// when the loop falls behind its arrivals (more flows in flight than devices), a flow waits for
+/// a device, and that wait is in its latency, rather than two logins sharing one device and
+/// both failing their token exchange (which stopped the whole run once on a slow phase).
+/// - Returns: the flows, and the seconds from the first arrival to the last flow's end (longer
+///   than `seconds` when the loop fell behind, so completed ÷ elapsed is what it sustained).
+func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, seconds: Double) async -> (cell: FlowCell, elapsed: Double) {
     let cells = PerThreadCells()
     let arrivals = max(1, Int(rate * seconds))
     let interval = 1e9 / rate
     let finished = AtomicCounter()
+    let devices = LeasePool(rig.devices)
+    let start = uptimeNanoseconds()
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         let pacer = Thread {
-            let start = uptimeNanoseconds()
             for arrival in 0..<arrivals {
                 let scheduled = start + UInt64(Double(arrival) * interval)
                 let now = uptimeNanoseconds()
                 if scheduled > now + 50_000 { usleep(UInt32((scheduled - now) / 1_000)) }
-                let device = rig.devices[arrival % rig.devices.count]
                 Task {
-                    let outcome = await rig.run(scenario, device: device)
+                    let outcome: Result<UInt64, BenchFailure>
+                    do {
+                        let device = try await devices.lease()
+                        outcome = await rig.run(scenario, device: device)
+                        devices.giveBack(device)
+                    } catch {
+                        outcome = .failure(BenchFailure("no device leased: \(error)"))
+                    }
                     cells.record(outcome, latency: uptimeNanoseconds() &- scheduled)
                     if finished.value.add(1, ordering: .acquiringAndReleasing).newValue == arrivals { continuation.resume() }
                 }
@@ -241,7 +255,7 @@ func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, second
         }
         pacer.start()
     }
-    return cells.merged()
+    return (cells.merged(), Double(uptimeNanoseconds() - start) / 1e9)
 }
 
 /// One ``FlowCell`` per OS thread that records: a thread finds its own through thread-specific
@@ -359,11 +373,11 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     let reference = loginRows.filter { $0.inFlight > 1 }.min { $0.throughputPerS < $1.throughputPerS } ?? loginRows.first
     let rate = options.openLoopRate ?? max(1, (reference?.throughputPerS ?? 100) / 2)
     progress.report("flows: login, open loop at \(Int(rate))/s", force: true)
-    let cell = await openLoop(rig, .login, rate: rate, seconds: options.secondsPerFlowCell)
+    let (cell, elapsed) = await openLoop(rig, .login, rate: rate, seconds: options.secondsPerFlowCell)
     try check(cell, "open-loop logins at \(Int(rate))/s")
     let p50 = cell.histogram.value(atPercentile: 50)
     rows.append(FlowRow(scenario: FlowRig.Scenario.login.rawValue, mode: "open", inFlight: Int((rate * Double(p50) / 1e9).rounded(.up)),
-                        offeredPerS: rate, throughputPerS: Double(cell.completed) / options.secondsPerFlowCell,
+                        offeredPerS: rate, throughputPerS: Double(cell.completed) / max(options.secondsPerFlowCell, elapsed),
                         completed: cell.completed, errors: cell.errors, latencyUs: cell.histogram.percentiles()))
     return rows
 }
