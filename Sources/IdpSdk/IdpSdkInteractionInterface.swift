@@ -28,21 +28,42 @@ public protocol IdpSdkInteractionInterface {
 
 /// A provider's answer: credentials by field id, or an error that cancels the flow.
 public struct IdpSdkProvideCredentialsResult: Sendable, CustomStringConvertible {
+    /// One word: the dictionary, or the error in a box of its own. An error is a few strings and
+    /// an optional lockout, so keeping it inline made every answer about 70 bytes, returned
+    /// through memory and copied with outlined value-witness calls on each provider call, though
+    /// almost every answer is credentials.
+    private enum Storage: Sendable {
+        case credentials([String: String])
+        case error(ErrorBox)
+    }
+
+    private final class ErrorBox: Sendable {
+        let error: IdpSdkError
+        init(_ error: IdpSdkError) { self.error = error }
+    }
+
+    private let storage: Storage
+
     /// The values by field id, when the provider answered.
-    public let credentials: [String: String]?
+    public var credentials: [String: String]? {
+        if case .credentials(let values) = storage { return values }
+        return nil
+    }
+
     /// The error, when the provider cancelled the flow.
-    public let error: IdpSdkError?
+    public var error: IdpSdkError? {
+        if case .error(let box) = storage { return box.error }
+        return nil
+    }
 
     /// Answers the step with these values, keyed by field id.
     public init(credentials: [String: String]) {
-        self.credentials = credentials
-        self.error = nil
+        storage = .credentials(credentials)
     }
 
     /// Cancels the flow with this error.
     public init(error: IdpSdkError) {
-        self.credentials = nil
-        self.error = error
+        storage = .error(ErrorBox(error))
     }
 
     /// Names the fields but never shows their values.
