@@ -96,6 +96,14 @@ final class LockOrderInversionProvider: IdpSdkInteractionInterface, Sendable {
 /// own answer arrived, with whatever answer the shared slot holds then: an earlier call's. Calls
 /// are serialized and the slot is locked, so ThreadSanitizer has nothing to report; the kit's
 /// answer check catches it.
+///
+/// The second completion comes after a refresh of 100 µs, as a cached-then-refreshed lookup's
+/// would. With both completions back to back, whether a call read a stale slot depended on which
+/// thread ran first (its own lookup could land between its wait and its read), and on a loaded
+/// machine one run of 20 once saw no stale answer. With the refresh, the serial lookup queue is
+/// still refreshing call n when call n + 1 waits, so call n + 1 is woken by call n's second
+/// completion and answers call n's values: another user's whenever the two users differ, which
+/// the hammer's alternating users make happen in every round.
 final class DoubleCompletionProvider: IdpSdkInteractionInterface, Sendable {
     private let users: [String: [String: String]]
     private let serial = LockedValue(0)
@@ -123,6 +131,7 @@ final class DoubleCompletionProvider: IdpSdkInteractionInterface, Sendable {
         let values = users[user] ?? [:]
         lookups.async {
             completion(values)
+            usleep(100)
             completion(values)
         }
     }
