@@ -7,7 +7,8 @@ import IdpPrimitives
 /// The open loop leases the benchmark's devices with it: a MasterController runs one login at a
 /// time (a second `GetAstClientData` replaces the first's PKCE verifier, and the first's token
 /// exchange is then refused), so an open loop that falls behind its arrivals must queue for a
-/// device, which its latencies show, instead of running two logins on one and failing both.
+/// device, which its latencies show, instead of running two logins on one (the first's token
+/// exchange then fails).
 ///
 /// ```swift
 /// let devices = LeasePool(rig.devices)

@@ -222,8 +222,8 @@ func processCPUMicroseconds() -> Double {
 ///
 /// Each flow leases a device for its whole run: a MasterController runs one login at a time, so
 /// when the loop falls behind its arrivals (more flows in flight than devices), a flow waits for
-/// a device, and that wait is in its latency, rather than two logins sharing one device and
-/// both failing their token exchange (which stopped the whole run once on a slow phase).
+/// a device, and that wait is in its latency, rather than two logins sharing one device, the
+/// first's token exchange failing (which stopped whole default runs on slow phases).
 /// - Returns: the flows, and the seconds from the first arrival to the last flow's end (longer
 ///   than `seconds` when the loop fell behind, so completed ÷ elapsed is what it sustained).
 func openLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, rate: Double, seconds: Double) async -> (cell: FlowCell, elapsed: Double) {

@@ -100,10 +100,11 @@ final class LockOrderInversionProvider: IdpSdkInteractionInterface, Sendable {
 /// The second completion comes after a refresh of 100 µs, as a cached-then-refreshed lookup's
 /// would. With both completions back to back, whether a call read a stale slot depended on which
 /// thread ran first (its own lookup could land between its wait and its read), and on a loaded
-/// machine one run of 20 once saw no stale answer. With the refresh, the serial lookup queue is
-/// still refreshing call n when call n + 1 waits, so call n + 1 is woken by call n's second
-/// completion and answers call n's values: another user's whenever the two users differ, which
-/// the hammer's alternating users make happen in every round.
+/// machine one run of 20 once saw no stale answer. With the refresh, call n + 1 returns while the
+/// serial lookup queue is still on call n (woken by call n's second completion or a leftover
+/// signal), so unless it is held up for longer than the refresh it answers call n's values:
+/// another user's whenever the two users differ, which the hammer's alternating users make
+/// happen in every round.
 final class DoubleCompletionProvider: IdpSdkInteractionInterface, Sendable {
     private let users: [String: [String: String]]
     private let serial = LockedValue(0)
