@@ -30,7 +30,11 @@ enum StressCommand {
                         transport.5xx, transport.timeout, provider.slow, provider.hang,
                         provider.fail, clock.codeExpiry, refresh.storm, refresh.logoutRace,
                         code.wrongVerifier)
-      --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay)
+      --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay;
+                        a failure prints what the participants it names did)
+      --until NAME      stop at the first run that reaches an interleaving and print its
+                        reproducer (names: lock-lifted, exchange-other-user, second-expiry,
+                        cancel-after-end)
       --format F        text, markdown, json or csv (default text)
       --output FILE     write the report to FILE instead of stdout
       --replay R        replay reproducer R (as a failure printed it) --times N times (default 10)
@@ -52,7 +56,10 @@ enum StressCommand {
         var seconds: Double
         var faultsInjected: [String: Int]
         var checks: [String: Int]
+        var interleavings: [String: Int]
+        var reached: String?
         var violations: [String]
+        var eventLog: [String]
         var reproducer: String?
         var shrunk: String?
         var replaysFailingTheSameWay: Int?
@@ -144,6 +151,11 @@ enum StressCommand {
             case "--output":
                 guard let text = value() else { return bad("--output needs a file") }
                 output = text
+            case "--until":
+                guard let text = value(), let wanted = SystemStress.Interleaving(name: text) else {
+                    return bad("--until needs one of \(SystemStress.Interleaving.allCases.map(\.name).joined(separator: ", "))")
+                }
+                options.stopAt = wanted
             case "--replay":
                 guard let text = value() else { return bad("--replay needs a reproducer string") }
                 replay = text
@@ -156,11 +168,14 @@ enum StressCommand {
 
         if let replay {
             do {
-                let runs = try await SystemStress.replay(replay, options: options, times: times)
-                let failing = runs.filter { !$0.isEmpty }
+                let runs = try await SystemStress.replayRuns(replay, options: options, times: times)
+                let failing = runs.filter { !$0.violations.isEmpty }
                 print("replayed \(runs.count) times: \(failing.count) broke an invariant")
-                for (number, violations) in runs.enumerated() where !violations.isEmpty {
-                    print("  replay \(number + 1): \(violations.joined(separator: "; "))")
+                for (number, run) in runs.enumerated() {
+                    if !run.violations.isEmpty { print("  replay \(number + 1): \(run.violations.joined(separator: "; "))") }
+                    if !run.interleavings.isEmpty {
+                        print("  replay \(number + 1) reached: " + run.interleavings.keys.sorted().map { "\($0.rawValue) ×\(run.interleavings[$0]!)" }.joined(separator: ", "))
+                    }
                 }
                 return failing.isEmpty ? 0 : 1
             } catch {
@@ -174,7 +189,9 @@ enum StressCommand {
             seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
             stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
             partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: report.checks,
-            violations: report.failure?.violations ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
+            interleavings: Dictionary(uniqueKeysWithValues: report.interleavings.map { ($0.key.rawValue, $0.value) }),
+            reached: report.reached?.reproducer,
+            violations: report.failure?.violations ?? [], eventLog: report.failure?.eventLog ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
             replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism)
         let text: String
         switch format {

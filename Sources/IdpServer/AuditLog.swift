@@ -32,7 +32,9 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
         case passwordResetCodeIssued
     }
 
-    /// When, by the server's clock.
+    /// When, by the server's clock: for a decision on a request (a form step, a token grant), the
+    /// time that decision was made at, which is the time it was judged by (lock in force, code or
+    /// token expired).
     public var time: Date
     public var event: Event
     public var tenant: String
@@ -46,6 +48,12 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     }
     /// A short human-readable detail (step number, reason of a refusal).
     public var detail: String
+    /// For a decision on a form step that named an existing user (a wrong secret, a lock, an
+    /// attempt refused while locked, a completed flow): its number among that user's decisions,
+    /// from 1. Entries are appended to the log after the decision's locks are released, so two
+    /// decisions on one user made at nearly the same moment can appear in either order;
+    /// ``IdpServer/userDecisions(_:tenant:)`` reads them back in the order they were decided.
+    public var userDecision: UInt64? = nil
 
     public var description: String {
         "\(event.rawValue) tenant=\(tenant) client=\(clientId ?? "-") user=\(userId ?? "-") trace=\(traceId ?? "-") \(detail)"

@@ -188,7 +188,11 @@ extension IdpServer {
         case .page(let response, _):
             record(.flowFailed, tenant: tenantId, clientId: nil, userId: nil, traceParent: traceParent, "refused form submission")
             return response
-        case .terminal(let session, let error, let description):
+        case .terminal(let session, let error, let description, let rejection, let userId):
+            if let rejection {
+                record(.credentialsRejected, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
+                       "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)", at: now, userDecision: session.userDecision)
+            }
             record(.flowFailed, tenant: tenantId, clientId: session.clientId, userId: session.userId, traceParent: session.traceParent, "\(error): \(description)")
             var parameters = [("error", error), ("error_description", description)]
             if let state = session.state { parameters.append(("state", state)) }
@@ -196,11 +200,12 @@ extension IdpServer {
         case .locked(let session, let lockout, let evaluated, let userId):
             if evaluated {
                 record(.credentialsRejected, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
-                       "step \(session.step + 1) attempt \(session.attemptsOnStep): invalid_credentials")
-                record(.accountLocked, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent, lockout.description)
+                       "step \(session.step + 1) attempt \(session.attemptsOnStep): invalid_credentials", at: now, userDecision: session.userDecision)
+                record(.accountLocked, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent, lockout.description,
+                       at: now, userDecision: session.userDecision)
             } else {
                 record(.lockedAttemptRefused, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
-                       "refused unevaluated: \(lockout.description)")
+                       "refused unevaluated: \(lockout.description)", at: now, userDecision: session.userDecision)
             }
             var parameters = lockout.redirectParameters
             parameters.insert(("error_description", lockout.isPermanent
@@ -210,7 +215,7 @@ extension IdpServer {
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         case .rejected(let session, let prepared, let rejection, let userId):
             record(.credentialsRejected, tenant: tenantId, clientId: prepared.configuration.clientId, userId: userId, traceParent: session.traceParent,
-                   "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)")
+                   "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)", at: now, userDecision: session.userDecision)
             return Page.form(prepared.forms[session.step], sessionCode: sessionCode, rejection: rejection)
         case .nextStep(let session, let prepared):
             record(.stepServed, tenant: tenantId, clientId: prepared.configuration.clientId, userId: session.userId, traceParent: session.traceParent,
@@ -227,7 +232,8 @@ extension IdpServer {
             case .login, .registration:
                 break
             }
-            record(.codeIssued, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "authorization code issued")
+            record(.codeIssued, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "authorization code issued",
+                   at: now, userDecision: session.userDecision)
             var parameters = [("code", newCode), ("session_state", sessionCode)]
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
@@ -244,6 +250,8 @@ extension IdpServer {
         maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy
     ) -> StepOutcome {
         var session = session
+        // Numbered under the user's shard lock: the audit entries of this decision carry it.
+        session.userDecision = users.users[key]?.nextDecision()
         let client = prepared.configuration
         let tenantId = tenant.id
         let fields = client.steps[session.step]
@@ -273,7 +281,8 @@ extension IdpServer {
             if session.attemptsOnStep >= client.maxAttempts {
                 sessions.sessions[sessionCode] = nil
                 return .terminal(session, error: IdpWire.FlowError.tooManyAttempts,
-                                 description: "step \(session.step + 1) was answered wrongly \(session.attemptsOnStep) times; the flow is ended")
+                                 description: "step \(session.step + 1) was answered wrongly \(session.attemptsOnStep) times; the flow is ended",
+                                 rejection: rejection, userId: evaluation.identifiedUser)
             }
             sessions.sessions[sessionCode] = session
             return .rejected(session, prepared, rejection, userId: evaluation.identifiedUser)
@@ -388,7 +397,9 @@ struct ParameterProblem: Error {
 
 private enum StepOutcome {
     case page(HTTPResponse, audit: String?)
-    case terminal(AuthSession, error: String, description: String)
+    /// The flow ends; `rejection`: the wrong answer that ended it (its last attempt), audited
+    /// as rejected before the flow's end, since it may have counted towards a lock.
+    case terminal(AuthSession, error: String, description: String, rejection: Rejection? = nil, userId: String? = nil)
     case rejected(AuthSession, PreparedClient, Rejection, userId: String?)
     /// The user is locked: by this answer (`evaluated`) or already, before evaluation.
     case locked(AuthSession, LockoutInformation, evaluated: Bool, userId: String?)

@@ -290,8 +290,28 @@ public final class IdpServer: Sendable {
         return statistics
     }
 
-    func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String) {
-        let entry = AuditEntry(time: now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail)
+    /// The IDP's decisions on `userId`'s form steps (wrong secrets, locks, attempts refused while
+    /// locked, completed flows), in the order they were decided: what a lockout is judged by.
+    ///
+    /// ```swift
+    /// let decisions = idp.userDecisions("alice", tenant: "bank")
+    /// let evaluatedWrong = decisions.filter { $0.event == .credentialsRejected }.count
+    /// ```
+    /// - Parameters:
+    ///   - userId: The user whose decisions to read.
+    ///   - tenant: The user's tenant.
+    /// - Returns: The entries with a ``AuditEntry/userDecision`` for that user, oldest decision
+    ///   first (a decision's `credentialsRejected` before its `accountLocked`).
+    public func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
+        let entries = audit.withLock { $0.entries }.enumerated().filter { $0.element.userId == userId && $0.element.tenant == tenant && $0.element.userDecision != nil }
+        return entries.sorted { ($0.element.userDecision!, $0.offset) < ($1.element.userDecision!, $1.offset) }.map(\.element)
+    }
+
+    /// Appends to the audit log; `time`: when the request was decided (default: now).
+    func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String,
+                at time: Date? = nil, userDecision: UInt64? = nil) {
+        let entry = AuditEntry(time: time ?? now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail,
+                               userDecision: userDecision)
         audit.withLock { $0.append(entry) }
     }
 

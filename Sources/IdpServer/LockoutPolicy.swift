@@ -87,6 +87,12 @@ extension UserRecord {
         return .temporary(until: until)
     }
 
+    /// Numbers a decision on a form step naming this user; returns its number.
+    mutating func nextDecision() -> UInt64 {
+        decisions += 1
+        return decisions
+    }
+
     /// A successful authentication (or an administrator's unlock): all counts and locks cleared.
     mutating func recordSuccess() {
         failedAttempts = 0

@@ -298,6 +298,10 @@ struct UserRecord {
     var lockedUntil: Date?
     var permanentlyLocked = false
     var astClientIds: [String] = []
+    /// How many form steps naming this user the IDP has decided; numbers the audit entries of
+    /// those decisions (``AuditEntry/userDecision``), so a reader can put them back in the order
+    /// they were decided in without one lock around every decision and its audit.
+    var decisions: UInt64 = 0
 
     init(id: String, salt: [UInt8], attributes: [String: String]) {
         self.id = id
@@ -345,6 +349,8 @@ struct AuthSession {
     /// The password hash the current password was proven against (change password); completion
     /// requires it unchanged, so a flow proven against an old password cannot overwrite a newer one.
     var provenPasswordHash: [UInt8]?
+    /// The number of the last decision on this flow's user (``UserRecord/decisions``).
+    var userDecision: UInt64?
 }
 
 struct CodeRecord {

@@ -200,7 +200,7 @@ extension IdpServer {
             return Page.json(status: 400, body)
         case .issue(let record, let rotatedExpiresAt, let astClientId):
             self.record(.tokensRefreshed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent,
-                        "\(record.kind.rawValue) token rotated")
+                        "\(record.kind.rawValue) token rotated", at: now)
             return Page.json(status: 200, [
                 "access_token": issued.access,
                 "token_type": "Bearer",

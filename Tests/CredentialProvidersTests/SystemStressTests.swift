@@ -78,3 +78,88 @@ struct SystemStressTests {
         print("shared-slot provider: run \(failure.run), decisions \(failure.sizeBefore.decisions)→\(failure.sizeAfter.decisions), flows \(failure.sizeBefore.flows)→\(failure.sizeAfter.flows); \(failure.shrunk)")
     }
 }
+
+/// The interleavings that free-running threads reach, found and replayed by the controlled
+/// scheduler, and the system running free on its own threads.
+@Suite("System stress: interleavings the controlled scheduler reaches and replays, and free runs", .serialized)
+struct SystemStressInterleavingTests {
+    /// A focused scenario for each interleaving the controlled scheduler reaches: the steps and
+    /// faults that lead to it, and a strategy deep enough to find it.
+    static func options(reaching interleaving: SystemStress.Interleaving) -> SystemStress.Options {
+        var options: SystemStress.Options
+        let deepPCT = ScheduleStrategy.pct(depth: 10, steps: 300)
+        switch interleaving {
+        case .exchangeForAnotherUser:
+            // An added user's activation logs that user in; a logout of the first user racing a
+            // refresh leaves the MC answering for the added one.
+            options = SystemStress.Options(seed: 3, runs: 20, flows: 1, users: 1, stepsPerFlow: 3, mix: [.addUser: 1, .refresh: 1], strategy: deepPCT)
+            options.faultRates = ["refresh.logoutRace": 1]
+        case .lockLiftedDuringStorm:
+            // One device storms into lockout while another's refresh steps move the clock.
+            options = SystemStress.Options(seed: 1, runs: 100, flows: 2, users: 2, stepsPerFlow: 3, mix: [.lockout: 1, .refresh: 1], strategy: deepPCT)
+        case .expiryDuringRefreshStorm:
+            // Two devices' refresh storms, each step moving the shared clock past expiry.
+            options = SystemStress.Options(seed: 1, runs: 200, flows: 2, users: 2, stepsPerFlow: 3, mix: [.refresh: 1], strategy: .randomWalk)
+            options.faultRates = ["refresh.storm": 1]
+        case .cancelAfterEnd:
+            options = SystemStress.Options(seed: 1, runs: 200, flows: 1, users: 1, stepsPerFlow: 3, mix: [.cancel: 1], strategy: deepPCT)
+            options.faultRates = ["provider.fail": 1]
+        }
+        options.stopAt = interleaving
+        options.stallTimeout = .seconds(20)
+        options.deadlockTimeout = .seconds(120)
+        return options
+    }
+
+    @Test("the controlled scheduler reaches each interleaving free threads reached, every invariant holds there, and its reproducer replays it 10 of 10",
+          arguments: [SystemStress.Interleaving.exchangeForAnotherUser, .lockLiftedDuringStorm, .expiryDuringRefreshStorm])
+    func reachesAndReplays(_ interleaving: SystemStress.Interleaving) async throws {
+        // Given a scenario that can lead to the interleaving
+        let options = Self.options(reaching: interleaving)
+        // When the controlled scheduler explores it
+        let report = await SystemStress.run(options)
+        // Then some run reaches it with every invariant held
+        #expect(report.failure == nil, "\(report)")
+        let reached = try #require(report.reached, "\(interleaving) not reached in \(report.runs) runs: \(report)")
+        #expect(reached.interleaving == interleaving)
+        // And its reproducer reaches it again in each of 10 replays, breaking nothing
+        let replays = try await SystemStress.replayRuns(reached.reproducer, options: options, times: 10)
+        #expect(replays.count == 10)
+        #expect(replays.allSatisfy { $0.interleavings[interleaving, default: 0] > 0 }, "\(replays.map(\.interleavings))")
+        #expect(replays.allSatisfy(\.violations.isEmpty), "\(replays.map(\.violations))")
+        print("\(interleaving.name): reached in run \(reached.run) of \(options.runs); \(reached.reproducer)")
+    }
+
+    @Test("free-running on the system's own threads, several devices sharing users: every invariant holds")
+    func freeRun() async throws {
+        // Given every fault but hung providers (their 5 s waits would make the run long), no
+        // scheduler, and more devices than users
+        var options = SystemStress.Options(seed: 5, runs: 3, flows: 6, users: 3, stepsPerFlow: 3, strategy: nil)
+        options.faultRates = SystemStress.Options.defaultFaultRates
+        options.faultRates["provider.hang"] = nil
+        // When it runs
+        let report = await SystemStress.run(options)
+        // Then nothing broke, and the invariants were checked on free threads
+        #expect(report.failure == nil, "\(report)")
+        #expect(report.runs == 3 && report.flows >= 18 && report.decisions == 0)
+        for invariant in [SystemStress.Invariant.exactlyOnce, SystemStress.Invariant.noCrossTalk, SystemStress.Invariant.singleUseCodes] {
+            #expect(report.checks[invariant, default: 0] > 0, "\(invariant) was checked")
+        }
+    }
+
+    @Test("a free run that breaks an invariant prints what the participants it names did")
+    func freeRunPrintsWhatHappened() async throws {
+        // Given a provider that shares one slot between flows, running free
+        var options = SystemStress.Options(seed: 3, runs: 40, flows: 4, users: 4, stepsPerFlow: 2, mix: [.login: 1], strategy: nil)
+        options.makeProvider = { PerFlowStateInOneSlotProvider($0) }
+        // When the runs break cross-talk
+        let report = await SystemStress.run(options)
+        let failure = try #require(report.failure, "\(report)")
+        // Then the report says it cannot replay, and shows the named participants' steps and results
+        #expect(failure.reproducer.contains("free-running"))
+        #expect(!failure.eventLog.isEmpty)
+        #expect(failure.eventLog.contains { $0.contains("step 1: login") })
+        #expect(failure.eventLog.contains { $0.contains("KssIdpLogin flow") })
+        #expect(report.description.contains("what happened"))
+    }
+}

@@ -110,6 +110,33 @@ struct LockoutTests {
         #expect(try browser.attempt("pw-alice").status == 302)
     }
 
+    @Test("the wrong answer that ends a flow (its last attempt) counts towards the lock and is audited as rejected, before the flow's end")
+    func lastAttemptIsAudited() throws {
+        // Given a lock after 5 wrong secrets and a login client that allows 3 attempts per step
+        let browser = Browser(lockout: LockoutPolicy(maximumFailures: 5, lockoutDuration: .seconds(60)))
+        // When one session answers wrongly three times
+        var form = try browser.openForm()
+        var answer = browser.submit(form, [("username", "alice"), ("password", "wrong-1")])
+        form = try XHTMLForm.parse(try #require(answer.bodyText))
+        answer = browser.submit(form, [("username", "alice"), ("password", "wrong-2")])
+        form = try XHTMLForm.parse(try #require(answer.bodyText))
+        answer = browser.submit(form, [("username", "alice"), ("password", "wrong-3")])
+        // Then the flow ends, all three counted, and all three are in the audit, each a decision
+        // of its own, the last before the flow's end
+        #expect(answer.status == 302)
+        #expect(browser.server.user("alice", tenant: "demo")?.failedAttempts == 3)
+        #expect(browser.count(.credentialsRejected) == 3)
+        let decisions = browser.server.userDecisions("alice", tenant: "demo")
+        let events: [AuditEntry.Event] = decisions.map(\.event)
+        #expect(events == [.credentialsRejected, .credentialsRejected, .credentialsRejected])
+        let numbers: [UInt64] = decisions.compactMap(\.userDecision)
+        #expect(numbers == [1, 2, 3])
+        let log: [AuditEntry.Event] = browser.server.auditLog().map(\.event)
+        let lastRejected = try #require(log.lastIndex(of: .credentialsRejected))
+        let failed = try #require(log.lastIndex(of: .flowFailed))
+        #expect(lastRejected < failed)
+    }
+
     @Test("1,000 simultaneous wrong attempts on OS threads with a limit of 5: exactly 5 evaluated, 995 refused as locked",
           arguments: [5])
     func exactUnderConcurrency(limit: Int) async throws {
@@ -145,6 +172,19 @@ struct LockoutTests {
         #expect(browser.count(.lockedAttemptRefused) == attempts - limit)
         let user = try #require(browser.server.user("alice", tenant: "demo"))
         #expect(user.totalFailedAttempts == limit && user.lockouts == 1)
+        // And read back in the order the IDP decided them (the audit appends after the locks are
+        // released, in any order), the first `limit` decisions evaluated, the last of them locked,
+        // and every later one was refused
+        let decisions = browser.server.userDecisions("alice", tenant: "demo")
+        let numbers: [UInt64] = decisions.compactMap(\.userDecision)
+        var expectedNumbers: [UInt64] = (1...UInt64(attempts)).map { $0 }
+        expectedNumbers.insert(UInt64(limit), at: limit)   // the lock is the limit-th decision's second entry
+        #expect(numbers == expectedNumbers)
+        let firstEvents: [AuditEntry.Event] = decisions.prefix(limit + 1).map(\.event)
+        var expectedEvents: [AuditEntry.Event] = Array(repeating: .credentialsRejected, count: limit)
+        expectedEvents.append(.accountLocked)
+        #expect(firstEvents == expectedEvents)
+        #expect(decisions.dropFirst(limit + 1).allSatisfy { $0.event == .lockedAttemptRefused })
         // And the right password is refused during the lock
         #expect(Browser.lockout(in: try browser.attempt("pw-alice")) != nil)
     }

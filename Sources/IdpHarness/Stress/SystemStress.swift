@@ -24,10 +24,16 @@ import McSdk
 /// scheduler (PCT by default) picks who goes next; every decision is logged, so a failure prints
 /// one string that replays it (``replay(_:options:times:)``).
 ///
-/// What is not controlled, and says so: an MC event runs whole within its participant's turn
-/// (the MC is an actor; its own IDP requests go straight through), and a provider that blocks
-/// past the scheduler's stall timeout runs on outside control (the run is then marked partially
-/// controlled in ``Report/partiallyControlledRuns``).
+/// An MC event's task is a participant of its own: it parks where the MasterController awaits
+/// the IDP (each request and each response is a seam) and where it joins a refresh in flight, so
+/// other events of the same MC, other devices' steps and clock moves can come between its
+/// awaits. What is not controlled, and says so: a provider that blocks past the scheduler's stall
+/// timeout runs on outside control (the run is then marked partially controlled in
+/// ``Report/partiallyControlledRuns``).
+///
+/// With ``Options/strategy`` `nil` the system runs free, on its own threads: the same invariants
+/// are checked, nothing replays, and a failure prints what the participants it names did
+/// (``Report/Failure/eventLog``).
 public enum SystemStress {
     /// One kind of step a participant plays.
     public enum Step: String, Sendable, CaseIterable, Comparable {
@@ -78,6 +84,9 @@ public enum SystemStress {
         /// How long nobody may make progress before a run is called a deadlock: generous, because
         /// an MC event's task can wait that long for a Swift concurrency thread on a busy machine.
         public var deadlockTimeout: Duration = .seconds(30)
+        /// Stop at the first run that reaches this interleaving, with its reproducer in
+        /// ``Report/reached`` (for a controlled run); `nil`: run on.
+        public var stopAt: Interleaving?
 
         public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
                     mix: [Step: Int] = Options.defaultMix, faultRates: [String: Double] = [:],
@@ -121,6 +130,11 @@ public enum SystemStress {
         public var faultsInjected: [String: Int] = [:]
         /// Invariant checks made, by invariant.
         public var checks: [String: Int] = [:]
+        /// How often the runs reached each interleaving the invariants accept but a reader should
+        /// know was explored.
+        public var interleavings: [Interleaving: Int] = [:]
+        /// With ``Options/stopAt``: the run that reached it and the reproducer that replays it.
+        public var reached: (run: Int, interleaving: Interleaving, reproducer: String)?
         /// Scheduler decisions over all runs.
         public var decisions = 0
         public var partiallyControlledRuns = 0
@@ -141,6 +155,10 @@ public enum SystemStress {
             public var replaysFailingTheSameWay: Int
             public var replays: Int
             public var nondeterminism: String?
+            /// What the participants the violations name did, oldest first (their steps, MC
+            /// events and results, flows, clock moves): a free run's account of a failure it
+            /// cannot replay.
+            public var eventLog: [String] = []
         }
 
         public var description: String {
@@ -148,6 +166,10 @@ public enum SystemStress {
             let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
             lines.append("faults injected: \(faults.isEmpty ? "none" : faults.joined(separator: ", "))")
             lines.append("invariants checked: " + checks.keys.sorted().map { "\($0) ×\(checks[$0]!)" }.joined(separator: ", "))
+            if !interleavings.isEmpty {
+                lines.append("interleavings reached: " + interleavings.keys.sorted().map { "\($0.rawValue) ×\(interleavings[$0]!)" }.joined(separator: ", "))
+            }
+            if let reached { lines.append("reached '\(reached.interleaving.rawValue)' in run \(reached.run); replay it with: \(reached.reproducer)") }
             if partiallyControlledRuns > 0 {
                 lines.append("partially controlled runs: \(partiallyControlledRuns) (the first: \(partialControlExample ?? "?")); their interleavings are not all the scheduler's, and a replay of one need not repeat")
             }
@@ -157,6 +179,10 @@ public enum SystemStress {
                 lines.append("  shrunk (flows \(failure.sizeBefore.flows)→\(failure.sizeAfter.flows), decisions \(failure.sizeBefore.decisions)→\(failure.sizeAfter.decisions)): \(failure.shrunk)")
                 lines.append("  replays failing the same way: \(failure.replaysFailingTheSameWay) of \(failure.replays)")
                 if let nondeterminism = failure.nondeterminism { lines.append("  nondeterminism: \(nondeterminism)") }
+                if !failure.eventLog.isEmpty {
+                    lines.append("  what happened (oldest first):")
+                    lines += failure.eventLog.map { "    \($0)" }
+                }
             } else {
                 lines.append("every invariant held; nothing lost")
             }
@@ -164,7 +190,62 @@ public enum SystemStress {
         }
     }
 
+    /// Interleavings that the invariants accept and that a run may or may not reach; each is
+    /// counted in ``Report/interleavings`` so a report says which were explored, and
+    /// ``Options/stopAt`` finds a run that reaches one.
+    public enum Interleaving: String, Sendable, CaseIterable, Comparable {
+        /// Another device's step moved the shared clock past a lock's end while a wrong-password
+        /// storm ran, so more guesses were evaluated, up to another lock.
+        case lockLiftedDuringStorm = "lock lifted by a clock jump during a storm"
+        /// ExchangeIamToken names no user: it answered for another user that was logged in on
+        /// the same MasterController since (an added user's activation logs that user in).
+        case exchangeForAnotherUser = "ExchangeIamToken answered for the MC's other logged-in user"
+        /// The clock moved past a refreshed token's expiry while a refresh storm ran, so the
+        /// storm caused a second refresh grant, one per expiry.
+        case expiryDuringRefreshStorm = "a clock jump made a second expiry during a refresh storm"
+        /// A flow ended (with a code, the IDP's refusal or its provider's error) before its
+        /// caller's cancel took effect.
+        case cancelAfterEnd = "a cancel came after the flow had ended"
+
+        public static func < (lhs: Interleaving, rhs: Interleaving) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        /// The short names the command line takes.
+        public var name: String {
+            switch self {
+            case .lockLiftedDuringStorm: "lock-lifted"
+            case .exchangeForAnotherUser: "exchange-other-user"
+            case .expiryDuringRefreshStorm: "second-expiry"
+            case .cancelAfterEnd: "cancel-after-end"
+            }
+        }
+
+        /// The interleaving with short name `name`, or `nil`.
+        public init?(name: String) {
+            guard let found = Self.allCases.first(where: { $0.name == name }) else { return nil }
+            self = found
+        }
+    }
+
     /// The names of the invariants checked.
+    ///
+    /// What each promises, and what it does not:
+    /// - ``noCrossTalk``: a provider call's user and trace are its flow's; a provider's answer
+    ///   holds no other flow's secrets; ExchangeIamToken's token is for the user logged in on
+    ///   that MC, which is the user of the last successful SetAuthorisationCode (an activation,
+    ///   an added user's too) or OfflineLogin since Start, not necessarily the user of the step
+    ///   that asked.
+    /// - ``logoutStays``: after ClearIamTokenCache of a user, no token for that user comes out
+    ///   until the next login, whatever a refresh in flight does; while that user was the MC's
+    ///   logged-in one, no token comes out at all.
+    /// - ``lockoutExact``: the IDP's decisions on a user, in the order it made them and by the time
+    ///   it made each at, follow the lockout policy exactly (see `LockoutReplay`): a clock jump
+    ///   past a lock's end lifts it and later guesses count again; with no jump and no fault, a
+    ///   storm is evaluated exactly `lockoutAfter` times and locks once.
+    /// - ``oneRefresh``: one refresh grant per expiry: two grants of a device are at least an
+    ///   access token's lifetime apart on the IDP's clock (the clock may jump past a new token's
+    ///   expiry while a storm runs; that is a second expiry).
+    /// - ``errorsUnchanged``: an error a provider returned reaches the caller as it was; a
+    ///   cancelled flow ends cancelled unless something ended it before the cancel took effect.
     public enum Invariant {
         public static let exactlyOnce = "every flow completes exactly once"
         public static let noCrossTalk = "no cross-talk"
@@ -205,6 +286,10 @@ public enum SystemStress {
                 if report.partialControlExample == nil { report.partialControlExample = result.outcome?.partialControlReason }
             }
             for site in result.fired { report.faultsInjected[site.fault, default: 0] += 1 }
+            if let wanted = options.stopAt, world.interleavingsSeen[wanted] != nil, options.strategy != nil {
+                report.reached = (run, wanted, result.reproducer.description)
+                break
+            }
             if !result.violations.isEmpty {
                 if options.strategy != nil {
                     let explored = await StressRunner.confirmAndShrink(scenario, result, failingRun: run, runs: run, replays: 2)
@@ -215,7 +300,8 @@ public enum SystemStress {
                         replaysFailingTheSameWay: explored.replaysFailingTheSameWay, replays: explored.replays, nondeterminism: explored.nondeterminism)
                 } else {
                     report.failure = Report.Failure(run: run, violations: result.violations, reproducer: "(free-running: no reproducer)", shrunk: "-",
-                                                    sizeBefore: (options.flows, 0), sizeAfter: (options.flows, 0), replaysFailingTheSameWay: 0, replays: 0)
+                                                    sizeBefore: (options.flows, 0), sizeAfter: (options.flows, 0), replaysFailingTheSameWay: 0, replays: 0,
+                                                    eventLog: world.eventLog(around: result.violations))
                 }
                 break
             }
@@ -226,10 +312,25 @@ public enum SystemStress {
 
     /// Replays a reproducer printed by a failing run `times` times; the violations of each replay.
     public static func replay(_ reproducer: String, options: Options, times: Int = 10) async throws(StressError) -> [[String]] {
+        try await replayRuns(reproducer, options: options, times: times).map(\.violations)
+    }
+
+    /// One replay of a reproducer: what it broke and which interleavings it reached.
+    public struct Replay: Sendable {
+        public var violations: [String]
+        public var interleavings: [Interleaving: Int]
+    }
+
+    /// Replays a reproducer (of a failure, or of ``Report/reached``) `times` times.
+    /// - Throws: ``StressError`` when `reproducer` cannot be parsed.
+    public static func replayRuns(_ reproducer: String, options: Options, times: Int = 10) async throws(StressError) -> [Replay] {
         let parsed = try StressReproducer(parsing: reproducer)
         let scenario = scenario(options)
-        var results: [[String]] = []
-        for _ in 0..<max(1, times) { results.append(await StressRunner.run(scenario, parsed).violations) }
+        var results: [Replay] = []
+        for _ in 0..<max(1, times) {
+            let (result, world) = await runOnce(scenario, parsed)
+            results.append(Replay(violations: result.violations, interleavings: world.interleavingsSeen))
+        }
         return results
     }
 

@@ -16,6 +16,10 @@ extension SystemStress {
         /// Users activated on this device.
         var users: [String] = []
         var step = 0
+        /// The user ExchangeIamToken answers for, as this app knows it: the user of the last
+        /// successful SetAuthorisationCode or OfflineLogin on this MC (an activation logs its user
+        /// in too), until a Start, a Restart or that user's logout. `nil`: nobody.
+        var current: String?
 
         init(world: World, participant: World.Participant, context: StressContext) {
             self.world = world
@@ -40,6 +44,7 @@ extension SystemStress {
             step += 1
             if users.isEmpty {
                 _ = world.send(KSMStartEvent(), to: mc, as: KSMStartResultEvent.self, me, context)
+                current = nil
             }
             guard let code = try? world.server.issueActivationCode(for: user, tenant: World.tenant) else { return false }
             guard let ast = world.send(KSMGetAstClientDataEvent(tenantId: World.tenant), to: mc, as: KSMGetAstClientDataResultEvent.self, me, context),
@@ -64,11 +69,18 @@ extension SystemStress {
             let result = world.authorize(me, context: context, ast: AstClientDataInfo(astClientData: ast), clientId: "KssIdpLogin",
                                          userId: user, answers: answers, cancel: cancel)
             if cancel, let result {
-                world.checked(Invariant.errorsUnchanged, result.idpSdkError?.errorCode == IdpSdkError.Code.cancelled.rawValue || result.authorizationCode != nil,
+                // A cancel ends the flow unless something ended it first: the flow runs on the
+                // SDK's threads from the moment it starts, so its code, the IDP's refusal or its
+                // provider's error may come before the cancel takes effect. Whatever ended it is
+                // delivered as it was (a provider's error is checked against the ones it returned
+                // in `authorize`); a cancellation is never reported as anything else.
+                let cancelled = result.idpSdkError?.errorCode == IdpSdkError.Code.cancelled.rawValue
+                world.checked(Invariant.errorsUnchanged, cancelled ? result.idpSdkError?.subsystem == IdpSdkError.sdkSubsystem : true,
                               "a cancelled flow of participant \(me.index) ended with \(String(describing: result.idpSdkError))")
+                if !cancelled { world.saw(.cancelAfterEnd, me, "the cancelled login ended first with \(result.authorizationCode != nil ? "a code" : String(describing: result.idpSdkError))") }
             }
             guard let code = result?.authorizationCode else { return result }
-            if setCode(code, clientId: "KssIdpLogin", user: user) { checkTokenSubject(user) }
+            if setCode(code, clientId: "KssIdpLogin", user: user) { checkTokenSubject(for: user) }
             return result
         }
 
@@ -80,7 +92,7 @@ extension SystemStress {
                 let status = world.redeemDirectly(code, clientId: clientId, trace: me.trace)
                 world.checked(Invariant.singleUseCodes, status != 200, "a code of participant \(me.index) was redeemed with a wrong PKCE verifier")
             }
-            if fault("clock.codeExpiry") { world.clock.advance(by: .seconds(61)) }
+            if fault("clock.codeExpiry") { world.advanceClock(by: .seconds(61), me, "the code expires") }
             let event: KSMSetAuthorisationCodeEvent = if let user {
                 KSMSetAuthorisationCodeEvent(userIdentifier: identifier(user), authenticationMode: .no, authorisationCode: code, clientId: clientId)
             } else {
@@ -89,20 +101,38 @@ extension SystemStress {
             let result = world.send(event, to: mc, as: KSMSetAuthorisationCodeResultEvent.self, me, context)
             guard result?.status == .kOk else { return false }
             world.expectRedemption(me)
+            current = result?.userIdentifier?.userId ?? user
             return true
         }
 
-        /// A token for another audience: its subject must be `user` (no cross-talk), and it is
-        /// refused after a logout.
+        /// A token for another audience, asked after a step for `user`. ExchangeIamToken names
+        /// no user: it answers for the MC's logged-in user (``current``), which is another user
+        /// of this device after that user's activation or login. Its subject must be that user
+        /// (no cross-talk), and with nobody logged in there is no token. Returns the status and
+        /// the token's subject.
         @discardableResult
-        func checkTokenSubject(_ user: String) -> KSMEventStatusType? {
+        func checkTokenSubject(for user: String) -> (status: KSMEventStatusType, subject: String?)? {
             let event = KSMExchangeIamTokenEvent(audience: "stress-api")
-            guard let result = world.send(event, to: mc, as: KSMExchangeIamTokenResultEvent.self, me, context) else { return nil }
-            if result.status == .kOk {
-                let subject = world.server.introspect(result.token, tenant: World.tenant)?.userId
-                world.checked(Invariant.noCrossTalk, subject == user, "participant \(me.index) asked a token for \(user) and got one for \(subject ?? "nobody")")
+            guard let answer = world.send(event, to: mc, me, context) else { return nil }
+            // With nobody logged in the MC answers with a KSMInvalidStateEvent: no token either.
+            guard let result = answer as? KSMExchangeIamTokenResultEvent else { return (.kInvalidState, nil) }
+            guard result.status == .kOk else { return (result.status, nil) }
+            let subject = world.server.introspect(result.token, tenant: World.tenant)?.userId
+            world.checked(Invariant.noCrossTalk, subject != nil && subject == current,
+                          "participant \(me.index) asked a token (after a step for \(user)) while \(current ?? "nobody") is logged in on its MC, and got one for \(subject ?? "nobody")")
+            if let subject, subject != user, subject == current {
+                world.saw(.exchangeForAnotherUser, me, "ExchangeIamToken after a step for \(user) answered for \(subject), logged in since on the same MC")
             }
-            return result.status
+            return (result.status, subject)
+        }
+
+        /// After `user`'s logout (CLEAR_ALL or CLEAR_ACCESS_AND_REFRESH) nothing brings that user's
+        /// tokens back: no token for the user comes out, and while the user was the MC's current
+        /// one no token comes out at all.
+        func checkLogoutStays(_ user: String, wasCurrent: Bool, _ what: String) {
+            guard let answer = checkTokenSubject(for: user) else { return }
+            let holds = answer.status != .kOk || (!wasCurrent && answer.subject != user)
+            world.checked(Invariant.logoutStays, holds, "\(what) left a usable token (\(answer.status), for \(answer.subject ?? "nobody"))")
         }
 
         func play(_ kind: Step, number: Int) {
@@ -118,18 +148,21 @@ extension SystemStress {
                 _ = activate(user: extra, existing: user)
             case .offlineLogin:
                 _ = world.send(KSMRestartEvent(), to: mc, as: KSMRestartResultEvent.self, me, context)
-                _ = world.send(KSMOfflineLoginEvent(userIdentifier: identifier(user)), to: mc, as: KSMOfflineLoginResultEvent.self, me, context)
+                current = nil
+                let offline = world.send(KSMOfflineLoginEvent(userIdentifier: identifier(user)), to: mc, as: KSMOfflineLoginResultEvent.self, me, context)
+                if offline?.status == .kOk { current = user }
             case .restart:
                 mc = Device.masterController(world, store)
                 _ = world.send(KSMStartEvent(), to: mc, as: KSMStartResultEvent.self, me, context)
+                current = nil
             case .logoutAll, .logoutAccessAndRefresh, .logoutOffline:
                 let behavior: KSMClearIamTokenCacheEvent.ClearBehavior = kind == .logoutAll ? .CLEAR_ALL : kind == .logoutOffline ? .CLEAR_OFFLINE : .CLEAR_ACCESS_AND_REFRESH
                 let cleared = world.send(KSMClearIamTokenCacheEvent(userIdentifier: identifier(user), clearBehavior: behavior), to: mc,
-                                         as: KSMStatusResultEvent.self, me, context)
+                                         as: KSMClearIamTokenCacheResultEvent.self, me, context)
                 if kind != .logoutOffline, cleared?.status == .kOk {
-                    // A logout stays a logout: nothing may bring the access and refresh tokens back.
-                    let status = checkTokenSubject(user)
-                    world.checked(Invariant.logoutStays, status != .kOk, "participant \(me.index) got a token after \(behavior) of \(user)")
+                    let wasCurrent = current == user
+                    if wasCurrent { current = nil }
+                    checkLogoutStays(user, wasCurrent: wasCurrent, "\(behavior) of \(user) on participant \(me.index)'s device")
                 }
                 login(user)
             case .refresh:
@@ -157,24 +190,34 @@ extension SystemStress {
             // lost), never more than the limit evaluated and never more than one lock.
             let faulted = world.firedSites.filter { $0.flow == me.index }.count > faultsBefore
                 || results.contains { $0.idpSdkError?.errorCode == IdpSdkError.Code.timedOut.rawValue }
-            let log = world.server.auditLog().filter { $0.userId == locker }
-            let rejected = log.filter { $0.event == .credentialsRejected }.count
-            let locks = log.filter { $0.event == .accountLocked }.count
+            let decisions = world.server.userDecisions(locker, tenant: World.tenant)
             let lockouts = results.filter { $0.authenticationResult.map { if case .lockout = $0 { true } else { false } } ?? false }.count
-            world.checked(Invariant.lockoutExact, faulted ? rejected <= limit && locks <= 1 : rejected == limit && locks == 1 && lockouts >= 1,
-                          "\(limit + 2) concurrent wrong logins of \(locker)\(faulted ? " (faults struck)" : ""): the IDP evaluated \(rejected) (limit \(limit)), locked \(locks) times; \(lockouts) flows ended in lockout")
-            world.clock.advance(by: .seconds(61))   // the lock ends
+            let replay = LockoutReplay(decisions, limit: limit, lockDuration: World.lockoutDuration)
+            let what = "\(limit + 2) concurrent wrong logins of \(locker) on participant \(me.index)'s device\(faulted ? " (faults struck)" : ""): the IDP evaluated \(replay.evaluated) (limit \(limit)), locked \(replay.locks) times; \(lockouts) flows ended in lockout"
+            // Every decision as the policy makes it, in the order the IDP made them, by the time
+            // it made them at: a clock jump past the lock's end (another app's step moves the
+            // shared clock) lifts the lock, and the storm's next guesses are evaluated and counted
+            // again, up to one more lock.
+            world.checked(Invariant.lockoutExact, replay.problem == nil, "\(what): \(replay.problem ?? "") (decisions: \(replay.script))")
+            if replay.liftedByClock {
+                world.saw(.lockLiftedDuringStorm, me, what)
+            } else if !faulted {
+                // Nothing lifted the lock and no fault touched the storm: exactly the limit.
+                world.checked(Invariant.lockoutExact, replay.evaluated == limit && replay.locks == 1 && lockouts >= 1, what)
+            }
+            world.advanceClock(by: .seconds(61), me, "the lock ends")
             login(locker)
         }
 
         /// The access token expires; one or (a refresh storm) several concurrent ExchangeIamToken
         /// events must cause at most one refresh grant at the IDP.
         func refresh(_ user: String) {
-            world.clock.advance(by: .seconds(301))
+            world.advanceClock(by: .seconds(301), me, "the access token expires")
             let storm = fault("refresh.storm") ? 4 : 1
             // A logout racing the refresh: CLEAR_ALL sent with the exchanges, on the same MC.
             let logoutRace = fault("refresh.logoutRace")
-            let before = world.refreshes(trace: me.trace.traceId)
+            let before = world.refreshes(trace: me.trace.traceId).count
+            let wasCurrent = logoutRace && current == user
             let mc = self.mc
             let trace = me.trace
             let identifier = identifier(user)
@@ -189,17 +232,26 @@ extension SystemStress {
                 events.insert({
                     let event = KSMClearIamTokenCacheEvent(userIdentifier: identifier, clearBehavior: .CLEAR_ALL)
                     event.traceContext = TraceContext(traceParent: trace.description)
-                    return (await mc.receive(event) as? KSMStatusResultEvent)?.status ?? .kInternalError
+                    return (await mc.receive(event) as? KSMClearIamTokenCacheResultEvent)?.status ?? .kInternalError
                 }, at: Int(me.index % (storm + 1)))
             }
             let statuses = context.runAsync("mc.ExchangeIamToken×\(storm)\(logoutRace ? "+logout" : "")", events) ?? []
             world.countEvents(events.count)
-            let grants = world.refreshes(trace: me.trace.traceId) - before
-            world.checked(Invariant.oneRefresh, grants <= 1, "\(storm) concurrent ExchangeIamToken events of participant \(me.index) caused \(grants) refresh grants (\(statuses))")
+            let all = world.refreshes(trace: me.trace.traceId)
+            let grants = all.count - before
+            // The MC refreshes a token only once it has expired, so two of its grants are at least
+            // an access token's lifetime apart on the IDP's clock. One expiry, one grant: more
+            // grants in the storm are right only when the clock jumped past the new token's expiry
+            // meanwhile (another app's step moves the shared clock).
+            let lifetime = world.server.configuration.accessTokenLifetime.timeInterval
+            let early = all.indices.dropFirst(max(1, before)).filter { all[$0].timeIntervalSince(all[$0 - 1]) < lifetime }
+            world.checked(Invariant.oneRefresh, early.isEmpty,
+                          "\(storm) concurrent ExchangeIamToken events of participant \(me.index) caused \(grants) refresh grants, \(early.count) of them within an access token's lifetime of the one before (\(statuses))")
+            if grants > 1, early.isEmpty { world.saw(.expiryDuringRefreshStorm, me, "\(storm) concurrent ExchangeIamToken events, \(grants) refresh grants, each after the token before it expired") }
             if logoutRace {
                 // Whatever the order, the logout happened: no refresh may bring the tokens back.
-                let status = checkTokenSubject(user)
-                world.checked(Invariant.logoutStays, status != .kOk, "a refresh racing CLEAR_ALL of \(user) on participant \(me.index)'s device left a usable token (\(statuses))")
+                if current == user { current = nil }
+                checkLogoutStays(user, wasCurrent: wasCurrent, "a refresh racing CLEAR_ALL of \(user) on participant \(me.index)'s device (\(statuses))")
                 login(user)
             }
         }
@@ -211,8 +263,8 @@ extension SystemStress.World {
 
     func fault(_ name: String, flow: Int, step: Int) -> Bool { run.fault(name, flow: flow, step: step) }
 
-    /// Refresh grants the IDP logged for a trace.
-    func refreshes(trace: String) -> Int { server.auditLog(traceId: trace).filter { $0.event == .tokensRefreshed }.count }
+    /// When the IDP granted each refresh of a trace, oldest first.
+    func refreshes(trace: String) -> [Date] { server.auditLog(traceId: trace).filter { $0.event == .tokensRefreshed }.map(\.time).sorted() }
 
     /// Posts `code` to the token endpoint with a verifier that is not the one its challenge was
     /// made from; returns the HTTP status.

@@ -35,6 +35,8 @@ extension SystemStress {
         /// Longer than any clock jump a step makes (a token's 301 s), so flows time out when the
         /// watchdog fires (or a provider hangs), not whenever another app's token expires.
         static let flowTimeout: Duration = .seconds(600)
+        /// How long the IDP's lock lasts (constant: the run's policy does not lengthen it).
+        static let lockoutDuration: Duration = .seconds(60)
         let options: Options
         let clock = ManualClock()
         let server: IdpServer
@@ -47,6 +49,13 @@ extension SystemStress {
         private let counts = LockedValue<Counts>(Counts())
         /// Refresh grants and code redemptions the participants expect, per trace.
         private let expectations = LockedValue<[String: Expectation]>([:])
+        /// What the participants did, in the order they did it: what a failure prints.
+        private let events = LockedValue<[Event]>([])
+
+        struct Event: Sendable {
+            let participant: Int
+            let text: String
+        }
 
         struct Wiring: Sendable {
             let run: StressRun
@@ -61,6 +70,7 @@ extension SystemStress {
             var completions = 0
             var mcEvents = 0
             var checks: [String: Int] = [:]
+            var interleavings: [Interleaving: Int] = [:]
         }
 
         struct Expectation: Sendable {
@@ -78,7 +88,7 @@ extension SystemStress {
         init(options: Options) {
             self.options = options
             server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: 1_000_000,
-                                                    lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: .seconds(60))))
+                                                    lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration)))
             try! server.addTenant(Self.tenant)
             var random = SeededRandom(seed: options.seed ^ 0x5157_7e55)
             let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0]!)) }
@@ -149,6 +159,38 @@ extension SystemStress {
             violations.withLock { $0.append("\(invariant): \(detail)") }
         }
 
+        /// Notes that the run reached `interleaving` (an outcome the invariants accept), in the
+        /// counts and in participant `me`'s events.
+        func saw(_ interleaving: Interleaving, _ me: Participant, _ detail: String) {
+            counts.withLock { $0.interleavings[interleaving, default: 0] += 1 }
+            log(me, "reached '\(interleaving.rawValue)': \(detail)")
+        }
+
+        /// Appends to participant `me`'s events.
+        func log(_ me: Participant, _ text: String) {
+            events.withLock { $0.append(Event(participant: me.index, text: text)) }
+        }
+
+        /// Moves the run's one clock (every device and the IDP read it), as a step of `me` does.
+        func advanceClock(by duration: Duration, _ me: Participant, _ why: String) {
+            let before = clock.now()
+            clock.advance(by: duration)
+            log(me, "moves the clock +\(Int(duration.timeInterval)) s, from \(Int(before.timeIntervalSince1970)) (\(why))")
+        }
+
+        /// The interleavings this run reached.
+        var interleavingsSeen: [Interleaving: Int] { counts.withLock { $0.interleavings } }
+
+        /// The events of the participants a violation names (all when it names none), oldest
+        /// first, the last `limit` of them: what happened around a failure, which a free run
+        /// cannot replay.
+        func eventLog(around violations: [String], limit: Int = 40) -> [String] {
+            let named = Set(participants.map(\.index).filter { index in violations.contains { $0.contains("participant \(index)'s") || $0.contains("participant \(index) ") || $0.contains("participant \(index),") } })
+            let all = events.withLock { $0 }
+            let picked = all.filter { named.isEmpty || named.contains($0.participant) }.suffix(limit)
+            return picked.map { "participant \($0.participant): \($0.text)" }
+        }
+
         func checked(_ invariant: String, _ holds: Bool, _ detail: @autoclosure () -> String) {
             counts.withLock { $0.checks[invariant, default: 0] += 1 }
             if !holds { violation(invariant, detail()) }
@@ -161,6 +203,7 @@ extension SystemStress {
             report.flows += counts.flows
             report.mcEvents += counts.mcEvents
             for (name, count) in counts.checks { report.checks[name, default: 0] += count }
+            for (interleaving, count) in counts.interleavings { report.interleavings[interleaving, default: 0] += count }
         }
 
         // MARK: - A participant's life
@@ -172,6 +215,7 @@ extension SystemStress {
             guard (0..<3).contains(where: { _ in device.activate(user: me.user, existing: nil) }) else { return }
             for (number, step) in me.steps.enumerated() {
                 context.seam("step \(number + 1): \(step.rawValue)")
+                log(me, "step \(number + 1): \(step.rawValue)")
                 device.play(step, number: number + 1)
             }
         }
@@ -209,6 +253,8 @@ extension SystemStress {
                 }
             }
             checked(Invariant.noStuckFlow, results != nil, "participant \(me.index)'s \(clientId) flows did not all complete (free-running, 20 s)")
+            log(me, "\(count) \(clientId) flow\(count == 1 ? "" : "s") for \(userId ?? "(activation)")\(cancel ? ", cancelled at once," : "") ended: " +
+                (results ?? []).map { $0.authorizationCode != nil ? "code" : $0.idpSdkError.map { "\($0.subsystem) \($0.errorCode)" } ?? "?" }.joined(separator: ", "))
             let injected = FaultingProvider.injectedErrors(for: me.trace.traceId, in: self)
             for result in results ?? [] where result.idpSdkError?.subsystem == FaultingProvider.subsystem {
                 checked(Invariant.errorsUnchanged, injected.contains { $0 == result.idpSdkError },
@@ -223,13 +269,19 @@ extension SystemStress {
         /// Sends an MC event and waits for its result: under control, the event's task is an
         /// async participant that parks where the MC awaits the network.
         func send<Result: KsMacroEvent>(_ event: any KsMacroEvent, to mc: MasterController, as type: Result.Type, _ me: Participant, _ context: StressContext) -> Result? {
+            send(event, to: mc, me, context) as? Result
+        }
+
+        /// Sends an MC event and waits for its result, whatever its type.
+        func send(_ event: any KsMacroEvent, to mc: MasterController, _ me: Participant, _ context: StressContext) -> (any KsMacroEvent)? {
             context.seam("mc.\(String(describing: Swift.type(of: event)))")
             event.traceContext = TraceContext(traceParent: me.trace.description)
             counts.withLock { $0.mcEvents += 1 }
             let receive: @Sendable () async -> any KsMacroEvent = { await mc.receive(event) }
             let answer = context.runAsync("mc.\(String(describing: Swift.type(of: event)))", [receive])?.first
             checked(Invariant.noStuckFlow, answer != nil, "participant \(me.index)'s \(Swift.type(of: event)) got no result (free-running, 30 s)")
-            return answer as? Result
+            log(me, "\(Swift.type(of: event)) → \(answer.map { Self.summary(of: $0) } ?? "no answer")")
+            return answer
         }
 
         // MARK: - Invariants over the whole run
@@ -264,6 +316,12 @@ extension SystemStress {
                 }
             }
             return found
+        }
+
+        /// A result event in a few words: its type and its status.
+        static func summary(of event: any KsMacroEvent) -> String {
+            let status = (event as? any KSMResultEvent).map { "\($0.status)" } ?? ""
+            return "\(type(of: event)) \(status)"
         }
 
         func expectRedemption(_ me: Participant) {
