@@ -126,7 +126,7 @@ struct SystemStressInterleavingTests {
         let replays = try await SystemStress.replayRuns(reached.reproducer, options: options, times: 10)
         #expect(replays.count == 10)
         #expect(replays.allSatisfy { $0.interleavings[interleaving, default: 0] > 0 }, "\(replays.map(\.interleavings))")
-        #expect(replays.allSatisfy(\.violations.isEmpty), "\(replays.map(\.violations))")
+        #expect(replays.allSatisfy { $0.violations.isEmpty }, "\(replays.map(\.violations))")
         print("\(interleaving.name): reached in run \(reached.run) of \(options.runs); \(reached.reproducer)")
     }
 
