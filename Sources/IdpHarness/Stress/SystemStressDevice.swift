@@ -284,7 +284,9 @@ extension SystemStress.World {
 /// check on every call it sees: the call's user and trace must be the flow's.
 final class FaultingProvider: IdpSdkFlowObserving, Sendable {
     let inner: any IdpSdkInteractionInterface & Sendable
-    unowned let world: SystemStress.World
+    /// Weak: a free run ends when its participants stop waiting, and a flow still on an SDK
+    /// thread (a hung provider's) may call in after its world is gone.
+    weak let world: SystemStress.World?
     let faults: StressFaults
     private let calls = LockedValue<[String: Int]>([:])
     /// Flows whose call is hanging, released when the flow ends.
@@ -298,6 +300,7 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let trace = TraceParent.seamTrace(interactionData.traceParent) ?? "none"
+        guard let world else { return .init(error: IdpSdkError(Self.subsystem, 1, "the stress run of this flow has ended")) }
         let call = calls.withLock { $0[trace, default: 0] += 1; return $0[trace]! }
         world.checkCall(interactionData, trace: trace)
         if faults.fires("provider.fail", trace: trace, step: call) {
