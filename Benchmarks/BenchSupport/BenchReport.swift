@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything one `idp-bench` run measured; its JSON form is schema `"idp-bench/1"` (keys in
-/// snake_case, documented in the README).
+/// snake_case, documented in the BenchSupport article "idp-bench").
 public struct BenchReport: Codable, Sendable, Equatable {
     public static let currentSchema = "idp-bench/1"
 
@@ -63,17 +63,43 @@ public struct BenchReportError: Error, CustomStringConvertible, Equatable {
 
 /// The machine a run measured.
 public struct Machine: Codable, Sendable, Equatable {
+    /// The processors the run could use.
     public var cores: Int
+    /// The operating system, as the system names it.
     public var os: String
+    /// The Swift language version the benchmark was compiled with.
     public var swift: String
     /// When the run started, ISO 8601.
     public var date: String
+    /// The processor's model name (`/proc/cpuinfo` on Linux); `nil` where unknown and in reports
+    /// written without it.
+    public var cpu: String?
 
-    public init(cores: Int, os: String, swift: String, date: String) {
+    /// A machine as a run saw it.
+    /// - Parameters:
+    ///   - cores: The processors the run could use.
+    ///   - os: The operating system.
+    ///   - swift: The Swift language version.
+    ///   - date: When the run started, ISO 8601.
+    ///   - cpu: The processor's model name, if known.
+    public init(cores: Int, os: String, swift: String, date: String, cpu: String? = nil) {
         self.cores = cores
         self.os = os
         self.swift = swift
         self.date = date
+        self.cpu = cpu
+    }
+
+    /// The model name of this machine's processor, from `/proc/cpuinfo`; `nil` where that file
+    /// does not exist or names none.
+    public static func processorModel() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty { return name }
+        }
+        return nil
     }
 }
 
@@ -107,7 +133,7 @@ public struct ProviderRow: Codable, Sendable, Equatable {
     public var strategy: String
     /// `"product"` (a provider of CredentialProviders) or `"peer"` (another SDK's pattern).
     public var kind: String
-    /// Whether this is the provider the README recommends.
+    /// Whether this is the recommended provider (`CredentialStore`).
     public var recommended: Bool
     public var threads: Int
     /// Wall-clock nanoseconds per call of all threads together.

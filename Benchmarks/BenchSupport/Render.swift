@@ -50,7 +50,7 @@ func tables(_ report: BenchReport) -> [Table] {
     var tables: [Table] = []
     let machine = report.machine
     tables.append(Table(title: "idp-bench (\(BenchReport.currentSchema))", header: ["machine", ""], rows: [
-        ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
+        ["cpu", machine.cpu ?? "unknown"], ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
         ["simulated IDP latency", "\(formatNumber(report.settings.latencyMs)) ms"], ["seed", "\(report.settings.seed)"],
     ]))
     let floors = report.floors.filter { !$0.isIdpOperation }
