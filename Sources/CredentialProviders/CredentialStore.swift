@@ -21,7 +21,7 @@ import IdpSdk
 /// table and a check that the stored values are exactly the asked fields, and copies out a
 /// reference to the values (no deep copy); any other answer is built after releasing it (an
 /// activation takes the trace shard, then the user shard, never both at once). Writers hold one
-/// shard for one table write. This is the provider the README recommends for many users.
+/// shard for one table write. This is the recommended provider for many users.
 public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
