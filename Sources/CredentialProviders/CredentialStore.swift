@@ -15,7 +15,7 @@ import IdpSdk
 /// it is matched by its traceparent's trace id, bound with ``bind(traceId:toUser:tenantId:)``.
 ///
 /// Threading: the table is split into 16 shards by the top bits of a cheap seeded hash of the user
-/// id (trace bindings by trace id), each behind its own ``LockedValue``, so SDK threads answering
+/// id (trace bindings by trace id), each behind its own `LockedValue`, so SDK threads answering
 /// different users rarely meet on one lock. `provideCredentials` hashes the user id once (no
 /// SipHash, no key built), holds the shard's lock for one probe of the shard's open-addressing
 /// table and a check that the stored values are exactly the asked fields, and copies out a

@@ -36,7 +36,7 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
         return .init(credentials: answer)
     }
 
-    /// As the wrapped provider's: `true` only if it is an ``IdpSdkNonBlockingProvider`` that never blocks.
+    /// As the wrapped provider's: `true` only if it is an `IdpSdkNonBlockingProvider` that never blocks.
     public var providesCredentialsWithoutBlocking: Bool {
         (base as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }

@@ -8,7 +8,7 @@ import Synchronization
 
 /// Measures your provider the way `idp-bench` measures the library's: nanoseconds per
 /// `provideCredentials` call at 1…N threads, side by side with the `Mutex` floor and
-/// ``CredentialStore``, and end-to-end flow latency (p0 … p99.9, p100) through the real engine
+/// `CredentialStore`, and end-to-end flow latency (p0 … p99.9, p100) through the real engine
 /// and an in-process IDP at several flows in flight, in one run.
 ///
 /// ```swift

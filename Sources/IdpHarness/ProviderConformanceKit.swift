@@ -91,6 +91,7 @@ public enum ProviderConformanceKit {
 
     /// Runs the battery with one provider instance per user, shared by all that user's flows.
     /// - Parameters:
+    ///   - configuration: How hard to push, and what to expect of the provider.
     ///   - name: The provider's name, for the report.
     ///   - makeProvider: Called once per user (also for users without credentials); it may await
     ///     (to fill an actor, say).

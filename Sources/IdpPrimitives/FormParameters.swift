@@ -3,7 +3,7 @@
 ///
 /// A request carries a handful of parameters, so they are kept as pairs in order and found by
 /// comparing names, which costs less than hashing each name into a dictionary built for one
-/// request. Past ``indexedFrom`` pairs a set of the names keeps the check for repeats linear.
+/// request. Past `indexedFrom` pairs a set of the names keeps the check for repeats linear.
 ///
 /// ```swift
 /// let parameters = try FormParameters(uniquelyNamed: FormURLEncoding.decode("code=abc&state=xyz"))
