@@ -285,7 +285,7 @@ public struct MemoryRow: Codable, Sendable, Equatable {
     }
 }
 
-/// One target of the benchmark's issue, as measured in this run.
+/// One target of the benchmark (a limit the engine is held to), as measured in this run.
 public struct TargetRow: Codable, Sendable, Equatable {
     public var name: String
     public var value: Double

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The targets, each a ratio or a figure of this run against its limit. A target whose
+/// The benchmark's targets, each a ratio or a figure of this run against its limit. A target whose
 /// figures this run did not measure is left out.
 public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
     var targets: [TargetRow] = []
