@@ -43,7 +43,7 @@ public func renderResults(_ report: BenchReport) -> String {
         ["sections", settings.sections.joined(separator: ", ")], ["quick", settings.quick ? "yes" : "no"],
         ["provider threads", settings.threads.map(String.init).joined(separator: ", ")],
         ["flows in flight", settings.inFlight.map(String.init).joined(separator: ", ")],
-        ["seconds per provider cell", formatNumber(settings.secondsPerCell)],
+        ["ms per provider cell", formatNumber(settings.secondsPerCell * 1e3)],
         ["simulated IDP latency", "\(formatNumber(settings.latencyMs)) ms"], ["seed", "\(settings.seed)"],
     ])
     // The report's first table is its own machine table, replaced by the fuller one above.
