@@ -25,8 +25,14 @@ import IdpSdk
 public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
+        /// The user's tenant.
         public let tenantId: String
+        /// The user's id.
         public let userId: String
+        /// A user of a tenant.
+        /// - Parameters:
+        ///   - tenantId: The user's tenant.
+        ///   - userId: The user's id.
         public init(tenantId: String, userId: String) {
             self.tenantId = tenantId
             self.userId = userId
@@ -55,6 +61,7 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
     /// store.
     private let seed = UInt64.random(in: .min ... .max)
 
+    /// An empty store.
     public init() {
         let shards = (0..<CredentialStore.shardCount).map { _ in LockedValue(Shard(), label: "CredentialStore.table") }
         self.shards = shards

@@ -22,6 +22,8 @@ public struct FormParameters: Sendable {
     public struct RepeatedName: Error, Equatable, CustomStringConvertible {
         /// The repeated name.
         public let name: String
+        /// The error for a parameter that appears more than once.
+        /// - Parameter name: The repeated parameter's name.
         public init(name: String) { self.name = name }
         public var description: String { "parameter '\(name)' is given more than once" }
     }

@@ -23,6 +23,7 @@ public final class IdpNetwork: Sendable {
 
     private let endpoints = LockedValue<[String: Endpoint]>([:], label: "IdpNetwork.endpoints")
 
+    /// An empty network of its own; most code uses ``shared``.
     public init() {}
 
     /// Makes `transport` answer at `url`.
