@@ -31,14 +31,15 @@ let package = Package(
             dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport", "IdpHarness"],
             path: "Benchmarks/IdpBench"
         ),
-        // The README's recipe for measuring your own provider.
+        // The recipe for measuring your own provider (README, "Measure it").
         .executableTarget(name: "MeasureProviderExample", dependencies: ["IdpHarness", "BenchSupport", "IdpSdk"], path: "Benchmarks/MeasureProvider"),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
         .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample", "Seed002LoginSample"]),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives"]),
         // The documents' Swift, as printed, each in a client target of its own (the samples reuse
-        // the names IdpHandler, getAuthorizationCode, …), in the language mode the README states.
+        // the names IdpHandler, getAuthorizationCode, …), in the language mode the IdpSdk article
+        // "Getting started with the documents' samples" states.
         .target(name: "Seed000WebViewSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/Seed000WebView",
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "Seed001ActivationSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed001Activation"),
@@ -54,6 +55,8 @@ let package = Package(
                            "Seed003AuthenticationResultSample", "VendorIdpSdkPagesSample", "VendorMcPagesSample", "VendorMcPagesSwift6Sample"]
         ),
         .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
+        // The README's Swift blocks, verbatim, compiled and run.
+        .testTarget(name: "ReadmeTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "BenchSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,20 +1,40 @@
 import Foundation
 
 /// Everything one `idp-bench` run measured; its JSON form is schema `"idp-bench/1"` (keys in
-/// snake_case, documented in the README).
+/// snake_case, documented in the BenchSupport article "idp-bench").
 public struct BenchReport: Codable, Sendable, Equatable {
+    /// The schema this version writes and reads.
     public static let currentSchema = "idp-bench/1"
 
+    /// The report's schema, ``currentSchema``.
     public var schema = BenchReport.currentSchema
+    /// The machine the run measured.
     public var machine: Machine
+    /// How the run was set up.
     public var settings: Settings
+    /// The provider hot path: one row per strategy and thread count.
     public var providers: [ProviderRow]
+    /// The floors, and the IDP section's operations: one row per name and thread count.
     public var floors: [FloorRow]
+    /// The end-to-end cells: one row per scenario, loop and level.
     public var flows: [FlowRow]
+    /// The labelled locks on the hot path during closed-loop logins.
     public var contention: [ContentionRow]
+    /// Resident memory and threads with many flows parked; `nil` when the section did not run.
     public var memory: MemoryRow?
+    /// The targets, evaluated from this run's figures.
     public var targets: [TargetRow]
 
+    /// A report of a run.
+    /// - Parameters:
+    ///   - machine: The machine the run measured.
+    ///   - settings: How the run was set up.
+    ///   - providers: The provider hot path's rows.
+    ///   - floors: The floors' rows.
+    ///   - flows: The end-to-end cells.
+    ///   - contention: The contention rows.
+    ///   - memory: The memory section's row.
+    ///   - targets: The evaluated targets.
     public init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
                 contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = []) {
         self.machine = machine
@@ -36,6 +56,8 @@ public struct BenchReport: Codable, Sendable, Equatable {
     }
 
     /// Reads a report written by ``json()``.
+    /// - Parameter data: The JSON, as `idp-bench --format json` writes it.
+    /// - Returns: The report.
     /// - Throws: ``BenchReportError`` naming the problem: not JSON, another schema, a missing key.
     public static func decode(from data: Data) throws(BenchReportError) -> BenchReport {
         struct SchemaOnly: Decodable { let schema: String? }
@@ -57,36 +79,81 @@ public struct BenchReport: Codable, Sendable, Equatable {
 
 /// Why a report could not be read.
 public struct BenchReportError: Error, CustomStringConvertible, Equatable {
+    /// What is wrong with the input.
     public let description: String
+    /// An error that says `description`.
+    /// - Parameter description: What is wrong with the input.
     public init(_ description: String) { self.description = description }
 }
 
 /// The machine a run measured.
 public struct Machine: Codable, Sendable, Equatable {
+    /// The processors the run could use.
     public var cores: Int
+    /// The operating system, as the system names it.
     public var os: String
+    /// The Swift language version the benchmark was compiled with.
     public var swift: String
     /// When the run started, ISO 8601.
     public var date: String
+    /// The processor's model name (`/proc/cpuinfo` on Linux); `nil` where unknown and in reports
+    /// written without it.
+    public var cpu: String?
 
-    public init(cores: Int, os: String, swift: String, date: String) {
+    /// A machine as a run saw it.
+    /// - Parameters:
+    ///   - cores: The processors the run could use.
+    ///   - os: The operating system.
+    ///   - swift: The Swift language version.
+    ///   - date: When the run started, ISO 8601.
+    ///   - cpu: The processor's model name, if known.
+    public init(cores: Int, os: String, swift: String, date: String, cpu: String? = nil) {
         self.cores = cores
         self.os = os
         self.swift = swift
         self.date = date
+        self.cpu = cpu
+    }
+
+    /// The model name of this machine's processor, from `/proc/cpuinfo`; `nil` where that file
+    /// does not exist or names none.
+    public static func processorModel() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty { return name }
+        }
+        return nil
     }
 }
 
 /// How a run was set up.
 public struct Settings: Codable, Sendable, Equatable {
+    /// The measuring time of one run of a provider cell, in seconds.
     public var secondsPerCell: Double
+    /// The simulated IDP round trip per request, in ms.
     public var latencyMs: Double
+    /// The seed of the generated user names and passwords.
     public var seed: UInt64
+    /// The sections the run measured, in the order they ran.
     public var sections: [String]
+    /// The provider thread counts.
     public var threads: [Int]
+    /// The closed loop's in-flight levels.
     public var inFlight: [Int]
+    /// Whether this was a `--quick` smoke run.
     public var quick: Bool
 
+    /// Settings as a run used them.
+    /// - Parameters:
+    ///   - secondsPerCell: The measuring time of one run of a provider cell, in seconds.
+    ///   - latencyMs: The simulated IDP round trip per request, in ms.
+    ///   - seed: The seed of the generated users.
+    ///   - sections: The sections that ran.
+    ///   - threads: The provider thread counts.
+    ///   - inFlight: The closed loop's in-flight levels.
+    ///   - quick: Whether this was a `--quick` smoke run.
     public init(secondsPerCell: Double, latencyMs: Double, seed: UInt64, sections: [String], threads: [Int], inFlight: [Int], quick: Bool) {
         self.secondsPerCell = secondsPerCell
         self.latencyMs = latencyMs
@@ -104,16 +171,27 @@ public struct Settings: Codable, Sendable, Equatable {
 
 /// One provider strategy at one thread count.
 public struct ProviderRow: Codable, Sendable, Equatable {
+    /// The strategy's name (a provider, or another SDK's pattern).
     public var strategy: String
     /// `"product"` (a provider of CredentialProviders) or `"peer"` (another SDK's pattern).
     public var kind: String
-    /// Whether this is the provider the README recommends.
+    /// Whether this is the recommended provider (`CredentialStore`).
     public var recommended: Bool
+    /// The OS threads calling at once.
     public var threads: Int
     /// Wall-clock nanoseconds per call of all threads together.
     public var nsPerCall: Double
+    /// The calls all threads made in the measured time.
     public var calls: UInt64
 
+    /// A provider row.
+    /// - Parameters:
+    ///   - strategy: The strategy's name.
+    ///   - kind: `"product"` or `"peer"`.
+    ///   - recommended: Whether this is the recommended provider.
+    ///   - threads: The OS threads calling at once.
+    ///   - nsPerCall: Wall-clock nanoseconds per call of all threads together.
+    ///   - calls: The calls all threads made.
     public init(strategy: String, kind: String, recommended: Bool, threads: Int, nsPerCall: Double, calls: UInt64) {
         self.strategy = strategy
         self.kind = kind
@@ -137,11 +215,21 @@ public struct FloorRow: Codable, Sendable, Equatable {
     /// Whether this row belongs to the `idp` section.
     public var isIdpOperation: Bool { name.hasPrefix(Self.idpPrefix) }
 
+    /// The floor's or the operation's name.
     public var name: String
+    /// The OS threads running it at once.
     public var threads: Int
+    /// Wall-clock nanoseconds per operation of all threads together.
     public var nsPerOp: Double
+    /// The operations all threads made in the measured time.
     public var ops: UInt64
 
+    /// A floor row.
+    /// - Parameters:
+    ///   - name: The floor's or the operation's name.
+    ///   - threads: The OS threads running it at once.
+    ///   - nsPerOp: Wall-clock nanoseconds per operation of all threads together.
+    ///   - ops: The operations all threads made.
     public init(name: String, threads: Int, nsPerOp: Double, ops: UInt64) {
         self.name = name
         self.threads = threads
@@ -154,8 +242,19 @@ public struct FloorRow: Codable, Sendable, Equatable {
 
 /// Latency percentiles, in microseconds.
 public struct Percentiles: Codable, Sendable, Equatable {
+    /// The percentiles p0 (the fastest) … p100 (the slowest), in µs.
     public var p0, p25, p50, p75, p90, p99, p999, p100: Double
 
+    /// Percentiles from their values, in µs.
+    /// - Parameters:
+    ///   - p0: The fastest.
+    ///   - p25: The 25th percentile.
+    ///   - p50: The median.
+    ///   - p75: The 75th percentile.
+    ///   - p90: The 90th percentile.
+    ///   - p99: The 99th percentile.
+    ///   - p999: The 99.9th percentile.
+    ///   - p100: The slowest.
     public init(p0: Double, p25: Double, p50: Double, p75: Double, p90: Double, p99: Double, p999: Double, p100: Double) {
         (self.p0, self.p25, self.p50, self.p75, self.p90, self.p99, self.p999, self.p100) = (p0, p25, p50, p75, p90, p99, p999, p100)
     }
@@ -172,12 +271,17 @@ public struct FlowRow: Codable, Sendable, Equatable {
     public var scenario: String
     /// `"closed"` or `"open"`.
     public var mode: String
+    /// Flows in flight: the closed loop's level, or the open loop's rate × p50.
     public var inFlight: Int
     /// The open loop's arrival rate; `nil` for the closed loop.
     public var offeredPerS: Double?
+    /// Flows completed per second.
     public var throughputPerS: Double
+    /// Flows completed in the measured time.
     public var completed: Int
+    /// Flows that ended with an error.
     public var errors: Int
+    /// The flows' latency percentiles, in µs.
     public var latencyUs: Percentiles
     /// The process's CPU time (user + system) over a round's measurement window divided by the
     /// flows completed in it, in µs (the median round's); what a flow costs whatever else the
@@ -194,6 +298,19 @@ public struct FlowRow: Codable, Sendable, Equatable {
     /// and in older reports.
     public var handBackUs: Double?
 
+    /// A flow row.
+    /// - Parameters:
+    ///   - scenario: `"activation"` or `"login"`.
+    ///   - mode: `"closed"` or `"open"`.
+    ///   - inFlight: Flows in flight.
+    ///   - offeredPerS: The open loop's arrival rate; `nil` for the closed loop.
+    ///   - throughputPerS: Flows completed per second.
+    ///   - completed: Flows completed.
+    ///   - errors: Flows that ended with an error.
+    ///   - latencyUs: The latency percentiles, in µs.
+    ///   - cpuUsPerFlow: CPU time per flow, in µs.
+    ///   - floorNs: The 1-thread `Mutex` floor measured beside the cell, in ns.
+    ///   - handBackUs: The p50 hand-back to the caller's task at 1 in flight, in µs.
     public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
                 cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil) {
         self.scenario = scenario
@@ -217,12 +334,24 @@ public struct FlowRow: Codable, Sendable, Equatable {
 
 /// One lock's contention during the contention run.
 public struct ContentionRow: Codable, Sendable, Equatable {
+    /// The lock's label.
     public var lock: String
+    /// How often the lock was taken.
     public var acquisitions: UInt64
+    /// How often it was found held.
     public var contended: UInt64
+    /// `contended` ÷ `acquisitions`.
     public var contendedShare: Double
+    /// The total time threads waited for it, in ms.
     public var waitMs: Double
 
+    /// A contention row.
+    /// - Parameters:
+    ///   - lock: The lock's label.
+    ///   - acquisitions: How often the lock was taken.
+    ///   - contended: How often it was found held.
+    ///   - contendedShare: `contended` ÷ `acquisitions`.
+    ///   - waitMs: The total wait, in ms.
     public init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double) {
         self.lock = lock
         self.acquisitions = acquisitions
@@ -236,14 +365,27 @@ public struct ContentionRow: Codable, Sendable, Equatable {
 
 /// Memory and threads with many flows parked at the IDP.
 public struct MemoryRow: Codable, Sendable, Equatable {
+    /// The flows parked at the IDP at once.
     public var parkedFlows: Int
+    /// Resident bytes per parked flow.
     public var bytesPerFlow: Double
+    /// The process's OS threads while the flows were parked.
     public var threads: Int
     /// The SDK's `maximumWorkerThreads`.
     public var poolLimit: Int
+    /// Resident bytes before the flows started.
     public var rssBeforeBytes: UInt64
+    /// Resident bytes with every flow parked.
     public var rssParkedBytes: UInt64
 
+    /// A memory row.
+    /// - Parameters:
+    ///   - parkedFlows: The flows parked at once.
+    ///   - bytesPerFlow: Resident bytes per parked flow.
+    ///   - threads: The OS threads while they were parked.
+    ///   - poolLimit: The SDK's worker thread limit.
+    ///   - rssBeforeBytes: Resident bytes before.
+    ///   - rssParkedBytes: Resident bytes with every flow parked.
     public init(parkedFlows: Int, bytesPerFlow: Double, threads: Int, poolLimit: Int, rssBeforeBytes: UInt64, rssParkedBytes: UInt64) {
         self.parkedFlows = parkedFlows
         self.bytesPerFlow = bytesPerFlow
@@ -259,14 +401,26 @@ public struct MemoryRow: Codable, Sendable, Equatable {
     }
 }
 
-/// One target of the benchmark's issue, as measured in this run.
+/// One target of the benchmark (a limit the engine is held to), as measured in this run.
 public struct TargetRow: Codable, Sendable, Equatable {
+    /// The target's name.
     public var name: String
+    /// The measured figure.
     public var value: Double
+    /// The limit the figure is held to.
     public var limit: Double
+    /// Whether the figure is within the limit.
     public var met: Bool
+    /// How the figure was computed, in words.
     public var detail: String
 
+    /// A target row.
+    /// - Parameters:
+    ///   - name: The target's name.
+    ///   - value: The measured figure.
+    ///   - limit: The limit.
+    ///   - met: Whether the figure is within the limit.
+    ///   - detail: How the figure was computed.
     public init(name: String, value: Double, limit: Double, met: Bool, detail: String) {
         self.name = name
         self.value = value

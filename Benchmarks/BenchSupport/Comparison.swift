@@ -5,21 +5,35 @@ import Foundation
 public struct Comparison: Sendable {
     /// What happened to one figure.
     public enum Verdict: String, Sendable {
-        case improved, regressed, unchanged
-        case onlyInBase = "only in base", onlyInNew = "only in new"
+        /// It moved the right way by more than the threshold.
+        case improved
+        /// It moved the wrong way by more than the threshold.
+        case regressed
+        /// It moved by no more than the threshold.
+        case unchanged
+        /// Only the base report measured it.
+        case onlyInBase = "only in base"
+        /// Only the new report measured it.
+        case onlyInNew = "only in new"
     }
 
+    /// One figure in both reports.
     public struct Change: Sendable {
         /// Which figure: section, row key and metric.
         public let figure: String
+        /// The base report's value; `nil` if it did not measure the figure.
         public let base: Double?
+        /// The new report's value; `nil` if it did not measure the figure.
         public let new: Double?
         /// Change from base to new, in percent of base; `nil` unless both exist.
         public let changePercent: Double?
+        /// What happened to the figure.
         public let verdict: Verdict
     }
 
+    /// Every figure either report measured, in the reports' order.
     public let changes: [Change]
+    /// The change, in percent, past which a figure counts as moved.
     public let thresholdPercent: Double
 
     /// Whether any figure got worse by more than the threshold.
@@ -29,6 +43,11 @@ public struct Comparison: Sendable {
     /// by name and threads (ns per op), flows by scenario, loop and in-flight level (throughput,
     /// p50 and p99), and the memory row (bytes per flow, threads). A figure regressed when it moved
     /// the wrong way (up for times and sizes, down for throughput) by more than `thresholdPercent`.
+    /// - Parameters:
+    ///   - base: The report to compare against.
+    ///   - new: The report compared.
+    ///   - thresholdPercent: The change, in percent of base, past which a figure counts as moved.
+    /// - Returns: Every figure's change and verdict.
     public static func compare(base: BenchReport, new: BenchReport, thresholdPercent: Double) -> Comparison {
         var changes: [Change] = []
         func figures(_ report: BenchReport) -> [(key: String, value: Double, higherIsBetter: Bool)] {

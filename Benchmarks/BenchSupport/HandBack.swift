@@ -14,6 +14,7 @@ import IdpPrimitives
 /// resumed exactly once, by that thread. It keeps one core busy for the whole measurement.
 ///
 /// - Parameters:
+///   - samples: How many resumptions to measure.
 ///   - before: capped at one second; a negative duration counts as zero.
 ///   - after: likewise.
 /// - Returns: the nanoseconds from each resumption to the task running, as a histogram of

@@ -28,11 +28,13 @@ public struct LatencyHistogram: Sendable {
     public private(set) var max: UInt64 = 0
     private var smallest = UInt64.max
 
+    /// An empty histogram.
     public init() {
         counts = Array(repeating: 0, count: Self.bucketCount)
     }
 
     /// Adds one value.
+    /// - Parameter value: The latency, in nanoseconds.
     public mutating func record(_ value: UInt64) {
         counts[Self.index(of: value)] &+= 1
         count &+= 1
@@ -41,6 +43,7 @@ public struct LatencyHistogram: Sendable {
     }
 
     /// Adds every value of `other`.
+    /// - Parameter other: Another thread's histogram.
     public mutating func merge(_ other: LatencyHistogram) {
         guard other.count > 0 else { return }
         for index in counts.indices where other.counts[index] != 0 { counts[index] &+= other.counts[index] }
@@ -53,6 +56,8 @@ public struct LatencyHistogram: Sendable {
     /// otherwise the highest value that falls in the same bucket as the ⌈p% · count⌉-th smallest
     /// recorded value (so it is never below the true value and at most 0.8% above it), capped by
     /// the maximum. 0 when empty.
+    /// - Parameter p: The percentile, 0 … 100.
+    /// - Returns: The value at that percentile, in nanoseconds.
     public func value(atPercentile p: Double) -> UInt64 {
         guard count > 0 else { return 0 }
         let p = Swift.min(100, Swift.max(0, p))

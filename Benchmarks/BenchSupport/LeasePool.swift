@@ -31,6 +31,7 @@ public final class LeasePool<Element: Sendable>: Sendable {
     /// What a lease found under the lock.
     private enum Decision { case take(Element), wait, cancelled }
 
+    /// A pool that lends `elements`.
     /// - Parameter elements: What the pool lends; it may be empty, and ``giveBack(_:)`` adds to it.
     public init(_ elements: [Element]) {
         state = LockedValue(State(free: elements))
@@ -81,6 +82,7 @@ public final class LeasePool<Element: Sendable>: Sendable {
     }
 
     /// Returns a leased value: the longest waiter gets it, or it is free again.
+    /// - Parameter element: A value ``lease()`` gave out (or a new one to add to the pool).
     public func giveBack(_ element: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element, any Error>? in
             guard state.head < state.waiters.count else {

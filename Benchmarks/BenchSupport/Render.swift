@@ -2,10 +2,21 @@ import Foundation
 
 /// How `idp-bench` prints its report.
 public enum ReportFormat: String, CaseIterable, Sendable {
-    case text, markdown, json, csv
+    /// Aligned plain-text tables.
+    case text
+    /// Markdown tables.
+    case markdown
+    /// The report's JSON, schema `"idp-bench/1"`.
+    case json
+    /// One tidy CSV table: a row per figure.
+    case csv
 }
 
 /// The report in `format`.
+/// - Parameters:
+///   - report: The report to render.
+///   - format: Text, Markdown, JSON or CSV.
+/// - Returns: The rendered report.
 public func render(_ report: BenchReport, as format: ReportFormat) -> String {
     switch format {
     case .json: report.json()
@@ -50,7 +61,7 @@ func tables(_ report: BenchReport) -> [Table] {
     var tables: [Table] = []
     let machine = report.machine
     tables.append(Table(title: "idp-bench (\(BenchReport.currentSchema))", header: ["machine", ""], rows: [
-        ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
+        ["cpu", machine.cpu ?? "unknown"], ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
         ["simulated IDP latency", "\(formatNumber(report.settings.latencyMs)) ms"], ["seed", "\(report.settings.seed)"],
     ]))
     let floors = report.floors.filter { !$0.isIdpOperation }

@@ -4,6 +4,8 @@ import IdpPrimitives
 /// Two charts as one standalone SVG (no scripts, no external references): closed-loop latency
 /// (p50 solid, p99 dashed) against flows in flight, and ns per call against threads for every
 /// provider strategy and floor. Both axes of both charts are logarithmic.
+/// - Parameter report: The run's report.
+/// - Returns: The SVG document.
 public func renderSVG(_ report: BenchReport) -> String {
     let closed = report.flows.filter { $0.mode == "closed" }
     var latency: [Series] = []

@@ -1,7 +1,11 @@
 import Foundation
 
-/// The targets, each a ratio or a figure of this run against its limit. A target whose
+/// The benchmark's targets, each a ratio or a figure of this run against its limit. A target whose
 /// figures this run did not measure is left out.
+/// - Parameters:
+///   - report: The run's report.
+///   - latency: The simulated IDP latency the flows ran with.
+/// - Returns: One row per target this run measured.
 public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
     var targets: [TargetRow] = []
     let recommended = report.providers.filter(\.recommended)

@@ -22,6 +22,13 @@ public struct RaceResult: Sendable {
 /// returns a number the thread adds up, so the compiler cannot drop the work. Each thread counts its own operations and checks the stop flag every `batch` of them (a
 /// relaxed atomic load); counts are handed over once, at the end: nothing shared is written while
 /// measuring.
+/// - Parameters:
+///   - threads: The OS threads to start, released together.
+///   - seconds: How long they run.
+///   - batch: Operations between two checks of the stop flag.
+///   - makeOperation: Called once per thread with its index; returns the operation that thread
+///     repeats, given the iteration number.
+/// - Returns: The operations of all threads and the wall-clock time they took.
 public func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: (Int) -> @Sendable (Int) -> Int) -> RaceResult {
     final class Signals: Sendable {
         let ready = Atomic<Int>(0)
@@ -62,6 +69,7 @@ public func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: 
 }
 
 /// Keeps a value alive as far as the optimizer can tell.
+/// - Parameter value: The value a measured operation computed.
 @inline(never)
 public func blackHole(_ value: Int) {
     if value == 0x5eed_5eed { print("", terminator: "") }

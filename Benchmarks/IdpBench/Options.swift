@@ -27,12 +27,15 @@ struct Options: Sendable {
     var format: ReportFormat = .text
     var output: String?
     var svg: String?
+    /// Where to write `RESULTS.md` (the run's figures for people, generated) as well.
+    var results: String?
     var quick = false
 
     static let usage = """
     usage: idp-bench [options]
            idp-bench compare BASE.json NEW.json [--threshold PERCENT]
            idp-bench show REPORT.json [--format text|markdown|json|csv]
+           idp-bench results --from REPORT.json [--output FILE]   (RESULTS.md from a saved report)
            idp-bench stress [--duration S] [--faults …] [--help]   (system stress, controlled scheduling)
 
     Measures, in one run, what a credential provider and its locking cost under load, and how the
@@ -72,6 +75,8 @@ struct Options: Sendable {
       --seed N             seed for the generated user names and passwords (default 1)
       --format F           text, markdown, json or csv (default text)
       --output FILE        write the report to FILE instead of stdout
+      --results FILE       also write the run's figures as RESULTS.md (machine, toolchain, date,
+                           tables, targets), as Benchmarks/RESULTS.md is written
       --svg FILE           also draw latency against flows in flight and ns/call against threads
       --quick              a smoke run under 15 s: threads 1,2,4; in flight 1,64,1024; short
                            cells; 10000 parked flows
@@ -140,6 +145,7 @@ struct Options: Sendable {
                 options.format = format
             case "--output": options.output = try value(argument)
             case "--svg": options.svg = try value(argument)
+            case "--results": options.results = try value(argument)
             case "--quick": options.quick = true
             case "--help", "-h": throw UsageError.help
             default: throw UsageError("unknown argument '\(argument)'")

@@ -10,7 +10,7 @@ struct Strategy {
     enum Kind: String { case product, peer }
     let name: String
     let kind: Kind
-    /// The provider the README recommends.
+    /// The recommended provider (`CredentialStore`).
     var recommended = false
     let provider: any IdpSdkInteractionInterface & Sendable
 }

@@ -66,7 +66,7 @@ func currentMachine() -> Machine {
     #endif
     let date = ISO8601DateFormatter().string(from: Date())
     return Machine(cores: ProcessInfo.processInfo.activeProcessorCount, os: ProcessInfo.processInfo.operatingSystemVersionString,
-                   swift: swift, date: date)
+                   swift: swift, date: date, cpu: Machine.processorModel())
 }
 
 /// The resident memory of this process, in bytes, from `/proc/self/statm` (Linux); `nil` elsewhere.

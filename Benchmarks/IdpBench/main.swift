@@ -29,6 +29,9 @@ case "show":
     } catch {
         fail("\(rest[0]): \(error)", status: 1)
     }
+case "results":
+    // Writes RESULTS.md from a saved JSON report: idp-bench results --from REPORT.json [--output FILE]
+    exit(runResults(Array(arguments.dropFirst())))
 case "memory-probe":
     // The child process of the memory section: FLOWS LATENCY_MS → one JSON row on stdout.
     guard arguments.count == 3, let flows = Int(arguments[1]), flows > 0, let latency = Int(arguments[2]), latency >= 0 else {
@@ -101,6 +104,13 @@ if let path = options.output {
     }
 } else {
     print(rendered)
+}
+if let path = options.results {
+    do {
+        try renderResults(report).write(toFile: path, atomically: true, encoding: .utf8)
+    } catch {
+        fail("cannot write \(path): \(error)", status: 1)
+    }
 }
 if let path = options.svg {
     do {

@@ -2,7 +2,7 @@ import IdpHarness
 import IdpPrimitives
 import IdpSdk
 
-/// The README's example provider: answers from a session cache under the house lock.
+/// An example provider: answers from a session cache under the house lock.
 final class SessionCacheProvider: IdpSdkInteractionInterface {
     private let cache: LockedValue<[String: [String: String]]>
 

@@ -1,4 +1,4 @@
-// The README's recipe: measure your own provider as idp-bench measures the library's.
+// Measure your own provider as idp-bench measures the library's (README, "Measure it").
 // swift run -c release MeasureProviderExample [text|markdown|json]
 import BenchSupport
 import IdpHarness

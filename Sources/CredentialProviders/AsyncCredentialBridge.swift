@@ -24,6 +24,10 @@ public final class AsyncCredentialBridge: IdpSdkFlowObserving, Sendable, CustomS
     private let operation: @Sendable (IdpSdkInteractionData) async throws -> [String: String]
     private let waits = WaitRegistry()
 
+    /// A bridge that answers from `answer`.
+    /// - Parameters:
+    ///   - timeout: How long a call waits for `answer` before it ends its flow with ``CredentialProviderError/Code/timedOut``.
+    ///   - answer: Returns the values by field id for a step; runs in a new unstructured task.
     public init(timeout: Duration, answer: @escaping @Sendable (IdpSdkInteractionData) async throws -> [String: String]) {
         self.timeout = timeout
         self.operation = answer

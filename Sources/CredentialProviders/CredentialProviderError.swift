@@ -7,6 +7,7 @@ public enum CredentialProviderError {
     /// The subsystem of every error this module's providers return.
     public static let subsystem = "CredentialProviders"
 
+    /// The codes of the errors the providers of this module answer with.
     public enum Code: Int, Sendable, CaseIterable {
         /// The provider has no credentials for the flow's user.
         case noCredentials = 2001

@@ -15,18 +15,24 @@ import IdpSdk
 /// it is matched by its traceparent's trace id, bound with ``bind(traceId:toUser:tenantId:)``.
 ///
 /// Threading: the table is split into 16 shards by the top bits of a cheap seeded hash of the user
-/// id (trace bindings by trace id), each behind its own ``LockedValue``, so SDK threads answering
+/// id (trace bindings by trace id), each behind its own `LockedValue`, so SDK threads answering
 /// different users rarely meet on one lock. `provideCredentials` hashes the user id once (no
 /// SipHash, no key built), holds the shard's lock for one probe of the shard's open-addressing
 /// table and a check that the stored values are exactly the asked fields, and copies out a
 /// reference to the values (no deep copy); any other answer is built after releasing it (an
 /// activation takes the trace shard, then the user shard, never both at once). Writers hold one
-/// shard for one table write. This is the provider the README recommends for many users.
+/// shard for one table write. This is the recommended provider for many users.
 public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// A user of a tenant.
     public struct Key: Hashable, Sendable {
+        /// The user's tenant.
         public let tenantId: String
+        /// The user's id.
         public let userId: String
+        /// A user of a tenant.
+        /// - Parameters:
+        ///   - tenantId: The user's tenant.
+        ///   - userId: The user's id.
         public init(tenantId: String, userId: String) {
             self.tenantId = tenantId
             self.userId = userId
@@ -55,6 +61,7 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
     /// store.
     private let seed = UInt64.random(in: .min ... .max)
 
+    /// An empty store.
     public init() {
         let shards = (0..<CredentialStore.shardCount).map { _ in LockedValue(Shard(), label: "CredentialStore.table") }
         self.shards = shards

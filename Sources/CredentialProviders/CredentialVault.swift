@@ -10,6 +10,7 @@ import IdpSdk
 public actor CredentialVault {
     private var entries: [CredentialStore.Key: [String: String]] = [:]
 
+    /// An empty vault.
     public init() {}
 
     /// Adds or replaces the user's values (by field id).
@@ -36,10 +37,15 @@ public actor CredentialVault {
 /// `timeout`, and stops waiting when the flow ends. Flows are matched to users by
 /// `interactionData.userId` (logins).
 public final class VaultProvider: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
+    /// The actor the answers come from.
     public let vault: CredentialVault
     private let timeout: Duration
     private let waits = WaitRegistry()
 
+    /// A provider over `vault`.
+    /// - Parameters:
+    ///   - vault: The actor the answers come from.
+    ///   - timeout: How long a call waits for the actor before it ends its flow with ``CredentialProviderError/Code/timedOut``.
     public init(vault: CredentialVault, timeout: Duration) {
         self.vault = vault
         self.timeout = timeout

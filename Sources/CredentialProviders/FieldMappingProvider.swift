@@ -11,10 +11,15 @@ import IdpSdk
 /// without a mapping pass through unchanged. Immutable: thread-safe at no cost beyond two small
 /// dictionaries per call.
 public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
+    /// The wrapped provider.
     public let base: any IdpSdkInteractionInterface & Sendable
     /// IDP field id → the id the wrapped provider knows.
     public let mapping: [String: String]
 
+    /// Wraps `base`, asking it the mapped field ids.
+    /// - Parameters:
+    ///   - base: The wrapped provider.
+    ///   - mapping: IDP field id → the id `base` knows.
     public init(_ base: any IdpSdkInteractionInterface & Sendable, mapping: [String: String]) {
         self.base = base
         self.mapping = mapping
@@ -36,7 +41,7 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
         return .init(credentials: answer)
     }
 
-    /// As the wrapped provider's: `true` only if it is an ``IdpSdkNonBlockingProvider`` that never blocks.
+    /// As the wrapped provider's: `true` only if it is an `IdpSdkNonBlockingProvider` that never blocks.
     public var providesCredentialsWithoutBlocking: Bool {
         (base as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }

@@ -15,7 +15,7 @@ import IdpSdk
 /// (``flowDidEnd(_:result:)``), so a million flows leave nothing behind. For an SDK that never
 /// reports ends, state older than `stateLifetime` is evicted when new flows arrive.
 ///
-/// Threading: one ``LockedValue`` guards the per-flow table; a call holds it for one lookup and
+/// Threading: one `LockedValue` guards the per-flow table; a call holds it for one lookup and
 /// update, then runs `answer` after releasing it. Flows never see each other's state. It is an
 /// `IdpSdkNonBlockingProvider`, so the SDK asks it without a hand-off: `answer` must not block
 /// (wrap a blocking source in `AsyncCredentialBridge` instead).
@@ -70,8 +70,11 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     /// field with fewer candidates keeps its last one), and ends the flow with
     /// ``CredentialProviderError/Code/answersExhausted`` once every candidate of the step's
     /// longest list was rejected.
-    /// - Parameter candidates: The candidate values by field id for the flow, or `nil` if the
-    ///   provider has none for its user (the flow ends with ``CredentialProviderError/Code/noCredentials``).
+    /// - Parameters:
+    ///   - candidates: The candidate values by field id for the flow, or `nil` if the provider
+    ///     has none for its user (the flow ends with ``CredentialProviderError/Code/noCredentials``).
+    ///   - maximumRejections: How many rejections one flow may see, as for
+    ///     ``init(maximumRejections:stateLifetime:answer:)``.
     public static func candidates(
         maximumRejections: Int = 2,
         _ candidates: @escaping @Sendable (IdpSdkInteractionData) -> [String: [String]]?

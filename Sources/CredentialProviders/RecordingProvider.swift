@@ -8,11 +8,17 @@ import IdpSdk
 public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// One call.
     public struct Call: Sendable, Equatable {
+        /// The flow that asked.
         public let flowId: IdpSdkFlowID
+        /// The form step, from 1.
         public let step: Int
+        /// The attempt at the step, from 1.
         public let attempt: Int
+        /// The field ids the step asked for.
         public let fieldIds: [String]
+        /// The login's user id; `nil` for an activation.
         public let userId: String?
+        /// Whether the IDP had rejected an answer to this step before.
         public let rejectedBefore: Bool
         /// The OS thread (`IdpSdk-N` for an SDK thread).
         public let threadName: String
@@ -20,10 +26,13 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         public let error: IdpSdkError?
     }
 
+    /// The wrapped provider.
     public let base: any IdpSdkInteractionInterface & Sendable
     private let log = LockedValue<[Call]>([])
     private let ended = LockedValue<[IdpSdkFlowID: IdpSdkResult]>([:])
 
+    /// Wraps `base` and records every call to it.
+    /// - Parameter base: The wrapped provider.
     public init(_ base: any IdpSdkInteractionInterface & Sendable) {
         self.base = base
     }

@@ -15,6 +15,8 @@ public struct StaticCredentials: IdpSdkNonBlockingProvider, Sendable, CustomStri
     /// The values by field id.
     public let values: [String: String]
 
+    /// A provider that answers `values`.
+    /// - Parameter values: The values by field id.
     public init(_ values: [String: String]) {
         self.values = values
     }

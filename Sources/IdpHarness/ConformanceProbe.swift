@@ -80,6 +80,7 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
 public final class CompletionLedger: Sendable {
     private let counts = LockedValue<[IdpSdkFlowID: Int]>([:])
 
+    /// An empty ledger.
     public init() {}
 
     /// Notes one completion of `flowId`.

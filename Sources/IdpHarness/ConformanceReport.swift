@@ -7,6 +7,7 @@ import IdpPrimitives
 public struct ConformanceReport: Sendable, CustomStringConvertible {
     /// One check's verdict.
     public struct Check: Sendable, Equatable {
+        /// The check's name, as the report's table shows it.
         public let name: String
         /// Whether the check held; `true` also for a check that could not look (see ``checked``).
         public let passed: Bool
@@ -15,6 +16,12 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         /// `false` when the check could not look: data races without ThreadSanitizer.
         public let checked: Bool
 
+        /// A check's verdict.
+        /// - Parameters:
+        ///   - name: The check's name.
+        ///   - passed: Whether the check held.
+        ///   - detail: What held, or what did not.
+        ///   - checked: `false` when the check could not look.
         public init(name: String, passed: Bool, detail: String, checked: Bool = true) {
             self.name = name
             self.passed = passed
@@ -38,13 +45,19 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     /// One check's outcomes: each distinct outcome seen, how often, and its grade.
     public struct OutcomeTable: Sendable, Equatable, Codable {
+        /// One outcome of a check and how often it was seen.
         public struct Row: Sendable, Equatable, Codable {
+            /// The outcome, in words.
             public let outcome: String
+            /// How often it was seen.
             public let count: Int
+            /// Whether it is acceptable, forbidden or stale.
             public let grade: Grade
         }
 
+        /// The check whose outcomes these are.
         public let check: String
+        /// The outcomes seen, one row each.
         public let rows: [Row]
 
         /// Whether no outcome was forbidden or stale.
@@ -63,14 +76,19 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     /// A stuck flow, as the watchdog saw it.
     public struct StuckFlow: Sendable, Equatable, CustomStringConvertible {
+        /// The flow's id.
         public let flow: String
+        /// The flow's user.
         public let user: String
+        /// The IDP client the flow ran.
         public let client: String
         /// The step and attempt the provider was asked, if the flow was inside the provider.
         public let step: Int?
+        /// The attempt at that step.
         public let attempt: Int?
         /// The thread the provider was running on, if the flow was inside it.
         public let thread: String?
+        /// How long the flow had been waiting when the watchdog reported it.
         public let waited: Duration
 
         public var description: String {
@@ -81,19 +99,27 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The provider's name, as given to the kit.
     public let providerName: String
+    /// Every check's verdict, in the order the kit ran them.
     public var checks: [Check]
+    /// The flows the watchdog found stuck; empty when none hung.
     public let stuckFlows: [StuckFlow]
     /// Flows run in all, and how many OS threads started them.
     public let flows: Int
+    /// The OS threads that started flows.
     public let threads: Int
+    /// The users the flows were spread over.
     public let users: Int
+    /// How long the battery took.
     public let elapsed: Duration
     /// End-to-end flow latency percentiles (p50, p99, max), successful flows only.
     public let flowLatency: (p50: Duration, p99: Duration, max: Duration)
     /// Time inside `provideCredentials` (p50, p99, max).
     public let providerCallLatency: (p50: Duration, p99: Duration, max: Duration)
+    /// How often the provider was called.
     public let providerCalls: Int
+    /// The most SDK threads alive at once during the run.
     public let peakSDKThreads: Int
 
     /// Whether every check held.

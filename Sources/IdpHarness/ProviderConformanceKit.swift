@@ -71,12 +71,15 @@ public enum ProviderConformanceKit {
         /// (`nil`: the temporary directory).
         public var raceReportDirectory: String?
 
+        /// The defaults: 10,000 flows from 64 OS threads over 100 users, 32 hammer rounds of 8 threads.
         public init() {}
     }
 
     /// A user as the provider factory sees it.
     public struct User: Sendable, CustomStringConvertible {
+        /// The user's tenant.
         public let tenantId: String
+        /// The user's id.
         public let userId: String
         /// The values by field id (`username`, `password`); empty for a user the provider is to
         /// have no credentials for.
@@ -91,6 +94,7 @@ public enum ProviderConformanceKit {
 
     /// Runs the battery with one provider instance per user, shared by all that user's flows.
     /// - Parameters:
+    ///   - configuration: How hard to push, and what to expect of the provider.
     ///   - name: The provider's name, for the report.
     ///   - makeProvider: Called once per user (also for users without credentials); it may await
     ///     (to fill an actor, say).

@@ -69,7 +69,9 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
     public struct Access: Sendable, Equatable, Codable {
         /// ThreadSanitizer's number of the thread (T0 is the main thread).
         public let thread: Int
+        /// Whether the access wrote.
         public let isWrite: Bool
+        /// Whether the access was atomic.
         public let isAtomic: Bool
         /// Bytes accessed.
         public let size: Int
@@ -77,6 +79,13 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
         /// (mangled), see ``ThreadSanitizerReport/readable(_:)``.
         public let frames: [String]
 
+        /// An access of a report.
+        /// - Parameters:
+        ///   - thread: ThreadSanitizer's number of the thread.
+        ///   - isWrite: Whether the access wrote.
+        ///   - isAtomic: Whether it was atomic.
+        ///   - size: Bytes accessed.
+        ///   - frames: "symbol file:line" per frame, innermost first.
         public init(thread: Int, isWrite: Bool, isAtomic: Bool, size: Int, frames: [String]) {
             self.thread = thread
             self.isWrite = isWrite

@@ -17,6 +17,10 @@ public struct WebViewSimulator: Sendable {
     /// The most pages one load may go through before it gives up.
     public var maximumPages: Int
 
+    /// A web view that loads pages through `transport`.
+    /// - Parameters:
+    ///   - transport: Where requests go.
+    ///   - maximumPages: The most pages one load may go through before it gives up.
     public init(transport: any Transport, maximumPages: Int = 16) {
         self.transport = transport
         self.maximumPages = maximumPages
@@ -77,5 +81,7 @@ public struct WebViewSimulator: Sendable {
 /// Why the simulated web view stopped without reaching the app's redirect.
 public struct WebViewSimulatorError: Error, Sendable, Equatable, CustomStringConvertible {
     public let description: String
+    /// An error that says why the web view stopped.
+    /// - Parameter description: Why it stopped.
     public init(_ description: String) { self.description = description }
 }

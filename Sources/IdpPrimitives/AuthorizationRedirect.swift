@@ -31,6 +31,7 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     ///   - state: The echoed state.
     ///   - error: The error code.
     ///   - errorDescription: The error description.
+    ///   - errorURI: The URI of a page about the error.
     ///   - sessionState: The session state.
     public init(
         code: String? = nil, state: String? = nil, error: String? = nil,

@@ -40,8 +40,11 @@ public final class ConditionLockedValue<Value> {
         case wait(timeout: Duration?)
     }
 
-    /// - Parameter label: Names the lock in ``LockProfiler``'s contention figures; unlabelled
-    ///   locks are not profiled.
+    /// Creates a lock with a condition variable around `value`.
+    /// - Parameters:
+    ///   - value: The value the lock guards.
+    ///   - label: Names the lock in ``LockProfiler``'s contention figures; unlabelled locks are
+    ///     not profiled.
     public init(_ value: Value, label: String? = nil) {
         self.value = value
         site = label.map(LockProfiler.Site.init(label:))

@@ -5,9 +5,15 @@
 /// `trace` is the W3C trace id of the flow or event the work belongs to (the SDK's traceparent,
 /// the MC event's trace context), so a controller can tell whose work it is.
 public struct Seam: Sendable, Hashable, CustomStringConvertible {
+    /// The seam's name, such as `provider.ask`.
     public let name: String
+    /// The W3C trace id of the flow or event the work belongs to; `nil` if it has none.
     public let trace: String?
 
+    /// A seam.
+    /// - Parameters:
+    ///   - name: The seam's name.
+    ///   - trace: The W3C trace id of the work's flow or event, if any.
     public init(_ name: String, trace: String?) {
         self.name = name
         self.trace = trace

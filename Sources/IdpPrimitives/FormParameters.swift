@@ -3,7 +3,7 @@
 ///
 /// A request carries a handful of parameters, so they are kept as pairs in order and found by
 /// comparing names, which costs less than hashing each name into a dictionary built for one
-/// request. Past ``indexedFrom`` pairs a set of the names keeps the check for repeats linear.
+/// request. Past `indexedFrom` pairs a set of the names keeps the check for repeats linear.
 ///
 /// ```swift
 /// let parameters = try FormParameters(uniquelyNamed: FormURLEncoding.decode("code=abc&state=xyz"))
@@ -22,6 +22,8 @@ public struct FormParameters: Sendable {
     public struct RepeatedName: Error, Equatable, CustomStringConvertible {
         /// The repeated name.
         public let name: String
+        /// The error for a parameter that appears more than once.
+        /// - Parameter name: The repeated parameter's name.
         public init(name: String) { self.name = name }
         public var description: String { "parameter '\(name)' is given more than once" }
     }

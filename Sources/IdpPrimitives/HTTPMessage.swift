@@ -14,6 +14,12 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The body bytes (UTF-8 text for every request this package sends).
     public var body: [UInt8]
 
+    /// A request.
+    /// - Parameters:
+    ///   - method: The HTTP method, such as `GET` or `POST`.
+    ///   - target: The path and query.
+    ///   - headers: The header fields.
+    ///   - body: The body's bytes.
     public init(method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.method = method
         self.target = target
@@ -42,6 +48,11 @@ public struct HTTPResponse: Sendable, Equatable {
     /// The body bytes.
     public var body: [UInt8]
 
+    /// A response.
+    /// - Parameters:
+    ///   - status: The HTTP status code.
+    ///   - headers: The header fields.
+    ///   - body: The body's bytes.
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
@@ -54,8 +65,10 @@ public struct HTTPResponse: Sendable, Equatable {
 
 /// Header fields in the order they were added; names compare case-insensitively (RFC 9110 §5.1).
 public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// The fields in the order they were added; a name may repeat.
     public private(set) var fields: [(name: String, value: String)] = []
 
+    /// No header fields.
     public init() {}
 
     public init(dictionaryLiteral elements: (String, String)...) {
@@ -135,9 +148,15 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         case timedOut
     }
 
+    /// What went wrong.
     public var kind: Kind
+    /// A description for people; never holds secrets.
     public var message: String
 
+    /// A transport error.
+    /// - Parameters:
+    ///   - kind: What went wrong.
+    ///   - message: A description for people.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message

@@ -10,6 +10,7 @@ public protocol IdpClock: Sendable {
 
 /// The system's wall clock.
 public struct SystemClock: IdpClock {
+    /// The system's clock.
     public init() {}
     public func now() -> Date { Date() }
 }

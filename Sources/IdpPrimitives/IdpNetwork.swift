@@ -23,11 +23,15 @@ public final class IdpNetwork: Sendable {
 
     private let endpoints = LockedValue<[String: Endpoint]>([:], label: "IdpNetwork.endpoints")
 
+    /// An empty network of its own; most code uses ``shared``.
     public init() {}
 
     /// Makes `transport` answer at `url`.
-    /// - Parameter certificate: If set, clients must present a certificate chain that contains these
-    ///   bytes (certificate pinning); others fail with ``TransportError/Kind/certificatePinning``.
+    /// - Parameters:
+    ///   - transport: What answers the requests sent to `url`.
+    ///   - url: The IDP's base URL, as clients are given it.
+    ///   - certificate: If set, clients must present a certificate chain that contains these
+    ///     bytes (certificate pinning); others fail with ``TransportError/Kind/certificatePinning``.
     public func register(_ transport: any Transport, at url: String, certificate: Data? = nil) {
         endpoints.withLock { $0[Self.normalize(url)] = Endpoint(transport: transport, certificate: certificate) }
     }

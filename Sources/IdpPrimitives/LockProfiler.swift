@@ -73,6 +73,8 @@ public enum LockProfiler {
         /// The label's id, or `nil` when ``LockProfiler/capacity`` labels are taken.
         @usableFromInline let id: Int?
 
+        /// Registers a site under `label` (this takes the profiler's lock: make sites once).
+        /// - Parameter label: The name the contention figures show.
         public init(label: String) { id = LockProfiler.register(label) }
 
         /// Takes the lock with `lock`; while profiling is on, tries `tryLock` first and times the

@@ -32,14 +32,20 @@ public final class LockedValue<Value> {
     /// Where ``LockProfiler`` counts this lock, or `nil` for a lock that is not profiled.
     @usableFromInline let site: LockProfiler.Site?
 
-    /// - Parameter label: Names the lock in ``LockProfiler``'s contention figures; unlabelled
-    ///   locks are not profiled.
+    /// Creates a lock around `value`.
+    /// - Parameters:
+    ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
+    ///   - label: Names the lock in ``LockProfiler``'s contention figures; unlabelled locks are
+    ///     not profiled.
     public convenience init(_ value: Value, label: String? = nil) {
         self.init(value, site: label.map(LockProfiler.Site.init(label:)))
     }
 
-    /// - Parameter site: A ``LockProfiler/Site`` made once and shared by many locks: what a lock
-    ///   made per request or per flow uses, since registering a label takes the profiler's lock.
+    /// Creates a lock around `value`, counted under a shared profiler site.
+    /// - Parameters:
+    ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
+    ///   - site: A ``LockProfiler/Site`` made once and shared by many locks: what a lock
+    ///     made per request or per flow uses, since registering a label takes the profiler's lock.
     public init(_ value: Value, site: LockProfiler.Site?) {
         self.value = value
         self.site = site

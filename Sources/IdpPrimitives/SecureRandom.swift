@@ -55,6 +55,7 @@ public enum SecureRandom {
     /// let digit = Int.random(in: 0...9, using: &generator)
     /// ```
     public struct Generator: RandomNumberGenerator {
+        /// A generator that draws from the system's secure random source.
         public init() {}
 
         public mutating func next() -> UInt64 {

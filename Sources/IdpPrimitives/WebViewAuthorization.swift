@@ -139,6 +139,8 @@ public struct WebViewAuthorizationRequest: Sendable, Equatable {
 /// Why a web-view authorization request could not be built.
 public struct WebViewAuthorizationError: Error, Sendable, Equatable, CustomStringConvertible {
     public let description: String
+    /// An error that says what is wrong with the request.
+    /// - Parameter description: What is wrong; prefixed with "invalid web-view authorization request: ".
     public init(_ description: String) { self.description = "invalid web-view authorization request: " + description }
 }
 

@@ -1,6 +1,6 @@
 import IdpPrimitives
 
-/// The Kotlin documents' name of ``LockoutInformation``.
+/// The Kotlin documents' name of `LockoutInformation`.
 public typealias LockoutAttemptInformation = LockoutInformation
 
 /// How an authentication ended, with the documents' eight cases (seeds/003): switch on it to handle
@@ -40,7 +40,7 @@ public enum AuthenticationResult: Sendable, Equatable {
     /// Authenticated to delete the account.
     case apiAccessDelete(ApiAccessDelete)
     /// A supplied secret was wrong and locked the account, or it was locked already (then nothing
-    /// was evaluated). Wait for ``LockoutInformation/lockedUntil``, sign
+    /// was evaluated). Wait for `LockoutInformation/lockedUntil`, sign
     /// `authenticationUserInformation` again (its signatures are cleared) and retry.
     case lockout(lockoutInformation: LockoutInformation, authenticationUserInformation: AuthenticationUserInformation)
 }

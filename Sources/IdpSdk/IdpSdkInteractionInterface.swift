@@ -12,7 +12,7 @@
 ///
 /// Like the vendor's Objective-C protocol, this one does not refine `Sendable`, so the documents'
 /// plain `class IdpHandler: NSObject` conforms as printed. Thread safety is the implementer's duty,
-/// as the documents say; ``IdpHarness``'s conformance kit is how to check it. The providers of
+/// as the documents say; `IdpHarness`'s conformance kit is how to check it. The providers of
 /// `CredentialProviders` are all `Sendable`.
 ///
 /// - Warning: `provideCredentials` is called on an SDK-owned OS thread, never the caller's thread,

@@ -106,14 +106,27 @@ public final class IdpSdkService: Sendable {
     private let timers: FlowTimers
     private let inFlight = Atomic<Int>(0)
 
-    /// The documents' initialiser. The IDP is looked up by `idpUrl` in ``IdpNetwork/shared`` at each
+    /// The documents' initialiser. The IDP is looked up by `idpUrl` in `IdpNetwork.shared` at each
     /// call, so it may be registered before or after.
+    /// - Parameters:
+    ///   - tenantId: The tenant (realm) the flows run in.
+    ///   - idpUrl: The IDP's base URL.
+    ///   - certificateChain: The certificate chain to present to the IDP (certificate pinning).
+    ///   - shouldHashPin: Whether password fields are sent as `base64url(SHA-256(value))`.
     public convenience init(tenantId: String, idpUrl: String, certificateChain: Data, shouldHashPin: Bool) {
         self.init(tenantId: tenantId, idpUrl: idpUrl, certificateChain: certificateChain, shouldHashPin: shouldHashPin, configuration: Configuration())
     }
 
-    /// - Parameter transport: Carries requests to the IDP; `nil` looks `idpUrl` up in
-    ///   ``IdpNetwork/shared``.
+    /// The documents' initialiser with opt-in behaviour and an explicit transport.
+    /// - Parameters:
+    ///   - tenantId: The tenant (realm) the flows run in.
+    ///   - idpUrl: The IDP's base URL.
+    ///   - certificateChain: The certificate chain to present to the IDP (certificate pinning).
+    ///   - shouldHashPin: Whether password fields are sent as `base64url(SHA-256(value))`.
+    ///   - configuration: Timeouts, limits, strictness, worker threads, the clock and the
+    ///     execution controller.
+    ///   - transport: Carries requests to the IDP; `nil` looks `idpUrl` up in
+    ///     `IdpNetwork.shared`.
     public init(tenantId: String, idpUrl: String, certificateChain: Data, shouldHashPin: Bool, configuration: Configuration, transport: (any Transport)? = nil) {
         self.tenantId = tenantId
         self.idpUrl = idpUrl

@@ -2,7 +2,7 @@ import Foundation
 import IdpPrimitives
 
 extension IdpServer {
-    /// The all-zero AST client id of a device that has no user yet (``IdpWire/unassignedAstClientId``).
+    /// The all-zero AST client id of a device that has no user yet (`IdpWire/unassignedAstClientId`).
     public static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
 
     /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).

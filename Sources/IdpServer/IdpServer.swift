@@ -23,7 +23,7 @@ import IdpPrimitives
 ///   token for rotated ones; reuse of a spent token revokes its family (JSON, RFC 6749 §5.1 / §5.2).
 ///
 /// With a ``LockoutPolicy`` in ``Configuration/lockout``, wrong secrets lock the account; the flow
-/// then ends with an error redirect carrying the ``LockoutInformation``.
+/// then ends with an error redirect carrying the `LockoutInformation`.
 ///
 /// Thread safety: every method may be called from any thread at once. State lives in sharded
 /// `LockedValue`s (sessions by session code, users by tenant and id, codes and tokens by their
@@ -154,6 +154,7 @@ public final class IdpServer: Sendable {
     /// Adds a user.
     /// - Parameters:
     ///   - userId: The user's id, which is also the username the forms ask for.
+    ///   - tenantId: The tenant the user belongs to.
     ///   - password: With a password the user is active at once (ready to log in); without one the
     ///     user awaits activation with an activation code.
     ///   - attributes: Values that custom form fields with role `.attribute(key)` are checked against.
@@ -179,7 +180,10 @@ public final class IdpServer: Sendable {
     }
 
     /// Issues a one-time activation code for the user (several may be outstanding, one per device).
-    /// - Parameter validFor: Lifetime; by default ``Configuration/activationCodeLifetime``.
+    /// - Parameters:
+    ///   - userId: The user awaiting activation, or an active user adding a device.
+    ///   - tenantId: The user's tenant.
+    ///   - validFor: Lifetime; by default ``Configuration/activationCodeLifetime``.
     /// - Returns: The code, 12 digits, to be handed to the user out of band.
     /// - Throws: ``IdpServerError`` if the tenant or user is unknown.
     public func issueActivationCode(for userId: String, tenant tenantId: String, validFor: Duration? = nil) throws(IdpServerError) -> String {
@@ -200,7 +204,10 @@ public final class IdpServer: Sendable {
     /// Reset codes are kept apart from activation codes: a reset code cannot activate a device,
     /// and an activation code (which also adds a device) cannot reset a password. Several may be
     /// outstanding; the flow consumes the one it used, only when it completes.
-    /// - Parameter validFor: Lifetime; by default ``Configuration/passwordResetCodeLifetime``.
+    /// - Parameters:
+    ///   - userId: The active user who forgot the password.
+    ///   - tenantId: The user's tenant.
+    ///   - validFor: Lifetime; by default ``Configuration/passwordResetCodeLifetime``.
     /// - Returns: The code, 12 digits, to be handed to the user out of band.
     /// - Throws: ``IdpServerError`` if the tenant or user is unknown, or the user is not active
     ///   (a pending user activates with an activation code instead).
@@ -261,8 +268,12 @@ public final class IdpServer: Sendable {
     /// ```swift
     /// let page = idp.renderStepForm(tenant: "demo", clientId: "KssIdpLogin", step: 0, sessionCode: "abc")
     /// ```
-    /// - Parameter sessionCode: Put into the form's action and hidden field as is; pass URL-safe
-    ///   Base 64, as the IDP's own session codes are.
+    /// - Parameters:
+    ///   - tenantId: The tenant.
+    ///   - clientId: The client whose step is rendered.
+    ///   - step: The step's index, from 0.
+    ///   - sessionCode: Put into the form's action and hidden field as is; pass URL-safe
+    ///     Base 64, as the IDP's own session codes are.
     public func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
         guard let client = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode))?.clients[clientId],
               client.forms.indices.contains(step) else { return nil }

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import IdpPrimitives
 
-/// A ``Transport`` that hands requests to an in-process ``IdpServer`` after a simulated network
+/// A `Transport` that hands requests to an in-process ``IdpServer`` after a simulated network
 /// latency.
 ///
 /// With a latency the request is parked as a timer on a Dispatch queue (state, not a thread) and

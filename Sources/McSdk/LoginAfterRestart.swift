@@ -41,8 +41,10 @@ extension MasterController {
     ///   - user: An activated user (from the Start or Restart result's user list); its id is the
     ///     `userId` of the IdpSdk login.
     ///   - authenticationMode: The mode the user logged in with before.
+    ///   - idpSdk: The IdpSdk that runs the fresh login if the offline login fails.
     ///   - clientId: The IDP login client.
     ///   - interactionInterface: Asked for the credentials if the fresh login runs (on an SDK thread).
+    ///   - traceParent: The W3C traceparent of the fresh login, or `nil` for a new trace.
     public func loginAfterRestart(
         _ user: KsUserIdentifier,
         authenticationMode: KSMAuthenticationMode,

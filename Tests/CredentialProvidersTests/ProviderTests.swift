@@ -25,7 +25,7 @@ struct Bench {
     }
 }
 
-/// Polls `condition` every 5 ms for up to ten minutes (a loaded 2-core machine can starve the
+/// Polls `condition` every 5 ms for up to ten minutes (a loaded machine can starve the
 /// cooperative pool for long stretches); whether it became true.
 func eventually(_ condition: () -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + .seconds(600)

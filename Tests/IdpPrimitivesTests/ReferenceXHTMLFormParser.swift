@@ -1,7 +1,7 @@
 import IdpPrimitives
 
-// The XHTML form parser as it was before issue 12 made it faster, kept verbatim (but for its name
-// and the two entry points below) as the reference the new parser is checked against: every page
+// A straightforward XHTML form parser, the one the fast parser replaced, kept verbatim (but for its
+// name and the two entry points below) as the reference the new parser is checked against: every page
 // must give the same form, or the same error, from both.
 
 extension ReferenceXHTMLFormParser {

@@ -1,7 +1,7 @@
 import IdpPrimitives
 import Testing
 
-/// The faster parser of issue 12 against the one it replaced (``ReferenceXHTMLFormParser``): the
+/// The fast parser against the straightforward one it replaced (``ReferenceXHTMLFormParser``): the
 /// same form or the same error, and the same error notice, for every page.
 @Suite("XHTMLForm, against the reference parser")
 struct XHTMLFormDifferentialTests {

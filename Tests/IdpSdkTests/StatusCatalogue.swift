@@ -1,4 +1,4 @@
-// The facts behind the README's status table: for every result event the MasterController sends,
+// The facts behind the status table of the McSdk article "MC statuses" (McStatuses.md): for every result event the MasterController sends,
 // each status it can carry, the trigger that produces it in the simulation, and (in
 // StatusCatalogueTests) a test that runs the trigger and checks the status. Statuses no simulated
 // event produces are listed with the documented events they belong to and why those are absent.
@@ -425,7 +425,7 @@ extension KSMResultEvent {
     var statusAndCode: (status: KSMEventStatusType, errorCode: Int) { (status, errorCode) }
 }
 
-/// The README's status table, rendered from ``statusFacts`` and ``unsimulatedEvents``.
+/// The status table of the McSdk article "MC statuses", rendered from ``statusFacts`` and ``unsimulatedEvents``.
 func renderStatusTable() -> String {
     var lines = [
         "| status | result event | trigger here | test |",

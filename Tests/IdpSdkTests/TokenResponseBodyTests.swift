@@ -6,7 +6,7 @@ import Testing
 /// `JSONSerialization` with `as? String` / `as? Int` did.
 @Suite("TokenResponseBody")
 struct TokenResponseBodyTests {
-    /// What the MC read before issue 12.
+    /// What Foundation's JSON reader makes of the body: the reference the MC's own reader is checked against.
     static func foundation(_ text: String) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }

@@ -1,6 +1,6 @@
 // The web-view (TWV) activation of seeds/000: the app builds the IDP's authorization URL and headers
 // with the documents' Swift sample — compiled as printed, in Swift 5 mode, in
-// Tests/DocumentSamples/Seed000WebView (Swift 6 refuses it: see the README) — loads it in a web view
+// Tests/DocumentSamples/Seed000WebView (Swift 6 refuses it: see the IdpSdk article "Getting started with the documents' samples") — loads it in a web view
 // (here WebViewSimulator), reads the code from the redirect and hands it to the MasterController.
 import Foundation
 #if canImport(FoundationNetworking)

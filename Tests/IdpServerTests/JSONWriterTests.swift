@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IdpServer
 
-/// The token endpoint's hand-written JSON (`Page.json`), written as bytes since issue 12.
+/// The token endpoint's hand-written JSON (`Page.json`), written as bytes.
 @Suite("Page.json")
 struct JSONWriterTests {
     @Test("keys in code-point order; strings, integers and booleans as JSON")

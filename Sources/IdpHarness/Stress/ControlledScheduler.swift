@@ -167,6 +167,7 @@ public final class ControlledScheduler: Sendable {
     /// - Parameters:
     ///   - participants: How many participants will call ``seam(_:_:)``, numbered from 0.
     ///   - strategy: How to choose; `seed` makes the choice repeatable.
+    ///   - seed: Seeds the strategy's random choices: the same seed, the same schedule.
     ///   - replay: A recorded schedule to follow first; after it, the strategy decides.
     ///   - stallTimeout: How long the running participant may stay away from a seam before it is
     ///     set aside.

@@ -14,7 +14,7 @@ public struct StressScenario<World: Sendable>: Sendable {
     public let check: @Sendable (World) -> [String]
     /// Called once per run, after the world is made and before any flow starts, with the run's
     /// scheduler (`nil` when free-running) and faults: where a world hands its code under test the
-    /// run's ``ExecutionController`` and transport.
+    /// run's `ExecutionController` and transport.
     public let attach: (@Sendable (World, StressRun) -> Void)?
     /// Called when no flow can go on and some wait for a delivery: what the world does when it is
     /// quiet (a watchdog moving the clock). Returns whether it changed anything.

@@ -16,8 +16,8 @@ import McSdk
 /// print(report)                          // flows, faults injected, invariants, or a reproducer
 /// ```
 ///
-/// Each run builds a fresh world: an IDP with a lockout policy on a ``ManualClock``, one
-/// `IdpSdkService` whose scheduling is taken over by the run (``ExecutionController``), and
+/// Each run builds a fresh world: an IDP with a lockout policy on a `ManualClock`, one
+/// `IdpSdkService` whose scheduling is taken over by the run (`ExecutionController`), and
 /// `flows` participants, each an app on a device of its own that activates its user and then
 /// plays steps drawn from the mix. The SDK's hand-offs, its provider calls, transport requests and
 /// responses, completions, cancellations, timeouts and MC events are the seams where the

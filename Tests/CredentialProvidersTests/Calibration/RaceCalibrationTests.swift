@@ -16,7 +16,7 @@ import Testing
 struct RaceCalibrationTests {
     static let runs = 20
 
-    /// The settings of every calibration run (also in the README's detection table).
+    /// The settings of every calibration run (also in the IdpHarness article "The conformance kit").
     static var settings: ProviderConformanceKit.Configuration {
         var configuration = ProviderConformanceKit.Configuration()
         configuration.hammerRounds = 8

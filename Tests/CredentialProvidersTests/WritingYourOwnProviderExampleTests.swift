@@ -1,4 +1,4 @@
-// The "Writing your own provider" example of README.md, verbatim, run through the kit.
+// The example of the IdpSdk article "Writing your own provider", verbatim, run through the kit.
 import IdpHarness
 import IdpPrimitives
 import IdpSdk
