@@ -184,28 +184,28 @@ extension IdpServer {
                 grants.codes[GrantKey(newCode)] = code
             }
         }
+        // A decision's audit entries: at the time it was decided at, numbered among its user's decisions.
+        func recordDecision(_ event: AuditEntry.Event, _ session: AuthSession, userId: String?, _ detail: String) {
+            record(event, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent, detail,
+                   at: now, userDecision: session.userDecision)
+        }
+        func rejected(_ session: AuthSession, _ code: String) -> String { "step \(session.step + 1) attempt \(session.attemptsOnStep): \(code)" }
         switch outcome {
         case .page(let response, _):
             record(.flowFailed, tenant: tenantId, clientId: nil, userId: nil, traceParent: traceParent, "refused form submission")
             return response
         case .terminal(let session, let error, let description, let rejection, let userId):
-            if let rejection {
-                record(.credentialsRejected, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
-                       "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)", at: now, userDecision: session.userDecision)
-            }
+            if let rejection { recordDecision(.credentialsRejected, session, userId: userId, rejected(session, rejection.code)) }
             record(.flowFailed, tenant: tenantId, clientId: session.clientId, userId: session.userId, traceParent: session.traceParent, "\(error): \(description)")
             var parameters = [("error", error), ("error_description", description)]
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         case .locked(let session, let lockout, let evaluated, let userId):
             if evaluated {
-                record(.credentialsRejected, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
-                       "step \(session.step + 1) attempt \(session.attemptsOnStep): invalid_credentials", at: now, userDecision: session.userDecision)
-                record(.accountLocked, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent, lockout.description,
-                       at: now, userDecision: session.userDecision)
+                recordDecision(.credentialsRejected, session, userId: userId, rejected(session, "invalid_credentials"))
+                recordDecision(.accountLocked, session, userId: userId, lockout.description)
             } else {
-                record(.lockedAttemptRefused, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent,
-                       "refused unevaluated: \(lockout.description)", at: now, userDecision: session.userDecision)
+                recordDecision(.lockedAttemptRefused, session, userId: userId, "refused unevaluated: \(lockout.description)")
             }
             var parameters = lockout.redirectParameters
             parameters.insert(("error_description", lockout.isPermanent
@@ -214,8 +214,7 @@ extension IdpServer {
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         case .rejected(let session, let prepared, let rejection, let userId):
-            record(.credentialsRejected, tenant: tenantId, clientId: prepared.configuration.clientId, userId: userId, traceParent: session.traceParent,
-                   "step \(session.step + 1) attempt \(session.attemptsOnStep): \(rejection.code)", at: now, userDecision: session.userDecision)
+            recordDecision(.credentialsRejected, session, userId: userId, rejected(session, rejection.code))
             return Page.form(prepared.forms[session.step], sessionCode: sessionCode, rejection: rejection)
         case .nextStep(let session, let prepared):
             record(.stepServed, tenant: tenantId, clientId: prepared.configuration.clientId, userId: session.userId, traceParent: session.traceParent,
@@ -232,8 +231,7 @@ extension IdpServer {
             case .login, .registration:
                 break
             }
-            record(.codeIssued, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "authorization code issued",
-                   at: now, userDecision: session.userDecision)
+            recordDecision(.codeIssued, session, userId: userId, "authorization code issued")
             var parameters = [("code", newCode), ("session_state", sessionCode)]
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
