@@ -1,0 +1,29 @@
+import CredentialProviders
+import IdpHarness
+import Testing
+
+@Suite("ProviderBenchmark: flow cells")
+struct ProviderBenchmarkTests {
+    @Test("a flow cell shorter than one flow runs on until a flow counts, and its throughput is over the longer window")
+    func cellShorterThanAFlowRunsOn() async throws {
+        // Given flows of at least three 10 ms round trips, and a 20 ms flow cell
+        var configuration = ProviderBenchmark.Configuration()
+        configuration.threads = [1]
+        configuration.rounds = 1
+        configuration.secondsPerCell = 0.01
+        configuration.inFlight = [1]
+        configuration.users = 10
+        configuration.latency = .milliseconds(10)
+        configuration.secondsPerFlowCell = 0.02
+        // When it is measured
+        let report = try await ProviderBenchmark.measure(configuration, name: "CredentialStore") { users in
+            let store = CredentialStore()
+            for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
+            return store
+        }
+        // Then the cell counted a flow, with no error, at fewer flows per second than one per 20 ms
+        let cell = try #require(report.flows.first)
+        #expect(cell.completed >= 1 && cell.errors == 0)
+        #expect(cell.throughputPerS < Double(cell.completed) / 0.02)
+    }
+}
