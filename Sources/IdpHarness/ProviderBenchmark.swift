@@ -196,10 +196,12 @@ private final class Contenders: Sendable {
         let seconds = configuration.secondsPerFlowCell
         let warmUp = DispatchTime.now().uptimeNanoseconds + UInt64(min(0.5, seconds / 4) * 1e9)
         let end = warmUp + UInt64(seconds * 1e9)
-        // A cell that counted no flow by its end runs on, up to ten times its length, until one
-        // counts: a slow machine (a sanitizer, a loaded runner) gets a figure instead of an error.
-        // Each worker writes the shared flag once, at its first counted flow.
-        let lastChance = end + UInt64(seconds * 9e9)
+        // A cell that counted no flow by its end runs on, up to ten times its length or 10 s,
+        // whichever is longer, until one counts: a slow machine (a sanitizer, a loaded runner)
+        // gets a figure instead of an error. Each worker writes the shared flag once, at its
+        // first counted flow.
+        let runOn = max(seconds * 9, 10)
+        let lastChance = end + UInt64(runOn * 1e9)
         let anyCounted = CountedFlag()
         let provider = yours
         let users = self.users
@@ -246,7 +248,7 @@ private final class Contenders: Sendable {
             return merged
         }
         if cells.2 > 0 { throw ProviderBenchmarkError("\(cells.2) flows failed at \(inFlight) in flight; first: \(cells.3 ?? "-")") }
-        if cells.1 == 0 { throw ProviderBenchmarkError("no flow completed at \(inFlight) in flight within ten times secondsPerFlowCell; raise it") }
+        if cells.1 == 0 { throw ProviderBenchmarkError("no flow completed at \(inFlight) in flight within \(Int(seconds + runOn)) s; raise secondsPerFlowCell") }
         // The window the counted flows ran in: the cell, or longer when it ran on for its first flow.
         let window = Double(cells.4 - warmUp) / 1e9
         return FlowRow(scenario: "login (\(name))", mode: "closed", inFlight: inFlight, offeredPerS: nil,

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("ProviderBenchmark: flow cells")
 struct ProviderBenchmarkTests {
-    @Test("a flow cell shorter than one flow runs on until a flow counts, and its throughput is over the longer window")
+    @Test("a flow cell shorter than one flow runs on (up to 10 s) until a flow counts, and its throughput is over the longer window")
     func cellShorterThanAFlowRunsOn() async throws {
         // Given flows of at least three 10 ms round trips, and a 20 ms flow cell
         var configuration = ProviderBenchmark.Configuration()
