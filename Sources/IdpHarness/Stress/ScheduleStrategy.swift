@@ -27,6 +27,9 @@ struct StrategyState: Sendable {
     private var priorities: [Double]
     /// The chain of each participant.
     private var chains: [Int]
+    /// Each participant's rank within its chain, drawn when it joins: work handed to another
+    /// thread runs beside the code that handed it over, so either may go first.
+    private var ranks: [Double]
     private let changePoints: [Int: Int]
 
     init(_ strategy: ScheduleStrategy, participants: Int, seed: UInt64) {
@@ -42,6 +45,7 @@ struct StrategyState: Sendable {
             for (rank, participant) in order.enumerated() { priorities[participant] = Double(lowest + rank) }
             self.priorities = priorities
             chains = Array(0..<participants)
+            ranks = Array(repeating: 0.5, count: participants)
             // depth − 1 distinct change points in 1 … steps; at the i-th the running participant
             // gets priority i (below every initial one).
             var points: [Int: Int] = [:]
@@ -51,21 +55,26 @@ struct StrategyState: Sendable {
         case .randomWalk:
             priorities = []
             chains = []
+            ranks = []
             changePoints = [:]
         }
     }
 
     /// A participant that joined during the run: work the code under test handed to another
     /// thread. Under PCT it continues the logical thread that posted it (`parent`), so it takes
-    /// that participant's priority, as a PCT thread keeps its priority across its steps; posted
-    /// from outside the run, it gets a random priority among the initial ones (from the seeded
-    /// stream, so it repeats with the seed).
+    /// that participant's priority, as a PCT thread keeps its priority across its steps, with a
+    /// random rank within it: the poster may go on first or the job may (a caller's cancel right
+    /// after it started a flow, or the flow's first steps). Posted from outside the run, it gets
+    /// a random priority among the initial ones. Both draws come from the seeded stream, so they
+    /// repeat with the seed.
     mutating func addParticipant(parent: Int?) {
         guard case .pct(let depth, _) = strategy else { return }
         if let parent, parent < chains.count {
             chains.append(chains[parent])
+            ranks.append(Double(random.next() % 1_000_000) / 1_000_000)
             return
         }
+        ranks.append(0.5)
         let lowest = Double(max(1, depth))
         chains.append(priorities.count)
         priorities.append(lowest + Double(random.next() % 1_000_000) / 1_000_000 * Double(max(1, priorities.count)))
@@ -80,9 +89,10 @@ struct StrategyState: Sendable {
         case .pct:
             // A change point lowers the logical thread that ran up to it, jobs it posts later included.
             if let lowered = changePoints[step], let previous { priorities[chains[previous]] = Double(lowered) }
-            // Within one chain (a participant and its jobs), the earliest posted goes first.
-            func priority(_ participant: Int) -> Double { priorities[chains[participant]] }
-            return enabled.max { priority($0) < priority($1) || (priority($0) == priority($1) && $0 > $1) }!
+            // Within one chain (a participant and its jobs), the higher rank goes first, then the
+            // earliest posted.
+            func key(_ participant: Int) -> (Double, Double, Int) { (priorities[chains[participant]], ranks[participant], -participant) }
+            return enabled.max { key($0) < key($1) }!
         }
     }
 }
