@@ -96,8 +96,8 @@ public final class KSMOfflineLoginEvent: KsMacroEvent {
 
 /// The outcome of an OfflineLogin; see ``KSMOfflineLoginEvent`` for the statuses.
 public final class KSMOfflineLoginResultEvent: KSMResultEvent {
-    public let status: KSMEventStatusType
     /// ``KSMEventStatusType/kOk`` if the user is logged in with the stored tokens, else why not.
+    public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
@@ -133,10 +133,10 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
-    public let userIdentifier: KsUserIdentifier
     /// The user whose tokens to clear.
+    public let userIdentifier: KsUserIdentifier
+    /// Which of the user's tokens to clear.
     public let clearBehavior: ClearBehavior
-/// Which of the user's tokens to clear.
 
     /// The default signature clears all tokens.
     public init(userIdentifier: KsUserIdentifier, clearBehavior: ClearBehavior = .CLEAR_ALL, traceContext: TraceContext? = nil) {
@@ -150,8 +150,8 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
 /// ``KSMEventStatusType/kInvalidUserId`` for a user not activated here, or
 /// ``KSMEventStatusType/kInvalidState`` before Start.
 public final class KSMClearIamTokenCacheResultEvent: KSMResultEvent {
-    public let status: KSMEventStatusType
     /// ``KSMEventStatusType/kOk`` when the tokens are cleared, else why not.
+    public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
