@@ -413,7 +413,7 @@ extension IdpServer {
 public struct IdpUserSnapshot: Sendable, Equatable {
     /// Whether the user has activated: `pendingActivation` until an activation code is consumed,
     /// then `active`.
-    public enum Status: String, Sendable { case pendingActivation, active }
+    public enum Status: String, Sendable { /** `pendingActivation`: added, no activation code consumed yet; `active`: may log in. */ case pendingActivation, active }
     /// The user's id in the tenant.
     public var userId: String
     /// Whether the user has activated.
