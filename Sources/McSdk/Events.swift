@@ -32,8 +32,8 @@ public final class KSMStartResultEvent: KSMResultEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
-    /// Whether the app must activate a user or can log one in (``KSMSdkState/uninitialised`` after
-    /// a failed Start).
+    /// Whether the app must activate a user or can log one in; ``KSMSdkState/uninitialised`` when
+    /// the first Start failed.
     public let sdkState: KSMSdkState
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
