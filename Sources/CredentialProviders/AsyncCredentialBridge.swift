@@ -33,6 +33,14 @@ public final class AsyncCredentialBridge: IdpSdkFlowObserving, Sendable, CustomS
         self.operation = answer
     }
 
+    /// Answers one step by running the closure in a new task and blocking the calling SDK thread
+    /// until it answers, throws, times out or the flow ends.
+    ///
+    /// Refuses with ``CredentialProviderError/Code/calledWhereBlockingIsUnsafe`` inside a Swift
+    /// task or on the main thread.
+    ///
+    /// - Parameter interactionData: The step to answer.
+    /// - Returns: The closure's values, or an error that ends the flow (see the type's outcomes).
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let operation = self.operation
         return waits.answer(interactionData, timeout: timeout, who: "AsyncCredentialBridge") {
@@ -45,6 +53,7 @@ public final class AsyncCredentialBridge: IdpSdkFlowObserving, Sendable, CustomS
         waits.cancel(flowId)
     }
 
+    /// Does nothing: a bridge keeps no state between a flow's calls.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {}
 
     /// Ends every wait in progress with ``CredentialProviderError/Code/cancelled``.
@@ -53,5 +62,6 @@ public final class AsyncCredentialBridge: IdpSdkFlowObserving, Sendable, CustomS
     /// Calls waiting for an answer now.
     public var waiting: Int { waits.count }
 
+    /// The timeout and the number of calls waiting now.
     public var description: String { "AsyncCredentialBridge(timeout: \(timeout), waiting: \(waiting))" }
 }

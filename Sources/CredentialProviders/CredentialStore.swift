@@ -105,6 +105,14 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
     /// The number of users stored.
     public var count: Int { shards.reduce(0) { sum, shard in sum + shard.withLock { $0.users.count } } }
 
+    /// Answers one step from the stored values of the flow's user: by `userId` for a login, by the
+    /// traceparent's bound trace id for an activation. Takes one shard lock; never blocks beyond
+    /// it.
+    ///
+    /// - Parameter interactionData: The step to answer.
+    /// - Returns: The values of the asked fields; ``CredentialProviderError/Code/noCredentials``
+    ///   when no user is found, ``CredentialProviderError/Code/missingValue`` when an asked field
+    ///   has no value.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let found: (values: [String: String], exact: Bool)?
         if let userId = interactionData.userId {

@@ -51,6 +51,15 @@ public final class VaultProvider: IdpSdkFlowObserving, Sendable, CustomStringCon
         self.timeout = timeout
     }
 
+    /// Answers a login step from the vault, blocking the calling SDK thread while a task reads the
+    /// actor.
+    ///
+    /// - Parameter interactionData: The step to answer; it must carry a user id.
+    /// - Returns: The values of the asked fields, or an error that ends the flow:
+    ///   ``CredentialProviderError/Code/noCredentials`` for an activation or an unknown user,
+    ///   ``CredentialProviderError/Code/timedOut``, ``CredentialProviderError/Code/cancelled``, or
+    ///   ``CredentialProviderError/Code/calledWhereBlockingIsUnsafe`` inside a Swift task or on the
+    ///   main thread.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         guard let userId = interactionData.userId else {
             return .init(error: CredentialProviderError.make(.noCredentials, "VaultProvider answers logins only; this flow has no user id"))
@@ -71,7 +80,9 @@ public final class VaultProvider: IdpSdkFlowObserving, Sendable, CustomStringCon
         waits.cancel(flowId)
     }
 
+    /// Does nothing: the provider keeps no state between a flow's calls.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {}
 
+    /// The timeout; never a value.
     public var description: String { "VaultProvider(timeout: \(timeout))" }
 }

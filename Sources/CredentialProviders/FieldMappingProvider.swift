@@ -25,6 +25,11 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
         self.mapping = mapping
     }
 
+    /// Asks the wrapped provider the mapped field ids and keys its answer back to the IDP's ids, on
+    /// the calling thread.
+    ///
+    /// - Parameter interactionData: The step to answer.
+    /// - Returns: The wrapped provider's values under the IDP's field ids, or its error unchanged.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let fields = interactionData.inputFields.map { IdpSdkInputField(id: mapping[$0.id] ?? $0.id, label: $0.label, isSecret: $0.isSecret) }
         let mapped = IdpSdkInteractionData(
@@ -46,13 +51,22 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
         (base as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }
 
+    /// Passes the end on to the wrapped provider, if it observes flows.
+    ///
+    /// - Parameter flowId: The flow that ended during a call.
     public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
         (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
     }
 
+    /// Passes the end on to the wrapped provider, if it observes flows.
+    ///
+    /// - Parameters:
+    ///   - flowId: The flow that ended.
+    ///   - result: How it ended.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
     }
 
+    /// The wrapped provider and the mapping; never a value.
     public var description: String { "FieldMappingProvider(\(base), mapping: \(mapping))" }
 }

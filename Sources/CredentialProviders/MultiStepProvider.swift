@@ -99,6 +99,12 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         }
     }
 
+    /// Updates the flow's state under the table's lock, then calls `answer` with it after releasing
+    /// the lock, on the calling thread.
+    ///
+    /// - Parameter interactionData: The step to answer.
+    /// - Returns: What `answer` returns, or ``CredentialProviderError/Code/answersExhausted`` once
+    ///   the flow has seen more than `maximumRejections` rejections.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let now = ContinuousClock.now
         let lifetime = stateLifetime
@@ -138,6 +144,11 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         return answer(interactionData, state)
     }
 
+    /// Releases the flow's state.
+    ///
+    /// - Parameters:
+    ///   - flowId: The flow that ended.
+    ///   - result: How it ended; not read.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         table.withLock { _ = $0.flows.removeValue(forKey: flowId) }
     }
@@ -145,6 +156,7 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     /// Flows with state held now, and the most held at once.
     public var trackedFlows: (current: Int, peak: Int) { table.withLock { ($0.flows.count, $0.peak) } }
 
+    /// The number of flows with state now and the peak.
     public var description: String {
         let tracked = trackedFlows
         return "MultiStepProvider(flows: \(tracked.current), peak: \(tracked.peak))"

@@ -42,6 +42,10 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         (base as? any IdpSdkNonBlockingProvider)?.providesCredentialsWithoutBlocking ?? false
     }
 
+    /// Asks the wrapped provider on the calling thread and logs the call (never the values).
+    ///
+    /// - Parameter interactionData: The step to answer.
+    /// - Returns: The wrapped provider's answer, unchanged.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let result = base.provideCredentials(interactionData)
         let call = Call(flowId: interactionData.flowId, step: interactionData.step, attempt: interactionData.attempt,
@@ -51,10 +55,19 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         return result
     }
 
+    /// Passes the end on to the wrapped provider, if it observes flows.
+    ///
+    /// - Parameter flowId: The flow that ended during a call.
     public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
         (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
     }
 
+    /// Records the result in ``endedFlows`` and passes the end on to the wrapped provider, if it
+    /// observes flows.
+    ///
+    /// - Parameters:
+    ///   - flowId: The flow that ended.
+    ///   - result: How it ended.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         ended.withLock { $0[flowId] = result }
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
@@ -66,5 +79,6 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     /// The results of the flows that ended, by flow.
     public var endedFlows: [IdpSdkFlowID: IdpSdkResult] { ended.withLock { $0 } }
 
+    /// The wrapped provider and the number of calls logged.
     public var description: String { "RecordingProvider(\(base), calls: \(log.withLock { $0.count }))" }
 }

@@ -21,6 +21,11 @@ public struct StaticCredentials: IdpSdkNonBlockingProvider, Sendable, CustomStri
         self.values = values
     }
 
+    /// Answers exactly the asked fields from ``values``, on the calling thread, without a lock.
+    ///
+    /// - Parameter interactionData: The step to answer.
+    /// - Returns: The asked fields' values, or ``CredentialProviderError/Code/missingValue`` for an
+    ///   asked field without one.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         .answering(interactionData, from: values)
     }

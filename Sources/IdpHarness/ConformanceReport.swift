@@ -91,6 +91,8 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         /// How long the flow had been waiting when the watchdog reported it.
         public let waited: Duration
 
+        /// The flow, its user and client, and where it was stuck (the provider's step, attempt and
+        /// thread, or outside the provider) for how long.
         public var description: String {
             if let thread, let step, let attempt {
                 return "\(flow) (user \(user), client \(client)) stuck in the provider at step \(step) attempt \(attempt) on thread \(thread) for \(waited)"

@@ -86,6 +86,7 @@ public enum ProviderBenchmark {
 
 /// Why a measurement could not be made.
 public struct ProviderBenchmarkError: Error, CustomStringConvertible, Equatable {
+    /// What made the measurement impossible, as a sentence.
     public let description: String
     init(_ description: String) { self.description = description }
 }

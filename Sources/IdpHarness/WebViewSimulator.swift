@@ -80,6 +80,7 @@ public struct WebViewSimulator: Sendable {
 
 /// Why the simulated web view stopped without reaching the app's redirect.
 public struct WebViewSimulatorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why the web view stopped, as a sentence.
     public let description: String
     /// An error that says why the web view stopped.
     /// - Parameter description: Why it stopped.

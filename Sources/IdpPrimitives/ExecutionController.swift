@@ -19,6 +19,7 @@ public struct Seam: Sendable, Hashable, CustomStringConvertible {
         self.trace = trace
     }
 
+    /// The name, with the first 8 characters of the trace id in brackets when there is one.
     public var description: String { trace.map { "\(name)[\($0.prefix(8))]" } ?? name }
 }
 

@@ -25,6 +25,7 @@ public struct FormParameters: Sendable {
         /// The error for a parameter that appears more than once.
         /// - Parameter name: The repeated parameter's name.
         public init(name: String) { self.name = name }
+        /// `parameter '<name>' is given more than once`.
         public var description: String { "parameter '\(name)' is given more than once" }
     }
 

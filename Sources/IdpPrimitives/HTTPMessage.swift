@@ -71,6 +71,9 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// No header fields.
     public init() {}
 
+    /// Header fields from a literal, in the literal's order; a repeated name adds a field.
+    ///
+    /// - Parameter elements: The names and values.
     public init(dictionaryLiteral elements: (String, String)...) {
         fields.reserveCapacity(max(elements.count, Self.initialCapacity))
         for (name, value) in elements { add(name, value) }
@@ -109,6 +112,13 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         fields.filter { Self.namesMatch($0.name, name) }.map(\.value)
     }
 
+    /// Whether both have the same fields in the same order, names compared case-insensitively and
+    /// values exactly.
+    ///
+    /// - Parameters:
+    ///   - lhs: Some header fields.
+    ///   - rhs: Other header fields.
+    /// - Returns: `true` when the fields match one by one.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { namesMatch($0.name, $1.name) && $0.value == $1.value }
     }
@@ -162,6 +172,7 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         self.message = message
     }
 
+    /// `<kind>: <message>`.
     public var description: String { "\(kind.rawValue): \(message)" }
 }
 

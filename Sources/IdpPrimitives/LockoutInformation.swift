@@ -62,6 +62,7 @@ public struct LockoutInformation: Sendable, Hashable, CustomStringConvertible {
         return parameters
     }
 
+    /// `locked permanently`, or `locked until <date>`.
     public var description: String {
         isPermanent ? "locked permanently" : "locked until \(lockedUntil)"
     }

@@ -58,6 +58,9 @@ public enum SecureRandom {
         /// A generator that draws from the system's secure random source.
         public init() {}
 
+        /// 64 bits from the system's secure random source.
+        ///
+        /// - Returns: A uniformly random value.
         public mutating func next() -> UInt64 {
             var value: UInt64 = 0
             withUnsafeMutableBytes(of: &value) { SecureRandom.fill($0) }

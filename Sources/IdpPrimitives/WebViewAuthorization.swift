@@ -138,6 +138,7 @@ public struct WebViewAuthorizationRequest: Sendable, Equatable {
 
 /// Why a web-view authorization request could not be built.
 public struct WebViewAuthorizationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong with the request, as a sentence.
     public let description: String
     /// An error that says what is wrong with the request.
     /// - Parameter description: What is wrong; prefixed with "invalid web-view authorization request: ".

@@ -20,10 +20,18 @@ public struct AstClientDataInfo: Sendable, Equatable, CustomStringConvertible {
         self.codeChallengeMethod = codeChallengeMethod
     }
 
+    /// The Swift samples' labelled form.
+    ///
+    /// - Parameters:
+    ///   - clientData: The opaque AST client data.
+    ///   - astClientId: The AST client id; all zeros for a device with no user yet.
+    ///   - codeChallenge: The RFC 7636 code challenge of the MC's verifier.
+    ///   - codeChallengeMethod: The challenge method; the IDP accepts `S256`.
     public init(clientData: String, astClientId: String, codeChallenge: String, codeChallengeMethod: String) {
         self.init(clientData, astClientId, codeChallenge, codeChallengeMethod)
     }
 
+    /// The AST client id and the challenge method; never the client data or the challenge.
     public var description: String {
         "AstClientDataInfo(astClientId: \(astClientId), codeChallengeMethod: \(codeChallengeMethod))"
     }

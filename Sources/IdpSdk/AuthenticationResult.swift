@@ -55,6 +55,12 @@ public struct UserLoginResult: Sendable, Equatable, CustomStringConvertible {
     /// What the service is, for display (the tenant).
     public let serviceInformation: String
 
+    /// A login result.
+    ///
+    /// - Parameters:
+    ///   - authorizationCode: The authorization code.
+    ///   - roleName: The role the user logged in with (the IDP client).
+    ///   - serviceInformation: What the service is, for display (the tenant).
     public init(authorizationCode: String, roleName: String, serviceInformation: String) {
         self.authorizationCode = authorizationCode
         self.roleName = roleName
@@ -73,6 +79,11 @@ public struct AuthenticatedProcess: Sendable, Equatable, CustomStringConvertible
     /// The user and purpose the process was started for.
     public let userInformation: AuthenticationUserInformation
 
+    /// A finished process.
+    ///
+    /// - Parameters:
+    ///   - authorizationCode: The authorization code that proves the authentication.
+    ///   - userInformation: The user and purpose the process was started for.
     public init(authorizationCode: String, userInformation: AuthenticationUserInformation) {
         self.authorizationCode = authorizationCode
         self.userInformation = userInformation
@@ -84,9 +95,14 @@ public struct AuthenticatedProcess: Sendable, Equatable, CustomStringConvertible
 
 /// The documents' result types of the other purposes; each carries the proof of authentication.
 public typealias ServiceLoginResult = AuthenticatedProcess
+/// The documents' result type of ``AuthenticationUserInformation/Purpose/addFactor``.
 public typealias ApiAccessAddFactor = AuthenticatedProcess
+/// The documents' result type of ``AuthenticationUserInformation/Purpose/changePin``.
 public typealias ApiAccessChangePin = AuthenticatedProcess
+/// The documents' result type of
+/// ``AuthenticationUserInformation/Purpose/requestNewActivationData``.
 public typealias ApiAccessRequestNewActivationData = AuthenticatedProcess
+/// The documents' result type of ``AuthenticationUserInformation/Purpose/delete``.
 public typealias ApiAccessDelete = AuthenticatedProcess
 
 extension IdpSdkResult {

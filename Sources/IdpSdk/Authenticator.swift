@@ -11,24 +11,47 @@ import IdpPrimitives
 public struct AuthenticationUserInformation: Sendable, Equatable, CustomStringConvertible {
     /// Why the authentication runs; it decides the ``AuthenticationResult`` case of a success.
     public enum Purpose: Sendable, Equatable {
+        /// A normal user login; a success is ``AuthenticationResult/userLogin(_:)``.
         case userLogin
+        /// An in-app authentication for a service; a success is
+        /// ``AuthenticationResult/serviceLogin(_:)``.
         case serviceLogin
+        /// Authentication to add a factor; a success is
+        /// ``AuthenticationResult/apiAccessAddFactor(_:)``.
         case addFactor
+        /// Authentication to change the PIN; a success is
+        /// ``AuthenticationResult/apiAccessChangePin(_:)``.
         case changePin
+        /// Merging the account into the IDM account `idmIdentifier`; a success is
+        /// ``AuthenticationResult/apiAccessMergeComplete(idmIdentifier:)``.
         case mergeAccount(idmIdentifier: String)
+        /// Authentication to request new activation data; a success is
+        /// ``AuthenticationResult/apiAccessRequestNewActivationData(_:)``.
         case requestNewActivationData
+        /// Authentication to delete the account; a success is
+        /// ``AuthenticationResult/apiAccessDelete(_:)``.
         case delete
     }
 
+    /// The tenant (realm) the user belongs to.
     public let tenantId: String
     /// The user, or `nil` when the form asks for the username.
     public let userId: String?
     /// The IDP client whose steps are answered.
     public let clientId: String
+    /// Why the authentication runs.
     public let purpose: Purpose
     /// The signed secrets by factor (field id).
     public private(set) var signatures: [String: String]
 
+    /// The information for a process.
+    ///
+    /// - Parameters:
+    ///   - tenantId: The tenant (realm) the user belongs to.
+    ///   - userId: The user, or `nil` when the form asks for the username.
+    ///   - clientId: The IDP client whose steps are answered.
+    ///   - purpose: Why the authentication runs; a user login by default.
+    ///   - signatures: The signed secrets by factor (field id); none by default.
     public init(tenantId: String, userId: String?, clientId: String, purpose: Purpose = .userLogin, signatures: [String: String] = [:]) {
         self.tenantId = tenantId
         self.userId = userId.flatMap { $0.isEmpty ? nil : $0 }

@@ -54,6 +54,7 @@ public struct IdpSdkError: Error, Sendable, Equatable, Hashable, CustomStringCon
         subsystem == Self.sdkSubsystem ? Code(rawValue: errorCode) : nil
     }
 
+    /// `IdpSdkError(subsystem, code, description)`.
     public var description: String { "IdpSdkError(\(subsystem), \(errorCode), \(errorDescription))" }
 
     /// The codes of errors the SDK raises.

@@ -2,8 +2,12 @@ import Synchronization
 
 /// Identifies one `getAuthorizationCode` call across all its steps. Unique within the process.
 public struct IdpSdkFlowID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The number behind the id: flows are numbered from 1 in the order they start.
     public let rawValue: UInt64
 
+    /// The id with this number; for tests and wrappers that make their own interaction data.
+    ///
+    /// - Parameter rawValue: The flow's number.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     private static let counter = Atomic<UInt64>(0)
@@ -12,8 +16,15 @@ public struct IdpSdkFlowID: Hashable, Sendable, Comparable, CustomStringConverti
         IdpSdkFlowID(rawValue: counter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
+    /// Orders flows by when they started.
+    ///
+    /// - Parameters:
+    ///   - lhs: A flow id.
+    ///   - rhs: Another flow id.
+    /// - Returns: Whether `lhs` started before `rhs`.
     public static func < (lhs: IdpSdkFlowID, rhs: IdpSdkFlowID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// `flow-<number>`, for logs.
     public var description: String { "flow-\(rawValue)" }
 }
 
@@ -26,6 +37,12 @@ public struct IdpSdkInputField: Sendable, Equatable {
     /// Whether the form marks it as a password input.
     public let isSecret: Bool
 
+    /// A form input.
+    ///
+    /// - Parameters:
+    ///   - id: The field id.
+    ///   - label: The label the form shows next to it; `nil` if none.
+    ///   - isSecret: Whether the form marks it as a password input.
     public init(id: String, label: String?, isSecret: Bool) {
         self.id = id
         self.label = label
@@ -95,6 +112,19 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
     /// message), or `nil` on a first attempt.
     @inlinable public var previousError: IdpSdkError? { storage.previousError }
 
+    /// Interaction data, as the SDK builds it for each call; for tests and wrappers that call a
+    /// provider themselves.
+    ///
+    /// - Parameters:
+    ///   - inputFields: The fields the step asks, in form order.
+    ///   - flowId: The flow the call belongs to.
+    ///   - step: The form step, from 1.
+    ///   - attempt: The attempt at this step, from 1.
+    ///   - tenantId: The tenant of the flow.
+    ///   - clientId: The IDP client of the flow.
+    ///   - userId: The user the flow is for; `nil` for an activation.
+    ///   - traceParent: The W3C traceparent of the flow, if any.
+    ///   - previousError: Why the IDP rejected the previous answer; `nil` on a first attempt.
     public init(
         inputFields: [IdpSdkInputField],
         flowId: IdpSdkFlowID,
@@ -110,6 +140,7 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
                           clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
     }
 
+    /// The flow, client, step, attempt and field ids, and the rejection if any; never a value.
     public var description: String {
         "IdpSdkInteractionData(\(flowId), client: \(clientId), step: \(step), attempt: \(attempt), fields: \(inputFieldIds)\(previousError.map { ", rejected: \($0.errorDescription)" } ?? ""))"
     }

@@ -11,6 +11,11 @@ public struct IdpSdkResult: Sendable, CustomStringConvertible {
     /// The tenant, user and client of the flow, for ``authenticationResult``.
     let flowUser: AuthenticationUserInformation?
 
+    /// A success.
+    ///
+    /// - Parameters:
+    ///   - authorizationCode: The authorization code.
+    ///   - flowId: The flow that produced it; `nil` if none.
     public init(authorizationCode: String, flowId: IdpSdkFlowID? = nil) {
         self.authorizationCode = authorizationCode
         self.idpSdkError = nil
@@ -18,6 +23,11 @@ public struct IdpSdkResult: Sendable, CustomStringConvertible {
         self.flowUser = nil
     }
 
+    /// A failure.
+    ///
+    /// - Parameters:
+    ///   - error: Why the flow failed.
+    ///   - flowId: The flow that failed; `nil` if none.
     public init(error: IdpSdkError, flowId: IdpSdkFlowID? = nil) {
         self.authorizationCode = nil
         self.idpSdkError = error

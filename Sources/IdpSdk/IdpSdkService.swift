@@ -70,6 +70,22 @@ public final class IdpSdkService: Sendable {
         /// controller, timeouts fire on the thread that moves the clock, so a run repeats.
         public var controller: (any ExecutionController)?
 
+        /// A configuration; every parameter has a default.
+        ///
+        /// - Parameters:
+        ///   - redirectUri: The redirect URI registered for the flow clients; the documents' sample
+        ///     URI by default.
+        ///   - flowTimeout: How long one `getAuthorizationCode` may take; 180 s.
+        ///   - maximumFieldLength: The longest credential value accepted, in UTF-8 bytes; 1024.
+        ///   - unrequestedFields: What to do with answered fields the step did not ask for;
+        ///     `.ignore`.
+        ///   - maximumSteps: The most form steps one flow may see; 32.
+        ///   - maximumWorkerThreads: The most SDK threads running providers and completions at
+        ///     once; 256.
+        ///   - workerKeepAlive: How long an idle SDK thread lives; 2 s.
+        ///   - workerSpin: How long an SDK thread out of work watches for the next job; 250 µs.
+        ///   - clock: The clock `flowTimeout` is measured on; the system's.
+        ///   - controller: Takes over the SDK's scheduling for a controlled stress run; `nil`.
         public init(
             redirectUri: String = "https://kobil/OpenIdRedirectUri",
             flowTimeout: Duration = .seconds(180),
@@ -95,11 +111,17 @@ public final class IdpSdkService: Sendable {
         }
     }
 
+    /// The tenant (realm) the flows run in.
     public let tenantId: String
+    /// The IDP's base URL, looked up in `IdpNetwork.shared` at each call unless a transport was
+    /// given.
     public let idpUrl: String
+    /// The certificate chain presented to the IDP (certificate pinning).
     public let certificateChain: Data
     /// Whether password fields are sent as `base64url(SHA-256(value))` instead of the value.
     public let shouldHashPin: Bool
+    /// Timeouts, limits, strictness, worker threads, the clock and the controller; fixed for the
+    /// service's life.
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPool

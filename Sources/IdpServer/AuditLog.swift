@@ -5,14 +5,26 @@ import IdpPrimitives
 public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     /// What happened.
     public enum Event: String, Sendable, Equatable {
+        /// An authorize request opened a flow and its first form was served.
         case authorizationRequested
+        /// An authorize request was refused (unknown client, bad redirect URI, missing header, …);
+        /// the detail says why.
         case authorizationRefused
+        /// A form step after the first was served.
         case stepServed
+        /// A submitted step's answers were wrong; the same step is served again with the rejection.
         case credentialsRejected
+        /// A flow ended with an error redirect (too many attempts, expired session, refused
+        /// submission, …).
         case flowFailed
+        /// A pending user consumed an activation code and is now active.
         case userActivated
+        /// A flow completed and an authorization code was issued.
         case codeIssued
+        /// An authorization code was exchanged for tokens.
         case codeRedeemed
+        /// A token request was refused (a bad, spent or expired code or token, a wrong verifier, a
+        /// lock); the detail says why.
         case tokenRequestRefused
         /// A wrong secret locked the account (it follows that attempt's `credentialsRejected`).
         case accountLocked
@@ -36,9 +48,15 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     /// time that decision was made at, which is the time it was judged by (lock in force, code or
     /// token expired).
     public var time: Date
+    /// What happened.
     public var event: Event
+    /// The tenant (realm) the request was for.
     public var tenant: String
+    /// The client of the request; `nil` when the request could not be tied to one (a form
+    /// submission with no live flow).
     public var clientId: String?
+    /// The user the event concerns; `nil` when none is known (a refused authorize request without a
+    /// login hint, a refused form submission).
     public var userId: String?
     /// The W3C traceparent the request carried, if it was valid.
     public var traceParent: String?
@@ -55,6 +73,8 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     /// ``IdpServer/userDecisions(_:tenant:)`` reads them back in the order they were decided.
     public var userDecision: UInt64? = nil
 
+    /// One line: the event, then `tenant=`, `client=`, `user=`, `trace=` (`-` for `nil`) and the
+    /// detail.
     public var description: String {
         "\(event.rawValue) tenant=\(tenant) client=\(clientId ?? "-") user=\(userId ?? "-") trace=\(traceId ?? "-") \(detail)"
     }

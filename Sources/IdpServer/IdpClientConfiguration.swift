@@ -31,7 +31,9 @@ public struct IdpClientConfiguration: Sendable, Equatable {
     /// next to `X-KOBIL-ASTCLIENTDATA`: the web-view clients of existing users and subsequent
     /// logins require it, a new user's registration has no id yet.
     public enum AstClientIdHeader: Sendable, Equatable {
+        /// The header may be absent; when present, it is recorded.
         case optional
+        /// An authorize request without the header is refused.
         case required
     }
 
@@ -52,6 +54,17 @@ public struct IdpClientConfiguration: Sendable, Equatable {
     /// The redirect URI of the documents' samples, registered on every standard client.
     public static let defaultRedirectURI = "https://kobil/OpenIdRedirectUri"
 
+    /// A client configuration.
+    ///
+    /// - Parameters:
+    ///   - clientId: The `client_id` the SDK passes to `getAuthorizationCode`.
+    ///   - purpose: What the flow does.
+    ///   - steps: The form steps; each inner array is the set of fields one form asks.
+    ///   - maxAttempts: How many answers one step accepts; 3 by default.
+    ///   - redirectURIs: The redirect URIs the client may use; the documents' sample URI by
+    ///     default.
+    ///   - astClientIdHeader: Whether `X-KOBIL-ASTCLIENTID` must come with the authorize request;
+    ///     optional by default.
     public init(
         clientId: String,
         purpose: Purpose,
@@ -247,6 +260,12 @@ public struct IdpFormField: Sendable, Equatable {
     /// What the answer is checked against.
     public var role: Role
 
+    /// A form field.
+    ///
+    /// - Parameters:
+    ///   - id: The input's id and name in the XHTML form.
+    ///   - label: The label shown next to the input; `nil`: the id.
+    ///   - role: What the answer is checked against.
     public init(id: String, label: String? = nil, role: Role) {
         self.id = id
         self.label = label ?? id

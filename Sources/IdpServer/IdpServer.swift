@@ -33,14 +33,25 @@ import IdpPrimitives
 public final class IdpServer: Sendable {
     /// Tunables of the server. Durations are measured on ``clock``.
     public struct Configuration: Sendable {
+        /// The clock every lifetime, expiry and lock is measured on; the system clock by default, a
+        /// `ManualClock` in tests.
         public var clock: any IdpClock
+        /// How long an authorization code may be redeemed after it is issued; 60 s by default.
         public var authorizationCodeLifetime: Duration
+        /// How long a login flow (from the authorize request to its last step) may take; 30 min by
+        /// default.
         public var authSessionLifetime: Duration
+        /// How long an activation code issued without a validity of its own is valid; 7 days by
+        /// default.
         public var activationCodeLifetime: Duration
         /// How long a password-reset code is valid by default (a reset link's short life).
         public var passwordResetCodeLifetime: Duration
+        /// How long an access token is valid; 5 min by default.
         public var accessTokenLifetime: Duration
+        /// How long a refresh token is valid; 30 min by default.
         public var refreshTokenLifetime: Duration
+        /// How long an offline token family lives from the login that created it
+        /// (``offlineSessionMax``); 30 days by default.
         public var offlineTokenLifetime: Duration
         /// The longest accepted credential value, in UTF-8 bytes.
         public var maximumFieldLength: Int
@@ -60,6 +71,23 @@ public final class IdpServer: Sendable {
             set { offlineTokenLifetime = newValue }
         }
 
+        /// A configuration; every parameter has a default.
+        ///
+        /// - Parameters:
+        ///   - clock: The clock lifetimes are measured on; the system clock by default.
+        ///   - authorizationCodeLifetime: How long a code may be redeemed; 60 s.
+        ///   - authSessionLifetime: How long a login flow may take; 30 min.
+        ///   - activationCodeLifetime: How long an activation code is valid by default; 7 days.
+        ///   - passwordResetCodeLifetime: How long a password-reset code is valid by default; 15
+        ///     min.
+        ///   - accessTokenLifetime: How long an access token is valid; 5 min.
+        ///   - refreshTokenLifetime: How long a refresh token is valid; 30 min.
+        ///   - offlineTokenLifetime: How long an offline token family lives; 30 days.
+        ///   - maximumFieldLength: The longest accepted credential value, in UTF-8 bytes; 1024.
+        ///   - maximumBodySize: The largest accepted request body, in bytes; 64 KiB.
+        ///   - minimumPasswordLength: The shortest password a user may choose; 4.
+        ///   - auditLogCapacity: How many audit entries are kept; 100 000.
+        ///   - lockout: When wrong secrets lock an account; ``LockoutPolicy/disabled`` by default.
         public init(
             clock: any IdpClock = SystemClock(),
             authorizationCodeLifetime: Duration = .seconds(60),
@@ -99,10 +127,15 @@ public final class IdpServer: Sendable {
         case sha256
     }
 
+    /// The configuration the server was made with; fixed for its life.
     public let configuration: Configuration
     let state = ServerState()
     let audit: LockedValue<AuditRing>
 
+    /// An IDP with no tenants; add them with the administrative calls before sending requests.
+    ///
+    /// - Parameter configuration: Lifetimes, limits and the lockout policy; the defaults if
+    ///   omitted.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         audit = LockedValue(AuditRing(capacity: configuration.auditLogCapacity), label: "IdpServer.audit")
@@ -378,8 +411,12 @@ extension IdpServer {
 
 /// A user as the IDP sees them, without secrets.
 public struct IdpUserSnapshot: Sendable, Equatable {
-    public enum Status: String, Sendable { case pendingActivation, active }
+    /// Whether the user has activated: `pendingActivation` until an activation code is consumed,
+    /// then `active`.
+    public enum Status: String, Sendable { /** `pendingActivation`: added, no activation code consumed yet; `active`: may log in. */ case pendingActivation, active }
+    /// The user's id in the tenant.
     public var userId: String
+    /// Whether the user has activated.
     public var status: Status
     /// Wrong secrets since the last success or the last lockout (the lockout rules count these).
     public var failedAttempts: Int
@@ -411,8 +448,12 @@ public struct IdpUserSnapshot: Sendable, Equatable {
 
 /// Live state counts of an ``IdpServer``.
 public struct IdpServerStatistics: Sendable, Equatable {
+    /// Login flows in progress (authorize requests not yet completed, failed or expired).
     public var authSessions: Int
+    /// Authorization codes issued and not yet redeemed.
     public var outstandingCodes: Int
+    /// Redeemed codes still remembered, so that a second redemption is refused.
     public var redeemedCodes: Int
+    /// Tokens the IDP holds (access, refresh, offline and exchanged ones).
     public var tokens: Int
 }

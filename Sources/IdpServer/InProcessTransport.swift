@@ -9,16 +9,31 @@ import IdpPrimitives
 /// handled when the timer fires; the completion then runs on a Dispatch worker thread. With zero
 /// latency the request is handled and the completion called on the sending thread.
 public final class InProcessTransport: Transport {
+    /// The server every request is handed to.
     public let server: IdpServer
     /// The simulated round-trip time of every request.
     public let latency: Duration
     private let queue = DispatchQueue(label: "IdpServer.InProcessTransport", attributes: .concurrent)
 
+    /// A transport to `server`.
+    ///
+    /// - Parameters:
+    ///   - server: The server every request is handed to.
+    ///   - latency: The simulated round-trip time of every request; zero by default (handled on the
+    ///     sending thread).
     public init(server: IdpServer, latency: Duration = .zero) {
         self.server = server
         self.latency = latency
     }
 
+    /// Hands `request` to the server, after ``latency`` when it is not zero.
+    ///
+    /// With zero latency the completion runs on the sending thread before `send` returns; otherwise
+    /// on a Dispatch worker thread.
+    ///
+    /// - Parameters:
+    ///   - request: The HTTP request.
+    ///   - completion: Receives the server's response; it is never a transport failure.
     public func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
         guard latency > .zero else {
             completion(.success(server.handle(request)))

@@ -288,7 +288,9 @@ extension IdpServer {
     /// What an external service learns when it checks a token with the IDP (RFC 7662
     /// introspection): whether it is live, whose it is and for which audience.
     public struct TokenIntrospection: Sendable, Equatable {
+        /// Whether the token is live: not expired and not revoked.
         public let active: Bool
+        /// The user the token was issued to.
         public let userId: String
         /// The audience of an exchanged token; `nil` for the MC's own tokens.
         public let audience: String?

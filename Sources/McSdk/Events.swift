@@ -4,9 +4,18 @@ public final class KSMStartEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The app's language tag, such as `"de"` or `"de-CH"`; Start fails with `kInvalidParameter`
+    /// for anything else.
     public let locale: String
+    /// The app's name, 1 to 32 UTF-8 bytes; Start fails with `kInvalidParameter` otherwise.
     public let appName: String
 
+    /// A Start event.
+    ///
+    /// - Parameters:
+    ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
+    ///   - locale: The app's language tag, such as `"de"` or `"de-CH"`.
+    ///   - appName: The app's name, 1 to 32 UTF-8 bytes.
     public init(traceContext: TraceContext? = nil, locale: String = "en", appName: String = "IdpHarness") {
         self.trace = TraceContextCell(traceContext)
         self.locale = locale
@@ -16,15 +25,20 @@ public final class KSMStartEvent: KsMacroEvent {
 
 /// The state of the SDK after Start: whether to activate or log in, and the activated users.
 public final class KSMStartResultEvent: KSMResultEvent {
+    /// ``KSMEventStatusType/kOk`` if Start succeeded, else why it failed.
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// Whether the app must activate a user or can log one in; ``KSMSdkState/uninitialised`` when
+    /// the first Start failed.
     public let sdkState: KSMSdkState
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
+    /// The activated users as the documents' `userDetailsList`, in activation order; this
+    /// simulation knows no display name (it shows the user id) and no e-mail (empty).
     public let userDetailsList: [KsUserDetails]
 
     init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
@@ -59,11 +73,13 @@ public final class KSMGetAstClientDataEvent: KsMacroEvent {
         self.trace = TraceContextCell(traceContext)
     }
 
+    /// The tenant of ``userIdentifier``.
     public var tenantId: String { userIdentifier.tenantId }
 }
 
 /// AST client data and the PKCE challenge of a verifier the MC keeps.
 public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
+    /// ``KSMEventStatusType/kOk`` if the data and the challenge are there, else why not.
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
@@ -104,8 +120,12 @@ public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The user the code was issued for; the user id is empty at activation.
     public let userIdentifier: KsUserIdentifier
+    /// How the user unlocks the stored tokens later (``KSMAuthenticationMode/biometric`` asks the
+    /// biometric prompt first).
     public let authenticationMode: KSMAuthenticationMode
+    /// The authorization code the IDP redirected with (the IdpSdk result's code).
     public let authorisationCode: String
     /// The IDP client the code was issued to.
     public let clientId: String
@@ -128,6 +148,7 @@ public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
         self.trace = TraceContextCell(traceContext)
     }
 
+    /// The tenant of ``userIdentifier``.
     public var tenantId: String { userIdentifier.tenantId }
 }
 
@@ -154,6 +175,8 @@ public final class KSMSetAuthorisationCodeResultEvent: KSMResultEvent {
 
 /// The answer to an event the MasterController does not handle.
 public final class KSMStatusResultEvent: KSMResultEvent {
+    /// The status of the unhandled event (``KSMEventStatusType/kOk`` only for one the MC ignores on
+    /// purpose).
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String

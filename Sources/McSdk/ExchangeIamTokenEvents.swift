@@ -15,6 +15,12 @@ public final class KSMExchangeIamTokenEvent: KsMacroEvent {
     /// Refresh the MC's access token even if it is still valid.
     public let forceUpdate: Bool
 
+    /// An ExchangeIamToken event.
+    ///
+    /// - Parameters:
+    ///   - audience: The service the exchanged token is for.
+    ///   - forceUpdate: Refresh the MC's access token even if it is still valid.
+    ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
     public init(audience: String, forceUpdate: Bool = false, traceContext: TraceContext? = nil) {
         self.audience = audience
         self.forceUpdate = forceUpdate
@@ -42,6 +48,7 @@ public final class KSMExchangeIamTokenResultEvent: KSMResultEvent, CustomStringC
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// ``KSMEventStatusType/kOk`` with a token, else why there is none.
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String

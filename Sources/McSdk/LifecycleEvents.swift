@@ -5,9 +5,18 @@ public final class KSMRestartEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The app's language tag, such as `"de"` or `"de-CH"`; Restart fails with `kInvalidParameter`
+    /// for anything else.
     public let locale: String
+    /// The app's name, 1 to 32 UTF-8 bytes; Restart fails with `kInvalidParameter` otherwise.
     public let appName: String
 
+    /// A Restart event.
+    ///
+    /// - Parameters:
+    ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
+    ///   - locale: The app's language tag, such as `"de"` or `"de-CH"`.
+    ///   - appName: The app's name, 1 to 32 UTF-8 bytes.
     public init(traceContext: TraceContext? = nil, locale: String = "en", appName: String = "IdpHarness") {
         self.trace = TraceContextCell(traceContext)
         self.locale = locale
@@ -17,15 +26,19 @@ public final class KSMRestartEvent: KsMacroEvent {
 
 /// The state of the SDK after Restart, as ``KSMStartResultEvent`` reports it after Start.
 public final class KSMRestartResultEvent: KSMResultEvent {
+    /// ``KSMEventStatusType/kOk`` if Restart succeeded, else why it failed.
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// Whether the app must activate a user or can log one in.
     public let sdkState: KSMSdkState
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
+    /// The activated users as the documents' `userDetailsList`, in activation order; this
+    /// simulation knows no display name (it shows the user id) and no e-mail (empty).
     public let userDetailsList: [KsUserDetails]
 
     init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
@@ -70,6 +83,11 @@ public final class KSMOfflineLoginEvent: KsMacroEvent {
     /// The user to log in; `nil`: the user of the last successful login.
     public let userIdentifier: KsUserIdentifier?
 
+    /// An OfflineLogin event.
+    ///
+    /// - Parameters:
+    ///   - userIdentifier: The user to log in; `nil`: the user of the last successful login.
+    ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
     public init(userIdentifier: KsUserIdentifier? = nil, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
         self.trace = TraceContextCell(traceContext)
@@ -78,6 +96,7 @@ public final class KSMOfflineLoginEvent: KsMacroEvent {
 
 /// The outcome of an OfflineLogin; see ``KSMOfflineLoginEvent`` for the statuses.
 public final class KSMOfflineLoginResultEvent: KSMResultEvent {
+    /// ``KSMEventStatusType/kOk`` if the user is logged in with the stored tokens, else why not.
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
@@ -114,7 +133,9 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The user whose tokens to clear.
     public let userIdentifier: KsUserIdentifier
+    /// Which of the user's tokens to clear.
     public let clearBehavior: ClearBehavior
 
     /// The default signature clears all tokens.
@@ -129,6 +150,7 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
 /// ``KSMEventStatusType/kInvalidUserId`` for a user not activated here, or
 /// ``KSMEventStatusType/kInvalidState`` before Start.
 public final class KSMClearIamTokenCacheResultEvent: KSMResultEvent {
+    /// ``KSMEventStatusType/kOk`` when the tokens are cleared, else why not.
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String

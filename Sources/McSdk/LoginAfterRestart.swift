@@ -16,6 +16,7 @@ public struct LoginAfterRestartResult: Sendable {
     /// ``KSMEventStatusType/init(idpSdkError:)`` maps it (a lock, wrong credentials, an
     /// unreachable IDP, …).
     public let status: KSMEventStatusType
+    /// Whether OfflineLogin was enough or a fresh IdpSdk login was run.
     public let path: Path
     /// What OfflineLogin answered first.
     public let offlineLoginStatus: KSMEventStatusType

@@ -34,7 +34,10 @@ import IdpSdk
 public actor MasterController {
     /// Where the MC finds the IDP and how it talks to it.
     public struct Configuration: Sendable {
+        /// The IDP's base URL; requests go to it through `transport`.
         public var idpUrl: String
+        /// The pinned certificate chain: when the IDP at `idpUrl` in `IdpNetwork.shared` has a
+        /// certificate, the chain must contain it (unused with a `transport`); `nil`: none pinned.
         public var certificateChain: Data?
         /// The redirect URI sent with the token request; must be the one the code was issued for.
         public var redirectUri: String
@@ -56,6 +59,19 @@ public actor MasterController {
         /// `SystemStress`); `nil`, the default: plain tasks.
         public var controller: (any ExecutionController)?
 
+        /// A configuration; every parameter but `idpUrl` has a default.
+        ///
+        /// - Parameters:
+        ///   - idpUrl: The IDP's base URL.
+        ///   - certificateChain: The pinned certificate chain; `nil` by default.
+        ///   - redirectUri: The redirect URI sent with the token request.
+        ///   - transport: Carries token requests; `nil` looks `idpUrl` up in `IdpNetwork.shared`.
+        ///   - tokenStore: The device's persistent storage; a fresh, empty one by default.
+        ///   - clock: The clock token expiry is measured on; the system clock by default.
+        ///   - biometricPrompt: The device's biometric prompt; `nil`: the device has no biometry.
+        ///   - refreshTimeout: How long a token refresh may take; 30 seconds by default.
+        ///   - controller: Takes over the MC's own tasks for a controlled stress run; `nil`: plain
+        ///     tasks.
         public init(
             idpUrl: String,
             certificateChain: Data? = nil,
@@ -79,6 +95,7 @@ public actor MasterController {
         }
     }
 
+    /// The configuration the MC was made with; fixed for its life.
     public let configuration: Configuration
     var started = false
     /// Users logged in since the last Start or Restart (not persistent).
@@ -105,6 +122,10 @@ public actor MasterController {
     /// The version GetInformation reports.
     public static let sdkVersion = "IdpHarness-MC 1.0 (simulation of the KOBIL MC-SDK, Maverick backend)"
 
+    /// A MasterController that has not yet started: post a ``KSMStartEvent`` (or a
+    /// ``KSMRestartEvent``) first.
+    ///
+    /// - Parameter configuration: Where the IDP is and how to reach it.
     public init(configuration: Configuration) {
         self.configuration = configuration
     }

@@ -69,8 +69,11 @@ public final class McFuture<Value: Sendable>: Sendable {
 
 /// Why ``McFuture/get()`` refused.
 public enum McFutureError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// ``McFuture/get()`` was called inside a Swift task, where blocking the thread could starve
+    /// the concurrency pool; use `then { }` or `await value` there.
     case blockingCallInsideTask
 
+    /// Says what was called where, and what to use instead.
     public var description: String {
         "McFuture.get() blocks its thread and was called from inside a Swift task; use then { } or await .value"
     }

@@ -2,6 +2,7 @@ import IdpPrimitives
 
 /// Why the MC has no valid access token to use (for ``KSMExchangeIamTokenEvent`` and OfflineLogin).
 public struct McTokenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why there is no valid token, case by case.
     public enum Reason: Sendable, Equatable {
         /// The user is not logged in on this MasterController (or not activated).
         case loginRequired
@@ -21,6 +22,7 @@ public struct McTokenError: Error, Sendable, Equatable, CustomStringConvertible 
         case protocolError
     }
 
+    /// Why there is no valid token.
     public let reason: Reason
     /// The documented status this maps to (``KSMEventStatusType/kTemporaryLocked`` for a lock, …).
     public let status: KSMEventStatusType
@@ -39,6 +41,7 @@ public struct McTokenError: Error, Sendable, Equatable, CustomStringConvertible 
 
     static let cancelled = McTokenError(.cancelled, status: .kUserCancel, "the caller was cancelled while waiting for the refresh")
 
+    /// The status and the error description, e.g. `McTokenError(kTemporaryLocked, …)`.
     public var description: String { "McTokenError(\(status), \(errorDescription))" }
 }
 

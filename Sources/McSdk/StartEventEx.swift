@@ -3,10 +3,19 @@ import Foundation
 /// The app's version, as the documents' `KSMVersion(majorVersion:minorVersion:build:)` (Java
 /// `AppVersion`).
 public struct KSMVersion: Sendable, Hashable, CustomStringConvertible {
+    /// The major version, the first number of ``ssmsVersionString``.
     public let majorVersion: Int32
+    /// The minor version, the second number.
     public let minorVersion: Int32
+    /// The build number, the third number (the initialiser's `build`).
     public let buildNo: Int32
 
+    /// A version `majorVersion.minorVersion.build`.
+    ///
+    /// - Parameters:
+    ///   - majorVersion: The major version.
+    ///   - minorVersion: The minor version.
+    ///   - build: The build number, kept as ``buildNo``.
     public init(majorVersion: Int32, minorVersion: Int32, build: Int32) {
         self.majorVersion = majorVersion
         self.minorVersion = minorVersion
@@ -15,6 +24,7 @@ public struct KSMVersion: Sendable, Hashable, CustomStringConvertible {
 
     /// `"major.minor.build"`.
     public var ssmsVersionString: String { "\(majorVersion).\(minorVersion).\(buildNo)" }
+    /// ``ssmsVersionString``: `"major.minor.build"`.
     public var description: String { ssmsVersionString }
 }
 
@@ -26,12 +36,21 @@ public typealias AppVersion = KSMVersion
 public struct KSMSsmsAppConfiguration: Sendable, Hashable {
     /// The app's language tag: a two-letter primary subtag, optionally with a region (`de`, `de-CH`).
     public let locale: String
+    /// The app's version.
     public let version: KSMVersion
     /// The app's name: 1 to 32 UTF-8 bytes.
     public let name: String
     /// The SDK configuration (JSON for the Maverick backend).
     public let sdkconfig: Data
 
+    /// An app configuration as Start and Restart pass it; it is checked when the event is handled,
+    /// not here.
+    ///
+    /// - Parameters:
+    ///   - locale: The app's language tag, such as `de` or `de-CH`.
+    ///   - version: The app's version.
+    ///   - name: The app's name, 1 to 32 UTF-8 bytes.
+    ///   - sdkconfig: The SDK configuration (JSON for the Maverick backend).
     public init(locale: String, version: KSMVersion, name: String, sdkconfig: Data) {
         self.locale = locale
         self.version = version
@@ -61,9 +80,17 @@ public struct KSMSsmsAppConfiguration: Sendable, Hashable {
 
 /// Additional configuration data of Start (`KSMConfigurationData(category:tagName:)`).
 public struct KSMConfigurationData: Sendable, Hashable {
+    /// The category of the data, as the app's configuration names it; the simulation keeps it
+    /// unread.
     public let category: String
+    /// The tag name within `category`; the simulation keeps it unread.
     public let tagName: String
 
+    /// One item of additional configuration data.
+    ///
+    /// - Parameters:
+    ///   - category: The category of the data.
+    ///   - tagName: The tag name within `category`.
     public init(category: String, tagName: String) {
         self.category = category
         self.tagName = tagName
@@ -115,15 +142,36 @@ public final class KSMStartEventEx: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The backend to use: `"maverick"` (simulated) or `"ssms"` (answered with
+    /// ``KSMEventStatusType/kFailed``); anything else is ``KSMEventStatusType/kInvalidParameter``.
     public let serverBackend: String
+    /// The app's locale, version, name and SDK config.
     public let ssmsAppConfiguration: KSMSsmsAppConfiguration
     /// The MC configuration in JSON.
     public let mcConfig: String
+    /// The app's certificate chain, as the documents pass it; the simulation does not read it.
     public let certificateChain: Data
+    /// Additional configuration data; `nil`: none.
     public let configurationData: KSMConfigurationData?
+    /// The IAM server's certificate chain; `nil`: none given. The simulation does not read it.
     public let iamCertificateChain: Data?
+    /// The SmartScreen server's certificate chain; `nil`: none given. The simulation does not read
+    /// it.
     public let smartScreenCertificateChain: Data?
 
+    /// A Start with the app's full configuration; it is checked when the event is handled, not
+    /// here.
+    ///
+    /// - Parameters:
+    ///   - serverBackend: `"maverick"` or `"ssms"`.
+    ///   - ssmsAppConfiguration: The app's locale, version, name and SDK config.
+    ///   - mcConfig: The MC configuration in JSON: an object, or empty.
+    ///   - certificateChain: The app's certificate chain.
+    ///   - configurationData: Additional configuration data; `nil` by default.
+    ///   - iamCertificateChain: The IAM server's certificate chain; `nil` by default.
+    ///   - smartScreenCertificateChain: The SmartScreen server's certificate chain; `nil` by
+    ///     default.
+    ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
     public init(serverBackend: String, ssmsAppConfiguration: KSMSsmsAppConfiguration, mcConfig: String, certificateChain: Data,
                 configurationData: KSMConfigurationData? = nil, iamCertificateChain: Data? = nil,
                 smartScreenCertificateChain: Data? = nil, traceContext: TraceContext? = nil) {
@@ -147,13 +195,32 @@ public final class KSMRestartEventEx: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The backend to use, as ``KSMStartEventEx/serverBackend``.
     public let serverBackend: String
+    /// The app's locale, version, name and SDK config.
     public let ssmsAppConfiguration: KSMSsmsAppConfiguration
+    /// The MC configuration in JSON: an object, or empty.
     public let mcConfig: String
+    /// The app's certificate chain, as the documents pass it; the simulation does not read it.
     public let certificateChain: Data
+    /// The IAM server's certificate chain; `nil`: none given. The simulation does not read it.
     public let iamCertificateChain: Data?
+    /// The SmartScreen server's certificate chain; `nil`: none given. The simulation does not read
+    /// it.
     public let smartScreenCertificateChain: Data?
 
+    /// A Restart with the app's full configuration; it is checked when the event is handled, not
+    /// here.
+    ///
+    /// - Parameters:
+    ///   - serverBackend: `"maverick"` or `"ssms"`.
+    ///   - ssmsAppConfiguration: The app's locale, version, name and SDK config.
+    ///   - mcConfig: The MC configuration in JSON: an object, or empty.
+    ///   - certificateChain: The app's certificate chain.
+    ///   - iamCertificateChain: The IAM server's certificate chain; `nil` by default.
+    ///   - smartScreenCertificateChain: The SmartScreen server's certificate chain; `nil` by
+    ///     default.
+    ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
     public init(serverBackend: String, ssmsAppConfiguration: KSMSsmsAppConfiguration, mcConfig: String, certificateChain: Data,
                 iamCertificateChain: Data? = nil, smartScreenCertificateChain: Data? = nil, traceContext: TraceContext? = nil) {
         self.serverBackend = serverBackend

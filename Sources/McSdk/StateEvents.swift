@@ -17,6 +17,7 @@ public final class KSMInvalidStateEvent: KsMacroEvent, CustomStringConvertible {
         self.trace = TraceContextCell()
     }
 
+    /// `KSMInvalidStateEvent(<errorMessage>)`, for logs.
     public var description: String { "KSMInvalidStateEvent(\(errorMessage))" }
 }
 
@@ -27,6 +28,7 @@ public final class KSMGetStateEventEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// A GetState event.
     public init() { trace = TraceContextCell() }
 }
 
@@ -39,6 +41,8 @@ public final class KSMStartLoginEvent: KsMacroEvent {
     private let trace: TraceContextCell
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
+    /// The activated users as the documents' `userDetailsList`, in activation order; this
+    /// simulation knows no display name (it shows the user id) and no e-mail (empty).
     public let userDetailsList: [KsUserDetails]
 
     init(userList: [KsUserIdentifier]) {
@@ -66,6 +70,7 @@ public final class KSMServerConnectionEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// How the connection to the IDP changed.
     public let connectionState: KSMConnectionState
 
     init(connectionState: KSMConnectionState) {
@@ -81,12 +86,18 @@ public final class KSMLoginResultEvent: KSMResultEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// The login's status (the initialiser's `loginStatus`).
     public let status: KSMEventStatusType
     public let errorCode: Int
     public let errorDescription: String
+    /// The one-time password of the SSMS login, as passed in; empty if none.
     public let otp: String
+    /// The user who logged in; `nil` if unknown.
     public let userIdentifier: KsUserIdentifier?
+    /// How many attempts are left before the user is locked, as passed in; the MC never reads it.
     public let retryCounter: Int
+    /// How long to wait before the next attempt, as passed in; the MC never reads it, so its unit
+    /// is the caller's.
     public let retryDelay: Int
 
     /// The Objective-C initialiser, as the stay-logged-in sample calls it.
@@ -109,6 +120,9 @@ public final class KSMGetInformationEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// A GetInformation event.
+    ///
+    /// - Parameter traceContext: The W3C trace context to continue; `nil` starts a new trace.
     public init(traceContext: TraceContext? = nil) { trace = TraceContextCell(traceContext) }
 }
 
@@ -116,8 +130,12 @@ public final class KSMGetInformationEvent: KsMacroEvent {
 public struct KsIamConfigurationData: Sendable, Hashable {
     /// The IDP client of the MC's own token requests: the client of the last login, or empty.
     public let clientId: String
+    /// The IDP's base URL (``MasterController/Configuration/idpUrl``).
     public let serverUrl: String
+    /// The pinned certificate chain (``MasterController/Configuration/certificateChain``); empty if
+    /// none.
     public let certificateChain: Data
+    /// The redirect URI of the MC's token requests.
     public let redirectUri: String
 }
 
@@ -127,16 +145,20 @@ public final class KSMGetInformationResultEvent: KSMResultEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
     private let trace: TraceContextCell
+    /// Always ``KSMEventStatusType/kOk``: GetInformation cannot fail after Start.
     public let status: KSMEventStatusType = .kOk
     public let errorCode = 0
     public let errorDescription = ""
     /// Empty with the Maverick backend, as documented.
     public let serialNumber = ""
+    /// The MC's version, ``MasterController/sdkVersion``.
     public let sdkVersion: String
     /// What the last Start/Restart passed (a plain Start passes its locale and app name).
     public let ssmsAppConfiguration: KSMSsmsAppConfiguration?
     /// The user of the last successful SetAuthorisationCode or OfflineLogin since Start, if any.
     public let loggedInUser: KsUserIdentifier?
+    /// Where the MC gets its tokens: the IDP, its certificate chain, the redirect URI and the
+    /// client of the last login.
     public let iamConfigurationData: KsIamConfigurationData
 
     /// The Java name of ``loggedInUser``.
@@ -159,5 +181,10 @@ public final class KSMGetInformationResultEvent: KSMResultEvent {
 /// Called on a Swift concurrency thread, never on the MC's actor, one event at a time in the
 /// order the MC sent them. Do not block in it.
 public protocol KSMEventListener: Sendable {
+    /// Receives one event the MC sent on its own; called on a Swift concurrency thread, never on
+    /// the MC's actor. Do not block.
+    ///
+    /// - Parameter event: A ``KSMStartLoginEvent``, a ``KSMServerConnectionEvent`` or a
+    ///   ``KSMRestartResultEvent``; downcast it.
     func executeEvent(_ event: any KsEvent)
 }

@@ -14,6 +14,11 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// The `tracestate` header value: vendor name/value pairs; may be empty.
     public var traceState: String
 
+    /// A trace context from header values; it is checked when an event carrying it is handled.
+    ///
+    /// - Parameters:
+    ///   - traceParent: The `traceparent` header value, `00-<trace-id>-<parent-id>-<flags>`.
+    ///   - traceState: The `tracestate` header value; empty by default.
     public init(traceParent: String, traceState: String = "") {
         self.traceParent = traceParent
         self.traceState = traceState
@@ -31,6 +36,7 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// The trace id a controlled run's ``Seam`` carries.
     var seamTrace: String? { TraceParent.seamTrace(traceParent) }
 
+    /// `TraceContext(traceparent)`, with the trace state after a comma when there is one.
     public var description: String { "TraceContext(\(traceParent)\(traceState.isEmpty ? "" : ", \(traceState)"))" }
 }
 

@@ -9,26 +9,49 @@
 public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     /// One decision point: a fault site in one flow at one step.
     public struct Site: Hashable, Sendable, Comparable, CustomStringConvertible {
+        /// The fault's name, such as `transport.duplicate`.
         public let fault: String
+        /// The flow (its index in the scenario, from 0).
         public let flow: Int
+        /// The flow's step at which the fault may strike.
         public let step: Int
 
+        /// A site.
+        ///
+        /// - Parameters:
+        ///   - fault: The fault's name.
+        ///   - flow: The flow's index in the scenario.
+        ///   - step: The flow's step.
         public init(fault: String, flow: Int, step: Int) {
             self.fault = fault
             self.flow = flow
             self.step = step
         }
 
+        /// Orders sites by fault name, then flow, then step (how reproducers list them).
+        ///
+        /// - Parameters:
+        ///   - lhs: A site.
+        ///   - rhs: Another site.
+        /// - Returns: Whether `lhs` comes first.
         public static func < (lhs: Site, rhs: Site) -> Bool { (lhs.fault, lhs.flow, lhs.step) < (rhs.fault, rhs.flow, rhs.step) }
+        /// `fault@flow.step`, as a reproducer writes a site.
         public var description: String { "\(fault)@\(flow).\(step)" }
     }
 
+    /// The seed every decision is derived from.
     public let seed: UInt64
     /// The probability of each fault at each of its sites.
     public let rates: [String: Double]
     /// Sites that never fire (what shrinking removes).
     public var suppressed: Set<Site>
 
+    /// A plan.
+    ///
+    /// - Parameters:
+    ///   - seed: The seed every decision is derived from.
+    ///   - rates: The probability of each fault (by name) at each of its sites, from 0 to 1.
+    ///   - suppressed: Sites that never fire; none by default.
     public init(seed: UInt64, rates: [String: Double], suppressed: Set<Site> = []) {
         self.seed = seed
         self.rates = rates
@@ -56,6 +79,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
         return z ^ (z >> 31)
     }
 
+    /// `faults(seed: …, name=rate,…, off: site,…)`, for reports.
     public var description: String {
         let rates = self.rates.keys.sorted().map { "\($0)=\(self.rates[$0]!)" }.joined(separator: ",")
         let off = suppressed.sorted().map(\.description).joined(separator: ",")

@@ -11,6 +11,7 @@ public enum ScheduleStrategy: Sendable, Equatable, CustomStringConvertible {
     /// A uniformly random waiting participant at every decision.
     case randomWalk
 
+    /// `pct(depth: d, steps: k)` or `randomWalk`.
     public var description: String {
         switch self {
         case .pct(let depth, let steps): "pct(depth: \(depth), steps: \(steps))"

@@ -5,10 +5,14 @@ import IdpPrimitives
 /// ``StressContext/seam(_:)`` where another flow may go first, and ``StressContext/fault(_:step:)``
 /// where a fault may strike), and the invariants checked after the run.
 public struct StressScenario<World: Sendable>: Sendable {
+    /// The scenario's name, as reports print it.
     public let name: String
     /// How many flows a run starts.
     public let flows: Int
+    /// Makes a fresh world for one run; called once per run, before any flow starts.
     public let makeWorld: @Sendable () -> World
+    /// What one flow does in the world; each flow runs it on a thread of its own, with its own
+    /// context.
     public let flow: @Sendable (World, StressContext) -> Void
     /// The names of the invariants the run broke, with what was seen; empty when all held.
     public let check: @Sendable (World) -> [String]
@@ -26,6 +30,19 @@ public struct StressScenario<World: Sendable>: Sendable {
     /// (a participant set aside may only be slow, or starved of a thread on a loaded machine).
     public let deadlockTimeout: Duration
 
+    /// A scenario.
+    ///
+    /// - Parameters:
+    ///   - name: The scenario's name.
+    ///   - flows: How many flows a run starts.
+    ///   - makeWorld: Makes a fresh world for one run.
+    ///   - flow: What one flow does in the world.
+    ///   - check: The invariants the run broke, with what was seen; empty when all held.
+    ///   - attach: Hands the world the run's scheduler and faults; `nil`: nothing to attach.
+    ///   - quiesce: What the world does when nobody can go on; `nil`: nothing.
+    ///   - stallTimeout: How long a flow may stay away from a seam; 500 ms by default.
+    ///   - deadlockTimeout: How long nobody may reach a seam before the run is a deadlock; 5 s by
+    ///     default.
     public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
                 attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
@@ -46,6 +63,7 @@ public struct StressScenario<World: Sendable>: Sendable {
 public struct StressRun: Sendable {
     /// `nil` when free-running.
     public let scheduler: ControlledScheduler?
+    /// The run's fault plan (``FaultPlan/none`` when no fault is asked for).
     public let faults: FaultPlan
     let fired: LockedValue<[FaultPlan.Site]>
 
@@ -146,12 +164,26 @@ public final class StressContext: Sendable {
 /// decisions. ``description`` is the one-line string a failing run prints; ``init(parsing:)`` reads
 /// it back.
 public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
+    /// How the scheduler chooses.
     public var strategy: ScheduleStrategy
+    /// The strategy's seed.
     public var seed: UInt64
+    /// The scenario's flows the run starts (indices from 0); shrinking removes some.
     public var flows: [Int]
+    /// Which faults fire where.
     public var faults: FaultPlan
+    /// The participant chosen at each scheduler decision, replayed before the strategy takes over;
+    /// empty for a fresh run.
     public var decisions: [Int]
 
+    /// A reproducer.
+    ///
+    /// - Parameters:
+    ///   - strategy: How the scheduler chooses.
+    ///   - seed: The strategy's seed.
+    ///   - flows: The scenario's flows to start (indices from 0).
+    ///   - faults: Which faults fire where.
+    ///   - decisions: The scheduler decisions to replay first; empty for a fresh run.
     public init(strategy: ScheduleStrategy, seed: UInt64, flows: [Int], faults: FaultPlan, decisions: [Int]) {
         self.strategy = strategy
         self.seed = seed
@@ -163,6 +195,8 @@ public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
     /// flows, fault sites that may fire, and decisions: what shrinking makes smaller.
     public var size: (flows: Int, faultRates: Int, decisions: Int) { (flows.count, faults.rates.count, decisions.count) }
 
+    /// One line, `idph1|strategy=…|seed=…|flows=…|faultseed=…|rates=…|off=…|log=…`: what a failing
+    /// run prints and ``init(parsing:)`` reads.
     public var description: String {
         let strategy = switch self.strategy {
         case .pct(let depth, let steps): "pct:\(depth):\(steps)"
@@ -225,7 +259,11 @@ public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
 
 /// A malformed reproducer or setting.
 public struct StressError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is malformed, as a sentence.
     public let description: String
+    /// An error.
+    ///
+    /// - Parameter description: What is malformed.
     public init(_ description: String) { self.description = description }
 }
 
@@ -233,26 +271,38 @@ public struct StressError: Error, Sendable, Equatable, CustomStringConvertible {
 public struct StressRunResult: Sendable {
     /// The invariants broken (with a deadlock as "no deadlock: …").
     public let violations: [String]
+    /// How the scheduler's run ended (its decisions, whether it deadlocked or lost control); `nil`
+    /// for a run that was not controlled.
     public let outcome: ControlledScheduler.Outcome?
+    /// The fault sites that fired, in the order they fired.
     public let fired: [FaultPlan.Site]
+    /// The run as it happened, with the decisions the scheduler made: replaying it repeats the run.
     public let reproducer: StressReproducer
 }
 
 /// What exploring a scenario found.
 public struct StressReport: Sendable, CustomStringConvertible {
+    /// The scenario's name.
     public let scenario: String
+    /// How many runs were asked for.
     public let runs: Int
     /// The run (from 1) that failed first, or `nil`.
     public let failingRun: Int?
+    /// The invariants the failing run broke; empty when none broke.
     public let violations: [String]
+    /// The failing run's reproducer, or `nil`.
     public let original: StressReproducer?
+    /// The smallest reproducer found that fails the same way, or `nil` when none failed.
     public let shrunk: StressReproducer?
     /// Of the confirming replays, how many failed the same way.
     public let replaysFailingTheSameWay: Int
+    /// How many confirming replays were made.
     public let replays: Int
     /// Set when the replays did not agree: nondeterminism in the code under test, not a flaky failure.
     public let nondeterminism: String?
 
+    /// A few lines: the failing run, what it broke, both reproducers and the replays; or that
+    /// nothing broke.
     public var description: String {
         guard let failingRun, let original, let shrunk else { return "\(scenario): no invariant broken in \(runs) runs" }
         return """

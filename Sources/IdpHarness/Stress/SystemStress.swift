@@ -37,17 +37,34 @@ import McSdk
 public enum SystemStress {
     /// One kind of step a participant plays.
     public enum Step: String, Sendable, CaseIterable, Comparable {
+        /// Logs the participant's user in (an IdpSdk flow and SetAuthorisationCode).
         case login
+        /// Adds and activates another user on the participant's device.
         case addUser = "add-user"
+        /// Restarts the MC and logs the user in with OfflineLogin.
         case offlineLogin = "offline-login"
+        /// Restarts the app: a new MasterController over the same token store, then Start.
         case restart
+        /// ClearIamTokenCache with `CLEAR_ALL`, then a login.
         case logoutAll = "logout-all"
+        /// ClearIamTokenCache with `CLEAR_ACCESS_AND_REFRESH`, then a login.
         case logoutAccessAndRefresh = "logout-access-and-refresh"
+        /// ClearIamTokenCache with `CLEAR_OFFLINE`, then a login.
         case logoutOffline = "logout-offline"
+        /// Moves the clock past the access token's expiry and asks for tokens (several at once
+        /// under the `refresh.storm` fault).
         case refresh
+        /// A storm of wrong passwords on a fresh user, to the lockout and past it.
         case lockout
+        /// A login that its caller cancels.
         case cancel
 
+        /// Orders steps by their command-line names.
+        ///
+        /// - Parameters:
+        ///   - lhs: A step.
+        ///   - rhs: Another step.
+        /// - Returns: Whether `lhs`'s name sorts first.
         public static func < (lhs: Step, rhs: Step) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
@@ -88,6 +105,22 @@ public enum SystemStress {
         /// ``Report/reached`` (for a controlled run); `nil`: run on.
         public var stopAt: Interleaving?
 
+        /// Options; every parameter has a default.
+        ///
+        /// - Parameters:
+        ///   - seed: Seeds every run's strategy and choices; 1.
+        ///   - runs: How many runs at most; 20.
+        ///   - duration: Stop starting runs after this long (wall time); `nil`: run all `runs`.
+        ///   - flows: Participants per run; 4.
+        ///   - users: Users at the IDP; 3.
+        ///   - stepsPerFlow: Steps each participant plays after its activation; 3.
+        ///   - mix: Each step's weight; ``defaultMix``.
+        ///   - faultRates: Fault name → probability per site; none by default.
+        ///   - strategy: How the scheduler chooses; PCT of depth 3 over 100 steps by default, `nil`
+        ///     runs free.
+        ///   - lockoutAfter: Wrong secrets in a row that lock an account; 3.
+        ///   - makeProvider: Builds the provider under test over the run's truth; the truth itself
+        ///     by default.
         public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
                     mix: [Step: Int] = Options.defaultMix, faultRates: [String: Double] = [:],
                     strategy: ScheduleStrategy? = .pct(depth: 3, steps: 100), lockoutAfter: Int = 3,
@@ -122,9 +155,11 @@ public enum SystemStress {
 
     /// What the stress found.
     public struct Report: Sendable, CustomStringConvertible {
+        /// Runs made.
         public var runs = 0
         /// `getAuthorizationCode` flows started and MC events sent, over all runs.
         public var flows = 0
+        /// MC events sent, over all runs.
         public var mcEvents = 0
         /// Faults that fired, by name.
         public var faultsInjected: [String: Int] = [:]
@@ -137,23 +172,38 @@ public enum SystemStress {
         public var reached: (run: Int, interleaving: Interleaving, reproducer: String)?
         /// Scheduler decisions over all runs.
         public var decisions = 0
+        /// Runs in which a participant ran outside the scheduler's control for a while; their
+        /// replays need not repeat.
         public var partiallyControlledRuns = 0
         /// Why the first partially controlled run lost control (a hung provider set aside, say).
         public var partialControlExample: String?
         /// The first failing run's violations, its reproducer, the shrunk reproducer and how many
         /// replays failed the same way (`nil` when every invariant held).
         public var failure: Failure?
+        /// Wall time of the whole stress, in seconds.
         public var seconds = 0.0
 
+        /// The first failing run: what it broke and how to replay it.
         public struct Failure: Sendable {
+            /// The run that failed, from 1.
             public var run: Int
+            /// The invariants it broke, with what was seen.
             public var violations: [String]
+            /// The string ``SystemStress/replay(_:options:times:)`` replays; a placeholder for a
+            /// free run.
             public var reproducer: String
+            /// The shrunk reproducer; `-` for a free run.
             public var shrunk: String
+            /// Participants and scheduler decisions of the original reproducer.
             public var sizeBefore: (flows: Int, decisions: Int)
+            /// Participants and scheduler decisions of the shrunk reproducer.
             public var sizeAfter: (flows: Int, decisions: Int)
+            /// Of the confirming replays, how many failed the same way.
             public var replaysFailingTheSameWay: Int
+            /// How many confirming replays were made (none for a free run).
             public var replays: Int
+            /// Set when the replays did not agree: nondeterminism in the code under test; `nil`
+            /// otherwise.
             public var nondeterminism: String?
             /// What the participants the violations name did, oldest first (their steps, MC
             /// events and results, flows, clock moves): a free run's account of a failure it
@@ -161,6 +211,8 @@ public enum SystemStress {
             public var eventLog: [String] = []
         }
 
+        /// A few lines: counts, faults, invariants, interleavings, and the failure or that every
+        /// invariant held.
         public var description: String {
             var lines = ["system stress: \(runs) runs, \(flows) flows, \(mcEvents) MC events, \(decisions) scheduler decisions, \(String(format: "%.1f", seconds)) s"]
             let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
@@ -207,6 +259,12 @@ public enum SystemStress {
         /// caller's cancel took effect.
         case cancelAfterEnd = "a cancel came after the flow had ended"
 
+        /// Orders interleavings by their descriptions.
+        ///
+        /// - Parameters:
+        ///   - lhs: An interleaving.
+        ///   - rhs: Another interleaving.
+        /// - Returns: Whether `lhs`'s description sorts first.
         public static func < (lhs: Interleaving, rhs: Interleaving) -> Bool { lhs.rawValue < rhs.rawValue }
 
         /// The short names the command line takes.
@@ -247,15 +305,23 @@ public enum SystemStress {
     /// - ``errorsUnchanged``: an error a provider returned reaches the caller as it was; a
     ///   cancelled flow ends cancelled unless something ended it before the cancel took effect.
     public enum Invariant {
+        /// Every `getAuthorizationCode` calls its completion exactly once.
         public static let exactlyOnce = "every flow completes exactly once"
+        /// A flow never sees another's user, trace or secrets (see ``SystemStress/Invariant``).
         public static let noCrossTalk = "no cross-talk"
+        /// An authorization code is redeemed at most once, and only with its own PKCE verifier.
         public static let singleUseCodes = "codes single-use and bound to their PKCE challenge"
+        /// The IDP's lockout decisions follow the policy exactly (see ``SystemStress/Invariant``).
         public static let lockoutExact = "lockout counts exact"
+        /// One refresh grant per access-token expiry (see ``SystemStress/Invariant``).
         public static let oneRefresh = "one refresh per expiry"
         /// After ClearIamTokenCache (CLEAR_ALL, CLEAR_ACCESS_AND_REFRESH) no token comes back
         /// until the next login: a refresh may not resurrect it.
         public static let logoutStays = "a logout stays a logout"
+        /// Every flow and MC event ends before the watchdog fires, and none is in flight after the
+        /// run.
         public static let noStuckFlow = "no flow stuck past the watchdog"
+        /// A provider's error reaches the caller unchanged (see ``SystemStress/Invariant``).
         public static let errorsUnchanged = "errors delivered unchanged"
     }
 
@@ -317,7 +383,9 @@ public enum SystemStress {
 
     /// One replay of a reproducer: what it broke and which interleavings it reached.
     public struct Replay: Sendable {
+        /// The invariants this replay broke; empty when all held.
         public var violations: [String]
+        /// How often this replay reached each interleaving.
         public var interleavings: [Interleaving: Int]
     }
 

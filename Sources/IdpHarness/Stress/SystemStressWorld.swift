@@ -19,6 +19,11 @@ extension SystemStress {
 
         func set(_ values: [String: String], trace: String) { answers.withLock { $0[trace] = values } }
 
+        /// Answers exactly the asked fields from the flow's truth (found by its trace id), on the
+        /// calling thread.
+        ///
+        /// - Parameter interactionData: The step to answer.
+        /// - Returns: The values, or an error when the flow has no truth.
         public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
             guard let values = values(for: interactionData) else {
                 return .init(error: IdpSdkError("IdpHarness.Stress.Credentials", 1, "no answers for this flow's trace"))
