@@ -413,7 +413,12 @@ extension IdpServer {
 public struct IdpUserSnapshot: Sendable, Equatable {
     /// Whether the user has activated: `pendingActivation` until an activation code is consumed,
     /// then `active`.
-    public enum Status: String, Sendable { /** `pendingActivation`: added, no activation code consumed yet; `active`: may log in. */ case pendingActivation, active }
+    public enum Status: String, Sendable {
+        /// Added, with no activation code consumed yet: the user cannot log in.
+        case pendingActivation
+        /// Activated: the user may log in.
+        case active
+    }
     /// The user's id in the tenant.
     public var userId: String
     /// Whether the user has activated.
