@@ -66,10 +66,12 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     }
     /// A short human-readable detail (step number, reason of a refusal).
     public var detail: String
-    /// For a decision on a form step that named an existing user (a wrong secret, a lock, an
-    /// attempt refused while locked, a completed flow): its number among that user's decisions,
-    /// from 1. Entries are appended to the log after the decision's locks are released, so two
-    /// decisions on one user made at nearly the same moment can appear in either order;
+    /// For a decision on a form step that named an existing user (a step passed, a wrong secret,
+    /// a lock, an attempt refused while locked, a flow ended or completed): its number among that
+    /// user's decisions, from 1, on every entry of the decision (which then names that user). A
+    /// decision's entries are appended together, after its locks are released, so two decisions
+    /// on one user made at nearly the same moment can appear in either order, and one made a
+    /// moment ago may not be in the log yet (a gap in the numbers);
     /// ``IdpServer/userDecisions(_:tenant:)`` reads them back in the order they were decided.
     public var userDecision: UInt64? = nil
 

@@ -184,10 +184,13 @@ extension IdpServer {
                 grants.codes[GrantKey(newCode)] = code
             }
         }
-        // A decision's audit entries: at the time it was decided at, numbered among its user's decisions.
-        func recordDecision(_ event: AuditEntry.Event, _ session: AuthSession, userId: String?, _ detail: String) {
-            record(event, tenant: tenantId, clientId: session.clientId, userId: userId, traceParent: session.traceParent, detail,
-                   at: now, userDecision: session.userDecision)
+        // A decision's audit entries: at the time it was decided at, numbered among its user's
+        // decisions, and appended together, so a reader never sees half a decision.
+        func recordDecision(_ session: AuthSession, _ entries: (event: AuditEntry.Event, userId: String?, detail: String)...) {
+            record(entries.map { entry in
+                AuditEntry(time: now, event: entry.event, tenant: tenantId, clientId: session.clientId, userId: session.decidedUser ?? entry.userId,
+                           traceParent: session.traceParent, detail: entry.detail, userDecision: session.userDecision)
+            })
         }
         func rejected(_ session: AuthSession, _ code: String) -> String { "step \(session.step + 1) attempt \(session.attemptsOnStep): \(code)" }
         switch outcome {
@@ -195,17 +198,20 @@ extension IdpServer {
             record(.flowFailed, tenant: tenantId, clientId: nil, userId: nil, traceParent: traceParent, "refused form submission")
             return response
         case .terminal(let session, let error, let description, let rejection, let userId):
-            if let rejection { recordDecision(.credentialsRejected, session, userId: userId, rejected(session, rejection.code)) }
-            record(.flowFailed, tenant: tenantId, clientId: session.clientId, userId: session.userId, traceParent: session.traceParent, "\(error): \(description)")
+            let failed = (event: AuditEntry.Event.flowFailed, userId: session.userId, detail: "\(error): \(description)")
+            if let rejection {
+                recordDecision(session, (.credentialsRejected, userId, rejected(session, rejection.code)), failed)
+            } else {
+                recordDecision(session, failed)
+            }
             var parameters = [("error", error), ("error_description", description)]
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         case .locked(let session, let lockout, let evaluated, let userId):
             if evaluated {
-                recordDecision(.credentialsRejected, session, userId: userId, rejected(session, "invalid_credentials"))
-                recordDecision(.accountLocked, session, userId: userId, lockout.description)
+                recordDecision(session, (.credentialsRejected, userId, rejected(session, "invalid_credentials")), (.accountLocked, userId, lockout.description))
             } else {
-                recordDecision(.lockedAttemptRefused, session, userId: userId, "refused unevaluated: \(lockout.description)")
+                recordDecision(session, (.lockedAttemptRefused, userId, "refused unevaluated: \(lockout.description)"))
             }
             var parameters = lockout.redirectParameters
             parameters.insert(("error_description", lockout.isPermanent
@@ -214,24 +220,23 @@ extension IdpServer {
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
         case .rejected(let session, let prepared, let rejection, let userId):
-            recordDecision(.credentialsRejected, session, userId: userId, rejected(session, rejection.code))
+            recordDecision(session, (.credentialsRejected, userId, rejected(session, rejection.code)))
             return Page.form(prepared.forms[session.step], sessionCode: sessionCode, rejection: rejection)
         case .nextStep(let session, let prepared):
-            record(.stepServed, tenant: tenantId, clientId: prepared.configuration.clientId, userId: session.userId, traceParent: session.traceParent,
-                   "step \(session.step + 1) of \(prepared.configuration.steps.count)")
+            recordDecision(session, (.stepServed, session.userId, "step \(session.step + 1) of \(prepared.configuration.steps.count)"))
             return Page.form(prepared.forms[session.step], sessionCode: sessionCode, rejection: nil)
         case .completed(let session, let client, let userId, _):
+            let issued = (event: AuditEntry.Event.codeIssued, userId: Optional(userId), detail: "authorization code issued")
             switch client.purpose {
             case .enrollment:
-                record(.userActivated, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "activation code consumed")
+                recordDecision(session, (.userActivated, userId, "activation code consumed"), issued)
             case .changePassword:
-                record(.passwordChanged, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "new password set after the current one was proven")
+                recordDecision(session, (.passwordChanged, userId, "new password set after the current one was proven"), issued)
             case .forgotPassword:
-                record(.passwordReset, tenant: tenantId, clientId: client.clientId, userId: userId, traceParent: session.traceParent, "new password set; password-reset code consumed")
+                recordDecision(session, (.passwordReset, userId, "new password set; password-reset code consumed"), issued)
             case .login, .registration:
-                break
+                recordDecision(session, issued)
             }
-            recordDecision(.codeIssued, session, userId: userId, "authorization code issued")
             var parameters = [("code", newCode), ("session_state", sessionCode)]
             if let state = session.state { parameters.append(("state", state)) }
             return Page.redirect(to: session.redirectURI, responseMode: session.responseMode, parameters)
@@ -250,6 +255,7 @@ extension IdpServer {
         var session = session
         // Numbered under the user's shard lock: the audit entries of this decision carry it.
         session.userDecision = users.users[key]?.nextDecision()
+        session.decidedUser = session.userDecision == nil ? nil : key.user
         let client = prepared.configuration
         let tenantId = tenant.id
         let fields = client.steps[session.step]

@@ -334,8 +334,9 @@ public final class IdpServer: Sendable {
         return statistics
     }
 
-    /// The IDP's decisions on `userId`'s form steps (wrong secrets, locks, attempts refused while
-    /// locked, completed flows), in the order they were decided: what a lockout is judged by.
+    /// The IDP's decisions on `userId`'s form steps (steps passed, wrong secrets, locks, attempts
+    /// refused while locked, flows ended or completed), in the order they were decided: what a
+    /// lockout is judged by.
     ///
     /// ```swift
     /// let decisions = idp.userDecisions("alice", tenant: "bank")
@@ -345,17 +346,25 @@ public final class IdpServer: Sendable {
     ///   - userId: The user whose decisions to read.
     ///   - tenant: The user's tenant.
     /// - Returns: The entries with a ``AuditEntry/userDecision`` for that user, oldest decision
-    ///   first (a decision's `credentialsRejected` before its `accountLocked`).
+    ///   first (a decision's `credentialsRejected` before its `accountLocked`). A decision made a
+    ///   moment ago may not be there yet; when the numbers run from 1 to the last without a gap,
+    ///   every decision up to the last is.
     public func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
         let entries = audit.withLock { $0.entries }.enumerated().filter { $0.element.userId == userId && $0.element.tenant == tenant && $0.element.userDecision != nil }
         return entries.sorted { ($0.element.userDecision!, $0.offset) < ($1.element.userDecision!, $1.offset) }.map(\.element)
     }
 
+    /// Appends `entries` to the audit log together (one decision's).
+    func record(_ entries: [AuditEntry]) {
+        audit.withLock { ring in
+            for entry in entries { ring.append(entry) }
+        }
+    }
+
     /// Appends to the audit log; `time`: when the request was decided (default: now).
     func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String,
-                at time: Date? = nil, userDecision: UInt64? = nil) {
-        let entry = AuditEntry(time: time ?? now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail,
-                               userDecision: userDecision)
+                at time: Date? = nil) {
+        let entry = AuditEntry(time: time ?? now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail)
         audit.withLock { $0.append(entry) }
     }
 

@@ -349,8 +349,10 @@ struct AuthSession {
     /// The password hash the current password was proven against (change password); completion
     /// requires it unchanged, so a flow proven against an old password cannot overwrite a newer one.
     var provenPasswordHash: [UInt8]?
-    /// The number of the last decision on this flow's user (``UserRecord/decisions``).
+    /// The number of the last decision on this flow's user (``UserRecord/decisions``), and that
+    /// user; `nil` when the step named no existing user.
     var userDecision: UInt64?
+    var decidedUser: String?
 }
 
 struct CodeRecord {

@@ -122,15 +122,15 @@ struct LockoutTests {
         form = try XHTMLForm.parse(try #require(answer.bodyText))
         answer = browser.submit(form, [("username", "alice"), ("password", "wrong-3")])
         // Then the flow ends, all three counted, and all three are in the audit, each a decision
-        // of its own, the last before the flow's end
+        // of its own, the last with the flow's end
         #expect(answer.status == 302)
         #expect(browser.server.user("alice", tenant: "demo")?.failedAttempts == 3)
         #expect(browser.count(.credentialsRejected) == 3)
         let decisions = browser.server.userDecisions("alice", tenant: "demo")
         let events: [AuditEntry.Event] = decisions.map(\.event)
-        #expect(events == [.credentialsRejected, .credentialsRejected, .credentialsRejected])
+        #expect(events == [.credentialsRejected, .credentialsRejected, .credentialsRejected, .flowFailed])
         let numbers: [UInt64] = decisions.compactMap(\.userDecision)
-        #expect(numbers == [1, 2, 3])
+        #expect(numbers == [1, 2, 3, 3])
         let log: [AuditEntry.Event] = browser.server.auditLog().map(\.event)
         let lastRejected = try #require(log.lastIndex(of: .credentialsRejected))
         let failed = try #require(log.lastIndex(of: .flowFailed))

@@ -190,7 +190,7 @@ extension SystemStress {
             // lost), never more than the limit evaluated and never more than one lock.
             let faulted = world.firedSites.filter { $0.flow == me.index }.count > faultsBefore
                 || results.contains { $0.idpSdkError?.errorCode == IdpSdkError.Code.timedOut.rawValue }
-            let decisions = world.server.userDecisions(locker, tenant: World.tenant)
+            let decisions = world.settledDecisions(of: locker)
             let lockouts = results.filter { $0.authenticationResult.map { if case .lockout = $0 { true } else { false } } ?? false }.count
             let replay = LockoutReplay(decisions, limit: limit, lockDuration: World.lockoutDuration)
             let what = "\(limit + 2) concurrent wrong logins of \(locker) on participant \(me.index)'s device\(faulted ? " (faults struck)" : ""): the IDP evaluated \(replay.evaluated) (limit \(limit)), locked \(replay.locks) times; \(lockouts) flows ended in lockout"
@@ -262,6 +262,20 @@ extension SystemStress.World {
     var wiredTransport: StressTransport { wiringTransport() }
 
     func fault(_ name: String, flow: Int, step: Int) -> Bool { run.fault(name, flow: flow, step: step) }
+
+    /// The IDP's decisions on `user`, once every decision up to the last is in its audit log. A
+    /// decision's entries are appended just after it is made, so a free run can read in between
+    /// (a gap in the numbers); under control nobody else runs while a participant reads. Gives up
+    /// after 10 s and returns what is there.
+    func settledDecisions(of user: String) -> [AuditEntry] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let decisions = server.userDecisions(user, tenant: Self.tenant)
+            let numbers = Set(decisions.compactMap(\.userDecision))
+            if UInt64(numbers.count) == (numbers.max() ?? 0) || ContinuousClock.now >= deadline { return decisions }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+    }
 
     /// When the IDP granted each refresh of a trace, oldest first.
     func refreshes(trace: String) -> [Date] { server.auditLog(traceId: trace).filter { $0.event == .tokensRefreshed }.map(\.time).sorted() }
