@@ -41,10 +41,19 @@ public protocol ExecutionController: Sendable {
     /// Starts `body` as a task that runs only when the controller chooses (work an actor starts
     /// on its own, like the MasterController's token refresh). Default: a plain `Task`.
     func postAsync(_ seam: Seam, _ body: @escaping @Sendable () async -> Void)
-    /// The calling task is about to suspend until another's action resumes it (a waiter joining a
-    /// refresh in flight). Returns how that action must hand the resume over (the controller runs
-    /// it when the waiter's turn comes), or `nil`: resume directly. Never blocks. Default: `nil`.
-    func suspending(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    /// The calling task will suspend at `seam` until another's action resumes it (a waiter joining
+    /// a refresh in flight). Returns how that action must hand the resume over (the controller
+    /// runs it when the waiter's turn comes), or `nil`: resume directly. Changes nothing and never
+    /// blocks; the task calls ``suspending(at:)`` once its resume is arranged. Default: `nil`.
+    /// - Parameter seam: Where the task will wait.
+    /// - Returns: The hand-over for the resume, or `nil`.
+    func resumeHandOver(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    /// The calling task, whose resume is arranged (whoever resumes it holds the hand-over
+    /// ``resumeHandOver(at:)`` gave), is about to suspend at `seam`: another may go on meanwhile.
+    /// A resume handed over already goes through at once. Called only after a non-`nil`
+    /// ``resumeHandOver(at:)``. Never blocks. Default: nothing.
+    /// - Parameter seam: Where the task waits.
+    func suspending(at seam: Seam)
 }
 
 extension ExecutionController {
@@ -52,7 +61,14 @@ extension ExecutionController {
         Task { await body() }
     }
 
-    public func suspending(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? { nil }
+    /// No hand-over: resumes go directly.
+    /// - Parameter seam: Where the task will wait.
+    /// - Returns: `nil`.
+    public func resumeHandOver(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? { nil }
+
+    /// Nothing to do.
+    /// - Parameter seam: Where the task waits.
+    public func suspending(at seam: Seam) {}
 }
 
 extension TraceParent {

@@ -42,7 +42,7 @@ final class RefreshFlight: Sendable {
 
     /// Suspends until the flight ends; returns its token or throws its ``McTokenError``.
     /// - Parameters: controller, seam: a controlled run's hold on the waiting task (see
-    ///   `ExecutionController/suspending(at:)`).
+    ///   `ExecutionController/resumeHandOver(at:)`).
     func wait(controller: (any ExecutionController)? = nil, seam: Seam? = nil) async throws -> String {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiter += 1
@@ -50,17 +50,10 @@ final class RefreshFlight: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-                var handOver: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
-                if let controller, let seam {
-                    // A controlled run parks the waiter (asked outside the lock: it may call out),
-                    // unless it need not wait at all; the flight may end meanwhile, so it is looked
-                    // at again when registering.
-                    if let ready = state.withLock({ $0.settled(id) }) {
-                        continuation.resume(with: ready.mapError { $0 })
-                        return
-                    }
-                    handOver = controller.suspending(at: seam)
-                }
+                // A controlled run hands the resume over (asked outside the lock: it may call
+                // out), and parks the waiter only once it is registered or resumed: parked
+                // earlier, it would look blocked to the run while it still registers.
+                let handOver = seam.flatMap { controller?.resumeHandOver(at: $0) }
                 let waiter = Waiter(continuation: continuation, handOver: handOver)
                 let immediate = state.withLock { state -> Result<String, McTokenError>? in
                     if let settled = state.settled(id) { return settled }
@@ -68,6 +61,7 @@ final class RefreshFlight: Sendable {
                     return nil
                 }
                 if let immediate { waiter.resume(with: immediate) }
+                if handOver != nil, let controller, let seam { controller.suspending(at: seam) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> Waiter? in

@@ -22,11 +22,17 @@ final class StressController: ExecutionController {
         scheduler.spawnAsync(seam.description, parent: scheduler.currentAsync ?? scheduler.current, body)
     }
 
-    func suspending(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? {
+    func resumeHandOver(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? {
         guard let participant = scheduler.currentAsync, scheduler.isRunning(participant) else { return nil }
-        scheduler.parkAsync(participant, seam.description)
         let scheduler = self.scheduler
         return { resume in scheduler.unparkAsync(participant, resume) }
+    }
+
+    func suspending(at seam: Seam) {
+        // Parked only now, with the resume arranged: a participant parked before it could be
+        // woken looks blocked to the scheduler while it still runs.
+        guard let participant = scheduler.currentAsync else { return }
+        scheduler.parkAsync(participant, seam.description)
     }
 }
 
