@@ -65,7 +65,7 @@ extension SystemStress {
                         lockedUntil = decision.time.addingTimeInterval(lockDuration.timeInterval)
                         index += 1
                     } else if failures >= limit {
-                        broke("\(number), the \(failures)th wrong secret in a row, did not lock (limit \(limit))")
+                        broke("\(number), wrong secret \(failures) in a row, did not lock (limit \(limit))")
                     }
                 case .accountLocked:
                     broke("\(number) locked without a wrong secret")
