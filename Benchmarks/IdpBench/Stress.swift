@@ -225,6 +225,7 @@ enum StressCommand {
         rows.append("total,seconds,\(String(format: "%.2f", summary.seconds))")
         for name in summary.faultsInjected.keys.sorted() { rows.append("fault_injected,\(quote(name)),\(summary.faultsInjected[name]!)") }
         for name in summary.checks.keys.sorted() { rows.append("invariant_checked,\(quote(name)),\(summary.checks[name]!)") }
+        for name in summary.interleavings.keys.sorted() { rows.append("interleaving_reached,\(quote(name)),\(summary.interleavings[name]!)") }
         for violation in summary.violations { rows.append("violation,\(quote(violation)),1") }
         if let shrunk = summary.shrunk { rows.append("reproducer,\(quote(shrunk)),\(summary.replaysFailingTheSameWay ?? 0)") }
         return rows.joined(separator: "\n")
@@ -242,6 +243,10 @@ enum StressCommand {
         lines += summary.faultsInjected.keys.sorted().map { "| \($0) | \(summary.faultsInjected[$0]!) |" }
         lines += ["", "| invariant | checks |", "|---|---:|"]
         lines += summary.checks.keys.sorted().map { "| \($0) | \(summary.checks[$0]!) |" }
+        if !summary.interleavings.isEmpty {
+            lines += ["", "| interleaving reached | times |", "|---|---:|"]
+            lines += summary.interleavings.keys.sorted().map { "| \($0) | \(summary.interleavings[$0]!) |" }
+        }
         lines.append("")
         if summary.violations.isEmpty {
             lines.append("Every invariant held; nothing lost.")
@@ -249,6 +254,9 @@ enum StressCommand {
             lines.append("**Broken:** " + summary.violations.joined(separator: "; "))
             lines.append("")
             lines.append("Shrunk reproducer (\(summary.replaysFailingTheSameWay ?? 0) of \(summary.replays ?? 0) replays failed the same way): `\(summary.shrunk ?? "")`")
+            if !summary.eventLog.isEmpty {
+                lines += ["", "What happened, oldest first:", ""] + summary.eventLog.map { "- \($0)" }
+            }
         }
         return lines.joined(separator: "\n")
     }
