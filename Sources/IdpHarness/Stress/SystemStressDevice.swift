@@ -305,6 +305,9 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
     private let calls = LockedValue<[String: Int]>([:])
     /// Flows whose call is hanging, released when the flow ends.
     private let hanging = LockedValue<[IdpSdkFlowID: DispatchSemaphore]>([:])
+    /// Flows that ended while their call ran (a timeout, a cancel): the engine drops that call's
+    /// answer, and the app may meanwhile have started its next flow on the same trace.
+    private let endedDuringCall = LockedValue<Set<IdpSdkFlowID>>([])
 
     init(inner: any IdpSdkInteractionInterface & Sendable, world: SystemStress.World, faults: StressFaults) {
         self.inner = inner
@@ -316,7 +319,7 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
         let trace = TraceParent.seamTrace(interactionData.traceParent) ?? "none"
         guard let world else { return .init(error: IdpSdkError(Self.subsystem, 1, "the stress run of this flow has ended")) }
         let call = calls.withLock { $0[trace, default: 0] += 1; return $0[trace]! }
-        world.checkCall(interactionData, trace: trace)
+        world.checkCall(interactionData, trace: trace) { endedDuringCall.withLock { $0.contains(interactionData.flowId) } }
         if faults.fires("provider.fail", trace: trace, step: call) {
             let error = IdpSdkError(Self.subsystem, 4_242, "injected provider failure, call \(call) of trace \(trace.prefix(8))")
             world.injected.withLock { $0[trace, default: []].append(error) }
@@ -330,7 +333,12 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
             hanging.withLock { _ = $0.removeValue(forKey: interactionData.flowId) }
         }
         let answer = inner.provideCredentials(interactionData)
-        if let given = answer.credentials, let truth = world.credentials.values(for: interactionData) {
+        // An answer the engine drops is no cross-talk; and once the flow has ended, the truth
+        // of its trace may already be the app's next flow's. The truth is read first: the app
+        // sets its next flow's only after this flow has ended, which is marked before its end.
+        let truth = world.credentials.values(for: interactionData)
+        let ended = endedDuringCall.withLock { $0.remove(interactionData.flowId) != nil }
+        if !ended, let given = answer.credentials, let truth {
             // The provider's answer must be this flow's own: another flow's secrets are cross-talk.
             let foreign = interactionData.inputFieldIds.filter { id in given[id].map { $0 != truth[id] } ?? false }
             world.checked(SystemStress.Invariant.noCrossTalk, foreign.isEmpty,
@@ -340,6 +348,7 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
     }
 
     func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        endedDuringCall.withLock { _ = $0.insert(flowId) }
         hanging.withLock { $0[flowId] }?.signal()
         (inner as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
     }

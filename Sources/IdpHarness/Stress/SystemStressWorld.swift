@@ -137,9 +137,12 @@ extension SystemStress {
         private let expectedUser = LockedValue<[String: String?]>([:])
 
         /// Every provider call: its trace must be a participant's, and its user the one that
-        /// participant's flow was started for.
-        func checkCall(_ data: IdpSdkInteractionData, trace: String) {
+        /// participant's flow was started for. `flowEnded` is asked after the expectation is read:
+        /// an app starts its next flow on the trace only after this one ended, and a call whose
+        /// flow ended meanwhile is dropped by the engine.
+        func checkCall(_ data: IdpSdkInteractionData, trace: String, flowEnded: () -> Bool) {
             let expected = expectedUser.withLock { $0[trace] }
+            guard !flowEnded() else { return }
             checked(Invariant.noCrossTalk, expected != nil && expected! == data.userId && data.tenantId == Self.tenant,
                     "a provider call for user \(data.userId ?? "(activation)") came with trace \(trace.prefix(8)), whose flow is for \(String(describing: expected ?? nil))")
         }
