@@ -163,6 +163,9 @@ public final class ControlledScheduler: Sendable {
     private let onQuiescence: (@Sendable () -> Bool)?
     private let stallTimeout: Duration
     private let deadlockTimeout: Duration
+    /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
+    /// next period (a suite runs hundreds of runs; their watchdogs would otherwise pile up).
+    private let ended = DispatchSemaphore(value: 0)
 
     /// - Parameters:
     ///   - participants: How many participants will call ``seam(_:_:)``, numbered from 0.
@@ -401,6 +404,7 @@ public final class ControlledScheduler: Sendable {
             return state.takeWaiters()
         }
         resume(ended)
+        if state.withLock({ $0.done }) { self.ended.signal() }
     }
 
     /// Participant `participant` is done; the turn passes on.
@@ -425,6 +429,7 @@ public final class ControlledScheduler: Sendable {
         }
         signal(next)
         resume(ended)
+        if state.withLock({ $0.done }) { self.ended.signal() }
         if quiet { quiesce() }
     }
 
@@ -468,7 +473,7 @@ public final class ControlledScheduler: Sendable {
     private func watch() {
         let period = max(stallTimeout / 5, .milliseconds(1))
         while true {
-            Thread.sleep(forTimeInterval: period.timeInterval)
+            _ = ended.wait(timeout: .now(plus: period))
             var quiet = false
             let (next, ended, stop) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
                 if state.done { return (nil, state.takeWaiters(), true) }
