@@ -199,8 +199,9 @@ private final class Contenders: Sendable {
         let end = warmUp + UInt64(seconds * 1e9)
         // A cell that counted no flow by its end runs on, up to ten times its length or 10 s,
         // whichever is longer, until one counts: a slow machine (a sanitizer, a loaded runner)
-        // gets a figure instead of an error. Each worker writes the shared flag once, at its
-        // first counted flow.
+        // gets a figure instead of an error. Each worker also starts at least one flow after the
+        // warm-up, however late, so a worker whose first flow outlasted the whole window still
+        // has a flow to count. Each worker writes the shared flag once, at its first counted flow.
         let runOn = max(seconds * 9, 10)
         let lastChance = end + UInt64(runOn * 1e9)
         let anyCounted = CountedFlag()
@@ -214,12 +215,14 @@ private final class Contenders: Sendable {
                     var firstError: String?
                     var lastCounted: UInt64 = 0
                     var next = worker
+                    var startedAfterWarmUp = false
                     while true {
                         let now = DispatchTime.now().uptimeNanoseconds
-                        guard now < end || (now < lastChance && !anyCounted.isSet) else { break }
+                        guard now < end || (!anyCounted.isSet && (now < lastChance || !startedAfterWarmUp)) else { break }
                         let user = users[next % users.count]
                         next += inFlight
                         let start = DispatchTime.now().uptimeNanoseconds
+                        startedAfterWarmUp = startedAfterWarmUp || start >= warmUp
                         let result = await sdk.getAuthorizationCode(
                             withAstClientData: AstClientDataInfo(clientData: "provider-benchmark", astClientId: IdpServer.unassignedAstClientId,
                                                                  codeChallenge: PKCE.challenge(for: PKCE.makeVerifier()), codeChallengeMethod: PKCE.methodS256),

@@ -193,6 +193,48 @@ struct ControlledSchedulerTests {
         for _ in 0..<2 { never.signal() }   // let the stuck threads end
     }
 
+    @Test("a Swift concurrency pool kept busy past the deadlock timeout is no stall: the async work runs when the pool frees, fully controlled, no deadlock")
+    func busyPoolIsNoStall() async {
+        // Given a controlled flow that, before its async work, has every pool thread held by other
+        // work (as a suite's CPU-bound tests hold it) for ten deadlock timeouts
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        let events = StressScenario(name: "events", flows: 1, makeWorld: { () },
+                                    flow: { _, context in
+                                        context.seam("before")
+                                        Self.holdThePool(width: width, for: 3)
+                                        let one: @Sendable () async -> Int = { 1 }
+                                        _ = context.runAsync("event", [one])
+                                        context.seam("after")
+                                    },
+                                    check: { _ in [] })
+        // When it runs
+        let result = await StressRunner.run(events, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0], faults: .none, decisions: []),
+                                            stallTimeout: .milliseconds(50), deadlockTimeout: .milliseconds(300))
+        // Then the run waited for the pool: it neither deadlocked nor lost control
+        #expect(result.violations.isEmpty, "\(result.violations)")
+        #expect(result.outcome?.deadlocked == false)
+        #expect(result.outcome?.partiallyControlled == false, "\(result.outcome?.partialControlReason ?? "")")
+    }
+
+    /// Holds every thread of the Swift concurrency pool (`width` tasks blocked on purpose: the
+    /// condition under test) for `seconds`; returns, on the calling OS thread, once all are held.
+    static func holdThePool(width: Int, for seconds: Double) {
+        let holding = LockedValue(0)
+        let release = DispatchSemaphore(value: 0)
+        for _ in 0..<width {
+            Task.detached { @Sendable in
+                holding.withLock { $0 += 1 }
+                release.wait()
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while holding.withLock({ $0 }) < width, ContinuousClock.now < deadline { usleep(1_000) }
+        Thread {
+            Thread.sleep(forTimeInterval: seconds)   // how long the pool is held: the stimulus, not a wait for a result
+            for _ in 0..<width { release.signal() }
+        }.start()
+    }
+
     @Test("fault decisions are a pure function of seed, site, flow and step; adding a fault site leaves the others as they were")
     func faultSubStreams() {
         let one = FaultPlan(seed: 9, rates: ["drop": 0.3])

@@ -17,3 +17,12 @@ func onOSThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async 
         }
     }
 }
+
+/// Runs `body` on a new OS thread and returns its result, without holding a Swift concurrency
+/// thread meanwhile: a long CPU-bound test body run on the pool would keep every async test of
+/// the suite waiting on a machine with few cores.
+func onOSThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}

@@ -15,6 +15,9 @@ import IdpPrimitives
 /// does not control) is set aside and the run is marked ``Outcome/partiallyControlled``; another
 /// participant gets the turn. When no participant is waiting and some have not finished for
 /// `deadlockTimeout`, the run ends as ``Outcome/deadlocked``, with the decisions that led there.
+/// Time in which the Swift concurrency pool runs nothing (every pool thread busy with other work,
+/// as in a test suite whose CPU-bound tests run beside the stress) does not count towards either:
+/// async participants cannot run then, and that is not their stall.
 ///
 /// Threading: ``seam(_:_:)`` blocks its OS thread; call it only from participant threads, never from
 /// a Swift concurrency thread. ``outcome()`` suspends without blocking.
@@ -62,6 +65,17 @@ public final class ControlledScheduler: Sendable {
         }
     }
 
+    /// Whether the Swift concurrency pool runs work: async participants run on it, so while every
+    /// pool thread is busy with other work (a test suite's CPU-bound tests, code that blocks a pool
+    /// thread) their lack of progress is the pool's, not theirs.
+    private enum PoolProbe: Sendable {
+        case none
+        /// A probe task was started at this time and has not run yet.
+        case pending(since: ContinuousClock.Instant)
+        /// The probe ran this long after it was started.
+        case answered(after: Duration)
+    }
+
     private struct State {
         var statuses: [Status]
         var strategy: StrategyState
@@ -75,6 +89,8 @@ public final class ControlledScheduler: Sendable {
         var partiallyControlled = false
         var partialControlReason: String?
         var firstSeams: [String] = []
+        /// The watchdog's probe of the Swift concurrency pool, taken before a stall is judged.
+        var poolProbe = PoolProbe.none
 
         /// Whether work that just became ready may be chosen now: the run has started, nobody
         /// runs, and the quiet world is not still acting (what it makes ready is chosen from
@@ -163,6 +179,8 @@ public final class ControlledScheduler: Sendable {
     private let onQuiescence: (@Sendable () -> Bool)?
     private let stallTimeout: Duration
     private let deadlockTimeout: Duration
+    /// How long the watchdog waits for its pool probe before judging a stall anyway.
+    private var poolProbeLimit: Duration { max(deadlockTimeout * 12, .seconds(60)) }
     /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
     /// next period (a suite runs hundreds of runs; their watchdogs would otherwise pile up).
     private let ended = DispatchSemaphore(value: 0)
@@ -470,14 +488,38 @@ public final class ControlledScheduler: Sendable {
 
     /// Sets aside a participant that stays away from its seam, and calls a deadlock when nobody
     /// can go on.
+    ///
+    /// A stall is judged only when the Swift concurrency pool is seen to run work: at each stall the
+    /// watchdog starts a probe task, and judges once that probe ran promptly. While the probe waits
+    /// for a pool thread, nothing is judged; a probe that waited long starts the stall over from
+    /// when it ran, and moves the deadlock timer on by its wait. So a pool kept busy by other work
+    /// delays a verdict instead of faking one. A probe that has not run after ``poolProbeLimit`` is
+    /// taken as an answer (a pool blocked for good must not hang the run).
     private func watch() {
         let period = max(stallTimeout / 5, .milliseconds(1))
         while true {
             _ = ended.wait(timeout: .now(plus: period))
             var quiet = false
+            var probe = false
             let (next, ended, stop) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
                 if state.done { return (nil, state.takeWaiters(), true) }
                 guard ContinuousClock.now - state.lastProgress > stallTimeout else { return (nil, [], false) }
+                switch state.poolProbe {
+                case .none:
+                    state.poolProbe = .pending(since: .now)
+                    probe = true
+                    return (nil, [], false)
+                case .pending(let since):
+                    guard ContinuousClock.now - since > poolProbeLimit else { return (nil, [], false) }
+                    state.poolProbe = .none
+                case .answered(let wait):
+                    state.poolProbe = .none
+                    guard wait <= stallTimeout / 4 else {
+                        state.lastProgress = .now
+                        state.lastTurn += wait
+                        return (nil, [], false)
+                    }
+                }
                 state.lastProgress = .now
                 if !state.started {
                     // A participant is blocked before its first seam: start with those that came.
@@ -506,10 +548,21 @@ public final class ControlledScheduler: Sendable {
                 state.done = true
                 return (nil, state.takeWaiters(), true)
             }
+            if probe { startPoolProbe() }
             signal(next)
             resume(ended)
             if stop { return }
             if quiet { _ = runQuiescenceHook() }
+        }
+    }
+
+    /// Starts the watchdog's probe of the Swift concurrency pool: a task that records how long it
+    /// waited for a pool thread.
+    private func startPoolProbe() {
+        Task.detached { [weak self] in
+            self?.state.withLock { state in
+                if case .pending(let since) = state.poolProbe { state.poolProbe = .answered(after: .now - since) }
+            }
         }
     }
 }
