@@ -15,9 +15,9 @@ import IdpPrimitives
 /// does not control) is set aside and the run is marked ``Outcome/partiallyControlled``; another
 /// participant gets the turn. When no participant is waiting and some have not finished for
 /// `deadlockTimeout`, the run ends as ``Outcome/deadlocked``, with the decisions that led there.
-/// Time in which the Swift concurrency pool runs nothing (every pool thread busy with other work,
-/// as in a test suite whose CPU-bound tests run beside the stress) does not count towards either:
-/// async participants cannot run then, and that is not their stall.
+/// For async participants, time in which the Swift concurrency pool runs nothing (every pool
+/// thread busy with other work, as in a test suite whose CPU-bound tests run beside the stress)
+/// counts towards neither: they cannot run then, and that is not their stall.
 ///
 /// Threading: ``seam(_:_:)`` blocks its OS thread; call it only from participant threads, never from
 /// a Swift concurrency thread. ``outcome()`` suspends without blocking.
@@ -89,8 +89,19 @@ public final class ControlledScheduler: Sendable {
         var partiallyControlled = false
         var partialControlReason: String?
         var firstSeams: [String] = []
-        /// The watchdog's probe of the Swift concurrency pool, taken before a stall is judged.
+        /// The watchdog's probe of the Swift concurrency pool, taken before a stall of an async
+        /// participant is judged.
         var poolProbe = PoolProbe.none
+        /// The async participants (``ControlledScheduler/spawnAsync(_:parent:_:)``): they run on
+        /// the pool, so their stalls wait for a probe.
+        var asyncParticipants: Set<Int> = []
+
+        /// Whether the stall at hand may be the pool's: the running participant is async, or,
+        /// with none running, one set aside is.
+        var stallMayBeThePool: Bool {
+            if let running { return asyncParticipants.contains(running) }
+            return asyncParticipants.contains { if case .overdue = statuses[$0] { true } else { false } }
+        }
 
         /// Whether work that just became ready may be chosen now: the run has started, nobody
         /// runs, and the quiet world is not still acting (what it makes ready is chosen from
@@ -272,6 +283,7 @@ public final class ControlledScheduler: Sendable {
         let schedulerId = ObjectIdentifier(self)
         let (participant, next) = state.withLock { state -> (Int, Int?) in
             let participant = state.join(seam, parent: parent, outsideReason: "async work '\(seam)' was started outside the run's participants")
+            state.asyncParticipants.insert(participant)
             let turn = AsyncTurn(scheduler: schedulerId, participant: participant)
             state.resumes[participant] = { [self] in
                 Task {
@@ -489,8 +501,9 @@ public final class ControlledScheduler: Sendable {
     /// Sets aside a participant that stays away from its seam, and calls a deadlock when nobody
     /// can go on.
     ///
-    /// A stall is judged only when the Swift concurrency pool is seen to run work: at each stall the
-    /// watchdog starts a probe task, and judges once that probe ran promptly. While the probe waits
+    /// A stall of an async participant is judged only when the Swift concurrency pool is seen to
+    /// run work: at each such stall the watchdog starts a probe task, and judges once that probe
+    /// ran promptly. While the probe waits
     /// for a pool thread, nothing is judged; a probe that waited long starts the stall over from
     /// when it ran, and moves the deadlock timer on by its wait. So a pool kept busy by other work
     /// delays a verdict instead of faking one. A probe that has not run after ``poolProbeLimit`` is
@@ -504,7 +517,7 @@ public final class ControlledScheduler: Sendable {
             let (next, ended, stop) = state.withLock { state -> (Int?, [CheckedContinuation<Outcome, Never>], Bool) in
                 if state.done { return (nil, state.takeWaiters(), true) }
                 guard ContinuousClock.now - state.lastProgress > stallTimeout else { return (nil, [], false) }
-                switch state.poolProbe {
+                switch state.stallMayBeThePool ? state.poolProbe : .answered(after: .zero) {
                 case .none:
                     state.poolProbe = .pending(since: .now)
                     probe = true
