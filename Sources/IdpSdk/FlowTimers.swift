@@ -93,8 +93,40 @@ struct DeadlineHeap<Payload> {
 
 extension DeadlineHeap: Sendable where Payload: Sendable {}
 
-/// The flow timeouts of one ``IdpSdkService``: one ``DeadlineHeap`` on the service's clock,
-/// instead of a Dispatch timer per flow. One process-wide OS thread (``TimerDriver``) serves the
+/// The flow timeouts of one ``IdpSdkService``, in shards: every flow arms a timeout when it
+/// starts and cancels it when it ends, so with one heap behind one lock every flow of the service
+/// would write the same cache lines. A flow's shard is picked by its id, so its start and its end
+/// (often on different threads) find the same shard without remembering it.
+///
+/// On the system clock there are ``ThreadStripe/count`` shards. On any other clock there is one:
+/// a test's manual clock fires its timeouts in deadline order, which shards would not keep.
+final class FlowTimers: Sendable {
+    private let shards: [FlowTimerShard]
+    /// `shards.count - 1` (a power of two minus one).
+    private let mask: Int
+
+    /// - Parameter firesOnMove: With a ``ManualClock``, fire due timeouts on the thread that moves
+    ///   the clock (see ``FlowTimerShard/init(clock:firesOnMove:)``).
+    init(clock: any IdpClock, firesOnMove: Bool = false) {
+        let count = clock is SystemClock && !firesOnMove ? ThreadStripe.count : 1
+        shards = (0..<count).map { _ in FlowTimerShard(clock: clock, firesOnMove: firesOnMove) }
+        mask = count - 1
+    }
+
+    private func shard(_ flow: Flow) -> FlowTimerShard { shards[Int(truncatingIfNeeded: flow.id.rawValue) & mask] }
+
+    /// Times `flow` out `timeout` from now on the service's clock, unless cancelled first.
+    func arm(_ flow: Flow, after timeout: Duration) { shard(flow).arm(flow, after: timeout) }
+
+    /// Forgets `flow`'s timer (it ended).
+    func cancel(_ flow: Flow) { shard(flow).cancel(flow) }
+
+    /// Timers armed and not yet fired or cancelled, over every shard.
+    var armed: Int { shards.reduce(0) { $0 + $1.armed } }
+}
+
+/// One shard of an ``IdpSdkService``'s flow timeouts (``FlowTimers``): one ``DeadlineHeap`` on the
+/// service's clock, instead of a Dispatch timer per flow. One process-wide OS thread (``TimerDriver``) serves the
 /// heaps of every service, so a process with many services does not hold a thread for each.
 ///
 /// A flow's timer is armed when it starts and cancelled when it ends, so an ended flow is released
@@ -109,7 +141,7 @@ extension DeadlineHeap: Sendable where Payload: Sendable {}
 ///
 /// Expired flows are ended on the driver's thread after every lock is released; ``Flow`` hands
 /// their completions to the worker pool from there.
-final class FlowTimers: Sendable {
+final class FlowTimerShard: Sendable {
     /// How often the timers look at a clock that is neither the system's nor a ``ManualClock``.
     static let pollPeriod: Duration = .milliseconds(10)
     /// How long the driver keeps serving a heap that has become empty (so a service whose flows
@@ -245,13 +277,13 @@ final class FlowTimers: Sendable {
     }
 }
 
-/// The one OS thread (`IdpSdk-timers`) that fires the flow timeouts of every ``FlowTimers`` with
+/// The one OS thread (`IdpSdk-timers`) that fires the flow timeouts of every ``FlowTimerShard`` with
 /// timers armed. It starts with the first armed timer and exits after two seconds with none.
 final class TimerDriver: Sendable {
     static let shared = TimerDriver()
 
     private struct State: Sendable {
-        var heaps: [ObjectIdentifier: FlowTimers] = [:]
+        var heaps: [ObjectIdentifier: FlowTimerShard] = [:]
         var threadRunning = false
         /// Bumped by every registration and wake: a sleeping driver that sees it changed looks again.
         var generation: UInt64 = 0
@@ -261,7 +293,7 @@ final class TimerDriver: Sendable {
     private let keepAlive: Duration = .seconds(2)
 
     /// Serves `timers` until it is found empty.
-    func register(_ timers: FlowTimers) {
+    func register(_ timers: FlowTimerShard) {
         let start = state.withLock { state -> Bool in
             state.heaps[ObjectIdentifier(timers)] = timers
             state.generation &+= 1

@@ -2,7 +2,9 @@ import Synchronization
 
 /// Identifies one `getAuthorizationCode` call across all its steps. Unique within the process.
 public struct IdpSdkFlowID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    /// The number behind the id: flows are numbered from 1 in the order they start.
+    /// The number behind the id, from 1. Each thread that starts flows takes numbers in blocks
+    /// of 256, so flows started on one thread are numbered in the order
+    /// they start, and starting a flow writes no memory that other threads write.
     public let rawValue: UInt64
 
     /// The id with this number; for tests and wrappers that make their own interaction data.
@@ -10,18 +12,14 @@ public struct IdpSdkFlowID: Hashable, Sendable, Comparable, CustomStringConverti
     /// - Parameter rawValue: The flow's number.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
-    private static let counter = Atomic<UInt64>(0)
+    static func next() -> IdpSdkFlowID { IdpSdkFlowID(rawValue: FlowIDBlocks.next()) }
 
-    static func next() -> IdpSdkFlowID {
-        IdpSdkFlowID(rawValue: counter.wrappingAdd(1, ordering: .relaxed).newValue)
-    }
-
-    /// Orders flows by when they started.
+    /// Orders flows by their numbers: flows started on one thread in the order they started.
     ///
     /// - Parameters:
     ///   - lhs: A flow id.
     ///   - rhs: Another flow id.
-    /// - Returns: Whether `lhs` started before `rhs`.
+    /// - Returns: Whether `lhs` has the lower number.
     public static func < (lhs: IdpSdkFlowID, rhs: IdpSdkFlowID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// `flow-<number>`, for logs.

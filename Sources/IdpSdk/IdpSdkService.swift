@@ -126,7 +126,8 @@ public final class IdpSdkService: Sendable {
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPool
     private let timers: FlowTimers
-    private let inFlight = Atomic<Int>(0)
+    /// Flows started and not completed, striped: every flow writes it twice.
+    private let inFlight = StripedCounter()
 
     /// The documents' initialiser. The IDP is looked up by `idpUrl` in `IdpNetwork.shared` at each
     /// call, so it may be registered before or after.
@@ -218,10 +219,9 @@ public final class IdpSdkService: Sendable {
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
             completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent)
         )
-        inFlight.add(1, ordering: .relaxed)
-        let flow = Flow(context: context, completion: completion) { [weak self] _ in
-            self?.inFlight.subtract(1, ordering: .relaxed)
-        }
+        inFlight.add(1)
+        let inFlight = self.inFlight
+        let flow = Flow(context: context, completion: completion) { _ in inFlight.add(-1) }
         switch transport {
         case .failure(let error): flow.finish(.failure(error))
         case .success: flow.start()
@@ -268,7 +268,7 @@ public final class IdpSdkService: Sendable {
     }
 
     /// Flows started and not yet completed.
-    public var flowsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    public var flowsInFlight: Int { inFlight.value }
 
     /// The SDK's worker threads: running now, the most at once, and started in all.
     public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
