@@ -16,7 +16,7 @@ struct FlowContext: Sendable {
     let transport: any Transport
     let configuration: IdpSdkService.Configuration
     let shouldHashPin: Bool
-    let pool: WorkerPool
+    let pool: WorkerPools
     let timers: FlowTimers
     /// Whether the completion is the SDK's own (resuming the async form's continuation), which
     /// never blocks; a caller's completion handler may.

@@ -124,7 +124,7 @@ public final class IdpSdkService: Sendable {
     /// service's life.
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
-    private let pool: WorkerPool
+    private let pool: WorkerPools
     private let timers: FlowTimers
     /// Flows started and not completed, striped: every flow writes it twice.
     private let inFlight = StripedCounter()
@@ -157,8 +157,8 @@ public final class IdpSdkService: Sendable {
         self.shouldHashPin = shouldHashPin
         self.configuration = configuration
         self.explicitTransport = transport
-        self.pool = WorkerPool(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive,
-                               spin: configuration.workerSpin)
+        self.pool = WorkerPools(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive,
+                                spin: configuration.workerSpin)
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
     }
 

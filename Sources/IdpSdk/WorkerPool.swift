@@ -65,7 +65,10 @@ final class WorkerPool: Sendable {
     let spin: Duration
     /// The queue's length, stored under the lock whenever it changes; read without it only by a
     /// spinning thread, as a hint to take the lock.
-    private let queuedHint = Atomic<Int>(0)
+    private let queuedHintStorage = Atomic<Int>(0)
+
+    /// Jobs queued, read without the lock (a hint: it may be stale by the time it is used).
+    var queuedHint: Int { queuedHintStorage.load(ordering: .relaxed) }
 
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
          concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil) {
@@ -86,7 +89,7 @@ final class WorkerPool: Sendable {
     func submit(_ job: @escaping Job) {
         let action = state.withLock { state -> SubmitAction in
             state.jobs.append(job)
-            queuedHint.store(state.jobs.count, ordering: .relaxed)
+            queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
             if state.jobs.count <= state.spinning { return .queue }
             if state.idle > 0 {
                 state.idle -= 1
@@ -240,7 +243,7 @@ final class WorkerPool: Sendable {
     private func spinForJob() -> UInt64 {
         let cpuBefore = SpinGate.Reading.threadCPUNow()
         let deadline = DispatchTime.now(plus: spin)
-        while queuedHint.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline {
+        while queuedHintStorage.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline {
             sched_yield()
         }
         let cpuAfter = SpinGate.Reading.threadCPUNow()
@@ -263,7 +266,7 @@ final class WorkerPool: Sendable {
                 }
             }
             if let job = state.jobs.popFirst() {
-                queuedHint.store(state.jobs.count, ordering: .relaxed)
+                queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
                 return .done(.run(job))
             }
             if mayStillSpin && state.spinning == 0 && state.gate.mayAllow(at: SpinGate.Reading.wallNow()) {

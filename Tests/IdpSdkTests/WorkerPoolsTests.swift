@@ -1,0 +1,74 @@
+import Dispatch
+import Foundation
+@testable import IdpSdk
+import IdpPrimitives
+import Testing
+
+@Suite("The SDK's worker pools: one per four cores")
+struct WorkerPoolsTests {
+    static func pools(cores: Int, maximumThreads: Int = 64) -> WorkerPools {
+        WorkerPools(maximumThreads: maximumThreads, keepAlive: WorkerPoolTests.keepsThreads, cores: cores, spin: .zero)
+    }
+
+    /// The pool the calling pool thread belongs to, as a number.
+    static var currentPool: UInt { UInt(bitPattern: PoolThread.current?.pool) }
+
+    @Test("one pool up to four cores, one per four cores above")
+    func poolCount() {
+        #expect(Self.pools(cores: 1).count == 1)
+        #expect(Self.pools(cores: 4).count == 1)
+        #expect(Self.pools(cores: 8).count == 2)
+        #expect(Self.pools(cores: 16).count == 4)
+    }
+
+    @Test("a job submitted from a pool thread runs on that thread's pool")
+    func jobsStayInTheirPool() async {
+        let pools = Self.pools(cores: 16)
+        let pairs = LockedValue<[(UInt, UInt)]>([])
+        // One at a time, so the parent's pool has nothing queued when the child is submitted.
+        for round in 1...20 {
+            pools.submit {
+                let parent = Self.currentPool
+                pools.submit { pairs.withLock { $0.append((parent, Self.currentPool)) } }
+            }
+            #expect(await WorkerPoolTests.eventually { pairs.withLock { $0.count } == round })
+        }
+        let all = pairs.withLock { $0 }
+        #expect(all.allSatisfy { $0.0 != 0 && $0.0 == $0.1 })
+        #expect(pools.isCurrentThread == false)
+    }
+
+    @Test("a pool with a job queued hands the next job to a pool with none, which runs it while the first pool stays blocked")
+    func queuedPoolHandsOver() async {
+        // Given two pools of one thread each, and a submitting OS thread (one stripe, so one pool)
+        let pools = Self.pools(cores: 8, maximumThreads: 2)
+        let gate = Gate()
+        let ranBeside = Gate()
+        let ranOn = LockedValue<[Int: UInt]>([:])
+        Thread {
+            // When its pool's thread blocks and a second job queues behind it
+            let running = Gate()
+            pools.submit { ranOn.withLock { $0[1] = Self.currentPool }; running.open(); _ = gate.wait(timeout: .seconds(120)) }
+            _ = running.wait(timeout: .seconds(120))
+            pools.submit { ranOn.withLock { $0[2] = Self.currentPool } }
+            // Then a third job goes to the other pool and runs while the first is still blocked
+            pools.submit { ranOn.withLock { $0[3] = Self.currentPool }; ranBeside.open() }
+        }.start()
+        #expect(await CompletionTests.offTask { ranBeside.wait(timeout: .seconds(120)) })
+        gate.open()
+        #expect(await WorkerPoolTests.eventually { ranOn.withLock { $0.count } == 3 })
+        let seen = ranOn.withLock { $0 }
+        #expect(seen[1] == seen[2] && seen[1] != seen[3], "\(seen)")
+        #expect(pools.statistics.started == 2)
+    }
+
+    @Test("mayBlock on a pool thread runs the body on it; elsewhere it just runs the body")
+    func mayBlock() async {
+        let pools = Self.pools(cores: 8)
+        #expect(pools.mayBlock { 7 } == 7)
+        let onPool = LockedValue<Bool?>(nil)
+        pools.submit { onPool.withLock { $0 = pools.mayBlock { pools.isCurrentThread } } }
+        #expect(await WorkerPoolTests.eventually { onPool.withLock { $0 } != nil })
+        #expect(onPool.withLock { $0 } == true)
+    }
+}
