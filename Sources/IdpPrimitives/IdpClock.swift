@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Where the IDP and the MC read the time from: expiry of codes and tokens, lockout.
@@ -69,6 +70,70 @@ public final class ManualClock: IdpClock {
         let stopped = Set(observers.filter { !$0.tell() }.map(\.id))
         guard !stopped.isEmpty else { return }
         current.withLock { $0.observers.removeAll { stopped.contains($0.id) } }
+    }
+}
+
+extension IdpClock {
+    /// Runs `action` once, when `delay` has passed on this clock, on a thread of its own choosing.
+    ///
+    /// - ``SystemClock``: a Dispatch timer (monotonic time, so a wall-clock change does not move it).
+    /// - ``ManualClock``: when a move of the clock reaches the deadline, on the thread that moved it
+    ///   (no wall time passes: a test advances the clock past a timeout and sees it fire).
+    /// - any other clock: the clock is looked at every 10 ms until it reaches the deadline.
+    ///
+    /// - Parameters:
+    ///   - delay: How long from now, on this clock.
+    ///   - action: What to run; it must not block (on a ``ManualClock`` it runs inside a move) and
+    ///     must not move the clock.
+    /// - Returns: A handle whose ``ClockTimer/cancel()`` keeps `action` from running if it has not.
+    @discardableResult
+    public func runAfter(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        let timer = ClockTimer(action)
+        if self is SystemClock {
+            DispatchQueue.global().asyncAfter(deadline: .now(plus: delay)) { timer.fire() }
+            return timer
+        }
+        let deadline = now().addingTimeInterval(max(0, delay.timeInterval))
+        if let manual = self as? ManualClock {
+            manual.whenMoved { [weak manual] in
+                guard !timer.isDone, let manual else { return false }
+                guard manual.now() >= deadline else { return true }
+                timer.fire()
+                return false
+            }
+            if manual.now() >= deadline { timer.fire() }
+            return timer
+        }
+        @Sendable func look() {
+            guard !timer.isDone else { return }
+            if now() >= deadline { return timer.fire() }
+            DispatchQueue.global().asyncAfter(deadline: .now(plus: .milliseconds(10))) { look() }
+        }
+        look()
+        return timer
+    }
+}
+
+/// A timer set with ``IdpClock/runAfter(_:_:)``: its action runs at most once, and not at all
+/// after ``cancel()``.
+public final class ClockTimer: Sendable {
+    private let action: LockedValue<(@Sendable () -> Void)?>
+
+    init(_ action: @escaping @Sendable () -> Void) { self.action = LockedValue(action) }
+
+    /// Whether the action ran or the timer was cancelled.
+    public var isDone: Bool { action.withLock { $0 == nil } }
+
+    /// Keeps the action from running, if it has not run yet.
+    public func cancel() { action.withLock { $0 = nil } }
+
+    /// Runs the action if nothing ran or cancelled it before (taken under the lock, run after it).
+    func fire() {
+        let run = action.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        run?()
     }
 }
 

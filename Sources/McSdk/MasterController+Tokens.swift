@@ -52,7 +52,7 @@ extension MasterController {
             flight = RefreshFlight()
             flights[key] = flight
             let timeout = configuration.refreshTimeout
-            DispatchQueue.global().asyncAfter(deadline: .now(plus: timeout)) { [weak flight] in
+            configuration.clock.runAfter(timeout) { [weak flight] in
                 flight?.complete(.failure(McTokenError(.timedOut, status: .kCannotAcquireTokenData, "the token refresh did not end within \(timeout)")))
             }
             let context = requestContext(trace)

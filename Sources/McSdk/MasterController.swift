@@ -52,7 +52,9 @@ public actor MasterController {
         /// the offline token of a BIOMETRIC user; `nil`: the device has no biometry (both fail with
         /// `kFailed` and `errorCode` 802000000 + `publicKeyInconsistent`).
         public var biometricPrompt: (any BiometricPrompt)?
-        /// How long a token refresh may take before its waiters get ``McTokenError/Reason/timedOut``.
+        /// How long a token refresh may take before its waiters get ``McTokenError/Reason/timedOut``,
+        /// measured on ``clock`` (a test on a `ManualClock` advances it past the timeout instead of
+        /// waiting).
         public var refreshTimeout: Duration
         /// Takes over the tasks the MC starts on its own (the token refresh, the automated
         /// restart) and the waits on a refresh in flight, for a controlled stress run (`IdpHarness`'s
@@ -69,7 +71,7 @@ public actor MasterController {
         ///   - tokenStore: The device's persistent storage; a fresh, empty one by default.
         ///   - clock: The clock token expiry is measured on; the system clock by default.
         ///   - biometricPrompt: The device's biometric prompt; `nil`: the device has no biometry.
-        ///   - refreshTimeout: How long a token refresh may take; 30 seconds by default.
+        ///   - refreshTimeout: How long a token refresh may take, on `clock`; 30 seconds by default.
         ///   - controller: Takes over the MC's own tasks for a controlled stress run; `nil`: plain
         ///     tasks.
         public init(

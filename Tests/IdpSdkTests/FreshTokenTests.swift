@@ -118,16 +118,34 @@ struct FreshTokenTests {
         #expect(tokens.accessToken == nil && tokens.refreshToken == nil && tokens.offlineToken == nil)
     }
 
-    @Test("a refresh that hangs times out for every waiter; later callers do not present the spent token again")
+    @Test("a refresh that hangs times out for every waiter when the MC's clock passes the timeout, with no wall time waited; later callers do not present the spent token again",
+          .timeLimit(.minutes(1)))
     func hangingRefreshTimesOut() async throws {
         let transport = holdingTransport()
-        let mc = await loggedIn(transport: transport, refreshTimeout: .milliseconds(200))
+        // Given a refresh timeout of two minutes (longer than the time limit) on the MC's manual clock, and an IDP whose answer is held
+        let mc = await loggedIn(transport: transport, refreshTimeout: .seconds(120))
         idp.clock.advance(by: .seconds(301))
         transport.hold()
-        let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
-            for _ in 0..<20 { group.addTask { await Result { try await mc.validAccessToken(for: uma) } } }
-            return await group.reduce(into: []) { $0.append($1) }
+        // When 20 callers wait on the refresh and the clock passes the timeout (no wall time waited)
+        let finished = LockedValue(0)
+        let waiting = Task {
+            await withTaskGroup(of: Result<String, any Error>.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        defer { finished.withLock { $0 += 1 } }
+                        return await Result { try await mc.validAccessToken(for: uma) }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
         }
+        #expect(await eventually { transport.heldCount == 1 })
+        idp.clock.advance(by: .seconds(119))
+        #expect(finished.withLock { $0 } == 0)
+        idp.clock.advance(by: .seconds(2))
+        let results = await waiting.value
+        // Then every caller gets the timeout
+        #expect(results.count == 20)
         for result in results {
             guard case .failure(let error as McTokenError) = result else { Issue.record("expected a timeout, got \(result)"); continue }
             #expect(error.reason == .timedOut && error.status == .kCannotAcquireTokenData)
