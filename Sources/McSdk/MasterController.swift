@@ -117,6 +117,10 @@ public actor MasterController {
     /// Where `KSMConfigurationEvent` said traces go.
     var exporterUrl: String?
     let feed = EventFeed()
+    /// Numbers the events sent through the completion forms, in the order they are sent.
+    nonisolated let intake = EventIntake()
+    /// Which of those events begins next, and those waiting for their turn.
+    var turns = (next: UInt64(0), waiting: [UInt64: CheckedContinuation<Void, Never>]())
 
     var store: McTokenStore { configuration.tokenStore }
     var now: Date { configuration.clock.now() }
@@ -146,37 +150,70 @@ public actor MasterController {
     }
 
     /// The Objective-C form the invalid-state page's adapter calls: `completionBlock` runs once, on
-    /// a Swift concurrency thread, with the result event.
-    public nonisolated func receive(_ event: any KsEvent, withCompletionHandler completionBlock: (@Sendable ((any KsEvent)?) -> Void)?) {
+    /// a Swift concurrency thread (not the caller's, not the main thread), with the result event.
+    ///
+    /// As with the vendor's SDK, whose blocks Swift imports as plain escaping closures, the block
+    /// need not be `@Sendable`; it must be safe to run on that thread (hop to the main queue for
+    /// UI work, as the documents' samples do).
+    public nonisolated func receive(_ event: any KsEvent, withCompletionHandler completionBlock: (((any KsEvent)?) -> Void)?) {
+        let completion = AppCompletion(completionBlock)
+        let number = intake.accept()
         Task {
             guard let macro = event as? any KsMacroEvent else {
-                completionBlock?(KSMStatusResultEvent(status: .kNotSupported, errorDescription: "\(type(of: event)) is not an event of the MasterController"))
+                await takeTurn(number)
+                completion.run(KSMStatusResultEvent(status: .kNotSupported, errorDescription: "\(type(of: event)) is not an event of the MasterController"))
                 return
             }
-            let result = await receive(macro)
-            completionBlock?(result)
+            completion.run(await receive(macro, inTurn: number))
         }
     }
 
     /// The completion-handler form of the iOS samples. `completion` runs once, on a Swift
-    /// concurrency thread, with the result event.
-    public nonisolated func sendEvent2MasterController(_ event: any KsMacroEvent, completion: (@Sendable (any KSMEvent) -> Void)? = nil) {
-        Task {
-            let result = await receive(event)
-            completion?(result)
-        }
+    /// concurrency thread (not the caller's, not the main thread), with the result event.
+    ///
+    /// Events sent through the completion forms (this one, ``receive(_:withCompletionHandler:)``,
+    /// ``postEvent(_:)``) begin in the order they were sent: an event sent after another one's
+    /// send returned is handled from its start after that one began. Once begun, an event that
+    /// waits on the IDP lets later ones go on meanwhile, so results may come back in another
+    /// order.
+    ///
+    /// The completion need not be `@Sendable`, as with the vendor's Objective-C SDK; it must be
+    /// safe to run on that thread.
+    public nonisolated func sendEvent2MasterController(_ event: any KsMacroEvent, completion: ((any KSMEvent) -> Void)? = nil) {
+        send(event, completion: AppCompletion(completion))
     }
 
     /// The same, with the label of the Start sample; the completion may be left out for events
     /// without a result (the tracing events).
-    public nonisolated func sendEvent2MasterController(event: any KsMacroEvent, completion: (@Sendable (any KSMEvent) -> Void)? = nil) {
-        sendEvent2MasterController(event, completion: completion)
+    public nonisolated func sendEvent2MasterController(event: any KsMacroEvent, completion: ((any KSMEvent) -> Void)? = nil) {
+        send(event, completion: AppCompletion(completion))
+    }
+
+    private nonisolated func send(_ event: any KsMacroEvent, completion: AppCompletion<any KSMEvent>) {
+        let number = intake.accept()
+        Task { completion.run(await receive(event, inTurn: number)) }
+    }
+
+    /// Handles `event` once every event accepted before it (``EventIntake``) has begun: it begins
+    /// on the actor with nothing between its turn and its start.
+    private func receive(_ event: any KsMacroEvent, inTurn number: UInt64) async -> any KsMacroEvent {
+        await takeTurn(number)
+        return await receive(event)
+    }
+
+    /// Waits until event `number` is next to begin, then makes the one after it next (it runs only
+    /// when this one suspends or ends: the actor runs one piece at a time).
+    private func takeTurn(_ number: UInt64) async {
+        if number != turns.next { await withCheckedContinuation { turns.waiting[number] = $0 } }
+        turns.next = number + 1
+        turns.waiting.removeValue(forKey: turns.next)?.resume()
     }
 
     /// The Kotlin samples' form: a future that `then` callbacks observe.
     public nonisolated func postEvent(_ event: any KsMacroEvent) -> McFuture<any KsMacroEvent> {
         let future = McFuture<any KsMacroEvent>()
-        Task { future.resolve(await receive(event)) }
+        let number = intake.accept()
+        Task { future.resolve(await receive(event, inTurn: number)) }
         return future
     }
 
@@ -262,4 +299,31 @@ struct PendingAuthorization: Sendable {
     let verifier: String
     let challenge: String
     let clientData: String
+}
+
+/// Numbers the events sent to one MasterController through its completion forms, in the order
+/// their sends took a number (under a lock held for one increment).
+final class EventIntake: Sendable {
+    private let next = LockedValue<UInt64>(0)
+
+    /// The next number.
+    func accept() -> UInt64 { next.withLock { number in defer { number += 1 }; return number } }
+}
+
+/// The app's completion block, carried from the thread that sent the event to the one that runs
+/// it.
+///
+/// Why `@unchecked Sendable` is sound here: the box holds one immutable closure, handed over
+/// once — the sender keeps no reference to it — and called once, by the one task that completes
+/// the event; so the box itself is never touched by two threads at once. What the closure
+/// captures is the app's: as with the vendor's Objective-C SDK, whose blocks Swift imports as
+/// plain escaping closures and calls on the SDK's own thread, the documented contract makes the
+/// app's closure responsible for being safe on the thread it runs on.
+struct AppCompletion<Argument>: @unchecked Sendable {
+    private let body: ((Argument) -> Void)?
+
+    init(_ body: ((Argument) -> Void)?) { self.body = body }
+
+    /// Calls the closure, if there is one.
+    func run(_ argument: Argument) { body?(argument) }
 }

@@ -1,4 +1,4 @@
-// Verbatim from seeds/000 (web-view activation, iOS/Swift), lines 22-29 and 134-142, unchanged; the two methods sit in an `extension MaverickActivation`, the app class that holds `masterControllerAdapter` (setup); compiled in Swift 5 mode (see README).
+// Verbatim from seeds/000 (web-view activation, iOS/Swift), lines 22-29 and 134-142, unchanged; the two methods sit in an `extension MaverickActivation`, the app class that holds `masterControllerAdapter` (setup); compiled in Swift 6 mode.
 import McSdk
 
 extension MaverickActivation {

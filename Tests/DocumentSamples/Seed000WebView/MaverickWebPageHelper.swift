@@ -1,4 +1,4 @@
-// Verbatim from seeds/000 (web-view activation, iOS/Swift), lines 34-98, unchanged; compiled in Swift 5 mode (see the IdpSdk article "Getting started with the documents' samples").
+// Verbatim from seeds/000 (web-view activation, iOS/Swift), lines 34-98, unchanged; compiled in Swift 6 mode.
 import Foundation
 import McSdk
 

@@ -1,4 +1,4 @@
-// Verbatim from seeds/000 (web-view activation, iOS/Swift), lines 113-127, unchanged but for the FoundationNetworking import that Linux needs for URLRequest; compiled in Swift 5 mode (see README).
+// Verbatim from seeds/000 (web-view activation, iOS/Swift), lines 113-127, unchanged but for the FoundationNetworking import that Linux needs for URLRequest; compiled in Swift 6 mode.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
