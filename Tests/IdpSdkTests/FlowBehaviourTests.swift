@@ -130,7 +130,7 @@ struct CompletionTests {
         let idp = TestIDP()
         idp.activeUser("mia", password: "pw-mia")
         let entered = Gate(), release = Gate()
-        let provider = ClosureProvider { _ in
+        let provider = ObservingClosureProvider { _ in
             entered.open()
             release.wait(timeout: .seconds(300))
             return .init(credentials: ["username": "mia", "password": "pw-mia"])
@@ -151,7 +151,8 @@ struct CompletionTests {
         handle.cancel()
         #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
         release.open()
-        try await Task.sleep(for: .milliseconds(200))
+        // The late answer has come back and the engine is done with the flow
+        #expect(await Self.offTask { provider.endedGate.wait(timeout: .seconds(300)) })
 
         // Then it completed exactly once, and no code was issued
         #expect(counter.completions == 1)
@@ -165,7 +166,7 @@ struct CompletionTests {
         idp.activeUser("noah", password: "pw-noah")
         idp.activeUser("olga", password: "pw-olga")
         let entered = Gate(), release = Gate(), returned = Gate()
-        let provider = ClosureProvider { data in
+        let provider = ObservingClosureProvider { data in
             if data.userId == "noah" {
                 entered.open()
                 _ = release.wait(timeout: .seconds(300))
@@ -197,7 +198,8 @@ struct CompletionTests {
         // Then the provider's late answer completes nothing a second time and redeems nothing
         release.open()
         #expect(await Self.offTask { returned.wait(timeout: .seconds(300)) })
-        try await Task.sleep(for: .milliseconds(100))
+        // The engine is done with noah's flow once it says so (olga's flow said so earlier)
+        #expect(await WorkerPoolTests.eventually { provider.ended.withLock { $0.count } == 2 })
         #expect(results.withLock { $0.count } == 1)
         #expect(idp.server.auditLog().filter { $0.event == .codeIssued }.map(\.userId) == ["olga"])
         #expect(sdk.flowsInFlight == 0)
@@ -207,14 +209,16 @@ struct CompletionTests {
     func taskCancellation() async throws {
         let idp = TestIDP()
         idp.activeUser("pia", password: "pw-pia")
-        let release = Gate()
+        let release = Gate(), entered = Gate()
         let provider = ClosureProvider { _ in
-            release.wait(timeout: .seconds(30))
+            entered.open()
+            release.wait(timeout: .seconds(300))
             return .init(credentials: ["username": "pia", "password": "pw-pia"])
         }
         let sdk = idp.sdk()
         let task = Task { await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "pia") }
-        try await Task.sleep(for: .milliseconds(50))
+        // Once the flow is inside the provider, the awaiting task is cancelled
+        #expect(await Self.offTask { entered.wait(timeout: .seconds(300)) })
         task.cancel()
         let result = await task.value
         release.open()

@@ -85,6 +85,21 @@ struct ClosureProvider: IdpSdkInteractionInterface, Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { body(interactionData) }
 }
 
+/// A ``ClosureProvider`` that is told when a flow has ended and none of its calls runs any more
+/// (`flowDidEnd`): past that, the engine does nothing more for the flow, so a test can judge
+/// "exactly once" then, without waiting a fixed time.
+struct ObservingClosureProvider: IdpSdkFlowObserving, Sendable {
+    let body: @Sendable (IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult
+    let ended = LockedValue<[IdpSdkFlowID]>([])
+    let endedGate = Gate()
+    init(_ body: @escaping @Sendable (IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult) { self.body = body }
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { body(interactionData) }
+    func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+        ended.withLock { $0.append(flowId) }
+        endedGate.open()
+    }
+}
+
 /// Counts completions per flow, to prove exactly-once delivery.
 final class CompletionCounter: Sendable {
     private let counts = LockedValue<[IdpSdkFlowID: Int]>([:])
