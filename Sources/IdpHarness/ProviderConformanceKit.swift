@@ -190,17 +190,32 @@ struct Run: Sendable {
         let latency: Duration
     }
 
+    /// Waits, up to `limit`, until the engine has told each flow's probe that the flow ended with
+    /// none of its provider calls running (`flowDidEnd`): past that the engine does nothing more
+    /// for the flow, so what the ledger counts then is final. Flows with no result (stuck) are
+    /// not waited for.
+    static func settle(_ outcomes: [Outcome], probes: [ConformanceProbe], limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        var pending = outcomes.compactMap { outcome in outcome.result?.flowId.map { (probes[outcome.plan.user], $0) } }
+        while !pending.isEmpty, ContinuousClock.now < deadline {
+            pending.removeAll { probe, flowId in (probe.calls(flowId)?.endedCount ?? 0) > 0 }
+            if !pending.isEmpty { try? await Task.sleep(for: .milliseconds(2)) }
+        }
+    }
+
     func execute() async -> ConformanceReport {
         let started = ContinuousClock.now
         let hammer = configuration.hammerRounds > 0 ? await hammerPhase() : nil
-        guard battery else {
+        /// A report of the hammer alone, with `checks` (none, or the setup's failure).
+        func hammerOnly(_ checks: [ConformanceReport.Check]) -> ConformanceReport {
             var report = ConformanceReport(
-                providerName: name, checks: [], stuckFlows: [], flows: 0, threads: configuration.hammerThreads, users: 0,
+                providerName: name, checks: checks, stuckFlows: [], flows: 0, threads: configuration.hammerThreads, users: 0,
                 elapsed: ContinuousClock.now - started, flowLatency: (.zero, .zero, .zero), providerCallLatency: (.zero, .zero, .zero),
                 providerCalls: 0, peakSDKThreads: 0)
             RaceVerdict.add(hammer: hammer, flows: nil, directory: configuration.raceReportDirectory, to: &report)
             return report
         }
+        guard battery else { return hammerOnly([]) }
         let flowReports = ThreadSanitizerPhase.Recorder(name: "engine flows")
         // The figures are the engine flows' own: the hammer before them is not counted.
         let flowsStarted = ContinuousClock.now
@@ -211,20 +226,24 @@ struct Run: Sendable {
         // The IDP: a one-step and a two-step login client, users with fresh random passwords,
         // and a few users the provider is to have no credentials for.
         let idp = IdpServer(configuration: .init(auditLogCapacity: max(100_000, configuration.flows * 8)))
-        try! idp.addTenant(tenant)
-        try! idp.addClient(IdpClientConfiguration(
-            clientId: ProviderConformanceKit.stepwiseClient, purpose: .login,
-            steps: [[IdpFormField(id: "username", label: "Username", role: .username)],
-                    [IdpFormField(id: "password", label: "Password", role: .password)]]
-        ), tenant: tenant)
         let withoutCredentials = configuration.errorEvery > 0 ? 3 : 0
         var users: [ProviderConformanceKit.User] = []
-        for index in 0..<(userCount + withoutCredentials) {
-            let userId = String(format: "user-%03d", index)
-            let password = "pw-" + SecureRandom.token(byteCount: 9)
-            try! idp.addUser(userId, tenant: tenant, password: password)
-            let credentials = index < userCount ? ["username": userId, "password": password] : [:]
-            users.append(.init(tenantId: tenant, userId: userId, credentials: credentials))
+        do {
+            try idp.addTenant(tenant)
+            try idp.addClient(IdpClientConfiguration(
+                clientId: ProviderConformanceKit.stepwiseClient, purpose: .login,
+                steps: [[IdpFormField(id: "username", label: "Username", role: .username)],
+                        [IdpFormField(id: "password", label: "Password", role: .password)]]
+            ), tenant: tenant)
+            for index in 0..<(userCount + withoutCredentials) {
+                let userId = String(format: "user-%03d", index)
+                let password = "pw-" + SecureRandom.token(byteCount: 9)
+                try idp.addUser(userId, tenant: tenant, password: password)
+                let credentials = index < userCount ? ["username": userId, "password": password] : [:]
+                users.append(.init(tenantId: tenant, userId: userId, credentials: credentials))
+            }
+        } catch {
+            return hammerOnly([.init(name: "setting up the IDP", passed: false, detail: "\(error)")])
         }
         let providers = await bind(users).value
         var probes: [ConformanceProbe] = []
@@ -273,8 +292,9 @@ struct Run: Sendable {
             }
             return mine
         }.flatMap { $0 }
-        // Anything completing late (a second completion) shows up here.
-        try? await Task.sleep(for: .milliseconds(200))
+        // Completions are counted once the engine is done with every flow (a second completion
+        // would have come by then).
+        await Self.settle(outcomes, probes: probes, limit: configuration.hangTimeout)
 
         var checks = evaluate(outcomes: outcomes, plans: plans, idp: idp, probes: probes, users: users, ledger: ledger, watchdog: watchdog)
         if let wait = configuration.providerWait, !watchdog.aborted {
@@ -469,7 +489,7 @@ struct Run: Sendable {
                 return [runFlow(plan, sdk: sdk, probe: probes[user], user: users[user], ledger: ledger, watchdog: watchdog)]
             }.flatMap { $0 }
             // Let blocked providers return and any late completion arrive before counting.
-            try? await Task.sleep(for: wait + .milliseconds(200))
+            await Self.settle(results, probes: probes, limit: wait + .seconds(300))
             if !ledger.duplicates.isEmpty || ledger.completions != count { problems.append("timeout \(timeout): \(ledger.completions) completions for \(count) flows") }
             for outcome in results {
                 let ok = expectSuccess ? outcome.result?.hasError() == false : outcome.result?.idpSdkError?.code == .timedOut

@@ -94,6 +94,7 @@ extension SystemStress {
             self.options = options
             server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: 1_000_000,
                                                     lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration)))
+            // Cannot fail: a new server's first tenant.
             try! server.addTenant(Self.tenant)
             var random = SeededRandom(seed: options.seed ^ 0x5157_7e55)
             let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0]!)) }
@@ -106,11 +107,14 @@ extension SystemStress {
                     let digits = String(value, radix: 16)
                     return String(repeating: "0", count: 16 - digits.count) + digits
                 }
+                // Cannot fail: 32 and 16 hex digits, neither all zero (the index part is at least 1,
+                // the parent id odd).
                 let trace = try! TraceParent(traceId: hex(own.next()) + hex(UInt64(index) + 1), parentId: hex(own.next() | 1), sampled: true)
                 return Participant(index: index, user: "user-\(index % max(1, options.users))", trace: trace, steps: steps)
             }
             _ = random.next()
             for user in Set(participants.map(\.user)) {
+                // Cannot fail: distinct names, generated, in the run's tenant.
                 try! server.addUser(user, tenant: Self.tenant)
             }
         }
