@@ -124,13 +124,17 @@ enum StressCommand {
                 case "default": options.faultRates = SystemStress.Options.defaultFaultRates
                 case "none": options.faultRates = [:]
                 default:
-                    var rates: [String: Double] = [:]
+                    var rates: [SystemStress.Fault: Double] = [:]
                     for item in text.split(separator: ",") {
                         let pair = item.split(separator: "=")
-                        guard pair.count == 2, SystemStress.Options.defaultFaultRates[String(pair[0])] != nil, let rate = Double(pair[1]), (0...1).contains(rate) else {
-                            return bad("--faults item '\(item)' is not name=rate with a known fault and a rate from 0 to 1")
+                        guard pair.count == 2, let rate = Double(pair[1]), (0...1).contains(rate) else {
+                            return bad("--faults item '\(item)' is not name=rate with a rate from 0 to 1")
                         }
-                        rates[String(pair[0])] = rate
+                        do {
+                            rates[try SystemStress.Fault(parsing: String(pair[0]))] = rate
+                        } catch {
+                            return bad("--faults item '\(item)': \(error)")
+                        }
                     }
                     options.faultRates = rates
                 }
@@ -188,7 +192,7 @@ enum StressCommand {
         let summary = Summary(
             seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
             stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
-            partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: report.checks,
+            partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: Dictionary(uniqueKeysWithValues: report.checks.map { ($0.key.rawValue, $0.value) }),
             interleavings: Dictionary(uniqueKeysWithValues: report.interleavings.map { ($0.key.rawValue, $0.value) }),
             reached: report.reached?.reproducer,
             violations: report.failure?.violations ?? [], eventLog: report.failure?.eventLog ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,

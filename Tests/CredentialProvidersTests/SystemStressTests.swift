@@ -37,7 +37,7 @@ struct SystemStressTests {
         // the rest of the suite loads the machine: a participant set aside runs on outside
         // control, and its run need not repeat. (Hung providers: the idp-bench stress run.)
         options.faultRates = SystemStress.Options.defaultFaultRates
-        options.faultRates["provider.hang"] = nil
+        options.faultRates[.providerHang] = nil
         options.stallTimeout = .seconds(20)
         options.deadlockTimeout = .seconds(120)
         let report = await SystemStress.run(options)
@@ -49,7 +49,7 @@ struct SystemStressTests {
         }
         // The same reproducer gives the same schedule, fault sites and verdict.
         let scenario = SystemStress.scenario(options)
-        let rates = options.faultRates
+        let rates = Dictionary(uniqueKeysWithValues: options.faultRates.map { ($0.key.rawValue, $0.value) })
         let reproducer = StressReproducer(strategy: .pct(depth: 3, steps: 100), seed: 99, flows: [0, 1, 2],
                                           faults: FaultPlan(seed: 5, rates: rates), decisions: [])
         let first = await StressRunner.run(scenario, reproducer)
@@ -69,12 +69,12 @@ struct SystemStressTests {
         options.makeProvider = { PerFlowStateInOneSlotProvider($0) }
         let report = await SystemStress.run(options)
         let failure = try #require(report.failure, "\(report)")
-        #expect(failure.violations.allSatisfy { $0.hasPrefix(SystemStress.Invariant.noCrossTalk) }, "\(failure.violations)")
+        #expect(failure.violations.allSatisfy { SystemStress.Invariant(violation: $0) == .noCrossTalk }, "\(failure.violations)")
         #expect(failure.replaysFailingTheSameWay == failure.replays && failure.nondeterminism == nil)
         #expect(failure.sizeAfter.decisions <= failure.sizeBefore.decisions)
         let replays = try await SystemStress.replay(failure.shrunk, options: options, times: 10)
         #expect(replays.count == 10)
-        #expect(replays.allSatisfy { run in !run.isEmpty && run.allSatisfy { $0.hasPrefix(SystemStress.Invariant.noCrossTalk) } }, "\(replays)")
+        #expect(replays.allSatisfy { run in !run.isEmpty && run.allSatisfy { SystemStress.Invariant(violation: $0) == .noCrossTalk } }, "\(replays)")
         print("shared-slot provider: run \(failure.run), decisions \(failure.sizeBefore.decisions)→\(failure.sizeAfter.decisions), flows \(failure.sizeBefore.flows)→\(failure.sizeAfter.flows); \(failure.shrunk)")
     }
 }
@@ -93,7 +93,7 @@ struct SystemStressInterleavingTests {
             // An added user's activation logs that user in; a logout of the first user racing a
             // refresh leaves the MC answering for the added one.
             options = SystemStress.Options(seed: 3, runs: 20, flows: 1, users: 1, stepsPerFlow: 3, mix: [.addUser: 1, .refresh: 1])
-            options.faultRates = ["refresh.logoutRace": 1]
+            options.faultRates = [.refreshLogoutRace: 1]
         case .lockLiftedDuringStorm:
             // One device storms into lockout while another's refresh steps move the clock: three
             // participants' orders at once, deeper than the default finds in 100 runs.
@@ -101,12 +101,12 @@ struct SystemStressInterleavingTests {
         case .expiryDuringRefreshStorm:
             // Two devices' refresh storms, each step moving the shared clock past expiry.
             options = SystemStress.Options(seed: 1, runs: 200, flows: 2, users: 2, stepsPerFlow: 3, mix: [.refresh: 1])
-            options.faultRates = ["refresh.storm": 1]
+            options.faultRates = [.refreshStorm: 1]
         case .cancelAfterEnd:
             // The provider fails some calls (not all: the activation must pass), and the flow's
             // first steps may run before its caller's cancel.
             options = SystemStress.Options(seed: 1, runs: 200, flows: 1, users: 1, stepsPerFlow: 3, mix: [.cancel: 1])
-            options.faultRates = ["provider.fail": 0.3]
+            options.faultRates = [.providerFail: 0.3]
         }
         options.stopAt = interleaving
         options.stallTimeout = .seconds(20)
@@ -139,7 +139,7 @@ struct SystemStressInterleavingTests {
         // scheduler, and more devices than users
         var options = SystemStress.Options(seed: 5, runs: 3, flows: 6, users: 3, stepsPerFlow: 3, strategy: nil)
         options.faultRates = SystemStress.Options.defaultFaultRates
-        options.faultRates["provider.hang"] = nil
+        options.faultRates[.providerHang] = nil
         // When it runs
         let report = await SystemStress.run(options)
         // Then nothing broke, and the invariants were checked on free threads
@@ -164,5 +164,18 @@ struct SystemStressInterleavingTests {
         #expect(failure.eventLog.contains { $0.contains("step 1: login") })
         #expect(failure.eventLog.contains { $0.contains("KssIdpLogin flow") })
         #expect(report.description.contains("what happened"))
+    }
+
+    @Test("faults and invariants are typed: a fault name parses, an unknown one is refused naming the valid ones; a violation names its invariant")
+    func typedNames() throws {
+        #expect(try SystemStress.Fault(parsing: "transport.delay") == .transportDelay)
+        #expect(SystemStress.Fault.allCases.allSatisfy { (try? SystemStress.Fault(parsing: $0.rawValue)) == $0 })
+        #expect(throws: StressError("'transport.dealy' is not a fault; the faults are " + SystemStress.Fault.allCases.map(\.rawValue).joined(separator: ", "))) {
+            try SystemStress.Fault(parsing: "transport.dealy")
+        }
+        #expect(Set(SystemStress.Options.defaultFaultRates.keys) == Set(SystemStress.Fault.allCases))
+        #expect(SystemStress.Invariant(violation: "no cross-talk: participant 0 asked …") == .noCrossTalk)
+        #expect(SystemStress.Invariant(violation: "no deadlock: every unfinished flow was blocked") == nil)
+        #expect("\(SystemStress.Invariant.lockoutExact): detail" == "lockout counts exact: detail")
     }
 }

@@ -80,7 +80,7 @@ final class StressTransport: Transport {
         }
         // Responses of this trace held back for reordering go now, behind this request.
         let overtaken = held.withLock { $0.removeValue(forKey: trace) } ?? []
-        func fault(_ name: String) -> Bool { faults.fires(name, trace: trace, step: step) }
+        func fault(_ fault: SystemStress.Fault) -> Bool { faults.fires(fault, trace: trace, step: step) }
         if let immediate = immediateFailure(fault) {
             deliver(immediate, trace: trace, completion: completion, controlled: false)
             overtaken.forEach { $0() }
@@ -120,9 +120,9 @@ final class StressTransport: Transport {
     /// response over. A delayed response takes one more hop, or with `holdsDelayed` is held back
     /// like a reordered one.
     private func sendControlled(_ request: HTTPRequest, trace: String, on scheduler: ControlledScheduler, parent: Int?, holdsDelayed: Bool,
-                                fault: (String) -> Bool, deliverOne: @escaping Completion) {
-        let drop = fault("transport.drop"), duplicate = fault("transport.duplicate")
-        let delay = fault("transport.delay"), reorder = fault("transport.reorder")
+                                fault: (SystemStress.Fault) -> Bool, deliverOne: @escaping Completion) {
+        let drop = fault(.transportDrop), duplicate = fault(.transportDuplicate)
+        let delay = fault(.transportDelay), reorder = fault(.transportReorder)
         scheduler.spawn(Seam("transport.request", trace: trace).description, parent: parent) { [self] in
             inner.send(request) { [self] response in
                 let response = drop ? StressTransport.lost : response
@@ -154,10 +154,10 @@ final class StressTransport: Transport {
         return !all.isEmpty
     }
 
-    private func immediateFailure(_ fault: (String) -> Bool) -> Result<HTTPResponse, TransportError>? {
-        if fault("transport.connectionLost") { return .failure(TransportError(.connectionLost, "injected: the connection was lost")) }
-        if fault("transport.timeout") { return .failure(TransportError(.timedOut, "injected: the request timed out")) }
-        if fault("transport.5xx") {
+    private func immediateFailure(_ fault: (SystemStress.Fault) -> Bool) -> Result<HTTPResponse, TransportError>? {
+        if fault(.transportConnectionLost) { return .failure(TransportError(.connectionLost, "injected: the connection was lost")) }
+        if fault(.transportTimeout) { return .failure(TransportError(.timedOut, "injected: the request timed out")) }
+        if fault(.transport5xx) {
             return .success(HTTPResponse(status: 503, body: Array("{\"error\":\"temporarily_unavailable\",\"error_description\":\"injected 503\"}".utf8)))
         }
         return nil
@@ -179,9 +179,9 @@ struct StressFaults: Sendable {
     let flowOfTrace: @Sendable (String) -> Int?
     let fired: LockedValue<[FaultPlan.Site]>
 
-    func fires(_ name: String, trace: String, step: Int) -> Bool {
+    func fires(_ fault: SystemStress.Fault, trace: String, step: Int) -> Bool {
         guard let flow = flowOfTrace(trace) else { return false }
-        let site = FaultPlan.Site(fault: name, flow: flow, step: step)
+        let site = FaultPlan.Site(fault: fault.rawValue, flow: flow, step: step)
         guard plan.fires(site) else { return false }
         fired.withLock { $0.append(site) }
         return true

@@ -86,7 +86,7 @@ public enum SystemStress {
         /// The mix: each step's weight.
         public var mix: [Step: Int]
         /// Fault name → probability per site (see ``Options/defaultFaultRates`` for the names).
-        public var faultRates: [String: Double]
+        public var faultRates: [Fault: Double]
         /// How the scheduler chooses; `nil` runs free (no control, no replay).
         public var strategy: ScheduleStrategy?
         /// The provider under test, built per run over the run's truth (answer the flow in
@@ -115,14 +115,14 @@ public enum SystemStress {
         ///   - users: Users at the IDP; 3.
         ///   - stepsPerFlow: Steps each participant plays after its activation; 3.
         ///   - mix: Each step's weight; ``defaultMix``.
-        ///   - faultRates: Fault name → probability per site; none by default.
+        ///   - faultRates: Fault → probability per site; none by default.
         ///   - strategy: How the scheduler chooses; PCT of depth 3 over 100 steps by default, `nil`
         ///     runs free.
         ///   - lockoutAfter: Wrong secrets in a row that lock an account; 3.
         ///   - makeProvider: Builds the provider under test over the run's truth; the truth itself
         ///     by default.
         public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
-                    mix: [Step: Int] = Options.defaultMix, faultRates: [String: Double] = [:],
+                    mix: [Step: Int] = Options.defaultMix, faultRates: [Fault: Double] = [:],
                     strategy: ScheduleStrategy? = .pct(depth: 3, steps: 100), lockoutAfter: Int = 3,
                     makeProvider: @escaping @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable = { $0 }) {
             self.seed = seed
@@ -145,11 +145,21 @@ public enum SystemStress {
         ]
 
         /// Every fault the stress knows, each at a rate that strikes a few times per run.
-        public static let defaultFaultRates: [String: Double] = [
-            "transport.delay": 0.1, "transport.drop": 0.02, "transport.duplicate": 0.05, "transport.reorder": 0.03,
-            "transport.connectionLost": 0.02, "transport.5xx": 0.02, "transport.timeout": 0.02,
-            "provider.slow": 0.05, "provider.hang": 0.02, "provider.fail": 0.03,
-            "clock.codeExpiry": 0.05, "refresh.storm": 0.5, "refresh.logoutRace": 0.3, "code.wrongVerifier": 0.2,
+        public static let defaultFaultRates: [Fault: Double] = [
+            .transportDelay: 0.1,
+            .transportDrop: 0.02,
+            .transportDuplicate: 0.05,
+            .transportReorder: 0.03,
+            .transportConnectionLost: 0.02,
+            .transport5xx: 0.02,
+            .transportTimeout: 0.02,
+            .providerSlow: 0.05,
+            .providerHang: 0.02,
+            .providerFail: 0.03,
+            .clockCodeExpiry: 0.05,
+            .refreshStorm: 0.5,
+            .refreshLogoutRace: 0.3,
+            .codeWrongVerifier: 0.2,
         ]
     }
 
@@ -164,7 +174,7 @@ public enum SystemStress {
         /// Faults that fired, by name.
         public var faultsInjected: [String: Int] = [:]
         /// Invariant checks made, by invariant.
-        public var checks: [String: Int] = [:]
+        public var checks: [Invariant: Int] = [:]
         /// How often the runs reached each interleaving the invariants accept but a reader should
         /// know was explored.
         public var interleavings: [Interleaving: Int] = [:]
@@ -217,7 +227,7 @@ public enum SystemStress {
             var lines = ["system stress: \(runs) runs, \(flows) flows, \(mcEvents) MC events, \(decisions) scheduler decisions, \(String(format: "%.1f", seconds)) s"]
             let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
             lines.append("faults injected: \(faults.isEmpty ? "none" : faults.joined(separator: ", "))")
-            lines.append("invariants checked: " + checks.keys.sorted().map { "\($0) ×\(checks[$0]!)" }.joined(separator: ", "))
+            lines.append("invariants checked: " + checks.keys.sorted().map { "\($0.rawValue) ×\(checks[$0]!)" }.joined(separator: ", "))
             if !interleavings.isEmpty {
                 lines.append("interleavings reached: " + interleavings.keys.sorted().map { "\($0.rawValue) ×\(interleavings[$0]!)" }.joined(separator: ", "))
             }
@@ -284,47 +294,6 @@ public enum SystemStress {
         }
     }
 
-    /// The names of the invariants checked.
-    ///
-    /// What each promises, and what it does not:
-    /// - ``noCrossTalk``: a provider call's user and trace are its flow's; a provider's answer
-    ///   holds no other flow's secrets; ExchangeIamToken's token is for the user logged in on
-    ///   that MC, which is the user of the last successful SetAuthorisationCode (an activation,
-    ///   an added user's too) or OfflineLogin since Start, not necessarily the user of the step
-    ///   that asked.
-    /// - ``logoutStays``: after ClearIamTokenCache of a user, no token for that user comes out
-    ///   until the next login, whatever a refresh in flight does; while that user was the MC's
-    ///   logged-in one, no token comes out at all.
-    /// - ``lockoutExact``: the IDP's decisions on a user, in the order it made them and by the time
-    ///   it made each at, follow the lockout policy exactly (see `LockoutReplay`): a clock jump
-    ///   past a lock's end lifts it and later guesses count again; with no jump and no fault, a
-    ///   storm is evaluated exactly `lockoutAfter` times and locks once.
-    /// - ``oneRefresh``: one refresh grant per expiry: two grants of a device are at least an
-    ///   access token's lifetime apart on the IDP's clock (the clock may jump past a new token's
-    ///   expiry while a storm runs; that is a second expiry).
-    /// - ``errorsUnchanged``: an error a provider returned reaches the caller as it was; a
-    ///   cancelled flow ends cancelled unless something ended it before the cancel took effect.
-    public enum Invariant {
-        /// Every `getAuthorizationCode` calls its completion exactly once.
-        public static let exactlyOnce = "every flow completes exactly once"
-        /// A flow never sees another's user, trace or secrets (see ``SystemStress/Invariant``).
-        public static let noCrossTalk = "no cross-talk"
-        /// An authorization code is redeemed at most once, and only with its own PKCE verifier.
-        public static let singleUseCodes = "codes single-use and bound to their PKCE challenge"
-        /// The IDP's lockout decisions follow the policy exactly (see ``SystemStress/Invariant``).
-        public static let lockoutExact = "lockout counts exact"
-        /// One refresh grant per access-token expiry (see ``SystemStress/Invariant``).
-        public static let oneRefresh = "one refresh per expiry"
-        /// After ClearIamTokenCache (CLEAR_ALL, CLEAR_ACCESS_AND_REFRESH) no token comes back
-        /// until the next login: a refresh may not resurrect it.
-        public static let logoutStays = "a logout stays a logout"
-        /// Every flow and MC event ends before the watchdog fires, and none is in flight after the
-        /// run.
-        public static let noStuckFlow = "no flow stuck past the watchdog"
-        /// A provider's error reaches the caller unchanged (see ``SystemStress/Invariant``).
-        public static let errorsUnchanged = "errors delivered unchanged"
-    }
-
     /// Explores `options.runs` runs (or until `options.duration`); on the first failure, replays
     /// it twice, shrinks it and stops.
     public static func run(_ options: Options) async -> Report {
@@ -334,7 +303,7 @@ public enum SystemStress {
         var random = SeededRandom(seed: options.seed)
         for run in 1...max(1, options.runs) {
             // Each run its own faults (sites keyed by flow and step under the run's fault seed).
-            let faults = FaultPlan(seed: random.next(), rates: options.faultRates)
+            let faults = FaultPlan(seed: random.next(), rates: Dictionary(uniqueKeysWithValues: options.faultRates.map { ($0.key.rawValue, $0.value) }))
             if let duration = options.duration, ContinuousClock.now - start > duration { break }
             report.runs = run
             let result: StressRunResult

@@ -36,7 +36,7 @@ extension SystemStress {
         func password(_ user: String) -> String { "pw-\(user)-secret" }
         func identifier(_ user: String) -> KsUserIdentifier { KsUserIdentifier(tenantId: World.tenant, userId: user) }
 
-        func fault(_ name: String) -> Bool { world.fault(name, flow: me.index, step: step) }
+        func fault(_ fault: Fault) -> Bool { world.fault(fault, flow: me.index, step: step) }
 
         /// Start, GetAstClientData, the enrollment flow, SetAuthorisationCode; `existing`: the
         /// device's user adding another (add user).
@@ -87,12 +87,12 @@ extension SystemStress {
         /// SetAuthorisationCode, with the PKCE and expiry faults; records the redemption the IDP
         /// must show.
         func setCode(_ code: String, clientId: String, user: String?) -> Bool {
-            if fault("code.wrongVerifier") {
+            if fault(.codeWrongVerifier) {
                 // Someone who saw the code but not the verifier must not get tokens for it.
                 let status = world.redeemDirectly(code, clientId: clientId, trace: me.trace)
                 world.checked(Invariant.singleUseCodes, status != 200, "a code of participant \(me.index) was redeemed with a wrong PKCE verifier")
             }
-            if fault("clock.codeExpiry") { world.advanceClock(by: .seconds(61), me, "the code expires") }
+            if fault(.clockCodeExpiry) { world.advanceClock(by: .seconds(61), me, "the code expires") }
             let event: KSMSetAuthorisationCodeEvent = if let user {
                 KSMSetAuthorisationCodeEvent(userIdentifier: identifier(user), authenticationMode: .no, authorisationCode: code, clientId: clientId)
             } else {
@@ -213,9 +213,9 @@ extension SystemStress {
         /// events must cause at most one refresh grant at the IDP.
         func refresh(_ user: String) {
             world.advanceClock(by: .seconds(301), me, "the access token expires")
-            let storm = fault("refresh.storm") ? 4 : 1
+            let storm = fault(.refreshStorm) ? 4 : 1
             // A logout racing the refresh: CLEAR_ALL sent with the exchanges, on the same MC.
-            let logoutRace = fault("refresh.logoutRace")
+            let logoutRace = fault(.refreshLogoutRace)
             let before = world.refreshes(trace: me.trace.traceId).count
             let wasCurrent = logoutRace && current == user
             let mc = self.mc
@@ -261,7 +261,7 @@ extension SystemStress {
 extension SystemStress.World {
     var wiredTransport: StressTransport { wiringTransport() }
 
-    func fault(_ name: String, flow: Int, step: Int) -> Bool { run.fault(name, flow: flow, step: step) }
+    func fault(_ fault: SystemStress.Fault, flow: Int, step: Int) -> Bool { run.fault(fault.rawValue, flow: flow, step: step) }
 
     /// The IDP's decisions on `user`, once every decision up to the last is in its audit log. A
     /// decision's entries are appended just after it is made, so a free run can read in between
@@ -320,13 +320,13 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
         guard let world else { return .init(error: IdpSdkError(Self.subsystem, 1, "the stress run of this flow has ended")) }
         let call = calls.withLock { $0[trace, default: 0] += 1; return $0[trace]! }
         world.checkCall(interactionData, trace: trace) { endedDuringCall.withLock { $0.contains(interactionData.flowId) } }
-        if faults.fires("provider.fail", trace: trace, step: call) {
+        if faults.fires(.providerFail, trace: trace, step: call) {
             let error = IdpSdkError(Self.subsystem, 4_242, "injected provider failure, call \(call) of trace \(trace.prefix(8))")
             world.injected.withLock { $0[trace, default: []].append(error) }
             return .init(error: error)
         }
-        if faults.fires("provider.slow", trace: trace, step: call) { usleep(1_000) }
-        if faults.fires("provider.hang", trace: trace, step: call) {
+        if faults.fires(.providerSlow, trace: trace, step: call) { usleep(1_000) }
+        if faults.fires(.providerHang, trace: trace, step: call) {
             let gate = DispatchSemaphore(value: 0)
             hanging.withLock { $0[interactionData.flowId] = gate }
             _ = gate.wait(timeout: .now() + 5)

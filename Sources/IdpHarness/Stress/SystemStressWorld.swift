@@ -74,7 +74,7 @@ extension SystemStress {
             var flows = 0
             var completions = 0
             var mcEvents = 0
-            var checks: [String: Int] = [:]
+            var checks: [Invariant: Int] = [:]
             var interleavings: [Interleaving: Int] = [:]
         }
 
@@ -167,7 +167,7 @@ extension SystemStress {
             return acted
         }
 
-        func violation(_ invariant: String, _ detail: String) {
+        func violation(_ invariant: Invariant, _ detail: String) {
             violations.withLock { $0.append("\(invariant): \(detail)") }
         }
 
@@ -203,7 +203,7 @@ extension SystemStress {
             return picked.map { "participant \($0.participant): \($0.text)" }
         }
 
-        func checked(_ invariant: String, _ holds: Bool, _ detail: @autoclosure () -> String) {
+        func checked(_ invariant: Invariant, _ holds: Bool, _ detail: @autoclosure () -> String) {
             counts.withLock { $0.checks[invariant, default: 0] += 1 }
             if !holds { violation(invariant, detail()) }
         }
@@ -303,7 +303,7 @@ extension SystemStress {
             let counts = self.counts.withLock { $0 }
             let flows = wiring.withLock { $0?.sdk.flowsInFlight } ?? 0
             if flows != 0 { found.append("\(Invariant.noStuckFlow): \(flows) flows still in flight after the run") }
-            if counts.completions < counts.flows, !found.contains(where: { $0.hasPrefix(Invariant.noStuckFlow) }) {
+            if counts.completions < counts.flows, !found.contains(where: { Invariant(violation: $0) == .noStuckFlow }) {
                 found.append("\(Invariant.exactlyOnce): \(counts.flows) flows started, \(counts.completions) completions")
             }
             found += redemptionViolations()
