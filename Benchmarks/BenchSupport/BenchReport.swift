@@ -332,9 +332,9 @@ public struct FlowRow: Codable, Sendable, Equatable {
     /// and in older reports.
     public var handBackUs: Double?
     /// For the closed-loop login cell at 1 in flight: the IDP handling one login's requests
-    /// (authorize, credentials, token) directly through `IdpServer.handle`, on one thread,
-    /// measured right before each round (the median of rounds), in µs: the IDP's own share of
-    /// the lone login. `nil` elsewhere and in older reports.
+    /// (authorize, credentials, token) directly through `IdpServer.handle`, one login at a time on
+    /// one OS thread, 200 of them right before each round: the median of the rounds' p50s, in µs.
+    /// The IDP's own share of the lone login; `nil` elsewhere and in older reports.
     public var idpUs: Double?
 
     /// A flow row.

@@ -203,7 +203,7 @@ func loneLoginTable(_ split: LoneLoginSplit) -> Table {
         ["the wake-up of the caller's task (hand-back, p50)", formatNumber(split.handBackUs), share(split.handBackUs)],
         ["the engine's share (the rest: engine, MC, transport)", formatNumber(split.engineUs), share(split.engineUs)],
         ["login p50", formatNumber(split.p50Us), "100%"],
-    ], note: "The IDP's work and the hand-back are measured beside the 1-in-flight login cell in the same rounds; the engine's share is what is left.")
+    ], note: "The IDP's work (200 logins' requests sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it.")
 }
 
 /// The scaling section: every figure per core count, with speed-up over 1 core and efficiency.
