@@ -23,8 +23,8 @@ struct Options: Sendable {
     var openLoopRate: Double?
     /// Measuring time of one flow cell in a scaling child, after its warm-up.
     var secondsPerScalingFlowCell = 0.4
-    /// Run of one provider cell in a scaling child.
-    var secondsPerScalingProviderCell = 0.08
+    /// Run of one provider cell in a scaling child, split over 3 interleaved runs.
+    var secondsPerScalingProviderCell = 0.15
     var parkedFlows = 100_000
     var parkedLatencyMilliseconds = 100
     var seed: UInt64 = 1
@@ -168,7 +168,7 @@ struct Options: Sendable {
             if !explicit.contains("--flow-seconds") { options.secondsPerFlowCell = 0.4 }
             if !explicit.contains("--parked") { options.parkedFlows = 10_000 }
             options.secondsPerScalingFlowCell = 0.15
-            options.secondsPerScalingProviderCell = 0.03
+            options.secondsPerScalingProviderCell = 0.06
         }
         return options
     }

@@ -90,6 +90,9 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
     let allowed = Affinity.allowed()
     guard allowed.count >= settings.cores else { throw BenchFailure("scaling: \(settings.cores) cores asked, \(allowed.count) allowed") }
     try Affinity.pinProcess(to: Array(allowed.prefix(settings.cores)))
+    guard Affinity.allowed().count == settings.cores else {
+        throw BenchFailure("scaling: pinned to \(settings.cores) CPUs, but this thread may still run on \(Affinity.allowed().count)")
+    }
 
     let rig: FlowRig
     do {
@@ -112,11 +115,17 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
     try await verify(strategies, data)
     let cells = hotPathCells(strategies: strategies, floors: floors(data), data: data).filter { scalingProviderCells.contains($0.name) }
     let cores = settings.cores
-    // As in the providers section, the races block this thread: nothing else runs in the child.
-    let providers = cells.map { cell in
-        _ = race(threads: 1, seconds: settings.cellSeconds / 4, makeOperation: cell.makeOperations(1))
-        let result = race(threads: cores, seconds: settings.cellSeconds, makeOperation: cell.makeOperations(cores))
-        return ScalingProvider(name: cell.isFloor ? "floor: \(cell.name)" : cell.name, nsPerCall: result.nanosecondsPerOperation)
+    // As in the providers section, the races block this thread (nothing else runs in the child),
+    // and each cell is the median of 3 runs interleaved with the other cells.
+    for cell in cells { _ = race(threads: 1, seconds: settings.cellSeconds / 4, makeOperation: cell.makeOperations(1)) }
+    var runs = Array(repeating: [RaceResult](), count: cells.count)
+    for _ in 0..<3 {
+        for (index, cell) in cells.enumerated() {
+            runs[index].append(race(threads: cores, seconds: settings.cellSeconds / 3, makeOperation: cell.makeOperations(cores)))
+        }
+    }
+    let providers = zip(cells, runs).map { cell, results in
+        ScalingProvider(name: cell.isFloor ? "floor: \(cell.name)" : cell.name, nsPerCall: results.median(by: \.nanosecondsPerOperation).nanosecondsPerOperation)
     }
 
     var lock: ScalingLock?
