@@ -24,6 +24,12 @@ public struct BenchReport: Codable, Sendable, Equatable {
     public var memory: MemoryRow?
     /// The targets, evaluated from this run's figures.
     public var targets: [TargetRow]
+    /// The `scaling` section: one row per core count the cells ran pinned to; empty when the
+    /// section did not run and in older reports.
+    public var scaling: [ScalingRow]
+    /// A lone login's p50 split into the IDP's work, the hand-back and the engine's share; `nil`
+    /// when the flows section did not measure it and in older reports.
+    public var loneLoginSplit: LoneLoginSplit?
 
     /// A report of a run.
     /// - Parameters:
@@ -35,8 +41,11 @@ public struct BenchReport: Codable, Sendable, Equatable {
     ///   - contention: The contention rows.
     ///   - memory: The memory section's row.
     ///   - targets: The evaluated targets.
+    ///   - scaling: The scaling section's rows.
+    ///   - loneLoginSplit: The lone login's p50 in measured parts.
     public init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
-                contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = []) {
+                contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = [], scaling: [ScalingRow] = [],
+                loneLoginSplit: LoneLoginSplit? = nil) {
         self.machine = machine
         self.settings = settings
         self.providers = providers
@@ -45,6 +54,31 @@ public struct BenchReport: Codable, Sendable, Equatable {
         self.contention = contention
         self.memory = memory
         self.targets = targets
+        self.scaling = scaling
+        self.loneLoginSplit = loneLoginSplit
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schema, machine, settings, providers, floors, flows, contention, memory, targets, scaling, loneLoginSplit = "lone_login_split"
+    }
+
+    /// Reads a report; `scaling` and `lone_login_split`, absent from older reports, default to
+    /// none.
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: `DecodingError` when a key present in every report is missing or mistyped.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        schema = try container.decode(String.self, forKey: .schema)
+        machine = try container.decode(Machine.self, forKey: .machine)
+        settings = try container.decode(Settings.self, forKey: .settings)
+        providers = try container.decode([ProviderRow].self, forKey: .providers)
+        floors = try container.decode([FloorRow].self, forKey: .floors)
+        flows = try container.decode([FlowRow].self, forKey: .flows)
+        contention = try container.decode([ContentionRow].self, forKey: .contention)
+        memory = try container.decodeIfPresent(MemoryRow.self, forKey: .memory)
+        targets = try container.decode([TargetRow].self, forKey: .targets)
+        scaling = try container.decodeIfPresent([ScalingRow].self, forKey: .scaling) ?? []
+        loneLoginSplit = try container.decodeIfPresent(LoneLoginSplit.self, forKey: .loneLoginSplit)
     }
 
     /// The report as pretty-printed JSON with sorted keys.
@@ -297,6 +331,11 @@ public struct FlowRow: Codable, Sendable, Equatable {
     /// the caller's task on Swift's pool, which no engine work shortens; `nil` at other levels
     /// and in older reports.
     public var handBackUs: Double?
+    /// For the closed-loop login cell at 1 in flight: the IDP handling one login's requests
+    /// (authorize, credentials, token) directly through `IdpServer.handle`, one login at a time on
+    /// one OS thread, 200 of them right before each round: the median of the rounds' p50s, in µs.
+    /// The IDP's own share of the lone login; `nil` elsewhere and in older reports.
+    public var idpUs: Double?
 
     /// A flow row.
     /// - Parameters:
@@ -311,8 +350,9 @@ public struct FlowRow: Codable, Sendable, Equatable {
     ///   - cpuUsPerFlow: CPU time per flow, in µs.
     ///   - floorNs: The 1-thread `Mutex` floor measured beside the cell, in ns.
     ///   - handBackUs: The p50 hand-back to the caller's task at 1 in flight, in µs.
+    ///   - idpUs: The IDP's own work on one login's requests, at 1 in flight, in µs.
     public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
-                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil) {
+                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil, idpUs: Double? = nil) {
         self.scenario = scenario
         self.mode = mode
         self.inFlight = inFlight
@@ -324,11 +364,12 @@ public struct FlowRow: Codable, Sendable, Equatable {
         self.cpuUsPerFlow = cpuUsPerFlow
         self.floorNs = floorNs
         self.handBackUs = handBackUs
+        self.idpUs = idpUs
     }
 
     enum CodingKeys: String, CodingKey {
         case scenario, mode, inFlight = "in_flight", offeredPerS = "offered_per_s", throughputPerS = "throughput_per_s", completed, errors
-        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow", floorNs = "floor_ns", handBackUs = "hand_back_us"
+        case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow", floorNs = "floor_ns", handBackUs = "hand_back_us", idpUs = "idp_us"
     }
 }
 

@@ -69,7 +69,7 @@ func tables(_ report: BenchReport) -> [Table] {
     if !report.providers.isEmpty || !floors.isEmpty {
         var rows: [[String]] = []
         for name in orderedUnique(floors.map(\.name)) {
-            rows.append(["floor: \(name)"] + threads.map { count in
+            rows.append([floorLabel(name)] + threads.map { count in
                 report.floors.first { $0.name == name && $0.threads == count }.map { formatNumber($0.nsPerOp) } ?? "-"
             })
         }
@@ -106,6 +106,12 @@ func tables(_ report: BenchReport) -> [Table] {
                             header: ["scenario", "loop", "in flight", "flows/s", "errors"] + Percentiles(p0: 0, p25: 0, p50: 0, p75: 0, p90: 0, p99: 0, p999: 0, p100: 0).named.map(\.name),
                             rows: rows, note: flowsNote(report.flows)))
     }
+    if let split = report.loneLoginSplit {
+        tables.append(loneLoginTable(split))
+    }
+    if !report.scaling.isEmpty {
+        tables.append(scalingTable(report.scaling))
+    }
     if !report.contention.isEmpty {
         tables.append(Table(title: "lock contention during closed-loop logins", header: ["lock", "acquisitions", "found held", "share", "waited ms"],
                             rows: report.contention.map {
@@ -119,10 +125,11 @@ func tables(_ report: BenchReport) -> [Table] {
             ["resident before / parked (MB)", "\(formatNumber(Double(memory.rssBeforeBytes) / 1e6)) / \(formatNumber(Double(memory.rssParkedBytes) / 1e6))"],
         ]))
     }
-    if !report.targets.isEmpty {
+    let unevaluated = unevaluatedScalingTargets(report.scaling)
+    if !report.targets.isEmpty || !unevaluated.isEmpty {
         tables.append(Table(title: "targets", header: ["target", "measured", "limit", "", "detail"], rows: report.targets.map {
             [$0.name, formatRatio($0.value), formatRatio($0.limit), $0.met ? "met" : "MISSED", $0.detail]
-        }))
+        } + unevaluated.map { [$0.name, "-", "-", "not evaluated", $0.reason] }))
     }
     return tables
 }
@@ -153,8 +160,86 @@ func csv(_ report: BenchReport) -> String {
         add("memory", "parked flows", "bytes_per_flow", memory.bytesPerFlow)
         add("memory", "parked flows", "threads", Double(memory.threads))
     }
+    if let split = report.loneLoginSplit {
+        for (metric, value) in [("p50_us", split.p50Us), ("idp_us", split.idpUs), ("hand_back_us", split.handBackUs), ("engine_us", split.engineUs)] {
+            add("lone_login_split", "login", inFlight: 1, metric, value)
+        }
+    }
+    let base = report.scaling.first { $0.cores == 1 }
+    for row in report.scaling {
+        for flow in row.flows {
+            let name = "\(flow.scenario) closed"
+            add("scaling", name, threads: row.cores, inFlight: flow.inFlight, "throughput_per_s", flow.throughputPerS)
+            if let speedUp = ScalingMath.speedUp(flow.throughputPerS, over: base?.throughput(flow.scenario, inFlight: flow.inFlight)) {
+                add("scaling", name, threads: row.cores, inFlight: flow.inFlight, "speed_up", speedUp)
+                add("scaling", name, threads: row.cores, inFlight: flow.inFlight, "efficiency", ScalingMath.efficiency(speedUp, cores: row.cores))
+            }
+        }
+        add("scaling", "login closed", threads: row.cores, inFlight: 1, "latency_us_p50", row.loneLoginP50Us)
+        for provider in row.providers {
+            add("scaling", provider.name, threads: row.cores, "ns_per_call", provider.nsPerCall)
+            if let speedUp = ScalingMath.costSpeedUp(provider.nsPerCall, over: base?.nsPerCall(provider.name)) {
+                add("scaling", provider.name, threads: row.cores, "speed_up", speedUp)
+            }
+        }
+        if let lock = row.lock { add("scaling", lock.label, threads: row.cores, inFlight: 1_024, "contended_share", lock.contendedShare) }
+    }
     for target in report.targets { add("targets", target.name, kind: target.met ? "met" : "missed", "value", target.value) }
+    for target in unevaluatedScalingTargets(report.scaling) { add("targets", target.name, kind: "not evaluated: \(target.reason)", "value", .nan) }
     return lines.joined(separator: "\n") + "\n"
+}
+
+/// A floor's row label: `floor: name`, or the name as it is when it carries its own kind
+/// (`shared answer: …`, `floor: …`).
+func floorLabel(_ name: String) -> String {
+    name.contains(": ") ? name : "floor: \(name)"
+}
+
+/// The lone login's p50 in measured parts.
+func loneLoginTable(_ split: LoneLoginSplit) -> Table {
+    func share(_ value: Double) -> String { split.p50Us > 0 ? String(format: "%.0f%%", value / split.p50Us * 100) : "-" }
+    return Table(title: "lone login split: p50 at 1 in flight in measured parts (µs)", header: ["part", "µs", "share"], rows: [
+        ["the IDP's own work (its requests handled by IdpServer directly)", formatNumber(split.idpUs), share(split.idpUs)],
+        ["the wake-up of the caller's task (hand-back, p50)", formatNumber(split.handBackUs), share(split.handBackUs)],
+        ["the engine's share (the rest: engine, MC, transport)", formatNumber(split.engineUs), share(split.engineUs)],
+        ["login p50", formatNumber(split.p50Us), "100%"],
+    ], note: "The IDP's work (200 logins' requests sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it.")
+}
+
+/// The scaling section: every figure per core count, with speed-up over 1 core and efficiency.
+func scalingTable(_ rows: [ScalingRow]) -> Table {
+    let rows = rows.sorted { $0.cores < $1.cores }
+    let base = rows.first { $0.cores == 1 }
+    var lines: [[String]] = []
+    for cell in scalingFlowCells where rows.contains(where: { $0.throughput(cell.scenario, inFlight: cell.inFlight) != nil }) {
+        lines.append(["\(cell.scenario), \(cell.inFlight) in flight: flows/s"] + rows.map { row in
+            row.throughput(cell.scenario, inFlight: cell.inFlight).map(formatNumber) ?? "-"
+        })
+        lines.append(["  speed-up / efficiency"] + rows.map { row in
+            guard let speedUp = ScalingMath.speedUp(row.throughput(cell.scenario, inFlight: cell.inFlight),
+                                                    over: base?.throughput(cell.scenario, inFlight: cell.inFlight)) else { return "-" }
+            return "×\(formatRatio(speedUp)) / \(formatRatio(ScalingMath.efficiency(speedUp, cores: row.cores)))"
+        })
+    }
+    lines.append(["login p50 at 1 in flight, µs"] + rows.map { formatNumber($0.loneLoginP50Us) })
+    for name in orderedUnique(rows.flatMap { $0.providers.map(\.name) }) {
+        lines.append(["\(name): ns/call (aggregate)"] + rows.map { $0.nsPerCall(name).map(formatNumber) ?? "-" })
+        lines.append(["  speed-up"] + rows.map { row in
+            ScalingMath.costSpeedUp(row.nsPerCall(name), over: base?.nsPerCall(name)).map { "×" + formatRatio($0) } ?? "-"
+        })
+    }
+    var note = "Each column is one child process pinned (sched_setaffinity) to the first N allowed CPUs; provider cells run N threads. "
+        + "Speed-up is over 1 core; efficiency is speed-up ÷ cores."
+    if let lock = rows.compactMap({ row in row.lock.map { (row.cores, $0) } }).last {
+        note += " Most contended flow-path lock at \(lock.0) cores (logins, 1,024 in flight, profiled): \(lock.1.label), "
+            + String(format: "%.2f%%", lock.1.contendedShare * 100) + " of \(lock.1.acquisitions) acquisitions found it held."
+    }
+    let left = unevaluatedScalingTargets(rows)
+    if !left.isEmpty {
+        note += " Scaling targets not evaluated: " + left.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ") + "."
+    }
+    return Table(title: "scaling: the same cells pinned to 1 … \(rows.last?.cores ?? 1) cores", header: ["measure"] + rows.map { "\($0.cores) core\($0.cores == 1 ? "" : "s")" },
+                 rows: lines, note: note)
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180 §2).
@@ -184,7 +269,8 @@ func formatRatio(_ value: Double) -> String {
 
 /// A number for machines: no grouping, full precision.
 func numberText(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    guard value.isFinite else { return "" }
+    return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }
 
 /// The elements in first-seen order, without repeats.

@@ -50,8 +50,15 @@ public func renderResults(_ report: BenchReport) -> String {
     for table in [machineTable] + tables(report).dropFirst() {
         lines.append(table.render(markdown: true))
     }
-    if report.targets.isEmpty {
+    let unevaluated = unevaluatedScalingTargets(report.scaling)
+    if report.targets.isEmpty && unevaluated.isEmpty {
         lines += ["### targets", "", "This run measured no targets (they need the providers and flows sections).", ""]
+    }
+    if !unevaluated.isEmpty {
+        lines += ["### scaling targets not evaluated", "",
+                  "The scaling section ran on at most \(report.scaling.map(\.cores).max() ?? 0) cores; these targets need more and were left out:", ""]
+        lines += unevaluated.map { "- \($0.name): \($0.reason)." }
+        lines.append("")
     }
     return lines.joined(separator: "\n")
 }

@@ -3,7 +3,8 @@ import IdpPrimitives
 
 /// Two charts as one standalone SVG (no scripts, no external references): closed-loop latency
 /// (p50 solid, p99 dashed) against flows in flight, and ns per call against threads for every
-/// provider strategy and floor. Both axes of both charts are logarithmic.
+/// provider strategy and floor; and when the scaling section ran on more than one core count, a
+/// third: speed-up over 1 core against cores. Every axis is logarithmic.
 /// - Parameter report: The run's report.
 /// - Returns: The SVG document.
 public func renderSVG(_ report: BenchReport) -> String {
@@ -17,15 +18,17 @@ public func renderSVG(_ report: BenchReport) -> String {
     var perCall: [Series] = []
     for name in orderedUnique(report.floors.filter { !$0.isIdpOperation }.map(\.name)) {
         let rows = report.floors.filter { $0.name == name }.sorted { $0.threads < $1.threads }
-        perCall.append(Series(name: "floor: \(name)", points: rows.map { (Double($0.threads), $0.nsPerOp) }, dashed: true))
+        perCall.append(Series(name: floorLabel(name), points: rows.map { (Double($0.threads), $0.nsPerOp) }, dashed: true))
     }
     for name in orderedUnique(report.providers.map(\.strategy)) {
         let rows = report.providers.filter { $0.strategy == name }.sorted { $0.threads < $1.threads }
         perCall.append(Series(name: name, points: rows.map { (Double($0.threads), $0.nsPerCall) }, dashed: false))
     }
+    let scaling = scalingSeries(report.scaling)
     let width = 1_000, chartHeight = 420
+    let height = (scaling.isEmpty ? 2 * chartHeight + 40 : 3 * chartHeight + 80)
     var svg = """
-    <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(2 * chartHeight + 40)" viewBox="0 0 \(width) \(2 * chartHeight + 40)" font-family="sans-serif" font-size="12">
+    <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" viewBox="0 0 \(width) \(height)" font-family="sans-serif" font-size="12">
     <rect width="100%" height="100%" fill="white"/>
 
     """
@@ -33,8 +36,32 @@ public func renderSVG(_ report: BenchReport) -> String {
                  yLabel: "µs", series: latency, origin: (0, 0), size: (width, chartHeight))
     svg += chart(title: "provideCredentials: ns per call (all threads together) against threads", xLabel: "threads",
                  yLabel: "ns/call", series: perCall, origin: (0, chartHeight + 40), size: (width, chartHeight))
+    if !scaling.isEmpty {
+        svg += chart(title: "Scaling: speed-up over 1 core against cores (pinned child processes)", xLabel: "cores",
+                     yLabel: "speed-up", series: scaling, origin: (0, 2 * chartHeight + 80), size: (width, chartHeight))
+    }
     svg += "</svg>\n"
     return svg
+}
+
+/// The scaling chart's lines: each flow cell's throughput and each provider cell's aggregate
+/// cost as speed-up over 1 core, and the ideal (speed-up = cores) dashed.
+private func scalingSeries(_ rows: [ScalingRow]) -> [Series] {
+    let rows = rows.sorted { $0.cores < $1.cores }
+    guard let base = rows.first(where: { $0.cores == 1 }), rows.count > 1 else { return [] }
+    var series = [Series(name: "ideal (speed-up = cores)", points: rows.map { (Double($0.cores), Double($0.cores)) }, dashed: true)]
+    for cell in scalingFlowCells {
+        let points = rows.compactMap { row in
+            ScalingMath.speedUp(row.throughput(cell.scenario, inFlight: cell.inFlight), over: base.throughput(cell.scenario, inFlight: cell.inFlight))
+                .map { (Double(row.cores), $0) }
+        }
+        if !points.isEmpty { series.append(Series(name: "\(cell.scenario), \(cell.inFlight) in flight", points: points, dashed: false)) }
+    }
+    for name in orderedUnique(rows.flatMap { $0.providers.map(\.name) }) {
+        let points = rows.compactMap { row in ScalingMath.costSpeedUp(row.nsPerCall(name), over: base.nsPerCall(name)).map { (Double(row.cores), $0) } }
+        if !points.isEmpty { series.append(Series(name: name, points: points, dashed: false)) }
+    }
+    return series
 }
 
 /// One line of a chart.

@@ -333,14 +333,19 @@ private final class ThreadCellSlots {
 /// Right before each round the `Mutex` floor is measured on one thread for 20 ms; the row's
 /// `floor_ns` is the median of its rounds' floors, the unit its figures are judged in. Before each
 /// round at 1 in flight, 200 hand-backs are measured (``measureHandBack(samples:before:after:)``,
-/// about 30 ms); the row's `hand_back_us` is the median of the rounds' p50s.
+/// about 30 ms); the row's `hand_back_us` is the median of the rounds' p50s. Before each round of
+/// logins at 1 in flight, a login's requests are sent to the `IdpServer` directly for 20 ms on one
+/// thread; the row's `idp_us` is the median of the rounds' µs per login.
 func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [FlowRow] {
     let levels = options.inFlight.sorted()
     let cells = FlowRig.Scenario.allCases.flatMap { scenario in levels.map { (scenario: scenario, level: $0) } }
     let rounds = max(1, options.rounds)
     let window = options.secondsPerFlowCell / Double(rounds)
     let floorOperation = floors(HotPathData(userCount: 1_000, seed: options.seed)).first { $0.name == idpFloorName }!.makeOperation(0)
-    var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double, handBackUs: Double?)](), count: cells.count)
+    // The IDP's own share of a lone login: its requests handled by the IdpServer directly.
+    let stepRig = try IdpStepRig(users: 64)
+    guard stepRig.loginWithTokens(user: 0) == 200 else { throw BenchFailure("flows: a login's requests sent to the IDP directly did not end in tokens") }
+    var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double, handBackUs: Double?, idpUs: Double?)](), count: cells.count)
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
@@ -350,9 +355,20 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
                 group.addTask { Double(await measureHandBack(samples: 200).value(atPercentile: 50)) / 1_000 }
                 return await group.next() ?? 0
             } : nil
+            // Each login timed alone and the p50 taken, as the cell's latency is: a mean over a
+            // window would charge the IDP for every time the shared machine took the core away.
+            let idpUs: Double? = cell.level == 1 && cell.scenario == .login ? await onOSThread {
+                var histogram = LatencyHistogram()
+                for call in 0..<200 {
+                    let start = uptimeNanoseconds()
+                    blackHole(stepRig.loginWithTokens(user: call))
+                    histogram.record(uptimeNanoseconds() &- start)
+                }
+                return Double(histogram.value(atPercentile: 50)) / 1_000
+            } : nil
             let (flows, seconds, cpu) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window)
             try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
-            measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs, handBackUs))
+            measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs, handBackUs, idpUs))
         }
     }
     var rows: [FlowRow] = []
@@ -364,7 +380,8 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
         rows.append(FlowRow(scenario: cell.scenario.rawValue, mode: "closed", inFlight: cell.level, offeredPerS: nil,
                             throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
                             latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs,
-                            handBackUs: cell.level == 1 ? runs.median { $0.handBackUs ?? 0 }.handBackUs : nil))
+                            handBackUs: cell.level == 1 ? runs.median { $0.handBackUs ?? 0 }.handBackUs : nil,
+                            idpUs: runs.contains { $0.idpUs != nil } ? runs.median { $0.idpUs ?? 0 }.idpUs : nil))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at

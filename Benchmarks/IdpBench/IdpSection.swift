@@ -56,11 +56,15 @@ final class IdpStepRig: Sendable {
     let idp = IdpServer(configuration: .init(auditLogCapacity: 4_096))
     private let users: [(name: String, password: String)]
     private let authorize: HTTPRequest
+    /// The PKCE verifier of `authorize`'s challenge, for the token request.
+    private let verifier: String
     /// Step 1 of `KssIdpLogin` as the IDP serves it.
     let loginForm: String
 
     init(users count: Int) throws(BenchFailure) {
         users = (0..<count).map { ("step-user-\($0)", "step-password-\($0)") }
+        let verifier = PKCE.makeVerifier()
+        self.verifier = verifier
         do {
             try idp.addTenant(Self.tenant)
             for user in users { try idp.addUser(user.name, tenant: Self.tenant, password: user.password) }
@@ -69,7 +73,7 @@ final class IdpStepRig: Sendable {
         }
         let query = FormURLEncoding.encode([
             ("client_id", "KssIdpLogin"), ("redirect_uri", IdpClientConfiguration.defaultRedirectURI), ("response_type", "code"),
-            ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())), ("code_challenge_method", PKCE.methodS256),
+            ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", PKCE.methodS256),
         ])
         var headers = HTTPHeaders()
         headers.set("X-KOBIL-ASTCLIENTDATA", "idp-bench")
@@ -86,6 +90,25 @@ final class IdpStepRig: Sendable {
         let user = users[index % users.count]
         let body = FormURLEncoding.encode([("username", user.name), ("password", user.password)])
         return idp.handle(HTTPRequest(method: "POST", target: action, body: Array(body.utf8))).status
+    }
+
+    /// The requests of one whole login of `user`, as the engine and the MasterController send
+    /// them: the authorize request, the credentials (a code issued), and the token request (the
+    /// code redeemed). Returns the token answer's status, 200 when tokens were issued.
+    func loginWithTokens(user index: Int) -> Int {
+        let page = idp.handle(authorize)
+        guard let action = Self.action(in: page.body) else { return -1 }
+        let user = users[index % users.count]
+        let body = FormURLEncoding.encode([("username", user.name), ("password", user.password)])
+        let answer = idp.handle(HTTPRequest(method: "POST", target: action, body: Array(body.utf8)))
+        guard answer.status == 302, let location = answer.headers["Location"],
+              let code = (try? AuthorizationRedirect.parse(location: location, expectedRedirectURI: nil))?.code else { return -2 }
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/x-www-form-urlencoded")
+        let form = FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", IdpClientConfiguration.defaultRedirectURI),
+                                           ("client_id", "KssIdpLogin"), ("code_verifier", verifier)])
+        return idp.handle(HTTPRequest(method: "POST", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/token",
+                                      headers: headers, body: Array(form.utf8))).status
     }
 
     /// The form's action, found as a client that knows the page would: after `action="`, with

@@ -112,23 +112,5 @@ func memoryProbe(flows: Int, latency: Duration) async throws -> MemoryRow {
 /// Runs the memory probe in a child process and reads its row.
 func runMemorySection(_ options: Options, progress: Progress) async throws(BenchFailure) -> MemoryRow {
     progress.report("memory: \(options.parkedFlows) flows parked in a child process", force: true)
-    let executable = FileManager.default.fileExists(atPath: "/proc/self/exe") ? "/proc/self/exe" : CommandLine.arguments[0]
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: executable)
-    child.arguments = ["memory-probe", String(options.parkedFlows), String(options.parkedLatencyMilliseconds)]
-    let output = Pipe()
-    child.standardOutput = output
-    do { try child.run() } catch { throw BenchFailure("memory probe: could not start \(executable): \(error)") }
-    // Reading to the end and waiting block: do it on an OS thread, not a Swift concurrency one.
-    let (data, status) = await onOSThread { () -> (Data, Int32) in
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        child.waitUntilExit()
-        return (data, child.terminationStatus)
-    }
-    guard status == 0 else { throw BenchFailure("memory probe exited with status \(status)") }
-    do {
-        return try JSONDecoder().decode(MemoryRow.self, from: data)
-    } catch {
-        throw BenchFailure("memory probe: unreadable result '\(String(decoding: data, as: UTF8.self))': \(error)")
-    }
+    return try await runChild(["memory-probe", String(options.parkedFlows), String(options.parkedLatencyMilliseconds)], as: MemoryRow.self, what: "memory probe")
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The sections of a run, in the order they run.
 enum Section: String, CaseIterable, Sendable {
-    case providers, idp, flows, contention, memory
+    case providers, idp, flows, contention, memory, scaling
 }
 
 /// What a run measures and how it reports; parsed from the command line.
@@ -21,6 +21,10 @@ struct Options: Sendable {
     var latency: Duration = .zero
     /// Open-loop arrival rate; `nil`: half the closed-loop login throughput measured at 256 in flight.
     var openLoopRate: Double?
+    /// Measuring time of one flow cell in a scaling child, after its warm-up.
+    var secondsPerScalingFlowCell = 0.4
+    /// Run of one provider cell in a scaling child, split over 3 interleaved runs.
+    var secondsPerScalingProviderCell = 0.15
     var parkedFlows = 100_000
     var parkedLatencyMilliseconds = 100
     var seed: UInt64 = 1
@@ -57,6 +61,11 @@ struct Options: Sendable {
                    the time spent waiting, during closed-loop logins at the highest in-flight level
       memory       resident bytes per flow and OS threads with many flows parked on IDP latency
                    (in a child process, so the other sections do not distort it)
+      scaling      the flow cells (logins at 1024 and 4096 in flight, activations at 1024, a
+                   lone login) and the provider cells (floor: nothing shared, CredentialStore,
+                   StaticCredentials, FieldMappingProvider, NSLock) again in child processes
+                   pinned to 1, 2, 4 … all allowed cores: throughput, speed-up over 1 core,
+                   efficiency; at the highest count, the most contended flow-path lock
 
     Options:
       --sections LIST      comma-separated sections to run (default: all)
@@ -78,8 +87,8 @@ struct Options: Sendable {
       --results FILE       also write the run's figures as RESULTS.md (machine, toolchain, date,
                            tables, targets), as Benchmarks/RESULTS.md is written
       --svg FILE           also draw latency against flows in flight and ns/call against threads
-      --quick              a smoke run under 15 s: threads 1,2,4; in flight 1,64,1024; short
-                           cells; 10000 parked flows
+      --quick              a smoke run: threads 1,2,4; in flight 1,64,1024; short cells (also
+                           in the scaling children); 10000 parked flows
       --help               this text
 
     compare BASE.json NEW.json prints every figure's change and exits 2 when one regressed by more
@@ -158,6 +167,8 @@ struct Options: Sendable {
             if !explicit.contains("--cell-ms") { options.secondsPerProviderCell = 0.02 }
             if !explicit.contains("--flow-seconds") { options.secondsPerFlowCell = 0.4 }
             if !explicit.contains("--parked") { options.parkedFlows = 10_000 }
+            options.secondsPerScalingFlowCell = 0.15
+            options.secondsPerScalingProviderCell = 0.06
         }
         return options
     }

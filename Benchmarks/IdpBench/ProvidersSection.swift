@@ -83,7 +83,13 @@ func strategies(_ data: HotPathData) async -> [Strategy] {
     ]
 }
 
-/// The floors: what the cheapest synchronized lookup and the cheapest shared write cost.
+/// The floor of calling a provider at all: each thread its own provider and prepared answer.
+let nothingSharedFloorName = "nothing shared"
+/// Calling a provider that returns one prepared answer shared by every thread.
+let sharedAnswerFloorName = "shared answer: one prepared answer returned from every thread"
+
+/// The floors: what the cheapest synchronized lookup and the cheapest shared write cost, and
+/// what calling a provider costs with nothing shared and with one shared answer.
 struct Floor {
     let name: String
     /// Makes one thread's operation; see ``race(threads:seconds:batch:makeOperation:)``.
@@ -94,6 +100,7 @@ func floors(_ data: HotPathData) -> [Floor] {
     let mutexTable = MutexTable(data.table)
     let lockedTable = LockedValue(data.table)
     let counter = AtomicCounter()
+    let sharedAnswer: any IdpSdkInteractionInterface & Sendable = NoOpProvider(answer: .init(credentials: data.users[0].values))
     func keys(_ thread: Int) -> [CredentialStore.Key] { data.calls(thread: thread).map { CredentialStore.Key(tenantId: $0.tenantId, userId: $0.userId!) } }
     return [
         Floor(name: "Mutex + dictionary lookup") { thread in
@@ -108,11 +115,20 @@ func floors(_ data: HotPathData) -> [Floor] {
             { _ in counter.value.wrappingAdd(1, ordering: .relaxed).newValue }
         },
         // What calling any provider costs in this harness: the protocol call with a prepared
-        // interaction data and a prepared answer, no lookup, no lock.
-        Floor(name: "provider call (no-op provider)") { thread in
+        // interaction data and a prepared answer, no lookup, no lock. Each thread calls its own
+        // provider instance returning its own answer (a dictionary of its own storage, made
+        // before timing), so no cache line is written by two threads.
+        Floor(name: nothingSharedFloorName) { thread in
             let calls = data.calls(thread: thread).map(CallBox.init)
-            let provider: any IdpSdkInteractionInterface & Sendable = NoOpProvider(answer: .init(credentials: data.users[0].values))
+            let answer = Dictionary(uniqueKeysWithValues: data.users[thread % data.users.count].values.map { ($0.key, $0.value) })
+            let provider: any IdpSdkInteractionInterface & Sendable = NoOpProvider(answer: .init(credentials: answer))
             return { call in provider.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
+        },
+        // What a provider author pays for returning one cached dictionary from every thread: each
+        // return retains the one dictionary storage, a reference count every thread writes.
+        Floor(name: sharedAnswerFloorName) { thread in
+            let calls = data.calls(thread: thread).map(CallBox.init)
+            return { call in sharedAnswer.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
         },
     ]
 }
@@ -126,6 +142,31 @@ final class AtomicCounter: Sendable {
     let value = Atomic<Int>(0)
 }
 
+/// One cell of the provider hot path: a floor or a strategy, as a way to make each thread's
+/// operation for a given thread count. The providers section and the scaling probe both run them.
+struct HotPathCell {
+    /// The floor's or the strategy's name.
+    let name: String
+    let isFloor: Bool
+    let makeOperations: (_ threads: Int) -> (Int) -> @Sendable (Int) -> Int
+}
+
+/// The cells of the hot path: floors first, then strategies, each calling over `data`'s calls.
+func hotPathCells(strategies: [Strategy], floors: [Floor], data: HotPathData) -> [HotPathCell] {
+    var cells = floors.map { floor in HotPathCell(name: floor.name, isFloor: true) { _ in floor.makeOperation } }
+    for strategy in strategies {
+        let provider = strategy.provider
+        cells.append(HotPathCell(name: strategy.name, isFloor: false) { threads in
+            let perThread = (0..<threads).map { data.calls(thread: $0).map(CallBox.init) }
+            return { thread in
+                let calls = perThread[thread]
+                return { call in provider.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
+            }
+        })
+    }
+    return cells
+}
+
 /// Runs the providers section: every strategy and floor at every thread count.
 ///
 /// Each cell (one strategy at one thread count) is measured in `rounds` short runs, interleaved
@@ -136,18 +177,7 @@ func runProvidersSection(_ options: Options, progress: Progress) async throws(Be
     let strategies = await strategies(data)
     let floors = floors(data)
     try await verify(strategies, data)
-    // One list of cells: floors first, then strategies; each a way to make a thread's operation.
-    var cells: [(_ threads: Int) -> (Int) -> @Sendable (Int) -> Int] = floors.map { floor in { _ in floor.makeOperation } }
-    for strategy in strategies {
-        let provider = strategy.provider
-        cells.append { threads in
-            let perThread = (0..<threads).map { data.calls(thread: $0).map(CallBox.init) }
-            return { thread in
-                let calls = perThread[thread]
-                return { call in provider.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
-            }
-        }
-    }
+    let cells = hotPathCells(strategies: strategies, floors: floors, data: data).map(\.makeOperations)
     let total = cells.count * options.threads.count * options.rounds
     var done = 0
     var providerRows: [ProviderRow] = []

@@ -44,6 +44,18 @@ case "memory-probe":
     } catch {
         fail("\(error)", status: 1)
     }
+case "scaling-probe":
+    // A child process of the scaling section: pins itself, then prints one JSON row on stdout.
+    guard let settings = ScalingProbeSettings(arguments.dropFirst()) else {
+        fail("usage: idp-bench scaling-probe CORES FLOW_MS CELL_MS PROFILE(0|1) SEED", status: 2)
+    }
+    do {
+        let row = try await scalingProbe(settings)
+        FileHandle.standardOutput.write(try JSONEncoder().encode(row))
+        exit(0)
+    } catch {
+        fail("\(error)", status: 1)
+    }
 default:
     break
 }
@@ -71,6 +83,10 @@ do {
         // First, while this process is small; the probe runs in its own process anyway.
         report.memory = try await runMemorySection(options, progress: progress)
     }
+    if options.sections.contains(.scaling) {
+        // Also before this process grows: its children have the machine to themselves.
+        report.scaling = try await runScalingSection(options, progress: progress)
+    }
     if options.sections.contains(.providers) {
         (report.providers, report.floors) = try await runProvidersSection(options, progress: progress)
     }
@@ -82,6 +98,7 @@ do {
         let rig = try await FlowRig(devices: max(4_096, options.inFlight.max() ?? 0), latency: options.latency, seed: options.seed)
         if options.sections.contains(.flows) {
             report.flows = try await runFlowsSection(options, rig: rig, progress: progress)
+            report.loneLoginSplit = LoneLoginSplit(flows: report.flows)
         }
         if options.sections.contains(.contention) {
             report.contention = try await runContentionSection(options, rig: rig, progress: progress)

@@ -7,7 +7,8 @@ import IdpServer
 import Synchronization
 
 /// Measures your provider the way `idp-bench` measures the library's: nanoseconds per
-/// `provideCredentials` call at 1…N threads, side by side with the `Mutex` floor and
+/// `provideCredentials` call at 1…N threads, side by side with the floors (a `Mutex` + dictionary
+/// lookup, and *nothing shared*: a provider call returning each thread's own prepared answer) and
 /// `CredentialStore`, and end-to-end flow latency (p0 … p99.9, p100) through the real engine
 /// and an in-process IDP at several flows in flight, in one run.
 ///
@@ -140,17 +141,26 @@ private final class Contenders: Sendable {
         if let problem { throw ProviderBenchmarkError(problem) }
     }
 
-    /// ns per call at each thread count: the floor, your provider, `CredentialStore`; each cell
-    /// the median of `rounds` interleaved runs. Runs on an OS thread (it blocks).
+    /// ns per call at each thread count: the floors (a `Mutex` + dictionary lookup, and the call
+    /// of a provider with nothing shared: each thread its own provider returning its own prepared
+    /// answer), your provider, `CredentialStore`; each cell the median of `rounds` interleaved
+    /// runs. Runs on an OS thread (it blocks).
     func hotPath(_ configuration: ProviderBenchmark.Configuration) -> ([ProviderRow], [FloorRow]) {
         let cells: [(label: String, kind: String?, provider: Unverified<any IdpSdkInteractionInterface>?)] = [
-            ("Mutex + dictionary lookup", nil, nil), (name, "yours", yours), ("CredentialStore", "product", store),
+            ("Mutex + dictionary lookup", nil, nil), ("nothing shared", nil, nil), (name, "yours", yours), ("CredentialStore", "product", store),
         ]
         func operation(_ cell: Int, _ threads: Int) -> (Int) -> @Sendable (Int) -> Int {
             let perThread = (0..<threads).map { calls(thread: $0) }
             return { [self] thread in
                 let calls = perThread[thread]
                 guard let provider = cells[cell].provider else {
+                    if cell == 1 {
+                        // A dictionary of this thread's own storage, made before timing.
+                        let user = users[thread % users.count]
+                        let answer = IdpSdkProvideCredentialsResult(credentials: Dictionary(uniqueKeysWithValues: user.credentials.map { ($0.key, $0.value) }))
+                        let own: any IdpSdkInteractionInterface & Sendable = PreparedAnswer(answer: answer)
+                        return { call in own.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
+                    }
                     let keys = calls.map { $0.userId ?? "" }
                     return { call in self.table.withLock { $0[keys[call & 1_023]] }?.count ?? 0 }
                 }
@@ -171,7 +181,7 @@ private final class Contenders: Sendable {
                 let median = results.sorted { $0.nanosecondsPerOperation < $1.nanosecondsPerOperation }[results.count / 2]
                 let calls = results.reduce(0) { $0 + $1.operations }
                 if let kind = cells[cell].kind {
-                    providers.append(ProviderRow(strategy: cells[cell].label, kind: kind, recommended: cell == 2, threads: threads,
+                    providers.append(ProviderRow(strategy: cells[cell].label, kind: kind, recommended: cells[cell].label == "CredentialStore" && cells[cell].kind == "product", threads: threads,
                                                  nsPerCall: median.nanosecondsPerOperation, calls: calls))
                 } else {
                     floors.append(FloorRow(name: cells[cell].label, threads: threads, nsPerOp: median.nanosecondsPerOperation, ops: calls))
@@ -258,6 +268,13 @@ private final class Contenders: Sendable {
         return FlowRow(scenario: "login (\(name))", mode: "closed", inFlight: inFlight, offeredPerS: nil,
                        throughputPerS: Double(cells.1) / window, completed: cells.1, errors: 0, latencyUs: cells.0.percentiles())
     }
+}
+
+/// Returns one prepared answer to every call: the floor of calling a provider at all, when each
+/// thread has its own.
+private struct PreparedAnswer: IdpSdkInteractionInterface, Sendable {
+    let answer: IdpSdkProvideCredentialsResult
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { answer }
 }
 
 /// Set once by the first worker of a flow cell that counts a flow; read by the others only past

@@ -25,6 +25,7 @@ struct FloorUnitTargetTests {
 
     static let cost = "login CPU cost at 1024 in flight, in Mutex floors"
     static let process = "login process CPU at 1024 in flight, in Mutex floors"
+    /// Retired: a lone login is shown split into measured parts instead (``LoneLoginSplit``).
     static let p50 = "login p50 at 1 in flight, in Mutex floors"
 
     @Test("with every floor alike, a cost under the limit is met, in the floor beside the cell, and the detail has one unit")
@@ -38,9 +39,7 @@ struct FloorUnitTargetTests {
         let process = try Self.target(Self.process, in: report)
         #expect(abs(process.value - 1_200) < 0.01)
         #expect(process.met)
-        let p50 = try Self.target(Self.p50, in: report)
-        #expect(abs(p50.value - 60_000 / 63) < 0.01)
-        #expect(p50.met)
+        #expect(!evaluateTargets(report, latency: .zero).contains { $0.name == Self.p50 })
     }
 
     @Test("a cell measured in a slow phase, whose floor read far above the run's lowest, is not met on the slow floor alone")
@@ -56,10 +55,6 @@ struct FloorUnitTargetTests {
         let process = try Self.target(Self.process, in: report)
         #expect(process.value <= 1_400)
         #expect(!process.met)
-        // The p50 cell ran at 64 ns, within a tenth of the lowest: one unit, judged as before.
-        let p50 = try Self.target(Self.p50, in: report)
-        #expect(!p50.detail.contains("lowest floor"))
-        #expect(!p50.met)
     }
 
     @Test("a cost met at the run's lowest floor too is met, and a lower floor elsewhere in the run counts as the lowest")
@@ -96,17 +91,19 @@ struct FloorUnitTargetTests {
         #expect(!cost.detail.contains("lowest floor"))
     }
 
-    @Test("the p50 target's detail names the hand-back measured beside the cell, in µs and floors, and its verdict does not change")
-    func handBackIsInformation() throws {
+    @Test("a lone login is no longer judged in floors; its µs target stays, and its p50 is split into the IDP, the hand-back and the engine")
+    func loneLoginIsSplit() throws {
         var report = Self.report(providersFloor: 62, floorAtOne: 64, floorAt1024: 64, throughput: 25_000, cpuUs: 76.8, p50Us: 96)
-        let without = try Self.target(Self.p50, in: report)
-        #expect(!without.detail.contains("hand-back"))
+        #expect(LoneLoginSplit(flows: report.flows) == nil, "without the IDP's work and the hand-back there is no split")
         report.flows[0].handBackUs = 32
-        let with = try Self.target(Self.p50, in: report)
-        // 32 µs / 64 ns = 500 floors, of a p50 of 96 µs / 64 ns = 1,500.
-        #expect(with.detail.contains("of which one hand-back to the Swift pool ≈ 32.0 µs (500 floors)"))
-        #expect(with.value == without.value)
-        #expect(with.met == without.met)
-        #expect(!with.met)
+        report.flows[0].idpUs = 40
+        let targets = evaluateTargets(report, latency: .zero)
+        #expect(!targets.contains { $0.name == Self.p50 })
+        #expect(targets.contains { $0.name == "login p50 at 1 in flight" })
+        let split = try #require(LoneLoginSplit(flows: report.flows))
+        #expect(split.p50Us == 96)
+        #expect(split.idpUs == 40)
+        #expect(split.handBackUs == 32)
+        #expect(split.engineUs == 24)
     }
 }
