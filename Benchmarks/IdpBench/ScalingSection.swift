@@ -30,6 +30,26 @@ enum Affinity {
         return cpus
     }
 
+    /// The environment variable that marks the run of `idp-bench` that ``pinAndRestart(to:)``
+    /// started.
+    static let restartedMarker = "IDP_BENCH_PINNED"
+
+    /// Pins this process to `cpus` and runs this program again in it, with the same arguments:
+    /// the mask survives `exec`, so what the new run sizes from the cores when it starts (the Swift
+    /// concurrency pool, the SDK's worker pools, striped counters) is sized for `cpus`. Returns
+    /// at once in the run it started (``restartedMarker`` is set there).
+    /// - Throws: ``BenchFailure`` when pinning or running the program again failed.
+    static func pinAndRestart(to cpus: [Int]) throws(BenchFailure) {
+        #if os(Linux)
+        guard getenv(restartedMarker) == nil else { return }
+        try pinProcess(to: cpus)
+        setenv(restartedMarker, "1", 1)
+        var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) } + [nil]
+        execv("/proc/self/exe", &argv)
+        throw BenchFailure("scaling: could not run idp-bench again, pinned: errno \(errno)")
+        #endif
+    }
+
     /// Pins every thread of this process (those in `/proc/self/task`, and the caller) to `cpus`;
     /// threads created later inherit the mask from their creator.
     /// - Throws: ``BenchFailure`` when the calling thread could not be pinned.
@@ -89,6 +109,7 @@ struct ScalingProbeSettings: Sendable {
 func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -> ScalingRow {
     let allowed = Affinity.allowed()
     guard allowed.count >= settings.cores else { throw BenchFailure("scaling: \(settings.cores) cores asked, \(allowed.count) allowed") }
+    try Affinity.pinAndRestart(to: Array(allowed.prefix(settings.cores)))
     try Affinity.pinProcess(to: Array(allowed.prefix(settings.cores)))
     guard Affinity.allowed().count == settings.cores else {
         throw BenchFailure("scaling: pinned to \(settings.cores) CPUs, but this thread may still run on \(Affinity.allowed().count)")
