@@ -14,17 +14,28 @@
 ///   ``ProviderCallEndAction/notifyDidEnd(_:)``; a flow that ended outside a call tells it
 ///   ``ObserverNotice/didEnd(_:)`` with the completion; never both `didEnd`s.
 struct FlowStateMachine<Completion, Outcome> {
+    /// Where a running flow is: the form step being answered, from 1 (0 before the first form),
+    /// the attempt at it, and how many requests it has sent.
+    struct Progress: Equatable, Sendable {
+        var step = 0
+        var attempt = 0
+        var requestsSent: UInt64 = 0
+    }
+
+    /// Each state holds what belongs to it: a running flow its progress and its completion (which
+    /// leaves the machine in the one ``finish(_:observing:)`` that ends the flow); an ended flow
+    /// neither.
     enum State {
         /// Created; nothing sent yet.
-        case created
+        case created(Completion)
         /// Awaiting the IDP's answer to request `request` (numbered from 1).
-        case awaitingIdp(request: UInt64)
+        case awaitingIdp(request: UInt64, Progress, Completion)
         /// The engine is reading an answer or building the next request; no request and no
         /// provider call is outstanding.
-        case deciding
-        /// The provider is to be asked for `step`, `attempt` (queued for, or running on, an SDK
-        /// thread); `running` once the call has begun.
-        case askingProvider(step: Int, attempt: Int, running: Bool)
+        case deciding(Progress, Completion)
+        /// The provider is to be asked for the progress's step and attempt (queued for, or running
+        /// on, an SDK thread); `running` once the call has begun.
+        case askingProvider(Progress, running: Bool, Completion)
         /// Ended during a provider call; `notice` is the outcome to tell the observing provider
         /// when the call returns (`nil` when the provider does not observe flows).
         case finishedDuringCall(notice: Outcome?)
@@ -67,15 +78,10 @@ struct FlowStateMachine<Completion, Outcome> {
         case notifyDidEnd(Outcome)
     }
 
-    private(set) var state: State = .created
-    /// The form step being answered, from 1 (0 before the first form), and the attempt at it.
-    private(set) var step = 0
-    private(set) var attempt = 0
-    private(set) var requestsSent: UInt64 = 0
-    private var completion: Completion?
+    private(set) var state: State
 
     init(completion: Completion) {
-        self.completion = completion
+        state = .created(completion)
     }
 
     var isFinished: Bool {
@@ -85,51 +91,64 @@ struct FlowStateMachine<Completion, Outcome> {
         }
     }
 
+    /// The running flow's progress and completion; `nil` once it has ended.
+    private var running: (Progress, Completion)? {
+        switch state {
+        case .created(let completion): (Progress(), completion)
+        case .awaitingIdp(_, let progress, let completion), .deciding(let progress, let completion),
+             .askingProvider(let progress, _, let completion): (progress, completion)
+        case .finishedDuringCall, .finished: nil
+        }
+    }
+
     /// A request is about to be sent. Returns its number, or `nil` if the flow has ended (then
     /// nothing is sent).
     mutating func sendingRequest() -> UInt64? {
-        guard !isFinished else { return nil }
-        requestsSent += 1
-        state = .awaitingIdp(request: requestsSent)
-        return requestsSent
+        guard var (progress, completion) = running else { return nil }
+        progress.requestsSent += 1
+        state = .awaitingIdp(request: progress.requestsSent, progress, completion)
+        return progress.requestsSent
     }
 
     /// The transport answered request `number`. Returns whether to take the answer: only the
     /// awaited request's, only once, only while the flow runs (a faulty transport's duplicate is
     /// dropped).
     mutating func responseArrived(for number: UInt64) -> Bool {
-        guard case .awaitingIdp(let awaited) = state, awaited == number else { return false }
-        state = .deciding
+        guard case .awaitingIdp(let awaited, let progress, let completion) = state, awaited == number else { return false }
+        state = .deciding(progress, completion)
         return true
     }
 
     /// The answer is a form; `rejected` when it re-serves the step with the IDP's rejection.
     mutating func formServed(rejected: Bool, stepLimit: Int) -> FormAction {
-        guard case .deciding = state else { return .ignore }
-        if !rejected || step == 0 {
-            step += 1
-            attempt = 1
+        guard case .deciding(var progress, let completion) = state else { return .ignore }
+        if !rejected || progress.step == 0 {
+            progress.step += 1
+            progress.attempt = 1
         } else {
-            attempt += 1
+            progress.attempt += 1
         }
-        guard step <= stepLimit else { return .stepLimitExceeded }
-        state = .askingProvider(step: step, attempt: attempt, running: false)
-        return .askProvider(step: step, attempt: attempt)
+        guard progress.step <= stepLimit else {
+            state = .deciding(progress, completion)
+            return .stepLimitExceeded
+        }
+        state = .askingProvider(progress, running: false, completion)
+        return .askProvider(step: progress.step, attempt: progress.attempt)
     }
 
     /// A provider call is about to begin. Returns whether to make it (`false` once the flow has
     /// ended while the call waited for a thread).
     mutating func providerCallBegins() -> Bool {
-        guard case .askingProvider(let step, let attempt, running: false) = state else { return false }
-        state = .askingProvider(step: step, attempt: attempt, running: true)
+        guard case .askingProvider(let progress, running: false, let completion) = state else { return false }
+        state = .askingProvider(progress, running: true, completion)
         return true
     }
 
     /// The provider call returned.
     mutating func providerCallEnded() -> ProviderCallEndAction {
         switch state {
-        case .askingProvider(_, _, running: true):
-            state = .deciding
+        case .askingProvider(let progress, running: true, let completion):
+            state = .deciding(progress, completion)
             return .proceed
         case .finishedDuringCall(let notice):
             state = .finished
@@ -143,8 +162,8 @@ struct FlowStateMachine<Completion, Outcome> {
     /// Ends the flow with `outcome` (success, IDP or provider error, cancellation, timeout), unless
     /// it has ended already. `observing`: whether the provider observes flows.
     mutating func finish(_ outcome: Outcome, observing: Bool) -> FinishAction {
-        guard !isFinished, let completion = completion.take() else { return .none }
-        if case .askingProvider(_, _, running: true) = state {
+        guard let (_, completion) = running else { return .none }
+        if case .askingProvider(_, running: true, _) = state {
             state = .finishedDuringCall(notice: observing ? outcome : nil)
             return .complete(completion, notice: observing ? .endedDuringCall : .none)
         }
