@@ -86,22 +86,33 @@ public final class ConditionLockedValue<Value> {
         return try body(&value)
     }
 
+    /// Why a ``ConditionLockedValue/wait(_:)`` body runs.
+    public enum Wake: Sendable, Equatable {
+        /// Its first run: the caller has not waited yet.
+        case first
+        /// After a wait that ended by a signal (or a spurious wake-up).
+        case woken
+        /// After a wait that ended by its timeout.
+        case timedOut
+    }
+
     /// Runs `body` under the lock until it returns ``Decision/done(_:)``; each
     /// ``Decision/wait(timeout:)`` releases the lock until a signal or the timeout, and `body` then
-    /// runs again with `timedOut` telling which woke it (`false` also after a spurious wake-up).
+    /// runs again, told by its ``Wake`` whether and how it waited: so what a body keeps about its
+    /// own waiting lives in the value, not in variables beside it.
     ///
     /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
     /// - Returns: What `body` returned with ``Decision/done(_:)``.
-    public func wait<Result>(_ body: (inout Value, _ timedOut: Bool) -> Decision<Result>) -> Result {
+    public func wait<Result>(_ body: (inout Value, Wake) -> Decision<Result>) -> Result {
         lock()
         defer { unlock() }
-        var timedOut = false
+        var wake = Wake.first
         while true {
-            switch body(&value, timedOut) {
+            switch body(&value, wake) {
             case .done(let result):
                 return result
             case .wait(let timeout):
-                timedOut = waitForSignal(timeout: timeout)
+                wake = waitForSignal(timeout: timeout) ? .timedOut : .woken
             }
         }
     }

@@ -339,9 +339,9 @@ final class TimerDriver: Sendable {
             }
             if fired { continue }
             if sleep == nil && !untilWoken { sleep = keepAlive }
-            let keepRunning = state.wait { state, timedOut -> ConditionLockedValue<State>.Decision<Bool> in
+            let keepRunning = state.wait { state, wake -> ConditionLockedValue<State>.Decision<Bool> in
                 if state.generation != generation { return .done(true) }
-                if !timedOut { return .wait(timeout: sleep) }
+                if wake != .timedOut { return .wait(timeout: sleep) }
                 guard state.heaps.isEmpty else { return .done(true) }
                 state.threadRunning = false
                 return .done(false)

@@ -70,6 +70,9 @@ final class WorkerPool: Sendable {
     /// Jobs queued, read without the lock (a hint: it may be stale by the time it is used).
     var queuedHint: Int { queuedHintStorage.load(ordering: .relaxed) }
 
+    /// The pool's bounds, for its state's decisions.
+    private var limits: State.Limits { State.Limits(concurrency: concurrency, maximumThreads: maximumThreads) }
+
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
          concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
@@ -81,38 +84,16 @@ final class WorkerPool: Sendable {
         state = ConditionLockedValue(State(gate: spinGate ?? SpinGate(cores: max(1, concurrency))), label: "IdpSdk.WorkerPool")
     }
 
-    /// What a submit does after the lock: wake an idle thread, start one, or nothing (the job
-    /// waits for a busy thread).
-    private enum SubmitAction { case wake, start(number: Int), queue }
-
     /// Runs `job` on a pool thread, soon. Never runs it on the calling thread.
     func submit(_ job: @escaping Job) {
-        let action = state.withLock { state -> SubmitAction in
-            state.jobs.append(job)
+        act(state.withLock { state in
+            let action = state.submit(job, limits: limits)
             queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
-            if state.jobs.count <= state.spinning { return .queue }
-            if state.idle > 0 {
-                state.idle -= 1
-                state.wakeups += 1
-                state.signalled += 1
-                return .wake
-            }
-            return startIfUnderLimits(&state)
-        }
-        act(action)
+            return action
+        })
     }
 
-    /// Starts a thread if fewer than `concurrency` run non-blocking code and the pool is below
-    /// `maximumThreads`. Under the lock.
-    private func startIfUnderLimits(_ state: inout State) -> SubmitAction {
-        guard state.threads - state.blocking < concurrency, state.threads < maximumThreads else { return .queue }
-        state.threads += 1
-        state.peakThreads = max(state.peakThreads, state.threads)
-        state.started += 1
-        return .start(number: state.started)
-    }
-
-    private func act(_ action: SubmitAction) {
+    private func act(_ action: State.SubmitAction) {
         switch action {
         case .wake: state.signal()
         case .start(let number): startThread(number: number)
@@ -125,13 +106,8 @@ final class WorkerPool: Sendable {
     /// thread that is not this pool's, just runs `body`.
     func mayBlock<Result>(_ body: () -> Result) -> Result {
         guard isCurrentThread else { return body() }
-        let action = state.withLock { state -> SubmitAction in
-            state.blocking += 1
-            guard state.jobs.count > state.spinning, state.idle == 0 else { return .queue }
-            return startIfUnderLimits(&state)
-        }
-        act(action)
-        defer { state.withLock { $0.blocking -= 1 } }
+        act(state.withLock { $0.enterBlocking(limits: limits) })
+        defer { state.withLock { $0.leaveBlocking() } }
         return body()
     }
 
@@ -251,36 +227,108 @@ final class WorkerPool: Sendable {
     }
 
     private func nextStep(mayStillSpin: Bool) -> Next {
-        var waited = false
-        return state.wait { state, timedOut -> ConditionLockedValue<State>.Decision<Next> in
-            if waited {
-                waited = false
-                if state.wakeups > 0 {
-                    state.wakeups -= 1
-                } else {
-                    state.idle -= 1
-                    if timedOut && state.jobs.isEmpty {
-                        state.threads -= 1
-                        return .done(.exit)
-                    }
-                }
-            }
-            if let job = state.jobs.popFirst() {
+        state.wait { state, wake -> ConditionLockedValue<State>.Decision<Next> in
+            let look = state.lookForWork(after: wake, mayStillSpin: mayStillSpin, now: SpinGate.Reading.wallNow())
+            switch look {
+            case .run(let job):
                 queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
                 return .done(.run(job))
+            case .spin: return .done(.spin)
+            case .exit: return .done(.exit)
+            case .sleep: return .wait(timeout: keepAlive)
             }
-            if mayStillSpin && state.spinning == 0 && state.gate.mayAllow(at: SpinGate.Reading.wallNow()) {
-                state.spinning += 1
-                return .done(.spin)
-            }
-            state.idle += 1
-            waited = true
-            return .wait(timeout: keepAlive)
         }
     }
 
     private static func check(_ status: Int32, _ function: String) {
         precondition(status == 0, "\(function) failed: \(status)")
+    }
+}
+
+/// The pool's decisions, as a value: each event (a submit, a thread entering or leaving code that
+/// may block, a thread looking for work) changes the state and returns what the pool does after
+/// the lock. Tested as a value, without threads.
+extension WorkerPool.State {
+    /// The pool's bounds.
+    struct Limits: Sendable {
+        /// The most threads running code that cannot block.
+        var concurrency: Int
+        /// The most threads in all.
+        var maximumThreads: Int
+    }
+
+    /// What a submit or a thread entering blocking code does after the lock: wake an idle thread,
+    /// start one (with this number), or nothing (the job waits for a busy thread).
+    enum SubmitAction: Equatable { case wake, start(number: Int), queue }
+
+    /// What a thread looking for work does.
+    enum Look {
+        /// Run this job (after the lock).
+        case run(WorkerPool.Job)
+        /// Spin for a job outside the lock.
+        case spin
+        /// Exit: idle for the keep-alive with nothing queued.
+        case exit
+        /// Wait on the condition, up to the keep-alive.
+        case sleep
+    }
+
+    /// A job was submitted.
+    mutating func submit(_ job: @escaping WorkerPool.Job, limits: Limits) -> SubmitAction {
+        jobs.append(job)
+        if jobs.count <= spinning { return .queue }
+        if idle > 0 {
+            idle -= 1
+            wakeups += 1
+            signalled += 1
+            return .wake
+        }
+        return startIfUnderLimits(limits)
+    }
+
+    /// A pool thread enters code that may block: it no longer counts against the concurrency, so
+    /// queued jobs may need another thread.
+    mutating func enterBlocking(limits: Limits) -> SubmitAction {
+        blocking += 1
+        guard jobs.count > spinning, idle == 0 else { return .queue }
+        return startIfUnderLimits(limits)
+    }
+
+    /// The pool thread left code that may block.
+    mutating func leaveBlocking() { blocking -= 1 }
+
+    /// Starts a thread if fewer than `concurrency` run non-blocking code and the pool is below
+    /// `maximumThreads`.
+    private mutating func startIfUnderLimits(_ limits: Limits) -> SubmitAction {
+        guard threads - blocking < limits.concurrency, threads < limits.maximumThreads else { return .queue }
+        threads += 1
+        peakThreads = max(peakThreads, threads)
+        started += 1
+        return .start(number: started)
+    }
+
+    /// A thread looks for work, after `wake` (its first look, or after waiting on the condition).
+    /// With the queue empty it spins if it still may, no other thread spins and the gate may allow
+    /// it at wall time `now`; else it sleeps (exits once a wait timed out with nothing queued).
+    mutating func lookForWork(after wake: ConditionLockedValue<Self>.Wake, mayStillSpin: Bool, now: UInt64) -> Look {
+        if wake != .first {
+            if wakeups > 0 {
+                wakeups -= 1
+            } else {
+                idle -= 1
+                if wake == .timedOut && jobs.isEmpty {
+                    threads -= 1
+                    return .exit
+                }
+            }
+        }
+        if let job = jobs.popFirst() { return .run(job) }
+        if mayStillSpin && spinning == 0 && gate.mayAllow(at: now) {
+            spinning += 1
+            return .spin
+        }
+        idle += 1
+        return .sleep
     }
 }
 
