@@ -50,7 +50,7 @@ struct AuditLog: Sendable {
     }
 
     /// Appends `entries` together to one shard, in order.
-    func append(_ entries: [AuditEntry]) {
+    func append<Entries: Collection<AuditEntry>>(_ entries: Entries) {
         guard !entries.isEmpty else { return }
         let index: Int
         if let named = entries.first(where: { $0.userId != nil }), let user = named.userId {

@@ -27,7 +27,8 @@ import IdpPrimitives
 ///
 /// Thread safety: every method may be called from any thread at once. State lives in sharded
 /// `LockedValue`s (sessions by session code, users by tenant and id, codes and tokens by their
-/// value), held only to read and decide; no call-out happens under them. Flows of different users
+/// value, the audit log by user or by thread), held only to read and decide; no call-out happens
+/// under them. Flows of different users
 /// seldom meet on one lock; what must be atomic for one user, code or token family is decided
 /// under its shard's lock (see `ServerState` for the lock order).
 public final class IdpServer: Sendable {
@@ -383,7 +384,7 @@ public final class IdpServer: Sendable {
     func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String,
                 at time: Date? = nil) {
         let entry = AuditEntry(time: time ?? now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail)
-        audit.append([entry])
+        audit.append(CollectionOfOne(entry))
     }
 
     // MARK: - HTTP
