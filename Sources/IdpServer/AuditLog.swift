@@ -82,28 +82,31 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A fixed-capacity ring of audit entries: the newest `capacity` entries are kept.
-struct AuditRing {
-    private var storage: [AuditEntry] = []
+/// A fixed-capacity ring: the newest `capacity` elements are kept.
+struct AuditRing<Element> {
+    private var storage: [Element] = []
     private var next = 0
     let capacity: Int
     private(set) var dropped = 0
 
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
-    mutating func append(_ entry: AuditEntry) {
+    mutating func append(_ element: Element) {
         guard capacity > 0 else { dropped += 1; return }
         if storage.count < capacity {
-            storage.append(entry)
+            storage.append(element)
         } else {
-            storage[next] = entry
+            storage[next] = element
             dropped += 1
         }
         next = (next + 1) % capacity
     }
 
-    /// Oldest first.
-    var entries: [AuditEntry] {
-        storage.count < capacity ? storage : Array(storage[next...] + storage[..<next])
+    /// The kept elements that `isIncluded` accepts, oldest first, copying no others.
+    func elements(where isIncluded: (Element) -> Bool) -> [Element] {
+        guard storage.count == capacity else { return storage.filter(isIncluded) }
+        return storage[next...].filter(isIncluded) + storage[..<next].filter(isIncluded)
     }
 }
+
+extension AuditRing: Sendable where Element: Sendable {}

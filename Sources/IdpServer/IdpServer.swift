@@ -27,7 +27,8 @@ import IdpPrimitives
 ///
 /// Thread safety: every method may be called from any thread at once. State lives in sharded
 /// `LockedValue`s (sessions by session code, users by tenant and id, codes and tokens by their
-/// value), held only to read and decide; no call-out happens under them. Flows of different users
+/// value, the audit log by user or by thread), held only to read and decide; no call-out happens
+/// under them. Flows of different users
 /// seldom meet on one lock; what must be atomic for one user, code or token family is decided
 /// under its shard's lock (see `ServerState` for the lock order).
 public final class IdpServer: Sendable {
@@ -59,7 +60,13 @@ public final class IdpServer: Sendable {
         public var maximumBodySize: Int
         /// The shortest password a user may choose.
         public var minimumPasswordLength: Int
-        /// How many audit entries are kept (the oldest are dropped first).
+        /// How many audit entries each of the log's shards keeps (its oldest are dropped first).
+        ///
+        /// The log has one shard per shard of the server state (16): a user's entries are all in
+        /// the user's shard, and entries that name no user in the shard of the thread that
+        /// appended them. So every user keeps at least their newest `auditLogCapacity` entries,
+        /// the log as a whole keeps at least the newest `auditLogCapacity` entries and at most
+        /// 16 times that many, and the memory it takes is bounded by the latter.
         public var auditLogCapacity: Int
         /// When wrong secrets lock an account; off by default.
         public var lockout: LockoutPolicy
@@ -86,7 +93,7 @@ public final class IdpServer: Sendable {
         ///   - maximumFieldLength: The longest accepted credential value, in UTF-8 bytes; 1024.
         ///   - maximumBodySize: The largest accepted request body, in bytes; 64 KiB.
         ///   - minimumPasswordLength: The shortest password a user may choose; 4.
-        ///   - auditLogCapacity: How many audit entries are kept; 100 000.
+        ///   - auditLogCapacity: How many audit entries each shard of the log keeps; 100 000.
         ///   - lockout: When wrong secrets lock an account; ``LockoutPolicy/disabled`` by default.
         public init(
             clock: any IdpClock = SystemClock(),
@@ -130,7 +137,7 @@ public final class IdpServer: Sendable {
     /// The configuration the server was made with; fixed for its life.
     public let configuration: Configuration
     let state = ServerState()
-    let audit: LockedValue<AuditRing>
+    let audit: AuditLog
 
     /// An IDP with no tenants; add them with the administrative calls before sending requests.
     ///
@@ -138,7 +145,7 @@ public final class IdpServer: Sendable {
     ///   omitted.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        audit = LockedValue(AuditRing(capacity: configuration.auditLogCapacity), label: "IdpServer.audit")
+        audit = AuditLog(capacity: configuration.auditLogCapacity)
     }
 
     var now: Date { configuration.clock.now() }
@@ -314,10 +321,24 @@ public final class IdpServer: Sendable {
     }
 
     /// The audit log, oldest first; with a trace id, only that trace's entries.
+    ///
+    /// The log is kept in shards (by user, or by thread for entries that name no user) and
+    /// merged here. Oldest first means by the order key each entry got when it was appended:
+    /// the monotonic clock read at the append, so an entry appended after another's append
+    /// returned comes after it, on any thread; a decision's entries are appended together and
+    /// stay together, in order. Every entry whose append returned before this call began is
+    /// in the result (unless its shard dropped it, see ``Configuration/auditLogCapacity``), and
+    /// with any entry, every entry ordered before it.
+    ///
+    /// ```swift
+    /// let steps = idp.auditLog(traceId: "4bf92f3577b34da6a3ce929d0e0e4736").map(\.event)
+    /// ```
+    /// - Parameter traceId: Only entries whose ``AuditEntry/traceId`` is this; all entries if
+    ///   `nil`.
+    /// - Returns: The entries, oldest first.
     public func auditLog(traceId: String? = nil) -> [AuditEntry] {
-        let entries = audit.withLock { $0.entries }
-        guard let traceId else { return entries }
-        return entries.filter { $0.traceId == traceId }
+        guard let traceId else { return audit.entries() }
+        return audit.entries { $0.traceId == traceId }
     }
 
     /// Counts of live server state, for leak checks in tests and the benchmark. Shard by shard:
@@ -350,22 +371,20 @@ public final class IdpServer: Sendable {
     ///   moment ago may not be there yet; when the numbers run from 1 to the last without a gap,
     ///   every decision up to the last is.
     public func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
-        let entries = audit.withLock { $0.entries }.enumerated().filter { $0.element.userId == userId && $0.element.tenant == tenant && $0.element.userDecision != nil }
+        let entries = audit.entries { $0.userId == userId && $0.tenant == tenant && $0.userDecision != nil }.enumerated()
         return entries.sorted { ($0.element.userDecision!, $0.offset) < ($1.element.userDecision!, $1.offset) }.map(\.element)
     }
 
     /// Appends `entries` to the audit log together (one decision's).
     func record(_ entries: [AuditEntry]) {
-        audit.withLock { ring in
-            for entry in entries { ring.append(entry) }
-        }
+        audit.append(entries)
     }
 
     /// Appends to the audit log; `time`: when the request was decided (default: now).
     func record(_ event: AuditEntry.Event, tenant: String, clientId: String?, userId: String?, traceParent: String?, _ detail: String,
                 at time: Date? = nil) {
         let entry = AuditEntry(time: time ?? now, event: event, tenant: tenant, clientId: clientId, userId: userId, traceParent: traceParent, detail: detail)
-        audit.withLock { $0.append(entry) }
+        audit.append(CollectionOfOne(entry))
     }
 
     // MARK: - HTTP

@@ -24,6 +24,9 @@ import IdpPrimitives
 ///   itself. Code single use and family revocation on reuse are therefore one shard's decisions.
 /// - A refresh takes the user's shard, then the family's `grants` shard, so the lockout check and
 ///   the rotation are one decision.
+///
+/// The audit log (`AuditLog`) is sharded the same way, outside this lock order: it is appended to
+/// after a decision's locks are released.
 struct ServerState: Sendable {
     /// Shards per kind: a power of two, so that ``ShardRouting`` can put an index into a token's
     /// first Base 64 character. Sixteen keeps two random flows on different shards 15 times in 16,

@@ -1,0 +1,149 @@
+import Foundation
+import IdpPrimitives
+@testable import IdpServer
+import Synchronization
+import Testing
+
+@Suite("The IDP's sharded audit log")
+struct ShardedAuditLogTests {
+    /// An entry of `user` (or of nobody) in tenant "demo", told apart by `detail`.
+    static func entry(_ detail: String, user: String?, trace: String? = nil, decision: UInt64? = nil) -> AuditEntry {
+        AuditEntry(time: Date(timeIntervalSince1970: 0), event: .stepServed, tenant: "demo", clientId: "KssIdpLogin", userId: user,
+                   traceParent: trace, detail: detail, userDecision: decision)
+    }
+
+    /// Users whose entries live in `count` different shards of the log.
+    static func usersInDistinctShards(_ count: Int) -> [String] {
+        var users: [String] = []
+        var shards: Set<Int> = []
+        var index = 0
+        while users.count < count {
+            let user = "user-\(index)"
+            if shards.insert(UserKey(tenant: "demo", user: user).hashValue & (ServerState.shardCount - 1)).inserted { users.append(user) }
+            index += 1
+        }
+        return users
+    }
+
+    @Test("decisions appended one after another by users of different shards come back in that order, each decision's entries together and in order")
+    func orderAcrossShards() {
+        // Given users in eight different shards, and entries that name nobody
+        let server = IdpServer()
+        let users = Self.usersInDistinctShards(8) + [nil]
+        var expected: [String] = []
+
+        // When decisions of three entries each are appended in turn, round robin over them
+        for index in 0..<300 {
+            let user = users[index % users.count]
+            let details = (0..<3).map { "\(index).\($0)" }
+            server.record(details.map { Self.entry($0, user: user) })
+            expected += details
+        }
+
+        // Then the log reads them back exactly in the order they were appended
+        #expect(server.auditLog().map(\.detail) == expected)
+    }
+
+    @Test("an entry appended on one OS thread after another thread's append returned comes after it")
+    func orderAcrossThreads() async {
+        // Given two OS threads that take turns, each appending one entry of its own user per turn
+        let server = IdpServer()
+        let users = Self.usersInDistinctShards(2)
+        let turns = 2_000
+        let batons = [DispatchSemaphore(value: 1), DispatchSemaphore(value: 0)]
+
+        // When each appends on its turn and then hands the turn to the other
+        await onOSThreadsTogether(2) { side in
+            for turn in stride(from: side, to: turns, by: 2) {
+                batons[side].wait()
+                // Half the turns name nobody: those go to the thread's own shard.
+                server.record([Self.entry("\(turn)", user: turn % 4 < 2 ? users[side] : nil)])
+                batons[1 - side].signal()
+            }
+        }
+
+        // Then the log holds the turns in the order they were taken
+        #expect(server.auditLog().map(\.detail) == (0..<turns).map(String.init))
+    }
+
+    @Test("auditLog(traceId:) returns that trace's entries only, oldest first")
+    func traceFilter() {
+        // Given entries of two traces and of none, from users in different shards
+        let server = IdpServer()
+        let users = Self.usersInDistinctShards(3)
+        let traceA = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        let traceB = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        for index in 0..<60 {
+            let trace = [traceA, traceB, nil][index % 3]
+            server.record([Self.entry("\(index)", user: users[index % 2 == 0 ? 0 : 1 + index % 2], trace: trace)])
+        }
+
+        // Then each trace reads back only its own entries, in order
+        #expect(server.auditLog(traceId: "4bf92f3577b34da6a3ce929d0e0e4736").map(\.detail) == stride(from: 0, to: 60, by: 3).map(String.init))
+        #expect(server.auditLog(traceId: "0af7651916cd43dd8448eb211c80319c").map(\.detail) == stride(from: 1, to: 60, by: 3).map(String.init))
+        #expect(server.auditLog().count == 60)
+    }
+
+    @Test("a shard over capacity drops its oldest entries first; other shards keep theirs")
+    func capacityPerShard() {
+        // Given a log whose shards keep five entries each, and two users in different shards
+        let server = IdpServer(configuration: .init(auditLogCapacity: 5))
+        let users = Self.usersInDistinctShards(2)
+
+        // When one user gets eight entries and the other three
+        for index in 0..<8 { server.record([Self.entry("a\(index)", user: users[0])]) }
+        for index in 0..<3 { server.record([Self.entry("b\(index)", user: users[1])]) }
+
+        // Then the first keeps its newest five, the second all three, in append order
+        #expect(server.auditLog().map(\.detail) == ["a3", "a4", "a5", "a6", "a7", "b0", "b1", "b2"])
+    }
+
+    @Test("userDecisions reads a user's decisions in decision order, whatever order they were appended in")
+    func userDecisionsInDecisionOrder() {
+        // Given a user's decisions 1 to 4 appended as 2, 1, 4, 3 (two entries each), among others'
+        let server = IdpServer()
+        let users = Self.usersInDistinctShards(2)
+        for number in [2, 1, 4, 3] as [UInt64] {
+            server.record([Self.entry("\(number)a", user: users[0], decision: number), Self.entry("\(number)b", user: users[0], decision: number)])
+            server.record([Self.entry("other", user: users[1], decision: number)])
+        }
+
+        // Then they are read back by number, each decision's entries in order
+        #expect(server.userDecisions(users[0], tenant: "demo").map(\.detail) == ["1a", "1b", "2a", "2b", "3a", "3b", "4a", "4b"])
+    }
+
+    @Test("appends from eight OS threads at once lose nothing, and each thread's decisions stay together and in its order")
+    func concurrentAppends() async {
+        // Given eight OS threads, two per user plus entries that name nobody
+        let server = IdpServer(configuration: .init(auditLogCapacity: 1_000_000))
+        let users = Self.usersInDistinctShards(4)
+        let decisions = 1_500
+
+        // When each appends its decisions of two entries at once
+        await onOSThreadsTogether(8) { thread in
+            for index in 0..<decisions {
+                let user: String? = index % 3 == 0 ? nil : users[thread % 4]
+                server.record([Self.entry("\(thread) \(index) first", user: user), Self.entry("\(thread) \(index) second", user: user)])
+            }
+        }
+
+        // Then every entry is there, a decision's second entry right after its first, and each
+        // thread's decisions in the order it made them
+        let log = server.auditLog().map(\.detail)
+        #expect(log.count == 8 * decisions * 2)
+        var next = [Int](repeating: 0, count: 8)
+        var index = 0
+        while index + 1 < log.count {
+            let parts = log[index].split(separator: " ")
+            guard parts.count == 3, let thread = Int(parts[0]), let decision = Int(parts[1]), parts[2] == "first" else {
+                Issue.record("entry \(index) is '\(log[index])', not the first of a decision")
+                return
+            }
+            #expect(log[index + 1] == "\(thread) \(decision) second")
+            #expect(decision == next[thread], "thread \(thread)'s decisions out of order")
+            next[thread] = decision + 1
+            index += 2
+        }
+        #expect(next == [Int](repeating: decisions, count: 8))
+    }
+}
