@@ -66,7 +66,8 @@ public final class IdpServer: Sendable {
         /// the user's shard, and entries that name no user in the shard of the thread that
         /// appended them. So every user keeps at least their newest `auditLogCapacity` entries,
         /// the log as a whole keeps at least the newest `auditLogCapacity` entries and at most
-        /// 16 times that many, and the memory it takes is bounded by the latter.
+        /// 16 times that many, and the memory it takes is bounded by the latter. The default,
+        /// 8 192, bounds the whole log near 131 000 entries.
         public var auditLogCapacity: Int
         /// When wrong secrets lock an account; off by default.
         public var lockout: LockoutPolicy
@@ -93,7 +94,7 @@ public final class IdpServer: Sendable {
         ///   - maximumFieldLength: The longest accepted credential value, in UTF-8 bytes; 1024.
         ///   - maximumBodySize: The largest accepted request body, in bytes; 64 KiB.
         ///   - minimumPasswordLength: The shortest password a user may choose; 4.
-        ///   - auditLogCapacity: How many audit entries each shard of the log keeps; 100 000.
+        ///   - auditLogCapacity: How many audit entries each shard of the log keeps; 8 192.
         ///   - lockout: When wrong secrets lock an account; ``LockoutPolicy/disabled`` by default.
         public init(
             clock: any IdpClock = SystemClock(),
@@ -107,7 +108,7 @@ public final class IdpServer: Sendable {
             maximumFieldLength: Int = 1024,
             maximumBodySize: Int = 64 * 1024,
             minimumPasswordLength: Int = 4,
-            auditLogCapacity: Int = 100_000,
+            auditLogCapacity: Int = 8_192,
             lockout: LockoutPolicy = .disabled
         ) {
             self.clock = clock
