@@ -14,7 +14,7 @@ import IdpSdk
 /// A flow is matched to its user by `interactionData.userId`; an activation has no user id yet, so
 /// it is matched by its traceparent's trace id, bound with ``bind(traceId:toUser:tenantId:)``.
 ///
-/// Threading: a big-reader lock. The store keeps one lock per ``ThreadStripe`` (each mutex on
+/// Threading: a big-reader lock. The store keeps one lock per `ThreadStripe` (each mutex on
 /// cache lines of its own); `provideCredentials` takes only its thread's stripe lock and reads the
 /// one table of users and trace bindings under it. Writers (``set(_:userId:tenantId:)``,
 /// ``remove(userId:tenantId:)``, ``bind(traceId:toUser:tenantId:)``,

@@ -9,7 +9,7 @@ import IdpSdk
 /// ```
 ///
 /// Threading: immutable, so any number of threads may call it at once with no synchronisation.
-/// It keeps one copy of the values per ``ThreadStripe`` (keys and values of more than 15 UTF-8
+/// It keeps one copy of the values per `ThreadStripe` (keys and values of more than 15 UTF-8
 /// bytes copied too), made at init, and answers each thread from its stripe's copy: the reference
 /// count an answer writes is one only threads of that stripe touch, not one every SDK thread
 /// writes. Cost: no lock; when the values are exactly the asked fields, a check of the fields and
@@ -41,7 +41,7 @@ public struct StaticCredentials: IdpSdkNonBlockingProvider, Sendable, CustomStri
     public var description: String { "StaticCredentials(fields: \(values.keys.sorted()))" }
 }
 
-/// One copy of a dictionary per ``ThreadStripe``, each built with storage of its own.
+/// One copy of a dictionary per `ThreadStripe`, each built with storage of its own.
 private final class StripeCopies: Sendable {
     /// Sound as `nonisolated(unsafe)`: the copies are written once in `init` and freed in
     /// `deinit`, and only read in between.
