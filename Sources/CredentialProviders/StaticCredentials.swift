@@ -34,7 +34,7 @@ public struct StaticCredentials: IdpSdkNonBlockingProvider, Sendable, CustomStri
     /// - Returns: The asked fields' values, or ``CredentialProviderError/Code/missingValue`` for an
     ///   asked field without one.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        .answering(interactionData, from: copies.current)
+        copies.withCurrent { .answering(interactionData, from: $0) }
     }
 
     /// Names the fields, never their values.
@@ -43,9 +43,18 @@ public struct StaticCredentials: IdpSdkNonBlockingProvider, Sendable, CustomStri
 
 /// One copy of a dictionary per `ThreadStripe`, each built with storage of its own.
 private final class StripeCopies: Sendable {
-    /// Sound as `nonisolated(unsafe)`: the copies are written once in `init` and freed in
-    /// `deinit`, and only read in between.
-    nonisolated(unsafe) private let copies: UnsafeMutablePointer<[String: String]>
+    /// A copy, in an object of its own: borrowed through `Unmanaged`, its `let` is read without
+    /// retaining the dictionary an extra time.
+    private final class Copy: Sendable {
+        let values: [String: String]
+        init(_ values: [String: String]) { self.values = values }
+    }
+
+    /// Owns the copies.
+    private let owned: [Copy]
+    /// The same copies, unretained. Sound as `nonisolated(unsafe)`: written once in `init`, freed
+    /// in `deinit`, only read in between; `owned` keeps every copy alive as long as `self`.
+    nonisolated(unsafe) private let copies: UnsafeMutablePointer<Unmanaged<Copy>>
     private let count: Int
     /// Allocations made between the copies and kept alive with them, so that two stripes'
     /// dictionaries are not neighbours in memory (where one stripe's reference-count writes would
@@ -55,14 +64,17 @@ private final class StripeCopies: Sendable {
 
     init(_ values: [String: String]) {
         count = ThreadStripe.count
-        copies = .allocate(capacity: count)
+        var owned: [Copy] = []
         var spacers: [[UInt8]] = []
-        for stripe in 0..<count {
+        for _ in 0..<count {
             spacers.append([UInt8](repeating: 0, count: 256))
-            (copies + stripe).initialize(to: UnsharedCopy.of(values))
+            owned.append(Copy(UnsharedCopy.of(values)))
         }
         spacers.append([UInt8](repeating: 0, count: 256))
+        self.owned = owned
         self.spacers = spacers
+        copies = .allocate(capacity: count)
+        copies.initialize(from: owned.map { Unmanaged.passUnretained($0) }, count: count)
     }
 
     deinit {
@@ -70,6 +82,9 @@ private final class StripeCopies: Sendable {
         copies.deallocate()
     }
 
-    /// The calling thread's stripe's copy.
-    var current: [String: String] { copies[ThreadStripe.current & (count - 1)] }
+    /// `body` of the calling thread's stripe's copy.
+    @inline(__always)
+    func withCurrent<Result>(_ body: ([String: String]) -> Result) -> Result {
+        copies[ThreadStripe.current & (count - 1)]._withUnsafeGuaranteedRef { body($0.values) }
+    }
 }
