@@ -22,10 +22,12 @@ import IdpSdk
 /// them: rare writes cost a lock per stripe, and threads answering at once take different locks.
 /// Each stripe also caches the answers it gave, by the user's table slot and the asked field ids,
 /// in a dictionary built for that stripe (keys and values of more than 15 UTF-8 bytes copied), so
-/// the reference count an answer writes is one only threads of that stripe touch; a write to a
-/// user clears that user's cached answers in every stripe before the writer releases it, so a call
-/// that starts after ``set(_:userId:tenantId:)`` returns answers the new values. A stripe caches
-/// at most 4,096 answers (one per table slot while the table has no more slots). A call hashes the
+/// the reference count an answer writes is one only threads of that stripe touch. A
+/// ``set(_:userId:tenantId:)`` clears that user's cached answers in every stripe before the writer
+/// releases it (a removal, or a set that grows the table, clears every cached answer), so a call
+/// that starts after it returns answers the new values; binding traces clears nothing. A stripe
+/// caches at most 4,096 answers, direct-mapped by slot: one place per user while the table has at
+/// most 4,096 slots (3,072 users), shared by users beyond that. A call hashes the
 /// user id once (no SipHash, no key built) and probes the table; a cached answer costs no
 /// allocation. This is the recommended provider for many users.
 public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
