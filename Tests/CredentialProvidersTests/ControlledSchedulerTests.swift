@@ -114,7 +114,7 @@ struct ControlledSchedulerTests {
         #expect(result.outcome?.divergence?.contains("which was not waiting") == true)
     }
 
-    @Test("a depth-2 ordering bug: PCT finds it in every seed within the budget its bound predicts; free-running stress with the same budget misses it in most seeds")
+    @Test("a depth-2 ordering bug: PCT finds it in every seed within the budget its bound predicts; how often free-running stress finds it with the same budget is printed beside it")
     func pctFindsWhatFreeRunningMisses() async {
         // n = 2 flows, k = 4 decisions: PCT's bound is 1 / (n · k) = 1/8 per run; a budget of
         // 40 runs misses with probability at most (7/8)^40 < 0.5% per seed.
@@ -128,9 +128,12 @@ struct ControlledSchedulerTests {
             for _ in 0..<budget where !caught { caught = !(await StressRunner.runFree(scenario)).isEmpty }
             if caught { freeFound += 1 }
         }
+        // Free-running is printed, not judged: how often two real threads interleave between a
+        // check and its write depends on the machine and its load (most seeds on an idle 2-core
+        // machine, few under ThreadSanitizer with the suite running), which is why PCT's bound,
+        // not luck, is what the stress relies on.
         print("depth-2 ordering bug: PCT found it in \(pctFound)/\(seeds) seeds, free-running in \(freeFound)/\(seeds), \(budget) runs each")
         #expect(pctFound == seeds)
-        #expect(freeFound < seeds / 2)
     }
 
     @Test("each broken fixture is found, shrunk to a small reproducer, and its reproducer replays the failure 10 of 10 times", arguments: ["slot", "resurrect", "duplicate"])
@@ -195,44 +198,28 @@ struct ControlledSchedulerTests {
 
     @Test("a Swift concurrency pool kept busy past the deadlock timeout is no stall: the async work runs when the pool frees, fully controlled, no deadlock")
     func busyPoolIsNoStall() async {
-        // Given a controlled flow that, before its async work, has every pool thread held by other
-        // work (as a suite's CPU-bound tests hold it) for ten deadlock timeouts
-        let width = ProcessInfo.processInfo.activeProcessorCount
-        let events = StressScenario(name: "events", flows: 1, makeWorld: { () },
-                                    flow: { _, context in
-                                        context.seam("before")
-                                        Self.holdThePool(width: width, for: 3)
-                                        let one: @Sendable () async -> Int = { 1 }
-                                        _ = context.runAsync("event", [one])
-                                        context.seam("after")
-                                    },
-                                    check: { _ in [] })
-        // When it runs
-        let result = await StressRunner.run(events, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0], faults: .none, decisions: []),
-                                            stallTimeout: .milliseconds(50), deadlockTimeout: .milliseconds(300))
-        // Then the run waited for the pool: it neither deadlocked nor lost control
-        #expect(result.violations.isEmpty, "\(result.violations)")
-        #expect(result.outcome?.deadlocked == false)
-        #expect(result.outcome?.partiallyControlled == false, "\(result.outcome?.partialControlReason ?? "")")
-    }
-
-    /// Holds every thread of the Swift concurrency pool (`width` tasks blocked on purpose: the
-    /// condition under test) for `seconds`; returns, on the calling OS thread, once all are held.
-    static func holdThePool(width: Int, for seconds: Double) {
-        let holding = LockedValue(0)
-        let release = DispatchSemaphore(value: 0)
-        for _ in 0..<width {
-            Task.detached { @Sendable in
-                holding.withLock { $0 += 1 }
-                release.wait()
-            }
-        }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while holding.withLock({ $0 }) < width, ContinuousClock.now < deadline { usleep(1_000) }
+        // Given a pool that starts no task for ten deadlock timeouts (as when a suite's CPU-bound
+        // tests hold every pool thread), and a flow that hands async work to it and waits for it
+        let pool = HeldPool()
+        let scheduler = ControlledScheduler(participants: 1, strategy: .randomWalk, seed: 1, stallTimeout: .milliseconds(50),
+                                            deadlockTimeout: .milliseconds(300), startTask: pool.start)
         Thread {
-            Thread.sleep(forTimeInterval: seconds)   // how long the pool is held: the stimulus, not a wait for a result
-            for _ in 0..<width { release.signal() }
+            scheduler.seam(0, "before")
+            scheduler.spawnAsync("event", parent: 0) { scheduler.unpark(0) }
+            scheduler.park(0, "awaiting the event")
+            scheduler.seam(0, "after")
+            scheduler.finish(0)
         }.start()
+        Thread {
+            Thread.sleep(forTimeInterval: 3)   // how long the pool is held: the stimulus, not a wait for a result
+            pool.release()
+        }.start()
+        // When the run ends
+        let outcome = await scheduler.outcome()
+        // Then it waited for the pool: it neither deadlocked nor lost control
+        #expect(outcome.deadlocked == false)
+        #expect(outcome.partiallyControlled == false, "\(outcome.partialControlReason ?? "")")
+        #expect(outcome.lastSeams == ["finished", "finished"])
     }
 
     @Test("fault decisions are a pure function of seed, site, flow and step; adding a fault site leaves the others as they were")
@@ -257,5 +244,28 @@ struct ControlledSchedulerTests {
         #expect(throws: StressError("'log' has 'x', not a count")) {
             try StressReproducer(parsing: "idph1|strategy=walk|seed=1|flows=0|faultseed=0|rates=|off=|log=1,x")
         }
+    }
+}
+
+/// A Swift concurrency pool that starts no task until released: what the controlled scheduler sees
+/// when every pool thread is busy with other work.
+final class HeldPool: Sendable {
+    private let held = LockedValue<[@Sendable () async -> Void]?>([])
+
+    func start(_ body: @escaping @Sendable () async -> Void) {
+        let now = held.withLock { held -> Bool in
+            guard held != nil else { return true }
+            held!.append(body)
+            return false
+        }
+        if now { Task { await body() } }
+    }
+
+    func release() {
+        let bodies = held.withLock { held in
+            defer { held = nil }
+            return held ?? []
+        }
+        for body in bodies { Task { await body() } }
     }
 }

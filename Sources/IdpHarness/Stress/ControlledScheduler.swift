@@ -190,6 +190,8 @@ public final class ControlledScheduler: Sendable {
     private let onQuiescence: (@Sendable () -> Bool)?
     private let stallTimeout: Duration
     private let deadlockTimeout: Duration
+    /// Starts a task on the Swift concurrency pool (see ``init(participants:strategy:seed:replay:stallTimeout:deadlockTimeout:onQuiescence:startTask:)``).
+    private let startTask: @Sendable (@escaping @Sendable () async -> Void) -> Void
     /// How long the watchdog waits for its pool probe before judging a stall anyway.
     private var poolProbeLimit: Duration { max(deadlockTimeout * 12, .seconds(60)) }
     /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
@@ -208,9 +210,14 @@ public final class ControlledScheduler: Sendable {
     ///   - onQuiescence: Called when no participant can go on and some are parked (waiting for a
     ///     delivery that nobody controlled will make); returns whether it changed anything (moved
     ///     a clock, say). If it did not, and nobody runs outside control, the run is a deadlock.
+    ///   - startTask: Starts a task on the Swift concurrency pool: an async participant's, and the
+    ///     watchdog's probe of the pool. A plain `Task` by default; a test passes one that holds
+    ///     tasks back to model a busy pool.
     public init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
                 stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5),
-                onQuiescence: (@Sendable () -> Bool)? = nil) {
+                onQuiescence: (@Sendable () -> Bool)? = nil,
+                startTask: @escaping @Sendable (@escaping @Sendable () async -> Void) -> Void = { body in Task { await body() } }) {
+        self.startTask = startTask
         precondition(participants > 0, "a controlled run needs at least one participant")
         state = LockedValue(State(statuses: Array(repeating: .notArrived, count: participants),
                                   strategy: StrategyState(strategy, participants: participants, seed: seed), replay: replay,
@@ -286,7 +293,7 @@ public final class ControlledScheduler: Sendable {
             state.asyncParticipants.insert(participant)
             let turn = AsyncTurn(scheduler: schedulerId, participant: participant)
             state.resumes[participant] = { [self] in
-                Task {
+                startTask { [self] in
                     await Self.$asyncTurn.withValue(turn) { await body() }
                     finish(participant)
                 }
@@ -572,7 +579,7 @@ public final class ControlledScheduler: Sendable {
     /// Starts the watchdog's probe of the Swift concurrency pool: a task that records how long it
     /// waited for a pool thread.
     private func startPoolProbe() {
-        Task.detached { [weak self] in
+        startTask { [weak self] in
             self?.state.withLock { state in
                 if case .pending(let since) = state.poolProbe { state.poolProbe = .answered(after: .now - since) }
             }
