@@ -12,9 +12,10 @@ struct TestIDP {
     let tenant = "demo"
     let clock: ManualClock
 
-    init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled) {
+    init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
+         refreshTokenLifetime: Duration = .seconds(1800)) {
         clock = ManualClock()
-        server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: auditLogCapacity, lockout: lockout))
+        server = IdpServer(configuration: .init(clock: clock, refreshTokenLifetime: refreshTokenLifetime, auditLogCapacity: auditLogCapacity, lockout: lockout))
         url = "https://idp-\(UUID().uuidString.lowercased()).test"
         try! server.addTenant(tenant, secretEncoding: secretEncoding)
         IdpNetwork.shared.register(server, at: url, latency: latency)
