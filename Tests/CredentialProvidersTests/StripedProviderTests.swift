@@ -193,7 +193,7 @@ struct StripedProviderTests {
         }
     }
 
-    @Test("StaticCredentials answers every thread its stripe's own copy of the values, equal to them")
+    @Test("StaticCredentials answers 8 threads at once with its values, exactly the asked fields")
     func staticCopies() async {
         let provider = StaticCredentials(values("alice", 3))
         let wrong = LockedValue(0)
