@@ -127,7 +127,11 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
                     index += 1
                 }
                 for byte in "00-".utf8 { append(byte) }
-                for (position, byte) in bytes.enumerated() {
+                // Indices, not `enumerated()`: unspecialized (a debug build) each step of that asks
+                // the runtime for tuple metadata, which under ThreadSanitizer takes a process-wide
+                // lock.
+                for position in 0..<bytes.count {
+                    let byte = bytes[position]
                     if position == 16 { append(UInt8(ascii: "-")) }
                     append(Hex.digit(byte >> 4))
                     append(Hex.digit(byte & 0x0F))

@@ -8,10 +8,10 @@ import Testing
 /// These tests give it a long spin, so "while it spins" is a state they wait for, not a race:
 /// under ThreadSanitizer on a loaded machine, seconds pass between two steps of a test.
 @Suite struct WorkerPoolTests {
-    /// Waits, off the cooperative pool, until `condition` holds (or 120 s pass).
+    /// Waits, off the cooperative pool, until `condition` holds (or 600 s pass).
     static func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
         await CompletionTests.offTask {
-            let deadline = DispatchTime.now(plus: .seconds(120))
+            let deadline = DispatchTime.now(plus: .seconds(600))
             while !condition() {
                 if DispatchTime.now() > deadline { return false }
                 usleep(100)

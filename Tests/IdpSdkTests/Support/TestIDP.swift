@@ -203,7 +203,7 @@ final class HoldingTransport: Transport {
 
 /// Polls `condition` until it holds, for at most `limit` (generous: the pool may be starved under
 /// ThreadSanitizer); returns whether it held.
-func eventually(within limit: Duration = .seconds(120), _ condition: () async -> Bool) async -> Bool {
+func eventually(within limit: Duration = .seconds(600), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if await condition() { return true }
