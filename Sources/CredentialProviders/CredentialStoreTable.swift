@@ -1,19 +1,18 @@
 import IdpSdk
 
-/// The users of a ``CredentialStore``, in an open-addressing table keyed by the store's own 64-bit
-/// hash of the user id.
+/// One shard of ``CredentialStore``: the users whose id hashes to it, in an open-addressing table
+/// keyed by the store's own 64-bit hash of the user id.
 ///
 /// Why not `[Key: Values]`: a `Dictionary` lookup hashes the key with SipHash (seed, combine,
 /// finalize: most of a call's cost) and needs a `Key` built from two copied strings. Here the
 /// caller hashes the user id once with ``hash(_:seed:)`` (a few multiplies, the same hash picks
-/// the slot), probing compares stored 64-bit hashes, and only a slot whose hash matches compares
+/// the shard), probing compares stored 64-bit hashes, and only a slot whose hash matches compares
 /// tenant and user id. Linear probing with backward-shift deletion: no tombstones, so a table that
 /// sees many removals does not slow down. Unlike SipHash, the hash is not built to resist ids
 /// chosen to collide; its seed is random per store, and collisions cost probing, never a wrong
 /// answer (a hit always compares tenant and user id).
 ///
-/// Not synchronized: ``CredentialStore`` reads it only under one of its stripe locks and changes
-/// it only under all of them.
+/// Not synchronized: ``CredentialStore`` keeps each table inside a ``LockedValue``.
 struct CredentialStoreTable {
     /// A user's values, with what answering them needs precomputed. Stored in the slot itself,
     /// next to its hash, and read in place through the slots' buffer: no object per user to
@@ -83,24 +82,6 @@ struct CredentialStoreTable {
         }
     }
 
-    /// The slot of the user's entry, or `nil`: the key of ``CredentialStore``'s per-stripe answer
-    /// caches. A slot keeps its entry until a ``set(_:hash:)`` that grows the table or a
-    /// ``remove(hash:tenantId:userId:)`` (which may move entries of a probe run).
-    @inline(__always)
-    func slot(hash: UInt64, tenantId: String, userId: String) -> Int? {
-        index(hash: hash, tenantId: tenantId, userId: userId)
-    }
-
-    /// The number of slots: 0 or a power of two.
-    var capacity: Int { slots.count }
-
-    /// Runs `body` with the entry in `slot` (a slot ``slot(hash:tenantId:userId:)`` returned),
-    /// read in place.
-    @inline(__always)
-    func withEntry<Result>(inSlot slot: Int, _ body: (borrowing Entry) -> Result) -> Result {
-        slots.withUnsafeBufferPointer { body($0[slot].entry) }
-    }
-
     @inline(__always)
     private func index(hash: UInt64, tenantId: String, userId: String) -> Int? {
         slots.withUnsafeBufferPointer { Self.index($0, hash: hash, tenantId: tenantId, userId: userId) }
@@ -137,26 +118,19 @@ struct CredentialStoreTable {
     }
 
     /// Adds or replaces the user's entry.
-    /// - Returns: The entry's slot, and whether other entries changed slots (the table grew).
-    @discardableResult
-    mutating func set(_ entry: consuming Entry, hash: UInt64) -> (slot: Int, moved: Bool) {
+    mutating func set(_ entry: consuming Entry, hash: UInt64) {
         entry.fieldIds = shared(entry.fieldIds)
         if let index = index(hash: hash, tenantId: entry.tenantId, userId: entry.userId) {
             slots[index].entry = entry
-            return (index, false)
+            return
         }
         // At most three quarters full, so a miss ends at an empty slot soon.
-        var moved = false
-        if (count &+ 1) &* 4 > slots.count &* 3 {
-            grow()
-            moved = true
-        }
+        if (count &+ 1) &* 4 > slots.count &* 3 { grow() }
         let mask = self.mask
         var index = Self.home(hash, mask)
         while slots[index].hash != 0 { index = (index &+ 1) & mask }
         slots[index] = Slot(hash: hash, entry: entry)
         count &+= 1
-        return (index, moved)
     }
 
     /// Removes the user's entry; returns whether there was one.
@@ -192,7 +166,7 @@ struct CredentialStoreTable {
         }
     }
 
-    /// A hash's home slot: its low bits.
+    /// A hash's home slot: its low bits (``CredentialStore`` picks the shard from the top bits).
     @inline(__always)
     private static func home(_ hash: UInt64, _ mask: Int) -> Int { Int(truncatingIfNeeded: hash) & mask }
 

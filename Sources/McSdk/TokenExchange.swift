@@ -116,23 +116,6 @@ enum TokenExchange {
         }
     }
 
-    /// Sends `request` and suspends until its answer. Outside a controlled run the send starts on
-    /// a Dispatch thread: a transport that answers on the sending thread (an in-process IDP with
-    /// no latency) would otherwise do the IDP's work on a Swift concurrency thread, where it keeps
-    /// the app's tasks waiting. A controlled run keeps the send on the participant that makes it.
-    private static func send(_ request: HTTPRequest, over transport: any Transport, controlled: Bool) async -> Result<HTTPResponse, TransportError> {
-        guard !controlled else { return await transport.send(request) }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let answered = LockedValue(false)
-                transport.send(request) { response in
-                    guard answered.withLock({ answered in defer { answered = true }; return !answered }) else { return }
-                    continuation.resume(returning: response)
-                }
-            }
-        }
-    }
-
     /// POSTs a form to the tenant's token endpoint; the HTTP status and the JSON body (see
     /// ``TokenResponseBody``: flat answers are read without `JSONSerialization`).
     ///
@@ -161,7 +144,7 @@ enum TokenExchange {
         )
         var retried = false
         while true {
-            switch await send(request, over: transport, controlled: configuration.controller != nil) {
+            switch await transport.send(request) {
             case .success(let response):
                 return .success((response.status, TokenResponseBody(response.body)))
             case .failure(let error) where error.kind == .connectionLost && !retried:
