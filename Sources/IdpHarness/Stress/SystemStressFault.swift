@@ -42,7 +42,7 @@ extension SystemStress {
         public static func < (lhs: Fault, rhs: Fault) -> Bool { lhs.rawValue < rhs.rawValue }
 
         /// The fault named `name`.
-        /// - Parameter name: A fault's name, as ``rawValue`` gives it.
+        /// - Parameter name: A fault's name, as `rawValue` gives it.
         /// - Throws: ``StressError`` naming the valid names when `name` is none of them.
         public init(parsing name: String) throws(StressError) {
             guard let fault = Fault(rawValue: name) else {
