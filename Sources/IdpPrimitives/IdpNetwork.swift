@@ -149,25 +149,10 @@ final class EndpointCache {
         if copies.count > Self.capacity { copies.removeLast() }
     }
 
-    // Created once, process-wide (a `static let` is initialised once, thread-safely). A thread's
-    // value is its retained cache, released when the thread exits.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<EndpointCache>.fromOpaque(pointer).release() }
-        }
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
+    private static let caches = ThreadSpecific<EndpointCache>()
 
     /// The calling thread's cache, made at its first use.
-    static var current: EndpointCache {
-        if let pointer = pthread_getspecific(key) { return Unmanaged<EndpointCache>.fromOpaque(pointer).takeUnretainedValue() }
-        let cache = Unmanaged.passRetained(EndpointCache())
-        let status = pthread_setspecific(key, cache.toOpaque())
-        precondition(status == 0, "pthread_setspecific failed: \(status)")
-        return cache.takeUnretainedValue()
-    }
+    static var current: EndpointCache { caches.value { EndpointCache() } }
 }
 
 @available(*, unavailable, message: "a thread's endpoint cache belongs to its thread")

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import IdpPrimitives
 import Synchronization
 
 /// Hands out flow numbers, unique within the process, without a shared write per flow: each
@@ -15,38 +11,24 @@ enum FlowIDBlocks {
     /// The last number handed out in blocks: written once per block, not per flow.
     private static let counter = Atomic<UInt64>(0)
 
-    /// A thread's block: the next number and the end of its block (exclusive).
-    private struct Block {
-        var next: UInt64
-        var end: UInt64
+    /// A thread's block: the next number and the end of its block (exclusive). Only its thread
+    /// reaches it.
+    private final class Block {
+        var next: UInt64 = 0
+        var end: UInt64 = 0
     }
 
-    // Created once, process-wide (a `static let` is initialised once, thread-safely). Each thread's
-    // value is a block it allocated itself; the destructor frees it when the thread exits.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { pointer in
-            pointer?.assumingMemoryBound(to: Block.self).deinitialize(count: 1).deallocate()
-        }
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
+    private static let blocks = ThreadSpecific<Block>()
 
     /// The next flow number for the calling thread.
     static func next() -> UInt64 {
-        let block: UnsafeMutablePointer<Block>
-        if let stored = pthread_getspecific(key) {
-            block = stored.assumingMemoryBound(to: Block.self)
-        } else {
-            block = UnsafeMutablePointer<Block>.allocate(capacity: 1)
-            block.initialize(to: Block(next: 0, end: 0))
-            _ = pthread_setspecific(key, block)
-        }
-        if block.pointee.next == block.pointee.end {
+        let block = blocks.value { Block() }
+        if block.next == block.end {
             let start = counter.wrappingAdd(blockSize, ordering: .relaxed).oldValue
-            block.pointee = Block(next: start + 1, end: start + 1 + blockSize)
+            block.next = start + 1
+            block.end = start + 1 + blockSize
         }
-        defer { block.pointee.next += 1 }
-        return block.pointee.next
+        defer { block.next += 1 }
+        return block.next
     }
 }

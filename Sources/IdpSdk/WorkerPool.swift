@@ -468,29 +468,15 @@ final class PoolThread {
         self.number = number
     }
 
-    // Created once, process-wide, before any worker starts (a `static let` is initialised once,
-    // thread-safely).
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<PoolThread>.fromOpaque(pointer).release() }
-        }
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
+    private static let records = ThreadSpecific<PoolThread>()
 
     /// Marks the calling thread as thread `number` of `pool`.
     static func markCurrentThread(pool: UnsafeMutableRawPointer, number: Int) {
-        let thread = Unmanaged.passRetained(PoolThread(pool: pool, number: max(1, number)))
-        let status = pthread_setspecific(key, thread.toOpaque())
-        precondition(status == 0, "pthread_setspecific failed: \(status)")
+        records.set(PoolThread(pool: pool, number: max(1, number)))
     }
 
     /// The calling thread's record, or `nil` if it is not a pool thread.
-    static var current: PoolThread? {
-        guard let pointer = pthread_getspecific(key) else { return nil }
-        return Unmanaged<PoolThread>.fromOpaque(pointer).takeUnretainedValue()
-    }
+    static var current: PoolThread? { records.value }
 }
 
 @available(*, unavailable, message: "a pool thread's record belongs to its thread")
