@@ -38,19 +38,7 @@ public final class LockedValue<Value> {
     ///   - label: Names the lock in ``LockProfiler``'s contention figures; unlabelled locks are
     ///     not profiled.
     public convenience init(_ value: Value, label: String? = nil) {
-        self.init(value, site: label.map(LockProfiler.Site.init(label:)), ownCacheLines: false)
-    }
-
-    /// Creates a lock around `value`, its mutex on cache lines of its own when asked.
-    /// - Parameters:
-    ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
-    ///   - label: Names the lock in ``LockProfiler``'s contention figures; unlabelled locks are
-    ///     not profiled.
-    ///   - ownCacheLines: Whether the mutex gets 128 bytes of its own (two cache lines, against
-    ///     the adjacent-line prefetcher), so that locking it never writes a line another lock or
-    ///     value sits on: for striped locks that different threads take at once.
-    public convenience init(_ value: Value, label: String? = nil, ownCacheLines: Bool) {
-        self.init(value, site: label.map(LockProfiler.Site.init(label:)), ownCacheLines: ownCacheLines)
+        self.init(value, site: label.map(LockProfiler.Site.init(label:)))
     }
 
     /// Creates a lock around `value`, counted under a shared profiler site.
@@ -58,25 +46,10 @@ public final class LockedValue<Value> {
     ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
     ///   - site: A ``LockProfiler/Site`` made once and shared by many locks: what a lock
     ///     made per request or per flow uses, since registering a label takes the profiler's lock.
-    public convenience init(_ value: Value, site: LockProfiler.Site?) {
-        self.init(value, site: site, ownCacheLines: false)
-    }
-
-    /// Creates a lock around `value`, counted under a shared profiler site, its mutex on cache
-    /// lines of its own when asked.
-    /// - Parameters:
-    ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
-    ///   - site: A ``LockProfiler/Site`` made once and shared by many locks: what a lock
-    ///     made per request or per flow uses, since registering a label takes the profiler's lock.
-    ///   - ownCacheLines: Whether the mutex gets 128 bytes of its own (two cache lines, against
-    ///     the adjacent-line prefetcher), so that locking it never writes a line another lock or
-    ///     value sits on: for striped locks that different threads take at once.
-    public init(_ value: Value, site: LockProfiler.Site?, ownCacheLines: Bool) {
+    public init(_ value: Value, site: LockProfiler.Site?) {
         self.value = value
         self.site = site
-        let size = MemoryLayout<pthread_mutex_t>.size, alignment = MemoryLayout<pthread_mutex_t>.alignment
-        mutex = UnsafeMutableRawPointer.allocate(byteCount: ownCacheLines ? max(128, size) : size, alignment: ownCacheLines ? 128 : alignment)
-            .bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        mutex = UnsafeMutablePointer.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
@@ -94,7 +67,7 @@ public final class LockedValue<Value> {
         let status = pthread_mutex_destroy(mutex)
         precondition(status == 0, "pthread_mutex_destroy failed: \(status)")
         mutex.deinitialize(count: 1)
-        UnsafeMutableRawPointer(mutex).deallocate()
+        mutex.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value and returns what it returns.
