@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "IdpPrimitives", targets: ["IdpPrimitives"]),
+        .library(name: "IdpWireFormats", targets: ["IdpWireFormats"]),
         .library(name: "IdpServer", targets: ["IdpServer"]),
         .library(name: "IdpSdk", targets: ["IdpSdk"]),
         .library(name: "McSdk", targets: ["McSdk"]),
@@ -17,48 +18,64 @@ let package = Package(
         .executable(name: "idp-bench", targets: ["IdpBench"]),
     ],
     targets: [
+        // Product modules, lowest first.
         .target(name: "IdpPrimitives"),
-        .target(name: "IdpServer", dependencies: ["IdpPrimitives"]),
-        .target(name: "IdpSdk", dependencies: ["IdpPrimitives"]),
-        .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpSdk"]),
+        .target(name: "IdpWireFormats", dependencies: ["IdpPrimitives"]),
+        .target(name: "IdpServer", dependencies: ["IdpPrimitives", "IdpWireFormats"]),
+        .target(name: "IdpSdk", dependencies: ["IdpPrimitives", "IdpWireFormats"]),
+        .target(name: "McSdk", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpSdk"]),
         .target(name: "CredentialProviders", dependencies: ["IdpPrimitives", "IdpSdk"]),
+        .target(name: "BenchSupport", dependencies: ["IdpPrimitives", "IdpWireFormats"]),
         // C only to define ThreadSanitizer's report hook; no dependency.
         .target(name: "ThreadSanitizerHook"),
-        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "ThreadSanitizerHook", "BenchSupport"]),
-        .target(name: "BenchSupport", dependencies: ["IdpPrimitives"], path: "Benchmarks/BenchSupport"),
+        .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders",
+                                                   "ThreadSanitizerHook", "BenchSupport"]),
+
+        // Executables.
         .executableTarget(
             name: "IdpBench",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport", "IdpHarness"],
+            dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders", "BenchSupport", "IdpHarness"],
             path: "Benchmarks/IdpBench"
         ),
         // The recipe for measuring your own provider (README, "Measure it").
         .executableTarget(name: "MeasureProviderExample", dependencies: ["IdpHarness", "BenchSupport", "IdpSdk"], path: "Benchmarks/MeasureProvider"),
-        .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives"]),
-        .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpServer"]),
-        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "Seed000WebViewSample", "Seed002LoginSample"]),
-        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives"]),
+
         // The documents' Swift, as printed, each in a client target of its own (the samples reuse
         // the names IdpHandler, getAuthorizationCode, …), in the language mode the IdpSdk article
         // "Getting started with the documents' samples" states.
         .target(name: "Seed000WebViewSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/Seed000WebView"),
         .target(name: "Seed001ActivationSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed001Activation"),
         .target(name: "Seed002LoginSample", dependencies: ["IdpSdk", "McSdk"], path: "Tests/DocumentSamples/Seed002Login"),
-        .target(name: "Seed003AuthenticationResultSample", dependencies: ["IdpPrimitives", "IdpSdk"], path: "Tests/DocumentSamples/Seed003AuthenticationResult"),
-        .target(name: "VendorIdpSdkPagesSample", dependencies: ["IdpPrimitives", "IdpSdk", "McSdk"], path: "Tests/DocumentSamples/VendorIdpSdkPages"),
+        .target(name: "Seed003AuthenticationResultSample", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpSdk"],
+                path: "Tests/DocumentSamples/Seed003AuthenticationResult"),
+        .target(name: "VendorIdpSdkPagesSample", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpSdk", "McSdk"],
+                path: "Tests/DocumentSamples/VendorIdpSdkPages"),
         .target(name: "VendorMcPagesSwift6Sample", dependencies: ["IdpPrimitives", "McSdk"], path: "Tests/DocumentSamples/VendorMcPagesSwift6"),
         // The invalid-state page's adapter hands its own non-Sendable completion parameter to
         // `DispatchQueue.async`, whose closure Swift 6 requires to be @Sendable: it compiles as
         // printed only in Swift 5 mode, against any SDK.
         .target(name: "VendorMcPagesSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/VendorMcPages",
                 swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        // Tests: one target per module, and the helpers they share.
+        .target(name: "TestSupport", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk"], path: "Tests/TestSupport"),
+        .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives", "TestSupport"]),
+        .testTarget(name: "IdpWireFormatsTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "TestSupport"]),
+        .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "TestSupport"]),
+        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport"]),
+        .testTarget(name: "McSdkTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "TestSupport",
+                                                       "Seed000WebViewSample", "Seed002LoginSample"]),
+        .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "TestSupport"]),
+        .testTarget(name: "IdpHarnessTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness",
+                                                            "TestSupport"]),
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives", "TestSupport"]),
         .testTarget(
             name: "DocumentSampleTests",
-            dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "Seed001ActivationSample", "Seed002LoginSample",
+            dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport", "Seed001ActivationSample", "Seed002LoginSample",
                            "Seed003AuthenticationResultSample", "VendorIdpSdkPagesSample", "VendorMcPagesSample", "VendorMcPagesSwift6Sample"]
         ),
-        .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness"]),
         // The README's Swift blocks, verbatim, compiled and run.
-        .testTarget(name: "ReadmeTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "BenchSupport"]),
+        .testTarget(name: "ReadmeTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "BenchSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import BenchSupport
 import CredentialProviders
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import McSdk
@@ -349,7 +350,7 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
-            let floorNs = await onOSThread { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
+            let floorNs = await OSThreads.run { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
             // A lone flow's hand-back, measured in a child task as the closed loop's workers are.
             let handBackUs: Double? = cell.level == 1 ? await withTaskGroup(of: Double.self) { group in
                 group.addTask { Double(await measureHandBack(samples: 200).value(atPercentile: 50)) / 1_000 }
@@ -357,7 +358,7 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
             } : nil
             // Each login timed alone and the p50 taken, as the cell's latency is: a mean over a
             // window would charge the IDP for every time the shared machine took the core away.
-            let idpUs: Double? = cell.level == 1 && cell.scenario == .login ? await onOSThread {
+            let idpUs: Double? = cell.level == 1 && cell.scenario == .login ? await OSThreads.run {
                 var histogram = LatencyHistogram()
                 for call in 0..<200 {
                     let start = uptimeNanoseconds()

@@ -1,6 +1,7 @@
 import BenchSupport
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpServer
 
 /// The IDP's own hot path, each operation against a Mutex-protected dictionary lookup measured in

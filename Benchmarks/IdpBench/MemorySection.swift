@@ -2,6 +2,7 @@ import BenchSupport
 import CredentialProviders
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import Synchronization

@@ -219,7 +219,7 @@ func runProvidersSection(_ options: Options, progress: Progress) async throws(Be
 func verify(_ strategies: [Strategy], _ data: HotPathData) async throws(BenchFailure) {
     let calls = Array(data.calls(thread: 0).prefix(64))
     let table = data.table
-    let failures: [String] = await onOSThread {
+    let failures: [String] = await OSThreads.run {
         var failures: [String] = []
         for strategy in strategies {
             for call in calls {

@@ -196,7 +196,7 @@ func runChild<Row: Decodable & Sendable>(_ arguments: [String], as: Row.Type, wh
     child.standardOutput = output
     do { try child.run() } catch { throw BenchFailure("\(what): could not start \(executable): \(error)") }
     // Reading to the end and waiting block: do it on an OS thread, not a Swift concurrency one.
-    let (data, status) = await onOSThread { () -> (Data, Int32) in
+    let (data, status) = await OSThreads.run { () -> (Data, Int32) in
         let data = output.fileHandleForReading.readDataToEndOfFile()
         child.waitUntilExit()
         return (data, child.terminationStatus)

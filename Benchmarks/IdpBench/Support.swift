@@ -41,15 +41,6 @@ extension Array {
     }
 }
 
-/// Runs `body` on a new OS thread and returns its result, without blocking a Swift concurrency
-/// thread while it waits: for work that may block.
-func onOSThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: body()) }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-}
 
 /// The machine the figures were measured on.
 func currentMachine() -> Machine {

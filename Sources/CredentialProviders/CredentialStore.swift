@@ -1,4 +1,5 @@
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 
 /// Credentials of many users, by tenant and user id, updatable from any thread while flows read

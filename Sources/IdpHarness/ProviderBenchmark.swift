@@ -2,6 +2,7 @@ import BenchSupport
 import CredentialProviders
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import Synchronization
@@ -77,7 +78,7 @@ public enum ProviderBenchmark {
             settings: Settings(secondsPerCell: configuration.secondsPerCell, latencyMs: configuration.latency.timeInterval * 1e3,
                                seed: configuration.seed, sections: ["providers", "flows"], threads: configuration.threads,
                                inFlight: configuration.inFlight, quick: false))
-        (report.providers, report.floors) = await RaceHammer.onOSThread { contenders.hotPath(configuration) }
+        (report.providers, report.floors) = await OSThreads.run { contenders.hotPath(configuration) }
         for level in configuration.inFlight.sorted() {
             report.flows.append(try await contenders.flows(inFlight: level, configuration: configuration))
         }
@@ -126,7 +127,7 @@ private final class Contenders: Sendable {
 
     /// Asks both providers once per user (up to 256) on an OS thread; both must answer right.
     func verify() async throws(ProviderBenchmarkError) {
-        let problem: String? = await RaceHammer.onOSThread { [self] in
+        let problem: String? = await OSThreads.run { [self] in
             for data in calls(thread: 0).prefix(256) {
                 let expected = users.first { $0.userId == data.userId }!.credentials
                 for (label, provider) in [(name, yours.value), ("CredentialStore", store.value)] {

@@ -217,7 +217,7 @@ extension RaceHammer {
             let hammerRound = HammerRound(providers: providers, calls: calls)
             ThreadSanitizerReports.noteForCrash("the conformance kit's race hammer ran \(name), round \(round + 1) of \(settings.rounds) (0: warm-up)")
             let timeout = settings.hangTimeout
-            let done = await Self.onOSThread { hammerRound.run(timeout: timeout) }
+            let done = await OSThreads.run { hammerRound.run(timeout: timeout) }
             ThreadSanitizerReports.noteForCrash(nil)
             if phase.collect() > 0 { roundsWithReports += 1 }
             // A race found decides the verdict; more rounds would only risk the crash a racy
@@ -247,14 +247,6 @@ extension RaceHammer {
         return findings
     }
 
-    /// Runs `body` on a new OS thread (it may block) and suspends, without blocking, until it returns.
-    static func onOSThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-    }
 }
 
 /// ThreadSanitizer's reports during one phase of the kit, counted before and after it.

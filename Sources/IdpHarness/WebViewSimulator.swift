@@ -1,4 +1,5 @@
 import IdpPrimitives
+import IdpWireFormats
 
 /// A scripted web view for the web-view (TWV) flow of `000_*.txt`: it loads an authorization
 /// request, fills every form the IDP shows, submits, and stops at the redirect back to the app,

@@ -70,11 +70,3 @@ extension ExecutionController {
     /// - Parameter seam: Where the task waits.
     public func suspending(at seam: Seam) {}
 }
-
-extension TraceParent {
-    /// The trace id of a traceparent header value, or `nil` if it cannot be parsed; what a
-    /// ``Seam`` carries.
-    public static func seamTrace(_ traceParent: String?) -> String? {
-        traceParent.flatMap { TraceParent.traceId(of: $0) }
-    }
-}

@@ -1,6 +1,6 @@
 /// A fast, deterministic random number generator (xoshiro256**) for tests and benchmarks.
 ///
-/// Never use it for secrets: the whole sequence follows from the seed. Use ``SecureRandom``.
+/// Never use it for secrets: the whole sequence follows from the seed. Use `SecureRandom` (module IdpWireFormats).
 /// The 256-bit state is expanded from the 64-bit seed with SplitMix64, as the xoshiro authors
 /// recommend, so nearby seeds still give unrelated streams and the state is never all zeros.
 public struct SeededRandom: RandomNumberGenerator, Sendable {

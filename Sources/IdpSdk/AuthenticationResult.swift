@@ -1,4 +1,5 @@
 import IdpPrimitives
+import IdpWireFormats
 
 /// The Kotlin documents' name of `LockoutInformation`.
 public typealias LockoutAttemptInformation = LockoutInformation

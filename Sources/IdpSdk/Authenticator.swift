@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// Who is authenticating, for what, and the secrets signed so far: what
 /// ``Authenticator/finishAuthenticationSynchronous(userInfo:)`` submits.

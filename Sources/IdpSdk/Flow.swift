@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// What one flow needs that does not change while it runs.
 struct FlowContext: Sendable {

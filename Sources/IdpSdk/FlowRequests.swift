@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// The HTTP side of a flow: building requests and reading the IDP's answers. Pure functions.
 enum FlowRequests {

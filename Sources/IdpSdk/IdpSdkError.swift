@@ -1,4 +1,5 @@
 import IdpPrimitives
+import IdpWireFormats
 
 /// An error of the IdpSdk flow, or one a provider returns to cancel its flow.
 ///

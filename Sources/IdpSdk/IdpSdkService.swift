@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import Synchronization
 
 /// The IdpSdk: obtains an authorization code from the IDP for a flow client, asking an

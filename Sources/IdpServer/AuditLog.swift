@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// One line of the IDP's audit log. Holds no secrets: no passwords, codes or tokens.
 public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 extension IdpServer {
     /// The all-zero AST client id of a device that has no user yet (`IdpWire/unassignedAstClientId`).

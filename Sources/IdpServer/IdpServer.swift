@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// An in-process IDP that behaves like the real one behind the IdpSdk: tenants (realms), clients
 /// with multi-step XHTML login forms, users, one-time activation codes, single-use PKCE-bound

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// A `Transport` that hands requests to an in-process ``IdpServer`` after a simulated network
 /// latency.

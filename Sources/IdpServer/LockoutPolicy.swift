@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// When wrong secrets lock an account (the lockout rules of the XignIn documents, Keycloak's
 /// brute-force detection).

@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// The IDP's responses: XHTML login forms and error pages, redirects, JSON.
 enum Page {

@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// Everything the server knows, split so that flows of different users seldom meet on one lock.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 extension IdpServer {
     /// `POST …/protocol/openid-connect/token`. Two grants:

@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 extension MasterController {
     /// GetAstClientData: kOk; kInvalidState before Start; kFailed for an empty tenant id;

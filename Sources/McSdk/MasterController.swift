@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 
 /// The MC-SDK's MasterController for one app installation (one device): Start, Restart,

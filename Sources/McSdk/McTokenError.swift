@@ -1,4 +1,5 @@
 import IdpPrimitives
+import IdpWireFormats
 
 /// Why the MC has no valid access token to use (for ``KSMExchangeIamTokenEvent`` and OfflineLogin).
 public struct McTokenError: Error, Sendable, Equatable, CustomStringConvertible {

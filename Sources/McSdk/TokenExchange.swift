@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// The MC's token requests: code and verifier for tokens (RFC 6749 §4.1.3, RFC 7636 §4.5), and
 /// the refresh-token grant (RFC 6749 §6) with a refresh or an offline token.

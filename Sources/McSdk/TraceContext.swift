@@ -1,4 +1,5 @@
 import IdpPrimitives
+import IdpWireFormats
 
 /// The W3C trace context of an event: its `traceparent` and `tracestate`, as the documents'
 /// `TraceContext(traceParent:traceState:)`.

@@ -1,6 +1,7 @@
 @testable import CredentialProviders
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import Synchronization
 import Testing

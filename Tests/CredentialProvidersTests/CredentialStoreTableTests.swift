@@ -1,5 +1,6 @@
 @testable import CredentialProviders
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import Testing
 

@@ -1,9 +1,11 @@
 import Foundation
 import CredentialProviders
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import Testing
+import TestSupport
 
 /// An IDP with users and an SDK bound to it, for one test.
 struct Bench {
@@ -25,16 +27,6 @@ struct Bench {
     }
 }
 
-/// Polls `condition` every 5 ms for up to ten minutes (a loaded machine can starve the
-/// cooperative pool for long stretches); whether it became true.
-func eventually(_ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(600)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
 
 /// A made-up interaction, for calling a provider directly.
 func interaction(_ fields: [String], userId: String? = "alice", flow: UInt64 = 1, step: Int = 1, attempt: Int = 1, rejected: Bool = false, traceParent: String? = nil) -> IdpSdkInteractionData {
@@ -214,9 +206,9 @@ struct AsyncCredentialBridgeTests {
             clientId: "KssIdpLogin", interactionInterface: recording, userId: "alice", traceParent: nil) { result in
                 completions.withLock { $0.append(result) }
             }
-        #expect(try await eventually { bridge.waiting == 1 }, "the bridge never started waiting")
+        #expect(await eventually { bridge.waiting == 1 }, "the bridge never started waiting")
         handle.cancel()
-        #expect(try await eventually { !recording.calls.isEmpty }, "the bridge never returned")
+        #expect(await eventually { !recording.calls.isEmpty }, "the bridge never returned")
         #expect(recording.calls.first?.error == CredentialProviderError.make(.cancelled, "the flow ended while AsyncCredentialBridge waited for its answer"))
         try await Task.sleep(for: .milliseconds(100))
         #expect(completions.withLock { $0.map { $0.idpSdkError?.code } } == [.cancelled])

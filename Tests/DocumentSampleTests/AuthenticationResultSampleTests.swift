@@ -8,14 +8,11 @@ import IdpServer
 @testable import Seed003AuthenticationResultSample
 import Testing
 
-/// Runs `body` on a new OS thread — the documents' call blocks, so it must not run in a task —
-/// and resumes with what it returned or threw.
-func onOSThread(_ body: @escaping @Sendable () throws -> Void) async -> (any Error)? {
-    await withCheckedContinuation { continuation in
-        Thread {
-            do { try body(); continuation.resume(returning: nil) } catch { continuation.resume(returning: error) }
-        }.start()
-    }
+/// What `body` threw, run on a new OS thread (the documents' call blocks, so it must not run in a
+/// task), or `nil` when it returned.
+func errorOnOSThread(_ body: @escaping @Sendable () throws -> Void) async -> (any Error)? {
+    do { try await OSThreads.run { try body() } } catch { return error }
+    return nil
 }
 
 @Suite("The documents' AuthenticationResult sample (seeds/003), as printed", .serialized)
@@ -37,21 +34,21 @@ struct AuthenticationResultSampleTests {
     @Test("the right secret ends in .userLogin: the sample returns, and the IDP issued a code")
     func userLogin() async {
         let info = signed("pw-zoe-1")
-        #expect(await onOSThread { try runFinishAuthentication(userInformation: info) } == nil)
+        #expect(await errorOnOSThread { try runFinishAuthentication(userInformation: info) } == nil)
         #expect(idp.server.auditLog().filter { $0.event == .codeIssued && $0.userId == "zoe" }.count == 1)
     }
 
     @Test("a wrong secret ends in .lockout: the sample signs the user information again, with its signatures cleared; a second wrong one locks for good and the sample throws")
     func lockout() async throws {
         let before = signedAgain.withLock { $0.count }
-        #expect(await onOSThread { try runFinishAuthentication(userInformation: signed("wrong")) } == nil)
+        #expect(await errorOnOSThread { try runFinishAuthentication(userInformation: signed("wrong")) } == nil)
         let again = try #require(signedAgain.withLock { $0.dropFirst(before).first })
         #expect(again.userId == "zoe" && again.signatures.isEmpty)
         #expect(idp.server.user("zoe", tenant: idp.tenant)?.lockout?.isPermanent == false)
 
         // After the lock lifts, a second wrong secret reaches the permanent total
         idp.clock.advance(by: .seconds(61))
-        let error = await onOSThread { try runFinishAuthentication(userInformation: signed("wrong again")) }
+        let error = await errorOnOSThread { try runFinishAuthentication(userInformation: signed("wrong again")) }
         #expect(error as? YourError == .yourErrorCase)
         #expect(idp.server.user("zoe", tenant: idp.tenant)?.lockout?.isPermanent == true)
     }

@@ -6,6 +6,7 @@ import IdpServer
 @testable import McSdk
 @testable import VendorMcPagesSample
 import Testing
+import TestSupport
 
 @Suite("The vendor pages' MC samples in Swift 5, as printed", .serialized)
 struct VendorMcPageSwift5Tests {
@@ -56,13 +57,3 @@ struct VendorMcPageSwift5Tests {
     }
 }
 
-/// Polls `condition` for up to ten minutes (a deadline for a stuck run, not a timing: under
-/// ThreadSanitizer a busy suite can keep the Swift concurrency pool from the MC for over a minute).
-func eventually(_ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(600)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return false
-}

@@ -3,6 +3,7 @@
 // (Tests/DocumentSamples/VendorMcPagesSwift6) whose app objects live on the main actor.
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpServer
 import McSdk
 @testable import Seed001ActivationSample

@@ -12,7 +12,7 @@ struct LockProfilerTests {
         LockProfiler.start()
         // Four OS threads that each hold the lock for a while: most acquisitions find it held.
         let threads = 4, rounds = 200
-        await onOSThreads(threads) { _ in
+        await OSThreads.run(threads) { _ in
             for _ in 0..<rounds {
                 counter.withLock { value in
                     value += 1

@@ -8,7 +8,7 @@ struct LockedValueTests {
     func concurrentUpdates() async throws {
         // Given one locked array and eight threads appending to it
         let values = LockedValue<[Int]>([])
-        await onOSThreads(8) { thread in
+        await OSThreads.run(8) { thread in
             for i in 0..<5_000 { values.withLock { $0.append(thread * 5_000 + i) } }
         }
 

@@ -1,10 +1,12 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import McSdk
 import Synchronization
 import Testing
+import TestSupport
 
 /// The Kotlin samples' shape: one provider object shared by every flow, answering by field id.
 /// It tells flows apart by their trace id; its table is immutable, so it needs no lock.
@@ -209,7 +211,7 @@ struct ParkingTests {
         let results = LockedValue<[IdpSdkResult]>([])
         let allDone = Gate()
         // Started from an OS thread: 2,000 starts take seconds under ThreadSanitizer.
-        _ = await CompletionTests.offTask {
+        _ = await OSThreads.run {
             for n in 0..<2000 {
                 sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
                                          interactionInterface: provider, userId: "p\(n % 20)", traceParent: nil) { result in
@@ -230,7 +232,7 @@ struct ParkingTests {
         #expect(threads.current == 0)
         #expect(threads.peak < 200, "the SDK had \(threads.peak) threads at once while 2,000 flows started")
         transport.release()
-        #expect(await CompletionTests.offTask { allDone.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { allDone.wait(timeout: .seconds(300)) })
         let finished = results.withLock { $0 }
         #expect(finished.count == 2000)
         #expect(finished.allSatisfy { !$0.hasError() })

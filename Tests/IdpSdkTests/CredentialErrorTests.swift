@@ -1,8 +1,10 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import Testing
+import TestSupport
 
 @Suite("Bad credentials from a provider end the flow with an error naming the field")
 struct CredentialErrorTests {

@@ -1,9 +1,11 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpSdk
 import IdpServer
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("The flow engine")
 struct FlowBehaviourTests {
@@ -146,13 +148,13 @@ struct CompletionTests {
             #expect(result.idpSdkError == IdpSdkError(.cancelled, "the flow was cancelled by its caller"))
             completed.open()
         }
-        #expect(await Self.offTask { entered.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { entered.wait(timeout: .seconds(300)) })
         handle.cancel()
         handle.cancel()
-        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { completed.wait(timeout: .seconds(300)) })
         release.open()
         // The late answer has come back and the engine is done with the flow
-        #expect(await Self.offTask { provider.endedGate.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { provider.endedGate.wait(timeout: .seconds(300)) })
 
         // Then it completed exactly once, and no code was issued
         #expect(counter.completions == 1)
@@ -183,7 +185,7 @@ struct CompletionTests {
             results.withLock { $0.append(result) }
             completed.open()
         }
-        #expect(await Self.offTask { entered.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { entered.wait(timeout: .seconds(300)) })
 
         // While noah's provider blocks, another flow on the same service goes through
         let other = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "olga")
@@ -192,14 +194,14 @@ struct CompletionTests {
 
         // When the clock passes the minute, noah's flow ends with timedOut while its provider blocks
         idp.clock.advance(by: .seconds(61))
-        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { completed.wait(timeout: .seconds(300)) })
         #expect(results.withLock { $0.map { $0.idpSdkError?.code } } == [.timedOut])
 
         // Then the provider's late answer completes nothing a second time and redeems nothing
         release.open()
-        #expect(await Self.offTask { returned.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { returned.wait(timeout: .seconds(300)) })
         // The engine is done with noah's flow once it says so (olga's flow said so earlier)
-        #expect(await WorkerPoolTests.eventually { provider.ended.withLock { $0.count } == 2 })
+        #expect(await eventuallyOnOSThread { provider.ended.withLock { $0.count } == 2 })
         #expect(results.withLock { $0.count } == 1)
         #expect(idp.server.auditLog().filter { $0.event == .codeIssued }.map(\.userId) == ["olga"])
         #expect(sdk.flowsInFlight == 0)
@@ -218,7 +220,7 @@ struct CompletionTests {
         let sdk = idp.sdk()
         let task = Task { await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "pia") }
         // Once the flow is inside the provider, the awaiting task is cancelled
-        #expect(await Self.offTask { entered.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { entered.wait(timeout: .seconds(300)) })
         task.cancel()
         let result = await task.value
         release.open()
@@ -279,12 +281,12 @@ struct CompletionTests {
 
         // When the clock moves 59 seconds, the flow is still running
         clock.advance(by: .seconds(59))
-        #expect(await Self.offTask { !completed.wait(timeout: .milliseconds(50)) })
+        #expect(await OSThreads.run { !completed.wait(timeout: .milliseconds(50)) })
         #expect(sdk.flowsInFlight == 1)
 
         // and when it passes the minute, the flow ends with timedOut and its timer is gone
         clock.advance(by: .seconds(2))
-        #expect(await Self.offTask { completed.wait(timeout: .seconds(300)) })
+        #expect(await OSThreads.run { completed.wait(timeout: .seconds(300)) })
         #expect(outcome.withLock { $0 }?.idpSdkError?.code == .timedOut)
         #expect(sdk.armedTimeouts == 0)
         #expect(sdk.flowsInFlight == 0)
@@ -353,12 +355,6 @@ struct CompletionTests {
         #expect(result.idpSdkError?.code == .protocolError)
     }
 
-    /// Waits for a blocking call on a plain thread, never on the cooperative pool.
-    static func offTask(_ body: @escaping @Sendable () -> Bool) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
-    }
 }
 
 /// A transport that answers some requests itself (a fault, a canned page) and passes the rest on;
@@ -378,23 +374,5 @@ final class NonBlockingTableProvider: IdpSdkNonBlockingProvider, Sendable {
         }
         calls.add(1, ordering: .relaxed)
         return .init(credentials: table.filter { interactionData.inputFieldIds.contains($0.key) })
-    }
-}
-
-struct FaultyTransport: Transport {
-    let inner: (any Transport)?
-    let answer: @Sendable (HTTPRequest) -> Result<HTTPResponse, TransportError>?
-
-    init(inner: (any Transport)?, answer: @escaping @Sendable (HTTPRequest) -> Result<HTTPResponse, TransportError>?) {
-        self.inner = inner
-        self.answer = answer
-    }
-
-    func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
-        if let canned = answer(request) {
-            completion(canned)
-        } else {
-            inner?.send(request, completion: completion)
-        }
     }
 }

@@ -5,6 +5,7 @@ import IdpServer
 import McSdk
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("Lockout seen from the IdpSdk")
 struct LockoutFlowTests {

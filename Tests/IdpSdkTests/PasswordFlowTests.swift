@@ -4,6 +4,7 @@ import IdpSdk
 import IdpServer
 import McSdk
 import Testing
+import TestSupport
 
 @Suite("Change and forgot password through the IdpSdk")
 struct PasswordFlowTests {

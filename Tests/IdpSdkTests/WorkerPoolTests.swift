@@ -3,23 +3,12 @@ import Foundation
 @testable import IdpSdk
 import IdpPrimitives
 import Testing
+import TestSupport
 
 /// The worker pool's spin phase: a thread that ran out of work watches for a job before it sleeps.
 /// These tests give it a long spin, so "while it spins" is a state they wait for, not a race:
 /// under ThreadSanitizer on a loaded machine, seconds pass between two steps of a test.
 @Suite struct WorkerPoolTests {
-    /// Waits, off the cooperative pool, until `condition` holds (or 600 s pass).
-    static func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        await CompletionTests.offTask {
-            let deadline = DispatchTime.now(plus: .seconds(600))
-            while !condition() {
-                if DispatchTime.now() > deadline { return false }
-                usleep(100)
-            }
-            return true
-        }
-    }
-
     /// A keep-alive longer than any run of the suite, for tests that count the pool's threads:
     /// under ThreadSanitizer with the whole suite in parallel, one of these tests has taken 95 s,
     /// and with a 60 s keep-alive its idle thread exited and the next job started a second one.
@@ -38,13 +27,13 @@ import Testing
         let pool = Self.spinningOnce()
         let ran = LockedValue<[String]>([])
         pool.submit { ran.withLock { $0.append(SDKThreadMarker.currentName ?? "?") } }
-        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+        #expect(await eventuallyOnOSThread { pool.snapshot.spinning == 1 })
 
         // When a job is submitted
         pool.submit { ran.withLock { $0.append(SDKThreadMarker.currentName ?? "?") } }
 
         // Then the spinning thread runs it: no thread was started or woken for it
-        #expect(await Self.eventually { ran.withLock { $0.count } == 2 })
+        #expect(await eventuallyOnOSThread { ran.withLock { $0.count } == 2 })
         #expect(ran.withLock { $0 } == ["IdpSdk-1", "IdpSdk-1"])
         #expect(pool.statistics.started == 1)
         #expect(pool.snapshot.signalled == 0)
@@ -55,8 +44,8 @@ import Testing
         let pool = Self.spinningOnce(maximumThreads: 8, concurrency: 4)
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
-        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+        #expect(await OSThreads.run { done.wait(timeout: .seconds(120)) })
+        #expect(await eventuallyOnOSThread { pool.snapshot.spinning == 1 })
 
         // When three jobs that each wait for the others are submitted at once
         let arrived = LockedValue(0)
@@ -71,14 +60,14 @@ import Testing
         }
 
         // Then all three run at once: the spinner took one, and the others got threads of their own
-        #expect(await Self.eventually { arrived.withLock { $0 } == 3 })
+        #expect(await eventuallyOnOSThread { arrived.withLock { $0 } == 3 })
     }
 
     @Test func aSpinningThreadBlockedByItsJobDoesNotStrandTheNext() async {
         // Given a pool with one non-blocking slot whose one thread spins
         let pool = Self.spinningOnce(concurrency: 1)
         pool.submit {}
-        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+        #expect(await eventuallyOnOSThread { pool.snapshot.spinning == 1 })
 
         // When the spinner takes a job that blocks (inside mayBlock) and another job follows
         let release = Gate()
@@ -87,7 +76,7 @@ import Testing
         pool.submit { second.open() }
 
         // Then the second job runs while the first still blocks
-        #expect(await CompletionTests.offTask { second.wait(timeout: .seconds(120)) })
+        #expect(await OSThreads.run { second.wait(timeout: .seconds(120)) })
         release.open()
     }
 
@@ -96,15 +85,15 @@ import Testing
         let pool = Self.spinningOnce()
         // When its thread runs out of work the first time, the gate has no history: it spins
         pool.submit {}
-        #expect(await Self.eventually { pool.snapshot.spinning == 1 })
+        #expect(await eventuallyOnOSThread { pool.snapshot.spinning == 1 })
         // and takes the next job; running out of work again, it reads the clocks, and the gate
         // says the process is busy
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
+        #expect(await OSThreads.run { done.wait(timeout: .seconds(120)) })
 
         // Then the thread sleeps at once (with a 5-minute spin it could not be idle otherwise)
-        #expect(await Self.eventually { pool.snapshot.idle == 1 })
+        #expect(await eventuallyOnOSThread { pool.snapshot.idle == 1 })
         #expect(pool.snapshot.spinning == 0)
         #expect(pool.statistics.started == 1)
     }
@@ -112,10 +101,10 @@ import Testing
     @Test func withoutASpinAnIdleThreadSleepsAtOnceAndIsWokenForTheNextJob() async {
         let pool = WorkerPool(maximumThreads: 4, keepAlive: Self.keepsThreads, spin: .zero)
         for _ in 0..<50 {
-            if pool.statistics.started > 0 { #expect(await Self.eventually { pool.snapshot.idle == 1 }) }
+            if pool.statistics.started > 0 { #expect(await eventuallyOnOSThread { pool.snapshot.idle == 1 }) }
             let done = Gate()
             pool.submit { done.open() }
-            #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
+            #expect(await OSThreads.run { done.wait(timeout: .seconds(120)) })
             #expect(pool.snapshot.spinning == 0)
         }
         #expect(pool.statistics.started == 1)
@@ -127,14 +116,14 @@ import Testing
         let pool = WorkerPool(maximumThreads: 4, keepAlive: .milliseconds(50), spin: .milliseconds(5))
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await CompletionTests.offTask { done.wait(timeout: .seconds(120)) })
+        #expect(await OSThreads.run { done.wait(timeout: .seconds(120)) })
 
         // Then the thread spins, sleeps and exits, and a later job starts a new one
-        #expect(await Self.eventually { pool.statistics.current == 0 })
+        #expect(await eventuallyOnOSThread { pool.statistics.current == 0 })
         #expect(pool.snapshot.spinning == 0)
         let again = Gate()
         pool.submit { again.open() }
-        #expect(await CompletionTests.offTask { again.wait(timeout: .seconds(120)) })
+        #expect(await OSThreads.run { again.wait(timeout: .seconds(120)) })
         #expect(pool.statistics.started == 2)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 @testable import IdpSdk
 import IdpPrimitives
 import Testing
+import TestSupport
 
 @Suite("The SDK's worker pools: one per four cores")
 struct WorkerPoolsTests {
@@ -31,7 +32,7 @@ struct WorkerPoolsTests {
                 let parent = Self.currentPool
                 pools.submit { pairs.withLock { $0.append((parent, Self.currentPool)) } }
             }
-            #expect(await WorkerPoolTests.eventually { pairs.withLock { $0.count } == round })
+            #expect(await eventuallyOnOSThread { pairs.withLock { $0.count } == round })
         }
         let all = pairs.withLock { $0 }
         #expect(all.allSatisfy { $0.0 != 0 && $0.0 == $0.1 })
@@ -54,9 +55,9 @@ struct WorkerPoolsTests {
             // Then a third job goes to the other pool and runs while the first is still blocked
             pools.submit { ranOn.withLock { $0[3] = Self.currentPool }; ranBeside.open() }
         }.start()
-        #expect(await CompletionTests.offTask { ranBeside.wait(timeout: .seconds(120)) })
+        #expect(await OSThreads.run { ranBeside.wait(timeout: .seconds(120)) })
         gate.open()
-        #expect(await WorkerPoolTests.eventually { ranOn.withLock { $0.count } == 3 })
+        #expect(await eventuallyOnOSThread { ranOn.withLock { $0.count } == 3 })
         let seen = ranOn.withLock { $0 }
         #expect(seen[1] == seen[2] && seen[1] != seen[3], "\(seen)")
         #expect(pools.statistics.started == 2)
@@ -68,7 +69,7 @@ struct WorkerPoolsTests {
         #expect(pools.mayBlock { 7 } == 7)
         let onPool = LockedValue<Bool?>(nil)
         pools.submit { onPool.withLock { $0 = pools.mayBlock { pools.isCurrentThread } } }
-        #expect(await WorkerPoolTests.eventually { onPool.withLock { $0 } != nil })
+        #expect(await eventuallyOnOSThread { onPool.withLock { $0 } != nil })
         #expect(onPool.withLock { $0 } == true)
     }
 }

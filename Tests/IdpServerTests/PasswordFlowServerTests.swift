@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 import IdpServer
 import Synchronization
 import Testing
@@ -299,7 +300,7 @@ struct ForgotPasswordServerTests {
         let resetCode = try browser.server.issuePasswordResetCode(for: "alice", tenant: "demo")
         let flows = 64
         let proven = LockedValue<[Int: XHTMLForm]>([:])
-        await onOSThreadsTogether(flows) { index in
+        await OSThreads.run(flows, together: true) { index in
             guard let response = try? browser.proveResetCode(resetCode).response,
                   let form = response.bodyText.flatMap({ try? XHTMLForm.parse($0) }), form.errorCode == nil else { return }
             proven.withLock { $0[index] = form }
@@ -308,7 +309,7 @@ struct ForgotPasswordServerTests {
         #expect(step2.count == flows)
         // When all 64 answer step 2 at once, each with its own new password
         let outcomes = LockedValue<[(password: String, fragment: [String: String])]>([])
-        await onOSThreadsTogether(flows) { index in
+        await OSThreads.run(flows, together: true) { index in
             guard let form = step2[index] else { return }
             let password = "pw-thread-\(index)"
             let fragment = Browser.fragment(of: browser.submit(form, [("new-password", password)]))
@@ -330,24 +331,6 @@ struct ForgotPasswordServerTests {
     }
 }
 
-/// Runs `body(index)` on `count` new OS threads released together, and returns when all have
-/// finished — waiting through a continuation, never by blocking a Swift concurrency thread.
-func onOSThreadsTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-    let start = DispatchSemaphore(value: 0)
-    let remaining = Atomic<Int>(count)
-    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        for index in 0..<count {
-            let thread = Thread {
-                start.wait()
-                body(index)
-                if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
-            }
-            thread.stackSize = 256 * 1024
-            thread.start()
-        }
-        for _ in 0..<count { start.signal() }
-    }
-}
 
 @Suite("Password clients' validation")
 struct PasswordClientValidationTests {
@@ -384,7 +367,7 @@ struct ActivationCodeRaceTests {
         let code = try browser.server.issueActivationCode(for: "erin", tenant: "demo")
         let flows = 32
         let proven = LockedValue<[Int: XHTMLForm]>([:])
-        await onOSThreadsTogether(flows) { index in
+        await OSThreads.run(flows, together: true) { index in
             guard let step1 = try? browser.open("KssIdpEnrollment"),
                   let step2 = try? browser.next(step1, [("username", "erin")]),
                   let step3 = try? browser.next(step2, [("activation-code", code)]), step3.errorCode == nil else { return }
@@ -394,7 +377,7 @@ struct ActivationCodeRaceTests {
         #expect(step3.count == flows)
         // When all answer the password step at once
         let fragments = LockedValue<[[String: String]]>([])
-        await onOSThreadsTogether(flows) { index in
+        await OSThreads.run(flows, together: true) { index in
             guard let form = step3[index] else { return }
             let fragment = Browser.fragment(of: browser.submit(form, [("password", "pw-erin-\(index)")]))
             fragments.withLock { $0.append(fragment) }

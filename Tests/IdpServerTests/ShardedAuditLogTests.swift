@@ -53,7 +53,7 @@ struct ShardedAuditLogTests {
         let batons = [DispatchSemaphore(value: 1), DispatchSemaphore(value: 0)]
 
         // When each appends on its turn and then hands the turn to the other
-        await onOSThreadsTogether(2) { side in
+        await OSThreads.run(2, together: true) { side in
             for turn in stride(from: side, to: turns, by: 2) {
                 batons[side].wait()
                 // Half the turns name nobody: those go to the thread's own shard.
@@ -120,7 +120,7 @@ struct ShardedAuditLogTests {
         let decisions = 1_500
 
         // When each appends its decisions of two entries at once
-        await onOSThreadsTogether(8) { thread in
+        await OSThreads.run(8, together: true) { thread in
             for index in 0..<decisions {
                 let user: String? = index % 3 == 0 ? nil : users[thread % 4]
                 server.record([Self.entry("\(thread) \(index) first", user: user), Self.entry("\(thread) \(index) second", user: user)])

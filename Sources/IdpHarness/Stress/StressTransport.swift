@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// The ``ExecutionController`` of a controlled run: the SDK's hand-offs become participants of the
 /// run's ``ControlledScheduler`` and its pauses become seams of the participant that runs.

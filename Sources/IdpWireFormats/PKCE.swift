@@ -1,0 +1,73 @@
+/// Proof Key for Code Exchange (RFC 7636): verifier generation, challenge derivation, checking.
+public enum PKCE {
+    /// The `code_challenge_method` for SHA-256 challenges (RFC 7636 §4.2).
+    public static let methodS256 = "S256"
+    /// The `code_challenge_method` where the challenge is the verifier itself (RFC 7636 §4.2).
+    public static let methodPlain = "plain"
+
+    /// Creates a verifier from 32 secure random bytes, as RFC 7636 §4.1 recommends.
+    /// - Returns: A 43-character URL-safe Base 64 verifier.
+    public static func makeVerifier() -> String {
+        Base64URL.encode(SecureRandom.bytes(32))
+    }
+
+    /// Creates a verifier from 32 bytes of the given generator, so tests and benchmarks are
+    /// reproducible with `SeededRandom` (module IdpPrimitives).
+    /// - Parameter generator: The source of randomness.
+    /// - Returns: A 43-character URL-safe Base 64 verifier.
+    public static func makeVerifier(using generator: inout some RandomNumberGenerator) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for _ in 0..<4 {
+            var word = generator.next()
+            for _ in 0..<8 {
+                bytes.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+        }
+        return Base64URL.encode(bytes)
+    }
+
+    /// Derives the S256 challenge: BASE64URL(SHA256(ASCII(verifier))).
+    /// - Parameter verifier: The code verifier.
+    /// - Returns: The 43-character challenge.
+    public static func challenge(for verifier: String) -> String {
+        Base64URL.encode(SHA256.hash(verifier))
+    }
+
+    /// Whether a verifier has the RFC 7636 §4.1 form: 43 to 128 characters of
+    /// ALPHA / DIGIT / "-" / "." / "_" / "~".
+    /// - Parameter verifier: The candidate verifier.
+    /// - Returns: `true` when the form is valid.
+    public static func isValidVerifier(_ verifier: String) -> Bool {
+        let utf8 = verifier.utf8
+        return (43...128).contains(utf8.count) && utf8.allSatisfy(\.isURIUnreserved)
+    }
+
+    /// Whether a challenge can be an S256 challenge: exactly 43 URL-safe Base 64 characters.
+    /// - Parameter challenge: The candidate challenge.
+    /// - Returns: `true` when the form is valid.
+    public static func isValidS256Challenge(_ challenge: String) -> Bool {
+        let utf8 = challenge.utf8
+        return utf8.count == 43 && utf8.allSatisfy { $0.isURIUnreserved && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "~") }
+    }
+
+    /// Checks a verifier against the challenge sent with the authorization request (RFC 7636 §4.6).
+    /// - Parameters:
+    ///   - verifier: The `code_verifier` from the token request.
+    ///   - challenge: The `code_challenge` from the authorization request.
+    ///   - method: The `code_challenge_method`: ``methodS256`` or ``methodPlain``.
+    /// - Returns: `true` only when the verifier is well formed, the method is known and the
+    ///   verifier matches; the comparison runs in constant time.
+    public static func verify(verifier: String, challenge: String, method: String) -> Bool {
+        guard isValidVerifier(verifier) else { return false }
+        switch method {
+        case methodS256:
+            return ConstantTime.equals(PKCE.challenge(for: verifier), challenge)
+        case methodPlain:
+            return ConstantTime.equals(verifier, challenge)
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import IdpPrimitives
+import IdpWireFormats
+import Testing
+
+@Suite("FormURLEncoding")
+struct FormURLEncodingTests {
+    /// Pairs as comparable arrays, since tuples are not Equatable.
+    func flat(_ pairs: [(name: String, value: String)]) -> [[String]] {
+        pairs.map { [$0.name, $0.value] }
+    }
+
+    @Test("encodes pairs keeping unreserved characters, space as plus, the rest as upper-case escapes")
+    func encode() {
+        #expect(FormURLEncoding.encode([("a", "1"), ("b", "x y"), ("c", "&=+"), ("d", "-._~*/")]) == "a=1&b=x+y&c=%26%3D%2B&d=-._~%2A%2F")
+        #expect(FormURLEncoding.encode([("é", "😀")]) == "%C3%A9=%F0%9F%98%80")
+        #expect(FormURLEncoding.encode([]) == "")
+        #expect(FormURLEncoding.encode([("empty", "")]) == "empty=")
+    }
+
+    @Test("encodeBytes writes exactly the bytes of encode, for every kind of field")
+    func encodeBytes() {
+        let cases: [[(String, String)]] = [
+            [], [("empty", "")], [("", "")], [("a", "1"), ("b", "x y"), ("c", "&=+"), ("d", "-._~*/")],
+            [("é", "😀")], [("naïve café", "é 😀 \u{1F1E9}\u{1F1EA}"), ("a&b=c", "100% + more")],
+            [(String(repeating: "k", count: 300), String(repeating: "v w%", count: 200))],
+        ]
+        for pairs in cases {
+            let bytes = FormURLEncoding.encodeBytes(pairs)
+            #expect(bytes == Array(FormURLEncoding.encode(pairs).utf8), "\(pairs)")
+            #expect(bytes.count == FormURLEncoding.encode(pairs).utf8.count)
+        }
+    }
+
+    @Test("every ASCII character and a few multi-byte ones encode as the rule says, in forms and in percent-encoding")
+    func everyCharacter() throws {
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        let characters = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + ["é", "€", "😀", "\u{7FF}", "\u{FFFD}"]
+        for character in characters {
+            let escaped = character.utf8.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined()
+            #expect(FormURLEncoding.percentEncode(character) == escaped, "\(character.debugDescription)")
+            #expect(FormURLEncoding.encode([(character, character)]) == (character == " " ? "+=+" : "\(escaped)=\(escaped)"), "\(character.debugDescription)")
+            #expect(flat(try FormURLEncoding.decode(FormURLEncoding.encode([(character, "v" + character)]))) == [[character, "v" + character]])
+        }
+    }
+
+    @Test("decodes pairs in order with plus as space")
+    func decode() throws {
+        let pairs = try FormURLEncoding.decode("a=1&b=x+y&c=%26%3D%2B&a=2")
+        #expect(flat(pairs) == [["a", "1"], ["b", "x y"], ["c", "&=+"], ["a", "2"]])
+    }
+
+    @Test("decodes empty text, bare names, empty segments and lower-case escapes")
+    func decodeEdgeCases() throws {
+        #expect(try FormURLEncoding.decode("").isEmpty)
+        #expect(flat(try FormURLEncoding.decode("flag")) == [["flag", ""]])
+        #expect(flat(try FormURLEncoding.decode("a=1&&b=&")) == [["a", "1"], ["b", ""]])
+        #expect(flat(try FormURLEncoding.decode("=x&k=v=w")) == [["", "x"], ["k", "v=w"]])
+        #expect(flat(try FormURLEncoding.decode("e=%c3%a9")) == [["e", "é"]])
+    }
+
+    @Test("round-trips non-ASCII text")
+    func roundTrip() throws {
+        let pairs = [("naïve café", "é 😀 \u{1F1E9}\u{1F1EA}"), ("a&b=c", "100% + more"), ("", "")]
+        let decoded = try FormURLEncoding.decode(FormURLEncoding.encode(pairs))
+        #expect(flat(decoded) == pairs.map { [$0.0, $0.1] })
+    }
+
+    @Test("rejects malformed escapes with the offset into the whole text")
+    func malformedEscapes() {
+        #expect(throws: FormURLEncodingError(.malformedEscape(offset: 2), text: "a=%G1")) {
+            try FormURLEncoding.decode("a=%G1")
+        }
+        #expect(throws: FormURLEncodingError(.malformedEscape(offset: 6), text: "a=1&b=%4")) {
+            try FormURLEncoding.decode("a=1&b=%4")
+        }
+        #expect(throws: FormURLEncodingError(.malformedEscape(offset: 1), text: "a%=1")) {
+            try FormURLEncoding.decode("a%=1")
+        }
+        #expect(throws: FormURLEncodingError(.malformedEscape(offset: 3), text: "abc%")) {
+            try FormURLEncoding.percentDecode("abc%", plusAsSpace: false)
+        }
+    }
+
+    @Test("rejects escapes that decode to invalid UTF-8")
+    func invalidUTF8() {
+        #expect(throws: FormURLEncodingError(.invalidUTF8, text: "a=%C3")) {
+            try FormURLEncoding.decode("a=%C3")
+        }
+        #expect(throws: FormURLEncodingError(.invalidUTF8, text: "%FF%FE")) {
+            try FormURLEncoding.percentDecode("%FF%FE", plusAsSpace: true)
+        }
+    }
+
+    @Test("percent-encodes a space as %20 and keeps only unreserved characters")
+    func percentEncode() {
+        #expect(FormURLEncoding.percentEncode("a b&c/é~+") == "a%20b%26c%2F%C3%A9~%2B")
+        #expect(FormURLEncoding.percentEncode("AZaz09-._~") == "AZaz09-._~")
+    }
+
+    @Test("percent-decodes plus as space only when asked")
+    func percentDecode() throws {
+        #expect(try FormURLEncoding.percentDecode("a+b%20c", plusAsSpace: false) == "a+b c")
+        #expect(try FormURLEncoding.percentDecode("a+b%20c", plusAsSpace: true) == "a b c")
+        #expect(try FormURLEncoding.percentDecode(FormURLEncoding.percentEncode("😀 é"), plusAsSpace: false) == "😀 é")
+    }
+
+    @Test("the error names the offset and quotes the text")
+    func errorDescription() {
+        #expect(FormURLEncodingError(.malformedEscape(offset: 2), text: "a=%G1").description == "malformed percent-escape at offset 2 in 'a=%G1'")
+        #expect(FormURLEncodingError(.invalidUTF8, text: "a=%C3").description == "percent-decoded bytes are not valid UTF-8 in 'a=%C3'")
+        let long = String(repeating: "x", count: 70)
+        #expect(FormURLEncodingError(.invalidUTF8, text: long).description == "percent-decoded bytes are not valid UTF-8 in '\(String(repeating: "x", count: 64))…'")
+    }
+}
+
+@Suite("XMLEscaping")
+struct XMLEscapingTests {
+    @Test("escapes the five XML special characters and nothing else")
+    func escape() {
+        #expect(XMLEscaping.escape(#"<a href="x">Tom & 'Jerry'</a>"#) == "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;")
+        #expect(XMLEscaping.escape("plain é 😀") == "plain é 😀")
+        #expect(XMLEscaping.escape("") == "")
+        #expect(XMLEscaping.escape("&amp;") == "&amp;amp;")
+    }
+
+    @Test("escapes a special character followed by a combining mark")
+    func combiningMark() {
+        #expect(XMLEscaping.escape("<\u{301}") == "&lt;\u{301}")
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

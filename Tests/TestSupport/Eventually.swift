@@ -1,0 +1,31 @@
+import Foundation
+import IdpPrimitives
+
+/// Polls `condition` until it holds, for at most `limit`, and returns whether it held.
+///
+/// The default limit is a deadline for a stuck run, not an expected time: a loaded
+/// ThreadSanitizer suite can keep the Swift concurrency pool busy for minutes, and a condition that
+/// holds returns at once.
+public func eventually(within limit: Duration = .seconds(600), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
+}
+
+/// Polls `condition` from a new OS thread every 100 µs until it holds, for at most `limit`, and
+/// returns whether it held: for a state that lasts only a moment (a thread spinning before it
+/// sleeps), which a poll from a task every few milliseconds could miss, and for a condition that
+/// must not wait for a pool thread to be checked.
+public func eventuallyOnOSThread(within limit: Duration = .seconds(600), _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    await OSThreads.run {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            if ContinuousClock.now > deadline { return false }
+            usleep(100)
+        }
+        return true
+    }
+}
