@@ -206,12 +206,18 @@ struct ControlledSchedulerMachineTests {
         #expect(machine.partialControlReason != nil)
     }
 
-    @Test("nobody can go on and the quiet world does nothing: a deadlock, with the schedule that led there")
-    func deadlockAtQuiescence() throws {
+    /// A lone participant parked at `at(1)` with nobody to deliver to it: the quiet world acts.
+    static func loneParked() -> Machine {
         var machine = Self.machine(1)
         _ = machine.arrive(0, at: "start", now: Self.at(0))
         #expect(machine.park(0, at: "awaiting", now: Self.at(1)) == .quiesce(judgingDeadlock: true))
         machine.quiescenceBegan()
+        return machine
+    }
+
+    @Test("nobody can go on and the quiet world does nothing: a deadlock, with the schedule that led there")
+    func deadlockAtQuiescence() throws {
+        var machine = Self.loneParked()
         let outcome = try #require(Self.ended(machine.quiescenceEnded(acted: false, judgingDeadlock: true)))
         #expect(outcome.deadlocked && outcome.decisions == [0] && outcome.lastSeams == ["awaiting (parked)"])
         #expect(machine.finalOutcome == outcome)
@@ -221,10 +227,7 @@ struct ControlledSchedulerMachineTests {
 
     @Test("a quiet world that acted, or a participant set aside, is no deadlock yet; the watchdog calls one after the deadlock timeout")
     func deadlockByWatchdog() throws {
-        var machine = Self.machine(1)
-        _ = machine.arrive(0, at: "start", now: Self.at(0))
-        _ = machine.park(0, at: "awaiting", now: Self.at(0))
-        machine.quiescenceBegan()
+        var machine = Self.loneParked()
         #expect(machine.quiescenceEnded(acted: true, judgingDeadlock: true) == .none)
         // Within the deadlock timeout the watchdog lets the quiet world act again
         #expect(machine.watchdogWoke(now: Self.at(500)) == .quiesce(judgingDeadlock: false))
@@ -246,11 +249,8 @@ struct ControlledSchedulerMachineTests {
 
     @Test("what the quiet world makes ready is chosen once it is done, and work it hands over keeps the run fully controlled; work from outside the run does not")
     func quietWorldAndOutsideWork() throws {
-        var machine = Self.machine(1)
-        _ = machine.arrive(0, at: "start", now: Self.at(0))
-        #expect(machine.park(0, at: "awaiting", now: Self.at(1)) == .quiesce(judgingDeadlock: true))
+        var machine = Self.loneParked()
         // While the quiet world acts, nothing is chosen
-        machine.quiescenceBegan()
         let joined = machine.join(at: "completion", parent: nil, kind: .thread, now: Self.at(2))
         #expect(joined.participant == 1 && joined.action == .none)
         #expect(machine.unpark(0, now: Self.at(3)) == .none)

@@ -52,7 +52,8 @@ public final class ControlledScheduler: Sendable {
     private typealias Job = @Sendable () -> Void
 
     /// What the lock guards: the machine, and beside it what a value cannot hold, each keyed by
-    /// participant.
+    /// participant. One lock for both: a start or a delivery is filed in the same critical section
+    /// as the decision that makes its participant ready, so the wake that follows always finds it.
     private struct Guarded {
         var machine: Machine
         /// Each thread participant's turn: its OS thread waits on it until chosen.

@@ -133,10 +133,11 @@ struct ControlledSchedulerMachine: Sendable {
     private(set) var divergence: String?
     /// Why the run is partially controlled, the first time; `nil` while it is fully controlled.
     private(set) var partialControlReason: String?
-    /// When a participant last reached a seam, parked, finished or was delivered to, or the
-    /// watchdog last acted.
+    /// When a participant last reached a seam, parked, finished, joined or was delivered to, or
+    /// the watchdog last dealt with a stall.
     private var lastProgress: ContinuousClock.Instant
-    /// When a participant last reached a seam, parked or finished: the deadlock timer's start.
+    /// When a participant last reached a seam, parked, finished or joined: the deadlock timer's
+    /// start.
     private var lastTurn: ContinuousClock.Instant
     /// The watchdog's probe of the Swift concurrency pool, taken before a stall of an async
     /// participant is judged.
