@@ -1,0 +1,399 @@
+/// The decisions of a ``ControlledScheduler`` run, as a value: who waits, who runs, who is parked
+/// or set aside, the decision log, and when the run has ended. The scheduler (its storage) asks it
+/// under its lock and performs the returned ``Action`` after releasing it: it signals a thread's
+/// turn, runs an async participant's start or delivery, lets the quiet world act, resumes the
+/// outcome's waiters, starts a probe of the Swift concurrency pool.
+///
+/// It holds no semaphores, closures or continuations and reads no clock: each event that depends
+/// on time is given `now`. So its tests drive it as a plain value, without threads.
+///
+/// The rules it keeps:
+/// - at most one participant runs (``running``); the turn passes only at a seam, a park, a finish,
+///   or when the watchdog sets a stalled participant aside;
+/// - the first decision waits until every initial participant has reached its first seam;
+/// - a replayed decision is followed when the participant it names waits; otherwise the run
+///   records a ``ControlledScheduler/Outcome/divergence`` and the strategy chooses;
+/// - a delivery that comes before its participant parks is kept, and that park goes on at once;
+/// - the run ends once, when every participant has finished or nobody can go on; work that joins
+///   later opens it again.
+struct ControlledSchedulerMachine: Sendable {
+    /// How a participant runs, and so how the storage hands it the turn.
+    enum Kind: Sendable, Equatable {
+        /// Its own OS thread, which waits for its turn on a semaphore.
+        case thread
+        /// A task on the Swift concurrency pool, started or resumed by a closure the storage holds.
+        case task
+    }
+
+    /// Where a participant is.
+    enum Status: Sendable, Equatable {
+        /// An initial participant that has not reached its first seam.
+        case notArrived
+        /// At this seam, ready to be chosen.
+        case waiting(String)
+        /// Chosen at this seam: it has the turn.
+        case running(String)
+        /// Waiting at this seam for a delivery that another participant makes (``unpark(_:now:)``).
+        case parked(String)
+        /// Set aside after this seam: it stayed away from the next one too long (blocked in code
+        /// the scheduler does not control).
+        case overdue(String)
+        /// Done.
+        case finished
+
+        var isWaiting: Bool { if case .waiting = self { true } else { false } }
+        var isOverdue: Bool { if case .overdue = self { true } else { false } }
+        var isParked: Bool { if case .parked = self { true } else { false } }
+
+        /// The seam last reached, as the outcome's ``ControlledScheduler/Outcome/lastSeams`` shows it.
+        var lastSeam: String {
+            switch self {
+            case .notArrived: "not started"
+            case .waiting(let seam), .running(let seam): seam
+            case .parked(let seam): "\(seam) (parked)"
+            case .overdue(let seam): "\(seam) (blocked outside a seam)"
+            case .finished: "finished"
+            }
+        }
+    }
+
+    /// One participant of the run.
+    struct Participant: Sendable, Equatable {
+        let kind: Kind
+        var status: Status
+        /// A delivery came while it was not parked: its next park goes on at once.
+        var deliveredEarly = false
+        /// Its first seam and who handed it over, for the outcome's
+        /// ``ControlledScheduler/Outcome/firstSeams``.
+        let firstSeam: String
+    }
+
+    /// Whether the Swift concurrency pool runs work: async participants run on it, so while every
+    /// pool thread is busy with other work (a test suite's CPU-bound tests, code that blocks a pool
+    /// thread) their lack of progress is the pool's, not theirs.
+    enum PoolProbe: Sendable, Equatable {
+        /// No probe is out.
+        case none
+        /// A probe task was started at this time and has not run yet.
+        case pending(since: ContinuousClock.Instant)
+        /// The probe ran this long after it was started.
+        case answered(after: Duration)
+    }
+
+    /// The participant that gets the turn, and how the storage hands it over.
+    enum Turn: Sendable, Equatable {
+        /// A thread participant: signal the semaphore its OS thread waits on.
+        case thread(Int)
+        /// An async participant: run what the storage holds for it, its task's start or the
+        /// delivery that resumes its task.
+        case task(Int)
+
+        var participant: Int {
+            switch self {
+            case .thread(let participant), .task(let participant): participant
+            }
+        }
+    }
+
+    /// What the storage does after releasing its lock.
+    enum Action: Sendable, Equatable {
+        /// Nothing.
+        case none
+        /// Hand the turn over.
+        case wake(Turn)
+        /// The participant that asked to park goes on at once, as its delivery came first: an
+        /// async participant's storage runs that delivery now.
+        case goOn
+        /// The participant is not parked yet: keep its delivery for its next park.
+        case holdDelivery
+        /// Nobody can go on and some are parked: let the quiet world act (the scheduler's
+        /// quiescence hook), then report ``quiescenceEnded(acted:judgingDeadlock:)``, which judges a
+        /// deadlock if `judgingDeadlock` and the world did nothing.
+        case quiesce(judgingDeadlock: Bool)
+        /// Start a task that reports ``poolProbeRan(now:)`` when the pool runs it.
+        case startPoolProbe
+        /// The run has ended: resume every waiter for the outcome with this one, and stop the
+        /// watchdog.
+        case end(ControlledScheduler.Outcome)
+    }
+
+    private(set) var participants: [Participant]
+    private var strategy: StrategyState
+    /// A recorded schedule to follow first.
+    private let replay: [Int]
+    /// The participant chosen at each decision.
+    private(set) var decisions: [Int] = []
+    /// The participant that has the turn.
+    private(set) var running: Int?
+    /// Whether the first decision has been taken (or the watchdog gave up waiting for it).
+    private(set) var started = false
+    /// Whether every participant has finished or the run deadlocked.
+    private(set) var done = false
+    private(set) var deadlocked = false
+    private(set) var divergence: String?
+    /// Why the run is partially controlled, the first time; `nil` while it is fully controlled.
+    private(set) var partialControlReason: String?
+    /// When a participant last reached a seam, parked, finished, joined or was delivered to, or
+    /// the watchdog last dealt with a stall.
+    private var lastProgress: ContinuousClock.Instant
+    /// When a participant last reached a seam, parked, finished or joined: the deadlock timer's
+    /// start.
+    private var lastTurn: ContinuousClock.Instant
+    /// The watchdog's probe of the Swift concurrency pool, taken before a stall of an async
+    /// participant is judged.
+    private(set) var poolProbe = PoolProbe.none
+    /// Whether the quiet world (the scheduler's quiescence hook) is acting: work it hands over is
+    /// the quiet world's, not a participant's, and does not cost the run its control; and what it
+    /// makes ready is chosen from when it is done, so the choice does not depend on how far it got.
+    private(set) var quiescing = false
+
+    /// How long the running participant may stay away from a seam before it is set aside.
+    let stallTimeout: Duration
+    /// How long nobody may reach a seam or finish, with nobody waiting, before the run is a deadlock.
+    let deadlockTimeout: Duration
+    /// How long the watchdog waits for its pool probe before judging a stall anyway.
+    var poolProbeLimit: Duration { max(deadlockTimeout * 12, .seconds(60)) }
+
+    /// A run of `participants` thread participants, none arrived yet.
+    /// - Parameters:
+    ///   - strategy, seed: How to choose once the replay is used up.
+    ///   - replay: A recorded schedule to follow first.
+    ///   - stallTimeout, deadlockTimeout: See ``ControlledScheduler``; the deadlock timeout is at
+    ///     least the stall timeout.
+    ///   - now: The time the run starts.
+    init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
+         stallTimeout: Duration, deadlockTimeout: Duration, now: ContinuousClock.Instant) {
+        precondition(participants > 0, "a controlled run needs at least one participant")
+        self.participants = (0..<participants).map { Participant(kind: .thread, status: .notArrived, firstSeam: "participant \($0)") }
+        self.strategy = StrategyState(strategy, participants: participants, seed: seed)
+        self.replay = replay
+        self.stallTimeout = stallTimeout
+        self.deadlockTimeout = max(deadlockTimeout, stallTimeout)
+        lastProgress = now
+        lastTurn = now
+    }
+
+    // MARK: Queries
+
+    /// The run as it stands.
+    var outcome: ControlledScheduler.Outcome {
+        ControlledScheduler.Outcome(decisions: decisions, partiallyControlled: partialControlReason != nil, partialControlReason: partialControlReason,
+                                    deadlocked: deadlocked, divergence: divergence, lastSeams: participants.map(\.status.lastSeam),
+                                    firstSeams: participants.map(\.firstSeam))
+    }
+
+    /// The outcome once the run has ended; `nil` while it goes on (the asker waits for ``Action/end(_:)``).
+    var finalOutcome: ControlledScheduler.Outcome? { done ? outcome : nil }
+
+    /// Whether `participant` has the turn.
+    func isRunning(_ participant: Int) -> Bool {
+        guard participants.indices.contains(participant) else { return false }
+        if case .running = participants[participant].status { return true }
+        return false
+    }
+
+    // MARK: Events
+
+    /// `participant` reached `seam` and waits to be chosen. The first decision is taken once every
+    /// initial participant has arrived; after it, the running participant passes the turn on here.
+    mutating func arrive(_ participant: Int, at seam: String, now: ContinuousClock.Instant) -> Action {
+        lastProgress = now
+        lastTurn = now
+        let wasRunning = running == participant
+        participants[participant].status = .waiting(seam)
+        guard started else {
+            guard !participants.contains(where: { $0.status == .notArrived }) else { return .none }
+            started = true
+            return Self.wake(choose(previous: nil))
+        }
+        if wasRunning { running = nil }
+        guard running == nil else { return .none }
+        return Self.wake(choose(previous: wasRunning ? participant : nil))
+    }
+
+    /// `participant` waits at `seam` for a delivery (``unpark(_:now:)``) and lets another go on
+    /// meanwhile; ``Action/goOn`` if the delivery came already. With nobody to choose, the quiet
+    /// world acts, and a deadlock is judged if it did nothing.
+    mutating func park(_ participant: Int, at seam: String, now: ContinuousClock.Instant) -> Action {
+        lastProgress = now
+        lastTurn = now
+        if participants[participant].deliveredEarly {
+            participants[participant].deliveredEarly = false
+            return .goOn
+        }
+        participants[participant].status = .parked(seam)
+        if running == participant { running = nil }
+        guard running == nil, started else { return .none }
+        if let next = choose(previous: participant) { return .wake(next) }
+        return done ? .none : .quiesce(judgingDeadlock: true)
+    }
+
+    /// `participant`'s delivery came: a parked participant waits to be chosen again;
+    /// one that has not parked yet takes the delivery at its next park (``Action/holdDelivery``).
+    mutating func unpark(_ participant: Int, now: ContinuousClock.Instant) -> Action {
+        guard participants.indices.contains(participant) else { return .none }
+        guard case .parked(let seam) = participants[participant].status else {
+            participants[participant].deliveredEarly = true
+            return .holdDelivery
+        }
+        participants[participant].status = .waiting(seam)
+        lastProgress = now
+        return mayChoose ? Self.wake(choose(previous: nil)) : .none
+    }
+
+    /// A participant of `kind` joins, waiting at `seam`, handed over by `parent` (`nil`: by the
+    /// quiet world, or from outside the run, which costs the run its full control). Returns its
+    /// number, the next free one, so that it repeats with the schedule.
+    mutating func join(at seam: String, parent: Int?, kind: Kind, now: ContinuousClock.Instant) -> (participant: Int, action: Action) {
+        let participant = participants.count
+        let origin = parent.map { "participant \($0)" } ?? (quiescing ? "the quiet world" : "outside the run")
+        participants.append(Participant(kind: kind, status: .waiting(seam), firstSeam: "\(seam) from \(origin)"))
+        strategy.addParticipant(parent: parent)
+        done = false
+        if parent == nil && !quiescing {
+            losesControl(kind == .thread ? "work '\(seam)' was handed over from a thread outside the run's participants"
+                                         : "async work '\(seam)' was started outside the run's participants")
+        }
+        lastProgress = now
+        lastTurn = now
+        return (participant, mayChoose ? Self.wake(choose(previous: nil)) : .none)
+    }
+
+    /// `participant` is done; the turn passes on. Once every participant has finished, the run
+    /// ends; with nobody to choose and some parked, the quiet world acts.
+    mutating func finish(_ participant: Int, now: ContinuousClock.Instant) -> Action {
+        lastProgress = now
+        lastTurn = now
+        let wasRunning = running == participant
+        participants[participant].status = .finished
+        if !started, !participants.contains(where: { $0.status == .notArrived }) { started = true }
+        if wasRunning { running = nil }
+        var next: Turn?
+        if started, running == nil { next = choose(previous: wasRunning ? participant : nil) }
+        if participants.allSatisfy({ $0.status == .finished }) { done = true }
+        if let next { return .wake(next) }
+        if done { return .end(outcome) }
+        if started, running == nil, participants.contains(where: \.status.isParked) { return .quiesce(judgingDeadlock: true) }
+        return .none
+    }
+
+    /// The quiet world starts to act (``Action/quiesce(judgingDeadlock:)``).
+    mutating func quiescenceBegan() {
+        quiescing = true
+    }
+
+    /// The quiet world is done; `acted` tells whether it changed anything. What it made ready is
+    /// chosen now. With `judgingDeadlock`, a world that did nothing, with nobody running, waiting or
+    /// set aside, ends the run as a deadlock.
+    mutating func quiescenceEnded(acted: Bool, judgingDeadlock: Bool) -> Action {
+        quiescing = false
+        if mayChoose, let next = choose(previous: nil) { return .wake(next) }
+        guard judgingDeadlock, !acted, running == nil, !done,
+              !participants.contains(where: { $0.status.isOverdue || $0.status.isWaiting }) else { return .none }
+        deadlocked = true
+        done = true
+        return .end(outcome)
+    }
+
+    /// The watchdog woke at `now`: sets aside a participant that stays away from its seam past the
+    /// stall timeout (the run is then partially controlled), and ends the run as a deadlock when
+    /// nobody has reached a seam or finished for the deadlock timeout with nobody to choose.
+    ///
+    /// A stall of an async participant is judged only when the Swift concurrency pool is seen to
+    /// run work: at such a stall it asks for a probe (``Action/startPoolProbe``) and judges once
+    /// that probe ran promptly. While the probe waits for a pool thread, nothing is judged; a
+    /// probe that waited long starts the stall over from when it ran, and moves the deadlock timer
+    /// on by its wait. So a pool kept busy by other work delays a verdict instead of faking one. A
+    /// probe that has not run after ``poolProbeLimit`` is taken as an answer (a pool blocked for
+    /// good must not hang the run).
+    mutating func watchdogWoke(now: ContinuousClock.Instant) -> Action {
+        if done { return .end(outcome) }
+        guard now - lastProgress > stallTimeout else { return .none }
+        switch stallMayBeThePool ? poolProbe : .answered(after: .zero) {
+        case .none:
+            poolProbe = .pending(since: now)
+            return .startPoolProbe
+        case .pending(let since):
+            guard now - since > poolProbeLimit else { return .none }
+            poolProbe = .none
+        case .answered(let wait):
+            poolProbe = .none
+            guard wait <= stallTimeout / 4 else {
+                lastProgress = now
+                lastTurn += wait
+                return .none
+            }
+        }
+        lastProgress = now
+        guard started else {
+            // A participant is blocked before its first seam: start with those that came.
+            started = true
+            losesControl("a participant did not reach its first seam within \(stallTimeout)")
+            for index in participants.indices where participants[index].status == .notArrived {
+                participants[index].status = .overdue("not started")
+            }
+            return Self.wake(choose(previous: nil))
+        }
+        if let stalled = running {
+            let seam = participants[stalled].status.lastSeam
+            losesControl("participant \(stalled) stayed away from a seam for \(stallTimeout) after '\(seam)'")
+            participants[stalled].status = .overdue(seam)
+            running = nil
+            if let next = choose(previous: stalled) { return .wake(next) }
+            return .quiesce(judgingDeadlock: false)
+        }
+        if let next = choose(previous: nil) { return .wake(next) }
+        // Nobody can go on: let the quiet world act before calling it a deadlock.
+        guard now - lastTurn > deadlockTimeout else { return .quiesce(judgingDeadlock: false) }
+        deadlocked = true
+        done = true
+        return .end(outcome)
+    }
+
+    /// The watchdog's probe task ran at `now`: the pool runs work, after the wait this records.
+    mutating func poolProbeRan(now: ContinuousClock.Instant) {
+        if case .pending(let since) = poolProbe { poolProbe = .answered(after: now - since) }
+    }
+
+    // MARK: Choosing
+
+    /// Whether work that just became ready may be chosen now: the run has started, nobody runs,
+    /// and the quiet world is not acting.
+    private var mayChoose: Bool { started && running == nil && !quiescing }
+
+    /// Whether the stall at hand may be the pool's: the running participant is async, or, with
+    /// none running, one set aside is.
+    private var stallMayBeThePool: Bool {
+        if let running { return participants[running].kind == .task }
+        return participants.contains { $0.kind == .task && $0.status.isOverdue }
+    }
+
+    private mutating func losesControl(_ reason: String) {
+        if partialControlReason == nil { partialControlReason = reason }
+    }
+
+    private static func wake(_ turn: Turn?) -> Action {
+        turn.map(Action.wake) ?? .none
+    }
+
+    /// Gives the turn to a waiting participant (replayed, or by the strategy); `nil` if none waits.
+    /// `previous` ran up to this decision, if any.
+    private mutating func choose(previous: Int?) -> Turn? {
+        let enabled = participants.indices.filter { participants[$0].status.isWaiting }
+        guard !enabled.isEmpty else { return nil }
+        let step = decisions.count + 1
+        var chosen: Int
+        if decisions.count < replay.count, enabled.contains(replay[decisions.count]) {
+            chosen = replay[decisions.count]
+        } else {
+            if decisions.count < replay.count, divergence == nil {
+                divergence = "decision \(step) of the replay names participant \(replay[decisions.count]), which was not waiting (waiting: \(enabled))"
+            }
+            chosen = strategy.pick(from: enabled, step: step, previous: previous)
+        }
+        decisions.append(chosen)
+        running = chosen
+        participants[chosen].status = .running(participants[chosen].status.lastSeam)
+        return participants[chosen].kind == .thread ? .thread(chosen) : .task(chosen)
+    }
+}

@@ -1,0 +1,281 @@
+@testable import IdpHarness
+import Testing
+
+@Suite("The controlled scheduler's decisions, as a value")
+struct ControlledSchedulerMachineTests {
+    typealias Machine = ControlledSchedulerMachine
+    typealias Action = ControlledSchedulerMachine.Action
+
+    static let t0 = ContinuousClock.now
+    static func at(_ milliseconds: Int) -> ContinuousClock.Instant { t0 + .milliseconds(milliseconds) }
+
+    /// A run of `participants` thread participants whose choices follow `replay` while it lasts;
+    /// a stall after 100 ms, a deadlock after 1 s.
+    static func machine(_ participants: Int, replay: [Int] = [], strategy: ScheduleStrategy = .randomWalk, seed: UInt64 = 1) -> Machine {
+        Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
+                stallTimeout: .milliseconds(100), deadlockTimeout: .seconds(1), now: t0)
+    }
+
+    static func ended(_ action: Action) -> ControlledScheduler.Outcome? {
+        if case .end(let outcome) = action { outcome } else { nil }
+    }
+
+    /// Every participant arrives at "start"; then whoever gets the turn reaches `seamsEach` more
+    /// seams and finishes. Returns the last action.
+    static func drive(_ machine: inout Machine, participants: Int, seamsEach: Int) -> Action {
+        var action = Action.none
+        for participant in 0..<participants { action = machine.arrive(participant, at: "start", now: t0) }
+        var turns: [Int: Int] = [:]
+        while case .wake(let turn) = action {
+            let participant = turn.participant
+            turns[participant, default: 0] += 1
+            let turn = turns[participant]!
+            action = turn <= seamsEach ? machine.arrive(participant, at: "seam \(turn)", now: t0) : machine.finish(participant, now: t0)
+        }
+        return action
+    }
+
+    @Test("the first decision waits for every participant's first seam; then the running one passes the turn at its next seam, and the last finish ends the run")
+    func batonPassing() throws {
+        // Given two participants, the first at its seam
+        var machine = Self.machine(2, replay: [1, 0, 1])
+        #expect(machine.arrive(0, at: "start", now: Self.at(0)) == .none)
+        #expect(machine.running == nil && !machine.started)
+        // When the second arrives, the first decision is taken
+        #expect(machine.arrive(1, at: "start", now: Self.at(1)) == .wake(.thread(1)))
+        #expect(machine.isRunning(1) && !machine.isRunning(0))
+        // Then the running one passes the turn on at its next seam
+        #expect(machine.arrive(1, at: "checked", now: Self.at(2)) == .wake(.thread(0)))
+        #expect(machine.finish(0, now: Self.at(3)) == .wake(.thread(1)))
+        #expect(machine.finalOutcome == nil)
+        // And the last finish ends the run with its schedule
+        let outcome = try #require(Self.ended(machine.finish(1, now: Self.at(4))))
+        #expect(outcome.decisions == [1, 0, 1])
+        #expect(outcome.lastSeams == ["finished", "finished"])
+        #expect(!outcome.partiallyControlled && !outcome.deadlocked && outcome.divergence == nil)
+        #expect(machine.finalOutcome == outcome)
+    }
+
+    @Test("a participant that finishes before its first seam counts as arrived")
+    func finishBeforeFirstSeam() {
+        var machine = Self.machine(2)
+        #expect(machine.arrive(0, at: "start", now: Self.at(0)) == .none)
+        #expect(machine.finish(1, now: Self.at(1)) == .wake(.thread(0)))
+        #expect(machine.started)
+    }
+
+    @Test("the same seed gives the same decisions, and a recorded schedule replays them exactly")
+    func choosing() {
+        var first = Self.machine(3, strategy: .pct(depth: 2, steps: 9), seed: 42)
+        var second = Self.machine(3, strategy: .pct(depth: 2, steps: 9), seed: 42)
+        #expect(Self.ended(Self.drive(&first, participants: 3, seamsEach: 2)) != nil)
+        #expect(Self.ended(Self.drive(&second, participants: 3, seamsEach: 2)) != nil)
+        #expect(first.decisions.count == 9)      // 3 participants × (start, seam 1, seam 2)
+        #expect(first.decisions == second.decisions)
+        // A replay of it under another strategy and seed makes the same decisions
+        var replayed = Self.machine(3, replay: first.decisions, strategy: .randomWalk, seed: 7)
+        _ = Self.drive(&replayed, participants: 3, seamsEach: 2)
+        #expect(replayed.decisions == first.decisions && replayed.divergence == nil)
+    }
+
+    @Test("a replayed decision that names a participant that is not waiting is recorded as divergence, and the strategy chooses instead")
+    func replayDivergence() throws {
+        var machine = Self.machine(2, replay: [0, 0, 0])
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        #expect(machine.arrive(1, at: "start", now: Self.at(0)) == .wake(.thread(0)))
+        #expect(machine.arrive(0, at: "checked", now: Self.at(1)) == .wake(.thread(0)))
+        // Participant 0 has finished: the replay's third decision cannot be followed
+        #expect(machine.finish(0, now: Self.at(2)) == .wake(.thread(1)))
+        let divergence = try #require(machine.divergence)
+        #expect(divergence == "decision 3 of the replay names participant 0, which was not waiting (waiting: [1])")
+        #expect(Self.ended(machine.finish(1, now: Self.at(3)))?.divergence == divergence)
+    }
+
+    @Test("a thread participant parks and another goes on; its delivery makes it wait to be chosen; a delivery before its park lets the park go on at once")
+    func parkAndUnparkThread() {
+        // Given participant 0 running
+        var machine = Self.machine(2, replay: [0, 1, 0])
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        #expect(machine.arrive(1, at: "start", now: Self.at(0)) == .wake(.thread(0)))
+        // When it parks, participant 1 gets the turn
+        #expect(machine.park(0, at: "awaiting", now: Self.at(1)) == .wake(.thread(1)))
+        #expect(machine.outcome.lastSeams == ["awaiting (parked)", "start"])
+        // Its delivery while 1 runs makes it wait, not run
+        #expect(machine.unpark(0, now: Self.at(2)) == .none)
+        #expect(machine.participants[0].status == .waiting("awaiting"))
+        // And it is chosen again at the next decision
+        #expect(machine.arrive(1, at: "after", now: Self.at(3)) == .wake(.thread(0)))
+        // A delivery that comes before the park is held, and the park goes on at once
+        #expect(machine.unpark(0, now: Self.at(4)) == .holdDelivery)
+        #expect(machine.park(0, at: "again", now: Self.at(5)) == .goOn)
+        #expect(machine.isRunning(0))
+        // The next park waits again
+        #expect(machine.park(0, at: "again", now: Self.at(6)) == .wake(.thread(1)))
+    }
+
+    @Test("an async participant takes the same transitions; its turn is a task's start or delivery, not a thread's signal")
+    func parkAndUnparkTask() throws {
+        // Given participant 0 running, which hands async work over and parks until it delivers
+        var machine = Self.machine(1)
+        #expect(machine.arrive(0, at: "start", now: Self.at(0)) == .wake(.thread(0)))
+        let joined = machine.join(at: "event", parent: 0, kind: .task, now: Self.at(1))
+        #expect(joined.participant == 1 && joined.action == .none)
+        #expect(machine.park(0, at: "awaiting the event", now: Self.at(2)) == .wake(.task(1)))
+        // When the task parks for its network answer, nobody can go on: the quiet world acts
+        #expect(machine.park(1, at: "transport.awaiting", now: Self.at(3)) == .quiesce(judgingDeadlock: true))
+        // Its delivery makes it run again, as a task
+        #expect(machine.unpark(1, now: Self.at(4)) == .wake(.task(1)))
+        // A delivery before its next park is held, and that park goes on
+        #expect(machine.unpark(1, now: Self.at(5)) == .holdDelivery)
+        #expect(machine.park(1, at: "transport.awaiting", now: Self.at(6)) == .goOn)
+        // Its delivery to participant 0 waits for the task to finish
+        #expect(machine.unpark(0, now: Self.at(7)) == .none)
+        #expect(machine.finish(1, now: Self.at(8)) == .wake(.thread(0)))
+        let outcome = try #require(Self.ended(machine.finish(0, now: Self.at(9))))
+        #expect(outcome.firstSeams == ["participant 0", "event from participant 0"])
+        #expect(!outcome.partiallyControlled)
+    }
+
+    @Test("a participant that stays away from its seam past the stall timeout is set aside, the run is partially controlled, and another goes on")
+    func stall() throws {
+        var machine = Self.machine(2, replay: [0])
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        #expect(machine.arrive(1, at: "start", now: Self.at(0)) == .wake(.thread(0)))
+        // Within the stall timeout nothing happens
+        #expect(machine.watchdogWoke(now: Self.at(50)) == .none)
+        // Past it, a thread participant is set aside at once (no pool probe)
+        #expect(machine.watchdogWoke(now: Self.at(150)) == .wake(.thread(1)))
+        #expect(machine.participants[0].status == .overdue("start"))
+        let reason = try #require(machine.partialControlReason)
+        #expect(reason.hasPrefix("participant 0 stayed away from a seam for") && reason.hasSuffix("after 'start'"))
+        #expect(machine.outcome.lastSeams[0] == "start (blocked outside a seam)")
+        // When it reaches a seam again, it waits for the running one to pass the turn
+        #expect(machine.arrive(0, at: "after", now: Self.at(160)) == .none)
+        #expect(machine.finish(1, now: Self.at(170)) == .wake(.thread(0)))
+        let outcome = try #require(Self.ended(machine.finish(0, now: Self.at(180))))
+        #expect(outcome.partiallyControlled && !outcome.deadlocked && outcome.partialControlReason == reason)
+    }
+
+    @Test("a participant that never reaches its first seam is set aside, and the run starts with those that came")
+    func stallBeforeFirstSeam() throws {
+        var machine = Self.machine(2)
+        #expect(machine.arrive(0, at: "start", now: Self.at(0)) == .none)
+        #expect(machine.watchdogWoke(now: Self.at(150)) == .wake(.thread(0)))
+        #expect(machine.outcome.lastSeams == ["start", "not started (blocked outside a seam)"])
+        #expect(try #require(machine.partialControlReason).hasPrefix("a participant did not reach its first seam within"))
+    }
+
+    /// Participant 0 parked, async participant 1 running since `at(0)`.
+    static func runningTask() -> Machine {
+        var machine = Self.machine(1)
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        _ = machine.join(at: "event", parent: 0, kind: .task, now: Self.at(0))
+        _ = machine.park(0, at: "awaiting the event", now: Self.at(0))
+        return machine
+    }
+
+    @Test("an async participant's stall is judged only after a pool probe ran promptly; a probe that waited long starts the stall over")
+    func poolProbe() throws {
+        // Given an async participant that stays away from its seam
+        var machine = Self.runningTask()
+        #expect(machine.isRunning(1))
+        // When the stall timeout passes, the pool is probed first, and nothing is judged while
+        // the probe waits for a pool thread
+        #expect(machine.watchdogWoke(now: Self.at(150)) == .startPoolProbe)
+        #expect(machine.watchdogWoke(now: Self.at(300)) == .none)
+        // A probe that ran late (the pool was busy) judges nothing, and the stall starts over
+        machine.poolProbeRan(now: Self.at(3_000))
+        #expect(machine.poolProbe == .answered(after: .milliseconds(2_850)))
+        #expect(machine.watchdogWoke(now: Self.at(3_010)) == .none)
+        #expect(machine.watchdogWoke(now: Self.at(3_060)) == .none)
+        #expect(machine.isRunning(1) && machine.partialControlReason == nil)
+        // Then a probe that ran promptly lets the stall be judged: set aside, nobody else to run
+        #expect(machine.watchdogWoke(now: Self.at(3_200)) == .startPoolProbe)
+        machine.poolProbeRan(now: Self.at(3_201))
+        #expect(machine.watchdogWoke(now: Self.at(3_250)) == .quiesce(judgingDeadlock: false))
+        #expect(machine.participants[1].status == .overdue("event"))
+        #expect(machine.partialControlReason?.hasPrefix("participant 1 stayed away from a seam") == true)
+    }
+
+    @Test("a pool probe that never runs is taken as an answer after the probe limit")
+    func poolProbeLimit() {
+        var machine = Self.runningTask()
+        #expect(machine.watchdogWoke(now: Self.at(150)) == .startPoolProbe)
+        #expect(machine.watchdogWoke(now: Self.at(150) + machine.poolProbeLimit) == .none)
+        #expect(machine.watchdogWoke(now: Self.at(151) + machine.poolProbeLimit) == .quiesce(judgingDeadlock: false))
+        #expect(machine.partialControlReason != nil)
+    }
+
+    /// A lone participant parked at `at(1)` with nobody to deliver to it: the quiet world acts.
+    static func loneParked() -> Machine {
+        var machine = Self.machine(1)
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        #expect(machine.park(0, at: "awaiting", now: Self.at(1)) == .quiesce(judgingDeadlock: true))
+        machine.quiescenceBegan()
+        return machine
+    }
+
+    @Test("nobody can go on and the quiet world does nothing: a deadlock, with the schedule that led there")
+    func deadlockAtQuiescence() throws {
+        var machine = Self.loneParked()
+        let outcome = try #require(Self.ended(machine.quiescenceEnded(acted: false, judgingDeadlock: true)))
+        #expect(outcome.deadlocked && outcome.decisions == [0] && outcome.lastSeams == ["awaiting (parked)"])
+        #expect(machine.finalOutcome == outcome)
+        // The watchdog, woken by the end, stops
+        #expect(machine.watchdogWoke(now: Self.at(2)) == .end(outcome))
+    }
+
+    @Test("a quiet world that acted, or a participant set aside, is no deadlock yet; the watchdog calls one after the deadlock timeout")
+    func deadlockByWatchdog() throws {
+        var machine = Self.loneParked()
+        #expect(machine.quiescenceEnded(acted: true, judgingDeadlock: true) == .none)
+        // Within the deadlock timeout the watchdog lets the quiet world act again
+        #expect(machine.watchdogWoke(now: Self.at(500)) == .quiesce(judgingDeadlock: false))
+        #expect(machine.quiescenceEnded(acted: false, judgingDeadlock: false) == .none)
+        #expect(!machine.deadlocked)
+        // Past it, the run is a deadlock
+        let outcome = try #require(Self.ended(machine.watchdogWoke(now: Self.at(1_200))))
+        #expect(outcome.deadlocked)
+
+        // A participant set aside may only be slow: no deadlock at the quiet moment
+        var slow = Self.machine(2, replay: [0])
+        _ = slow.arrive(0, at: "start", now: Self.at(0))
+        _ = slow.arrive(1, at: "start", now: Self.at(0))
+        #expect(slow.watchdogWoke(now: Self.at(150)) == .wake(.thread(1)))
+        #expect(slow.park(1, at: "awaiting", now: Self.at(160)) == .quiesce(judgingDeadlock: true))
+        #expect(slow.quiescenceEnded(acted: false, judgingDeadlock: true) == .none)
+        #expect(!slow.deadlocked)
+    }
+
+    @Test("what the quiet world makes ready is chosen once it is done, and work it hands over keeps the run fully controlled; work from outside the run does not")
+    func quietWorldAndOutsideWork() throws {
+        var machine = Self.loneParked()
+        // While the quiet world acts, nothing is chosen
+        let joined = machine.join(at: "completion", parent: nil, kind: .thread, now: Self.at(2))
+        #expect(joined.participant == 1 && joined.action == .none)
+        #expect(machine.unpark(0, now: Self.at(3)) == .none)
+        // Once it is done, one of them is
+        let chosen = machine.quiescenceEnded(acted: true, judgingDeadlock: true)
+        #expect(chosen == .wake(.thread(0)) || chosen == .wake(.thread(1)))
+        #expect(machine.outcome.firstSeams[1] == "completion from the quiet world")
+        #expect(machine.partialControlReason == nil)
+        // Work handed over from outside the run's participants costs the run its full control
+        #expect(machine.join(at: "timer", parent: nil, kind: .thread, now: Self.at(4)).action == .none)
+        #expect(machine.partialControlReason == "work 'timer' was handed over from a thread outside the run's participants")
+        #expect(machine.outcome.firstSeams[2] == "timer from outside the run")
+
+        var tasks = Self.machine(1)
+        _ = tasks.join(at: "mc.event", parent: nil, kind: .task, now: Self.at(0))
+        #expect(tasks.partialControlReason == "async work 'mc.event' was started outside the run's participants")
+    }
+
+    @Test("work that joins after the run ended opens it again")
+    func joinAfterEnd() throws {
+        var machine = Self.machine(1)
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        #expect(Self.ended(machine.finish(0, now: Self.at(1))) != nil)
+        #expect(machine.join(at: "late", parent: 0, kind: .thread, now: Self.at(2)).action == .wake(.thread(1)))
+        #expect(machine.finalOutcome == nil)
+        #expect(try #require(Self.ended(machine.finish(1, now: Self.at(3)))).decisions == [0, 1])
+    }
+}
