@@ -79,7 +79,7 @@ struct RaceHammer {
 }
 
 /// How one hammered call ended.
-enum HammerOutcome: String, CaseIterable, Sendable {
+enum HammerOutcome: String, CheckOutcome {
     case ownValues = "answered its own user's values"
     case errorForUserWithout = "error for a user without credentials"
     case anotherUsersValues = "answered another user's values (cross-talk)"
