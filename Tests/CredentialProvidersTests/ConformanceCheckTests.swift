@@ -143,6 +143,18 @@ struct ConformanceCheckTests {
         return evidence
     }
 
+    /// The report on a clean run's flows with `defect` written in; expects only `failing` to fail.
+    static func report(withDefectFor failing: String, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ defect: (inout FlowEvidence) throws -> Void) async throws -> ConformanceReport {
+        var evidence = await cleanEvidence()
+        var flows = try #require(evidence.flows, sourceLocation: sourceLocation)
+        try defect(&flows)
+        evidence.flows = flows
+        let report = evidence.report(providerName: "StaticCredentials")
+        expectOnly(failing, failsIn: report, expected: checks(), sourceLocation: sourceLocation)
+        return report
+    }
+
     // MARK: Providers that fail one check each, through the whole kit
 
     @Test("a provider that refuses one user's one-step form fails only the concurrent flows")
@@ -219,52 +231,39 @@ struct ConformanceCheckTests {
 
     @Test("a cancelled flow that ends with another error fails only the cancellation check")
     func cancellation() async throws {
-        var evidence = await Self.cleanEvidence()
-        var flows = try #require(evidence.flows)
-        let index = try #require(flows.outcomes.firstIndex { $0.plan.cancel })
-        let cancelled = flows.outcomes[index]
-        flows.outcomes[index] = Run.Outcome(plan: cancelled.plan, result: IdpSdkResult(error: IdpSdkError(.timedOut, "timed out"),
-                                                                                       flowId: cancelled.result?.flowId),
-                                            latency: cancelled.latency)
-        evidence.flows = flows
-        let report = evidence.report(providerName: "StaticCredentials")
-        Self.expectOnly("cancellation", failsIn: report, expected: Self.checks())
-        #expect(report.check("cancellation")?.detail == "flow \(cancelled.plan.index): ended with IdpSdkError(IdpSdk, 1021, timed out) after cancel")
+        var cancelled: Run.Outcome?
+        let report = try await Self.report(withDefectFor: "cancellation") { flows in
+            let index = try #require(flows.outcomes.firstIndex { $0.plan.cancel })
+            let outcome = flows.outcomes[index]
+            cancelled = outcome
+            let timedOut = IdpSdkResult(error: IdpSdkError(.timedOut, "timed out"), flowId: outcome.result?.flowId)
+            flows.outcomes[index] = Run.Outcome(plan: outcome.plan, result: timedOut, latency: outcome.latency)
+        }
+        let index = try #require(cancelled?.plan.index)
+        #expect(report.check("cancellation")?.detail == "flow \(index): ended with IdpSdkError(IdpSdk, 1021, timed out) after cancel")
     }
 
     @Test("a flow completed twice fails only the exactly-once check")
     func exactlyOnce() async throws {
-        var evidence = await Self.cleanEvidence()
-        var flows = try #require(evidence.flows)
-        let flow = try #require(flows.outcomes.first?.result?.flowId)
-        flows.completions[flow] = 2
-        evidence.flows = flows
-        let report = evidence.report(providerName: "StaticCredentials")
-        Self.expectOnly("exactly-once completion", failsIn: report, expected: Self.checks())
-        #expect(report.check("exactly-once completion")?.detail == "\(flow) completed 2 times")
+        var twice: IdpSdkFlowID?
+        let report = try await Self.report(withDefectFor: "exactly-once completion") { flows in
+            twice = try #require(flows.outcomes.first?.result?.flowId)
+            flows.completions[twice!] = 2
+        }
+        #expect(report.check("exactly-once completion")?.detail == "\(try #require(twice)) completed 2 times")
     }
 
     @Test("a flow the watchdog found stuck fails only the deadlock check")
     func deadlock() async throws {
-        var evidence = await Self.cleanEvidence()
-        var flows = try #require(evidence.flows)
         let stuck = ConformanceReport.StuckFlow(flow: "IdpSdkFlowID(7)", user: "user-003", client: "KssIdpLogin", step: 1, attempt: 1,
                                                 thread: "IdpSdk-2", waited: .seconds(60))
-        flows.stuck.append(stuck)
-        evidence.flows = flows
-        let report = evidence.report(providerName: "StaticCredentials")
-        Self.expectOnly("no deadlock", failsIn: report, expected: Self.checks())
+        let report = try await Self.report(withDefectFor: "no deadlock") { $0.stuck.append(stuck) }
         #expect(report.check("no deadlock")?.detail == "1 stuck (the run stopped early): \(stuck)")
     }
 
     @Test("a provider call off the SDK's threads fails only the SDK-thread check")
     func sdkThreads() async throws {
-        var evidence = await Self.cleanEvidence()
-        var flows = try #require(evidence.flows)
-        flows.misplacedCalls.append("flow IdpSdkFlowID(7) step 1 ran on main")
-        evidence.flows = flows
-        let report = evidence.report(providerName: "StaticCredentials")
-        Self.expectOnly("provider on SDK threads", failsIn: report, expected: Self.checks())
+        let report = try await Self.report(withDefectFor: "provider on SDK threads") { $0.misplacedCalls.append("flow IdpSdkFlowID(7) step 1 ran on main") }
         #expect(report.check("provider on SDK threads")?.detail == "flow IdpSdkFlowID(7) step 1 ran on main")
     }
 }

@@ -31,22 +31,14 @@ struct RunStateMachineTests {
         #expect(afterBlocking == .finish(.battery(hammer: "hammer", world: "world", flows: "flows", blocking: "blocking")))
     }
 
-    @Test("without a provider wait the run ends after the engine's flows")
-    func noBlockingFlowsWithoutAWait() {
-        var machine = Self.machine()
+    @Test("without a provider wait, or after a stuck flow, the run ends after the engine's flows",
+          arguments: [(Duration?.none, false), (Duration.milliseconds(20), true)])
+    func noBlockingFlows(providerWait: Duration?, stuck: Bool) {
+        var machine = Self.machine(providerWait: providerWait)
         _ = machine.start()
         _ = machine.hammerFinished("hammer")
         _ = machine.setUpFinished("world")
-        #expect(machine.flowsFinished("flows", stuck: false) == .finish(.battery(hammer: "hammer", world: "world", flows: "flows", blocking: nil)))
-    }
-
-    @Test("a stuck flow ends the run after the engine's flows: no flows under timeouts follow")
-    func stuckFlowSkipsBlockingFlows() {
-        var machine = Self.machine(providerWait: .milliseconds(20))
-        _ = machine.start()
-        _ = machine.hammerFinished("hammer")
-        _ = machine.setUpFinished("world")
-        #expect(machine.flowsFinished("flows", stuck: true) == .finish(.battery(hammer: "hammer", world: "world", flows: "flows", blocking: nil)))
+        #expect(machine.flowsFinished("flows", stuck: stuck) == .finish(.battery(hammer: "hammer", world: "world", flows: "flows", blocking: nil)))
     }
 
     @Test("a run of the race hammer alone ends after the hammer")

@@ -8,12 +8,7 @@ struct BlockingCheck: ConformanceCheck {
         case notSucceeded = "timeout above the provider's wait: did not succeed"
         case miscounted = "a round's completions were not one per flow"
 
-        var grade: ConformanceReport.Grade {
-            switch self {
-            case .timedOut, .succeeded: .acceptable
-            case .notTimedOut, .notSucceeded, .miscounted: .forbidden
-            }
-        }
+        static let acceptable: Set<Outcome> = [.timedOut, .succeeded]
     }
 
     let name = "blocking under timeouts"
@@ -40,6 +35,6 @@ struct BlockingCheck: ConformanceCheck {
         let detail = tally.problems.isEmpty
             ? "\(blocking.flows) flows with a timeout of half the provider's wait each ended once with timedOut; with a timeout well above it all succeeded"
             : tally.problems.prefix(5).joined(separator: "; ")
-        return ConformanceVerdict(check: .init(name: name, passed: tally.problems.isEmpty, detail: detail), outcomes: tally.tableIfAny(check: name))
+        return tally.verdict(name, detail: detail)
     }
 }

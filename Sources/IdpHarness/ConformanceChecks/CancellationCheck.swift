@@ -7,13 +7,8 @@ struct CancellationCheck: ConformanceCheck {
         case otherError = "ended with an error other than cancelled"
         case noCompletion = "no completion after cancel"
 
-        var grade: ConformanceReport.Grade {
-            switch self {
-            case .cancelled, .finishedFirst: .acceptable
-            case .otherError: .forbidden
-            case .noCompletion: .stale
-            }
-        }
+        static let acceptable: Set<Outcome> = [.cancelled, .finishedFirst]
+        static let stale: Set<Outcome> = [.noCompletion]
     }
 
     let name = "cancellation"
@@ -36,6 +31,6 @@ struct CancellationCheck: ConformanceCheck {
         let detail = tally.problems.isEmpty
             ? "\(cancelled.count) flows cancelled while running completed once (\(tally[.cancelled]) cancelled, the rest had finished)"
             : ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: tally.problems.isEmpty, detail: detail), outcomes: tally.tableIfAny(check: name))
+        return tally.verdict(name, detail: detail)
     }
 }

@@ -6,13 +6,8 @@ struct ConcurrentFlowsCheck: ConformanceCheck {
         case failed = "ended with an error"
         case noCompletion = "no completion"
 
-        var grade: ConformanceReport.Grade {
-            switch self {
-            case .succeeded: .acceptable
-            case .failed: .forbidden
-            case .noCompletion: .stale
-            }
-        }
+        static let acceptable: Set<Outcome> = [.succeeded]
+        static let stale: Set<Outcome> = [.noCompletion]
     }
 
     let name = "concurrent flows"
@@ -32,7 +27,6 @@ struct ConcurrentFlowsCheck: ConformanceCheck {
         let detail = tally.problems.isEmpty
             ? "\(plain.count) flows of \(Set(plain.map(\.plan.user)).count) users from \(evidence.configuration.threads) OS threads all succeeded"
             : "\(tally.problems.count) of \(plain.count) flows failed: " + ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: tally.acceptable && !plain.isEmpty, detail: detail),
-                                  outcomes: tally.tableIfAny(check: name))
+        return tally.verdict(name, also: !plain.isEmpty, detail: detail)
     }
 }

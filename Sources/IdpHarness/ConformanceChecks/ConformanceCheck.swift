@@ -53,10 +53,21 @@ enum ConformanceBattery {
 }
 
 /// The outcomes one check counts: each a sentence (the raw value, as the table's row shows it)
-/// with its grade.
+/// with its grade. An outcome is forbidden unless ``acceptable`` or ``stale`` names it.
 protocol CheckOutcome: CaseIterable, Hashable, Sendable, RawRepresentable where RawValue == String {
+    /// What a correct provider may bring about.
+    static var acceptable: Set<Self> { get }
+    /// No outcome at all within the hang timeout.
+    static var stale: Set<Self> { get }
+}
+
+extension CheckOutcome {
+    static var stale: Set<Self> { [] }
+
     /// Whether a correct provider may bring this outcome about.
-    var grade: ConformanceReport.Grade { get }
+    var grade: ConformanceReport.Grade {
+        Self.acceptable.contains(self) ? .acceptable : Self.stale.contains(self) ? .stale : .forbidden
+    }
 }
 
 /// Counts a check's outcomes, and keeps a description of each problem for the check's detail.
@@ -94,8 +105,10 @@ struct OutcomeTally<Outcome: CheckOutcome> {
         })
     }
 
-    /// The table, or `nil` when nothing was noted.
-    func tableIfAny(check: String) -> ConformanceReport.OutcomeTable? {
-        counts.isEmpty ? nil : table(check: check)
+    /// The verdict of check `name`: passed when every outcome noted is acceptable and `also`
+    /// holds, with the table of the outcomes noted (none when nothing was).
+    func verdict(_ name: String, also: Bool = true, detail: String) -> ConformanceVerdict {
+        ConformanceVerdict(check: .init(name: name, passed: acceptable && also, detail: detail),
+                           outcomes: counts.isEmpty ? nil : table(check: name))
     }
 }

@@ -6,7 +6,7 @@ struct CrossTalkCheck: ConformanceCheck {
         case codeForAnotherUser = "a code issued to another user"
         case anotherUsersName = "answered with another user's name"
 
-        var grade: ConformanceReport.Grade { self == .ownUser ? .acceptable : .forbidden }
+        static let acceptable: Set<Outcome> = [.ownUser]
     }
 
     let name = "no cross-talk"
@@ -28,6 +28,6 @@ struct CrossTalkCheck: ConformanceCheck {
             tally.note(!codes.isEmpty ? .codeForAnotherUser : !names.isEmpty ? .anotherUsersName : .ownUser)
         }
         let detail = tally.problems.isEmpty ? "every code went to its own flow's user" : ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: tally.problems.isEmpty, detail: detail), outcomes: tally.tableIfAny(check: name))
+        return tally.verdict(name, detail: detail)
     }
 }

@@ -7,13 +7,8 @@ struct ErrorPropagationCheck: ConformanceCheck {
         case otherEnd = "ended otherwise than with the provider's error"
         case noCompletion = "no completion"
 
-        var grade: ConformanceReport.Grade {
-            switch self {
-            case .providersError: .acceptable
-            case .answered, .otherEnd: .forbidden
-            case .noCompletion: .stale
-            }
-        }
+        static let acceptable: Set<Outcome> = [.providersError]
+        static let stale: Set<Outcome> = [.noCompletion]
     }
 
     let name = "error propagation"
@@ -42,6 +37,6 @@ struct ErrorPropagationCheck: ConformanceCheck {
         let detail = tally.problems.isEmpty
             ? (errorFlows.isEmpty ? "not exercised" : "\(errorFlows.count) flows without credentials ended with exactly the provider's error; the other flows were undisturbed")
             : ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: tally.problems.isEmpty, detail: detail), outcomes: tally.tableIfAny(check: name))
+        return tally.verdict(name, detail: detail)
     }
 }

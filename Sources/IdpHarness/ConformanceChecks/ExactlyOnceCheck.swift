@@ -6,13 +6,8 @@ struct ExactlyOnceCheck: ConformanceCheck {
         case more = "completed more than once"
         case never = "never completed"
 
-        var grade: ConformanceReport.Grade {
-            switch self {
-            case .once: .acceptable
-            case .more: .forbidden
-            case .never: .stale
-            }
-        }
+        static let acceptable: Set<Outcome> = [.once]
+        static let stale: Set<Outcome> = [.never]
     }
 
     let name = "exactly-once completion"
@@ -29,7 +24,6 @@ struct ExactlyOnceCheck: ConformanceCheck {
         }
         let completions = flows.completions.values.reduce(0, +)
         let detail = tally.problems.isEmpty ? "\(completions) completions for \(flows.outcomes.count) flows" : ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: tally.acceptable && flows.completions.count == flows.outcomes.count, detail: detail),
-                                  outcomes: tally.tableIfAny(check: name))
+        return tally.verdict(name, also: flows.completions.count == flows.outcomes.count, detail: detail)
     }
 }

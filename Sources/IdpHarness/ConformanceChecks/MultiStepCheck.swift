@@ -12,13 +12,8 @@ struct MultiStepCheck: ConformanceCheck {
         case otherError = "re-asked after a rejection: ended with an error that was not the provider's"
         case noCompletion = "no completion"
 
-        var grade: ConformanceReport.Grade {
-            switch self {
-            case .twoStepSucceeded, .answeredAgain, .gaveUp: .acceptable
-            case .twoStepShort, .twoStepFailed, .neverReasked, .otherError: .forbidden
-            case .noCompletion: .stale
-            }
-        }
+        static let acceptable: Set<Outcome> = [.twoStepSucceeded, .answeredAgain, .gaveUp]
+        static let stale: Set<Outcome> = [.noCompletion]
     }
 
     let name = "multi-step and re-asks"
@@ -63,6 +58,6 @@ struct MultiStepCheck: ConformanceCheck {
             ? "\(stepwise.count) two-step flows; \(reasked.count) flows re-asked after a rejected answer: \(reasked.count - reasks[.gaveUp]) answered again and succeeded, \(reasks[.gaveUp]) ended with the provider's own error"
             : ConformanceBattery.list(problems)
         let all = OutcomeTally(counts: steps.counts.merging(reasks.counts, uniquingKeysWith: +))
-        return ConformanceVerdict(check: .init(name: name, passed: all.acceptable, detail: detail), outcomes: all.tableIfAny(check: name))
+        return all.verdict(name, detail: detail)
     }
 }

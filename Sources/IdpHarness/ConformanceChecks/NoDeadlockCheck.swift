@@ -5,7 +5,8 @@ struct NoDeadlockCheck: ConformanceCheck {
         case inTime = "completed within the hang timeout"
         case stuck = "stuck past the hang timeout, then cancelled"
 
-        var grade: ConformanceReport.Grade { self == .inTime ? .acceptable : .stale }
+        static let acceptable: Set<Outcome> = [.inTime]
+        static let stale: Set<Outcome> = [.stuck]
     }
 
     let name = "no deadlock"
@@ -17,6 +18,6 @@ struct NoDeadlockCheck: ConformanceCheck {
         for stuck in flows.stuck { tally.note(.stuck, problem: stuck.description) }
         let detail = flows.stuck.isEmpty ? "no flow waited longer than \(evidence.configuration.hangTimeout)"
             : "\(flows.stuck.count) stuck (the run stopped early): " + ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: flows.stuck.isEmpty, detail: detail), outcomes: tally.table(check: name))
+        return tally.verdict(name, detail: detail)
     }
 }

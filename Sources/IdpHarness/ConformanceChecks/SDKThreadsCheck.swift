@@ -5,7 +5,7 @@ struct SDKThreadsCheck: ConformanceCheck {
         case sdkThread = "called on an SDK thread, outside any task"
         case elsewhere = "called on another thread, or inside a task"
 
-        var grade: ConformanceReport.Grade { self == .sdkThread ? .acceptable : .forbidden }
+        static let acceptable: Set<Outcome> = [.sdkThread]
     }
 
     let name = "provider on SDK threads"
@@ -16,6 +16,6 @@ struct SDKThreadsCheck: ConformanceCheck {
         tally.note(.sdkThread, count: max(0, flows.callDurations.count - flows.misplacedCalls.count))
         for call in flows.misplacedCalls { tally.note(.elsewhere, problem: call) }
         let detail = tally.problems.isEmpty ? "every call ran on an SDK thread, outside any task" : ConformanceBattery.list(tally.problems)
-        return ConformanceVerdict(check: .init(name: name, passed: tally.problems.isEmpty, detail: detail), outcomes: tally.table(check: name))
+        return tally.verdict(name, detail: detail)
     }
 }
