@@ -38,6 +38,9 @@ import IdpServer
 ///   provider's wait every flow ends once with `timedOut`; with a much longer one every flow
 ///   succeeds.
 ///
+/// Each check judges what the run collected once the engine was done with every flow, and counts
+/// its outcomes in a table of its own (``ConformanceReport/outcomes``).
+///
 /// The kit blocks only its own OS threads; `run` suspends without blocking the caller's task.
 public enum ProviderConformanceKit {
     /// How hard to push, and what to expect of the provider.
