@@ -1,7 +1,4 @@
-import Foundation
-import IdpPrimitives
 import IdpSdk
-import IdpServer
 
 /// Runs a battery of checks against a credential provider, through the real `IdpSdk` engine and
 /// an in-process IDP, and reports per check what held and what did not.

@@ -1,6 +1,3 @@
-import IdpSdk
-import IdpServer
-
 /// One check of the conformance kit: a judgement of what a run saw, with nothing to run.
 ///
 /// A check reads the run's ``ConformanceEvidence`` and gives its verdict and the table of the
@@ -29,7 +26,7 @@ struct ConformanceVerdict: Sendable, Equatable {
 /// The checks, in the order the report shows them.
 enum ConformanceBattery {
     /// The checks of the race hammer's answers and of ThreadSanitizer's reports: first in every
-    /// report, the race hammer's own included.
+    /// report, also in a run of the race hammer alone.
     static let raceChecks: [any ConformanceCheck] = [RaceHammerCheck(), DataRaceCheck()]
 
     /// The checks of the engine's flows, after the race checks (and after a failure that stopped
