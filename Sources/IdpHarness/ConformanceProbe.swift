@@ -72,6 +72,7 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
 
     func insideNow(_ flowId: IdpSdkFlowID) -> Inside? { inside.withLock { $0[flowId] } }
     func calls(_ flowId: IdpSdkFlowID) -> FlowCalls? { flows.withLock { $0[flowId] } }
+    var allCalls: [IdpSdkFlowID: FlowCalls] { flows.withLock { $0 } }
     var callDurations: [Duration] { durations.withLock { $0 } }
     var misplacedCalls: [String] { misplaced.withLock { $0 } }
 }
@@ -96,4 +97,7 @@ public final class CompletionLedger: Sendable {
 
     /// Completions in all.
     public var completions: Int { counts.withLock { $0.values.reduce(0, +) } }
+
+    /// Completions per flow.
+    var perFlow: [IdpSdkFlowID: Int] { counts.withLock { $0 } }
 }

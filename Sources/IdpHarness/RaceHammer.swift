@@ -79,7 +79,7 @@ struct RaceHammer {
 }
 
 /// How one hammered call ended.
-enum HammerOutcome: String, CaseIterable, Sendable {
+enum HammerOutcome: String, CheckOutcome {
     case ownValues = "answered its own user's values"
     case errorForUserWithout = "error for a user without credentials"
     case anotherUsersValues = "answered another user's values (cross-talk)"
@@ -88,13 +88,8 @@ enum HammerOutcome: String, CaseIterable, Sendable {
     case answeredUserWithout = "answered for a user without credentials"
     case noAnswer = "no answer: the round did not end within the hang timeout"
 
-    var grade: ConformanceReport.Grade {
-        switch self {
-        case .ownValues, .errorForUserWithout: .acceptable
-        case .noAnswer: .stale
-        default: .forbidden
-        }
-    }
+    static let acceptable: Set<HammerOutcome> = [.ownValues, .errorForUserWithout]
+    static let stale: Set<HammerOutcome> = [.noAnswer]
 }
 
 /// One round's shared state: the provider instances (one per user), the calls, and one answer

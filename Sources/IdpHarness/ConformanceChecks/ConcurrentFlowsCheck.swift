@@ -1,0 +1,32 @@
+/// Plain flows (users with credentials, neither re-asked nor cancelled), many at once from many OS
+/// threads, each user's flows sharing one provider instance, all succeed.
+struct ConcurrentFlowsCheck: ConformanceCheck {
+    enum Outcome: String, CheckOutcome {
+        case succeeded = "succeeded"
+        case failed = "ended with an error"
+        case noCompletion = "no completion"
+
+        static let acceptable: Set<Outcome> = [.succeeded]
+        static let stale: Set<Outcome> = [.noCompletion]
+    }
+
+    let name = "concurrent flows"
+
+    func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
+        guard let flows = evidence.flows else { return nil }
+        let plain = flows.plain
+        var tally = OutcomeTally<Outcome>()
+        for outcome in plain {
+            let problem = "flow \(outcome.plan.index) (\(flows.userId(of: outcome)), \(outcome.plan.client)): "
+            switch outcome.result {
+            case nil: tally.note(.noCompletion, problem: problem + "no completion")
+            case let result? where result.hasError(): tally.note(.failed, problem: problem + (result.idpSdkError?.description ?? ""))
+            case _?: tally.note(.succeeded)
+            }
+        }
+        let detail = tally.problems.isEmpty
+            ? "\(plain.count) flows of \(Set(plain.map(\.plan.user)).count) users from \(evidence.configuration.threads) OS threads all succeeded"
+            : "\(tally.problems.count) of \(plain.count) flows failed: " + ConformanceBattery.list(tally.problems)
+        return tally.verdict(name, also: !plain.isEmpty, detail: detail)
+    }
+}
