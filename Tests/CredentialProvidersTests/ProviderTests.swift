@@ -124,8 +124,8 @@ struct MultiStepProviderTests {
         #expect(seen.withLock { $0.map(\.step) } == [1, 1])
         #expect(seen.withLock { $0.map(\.attempt) } == [1, 2])
         #expect(seen.withLock { $0.map(\.rejections) } == [0, 1])
-        try? await Task.sleep(for: .milliseconds(100))
-        #expect(provider.trackedFlows.current == 0)
+        // The provider forgets a flow when the engine reports it ended, just after its completion.
+        #expect(await eventually { provider.trackedFlows.current == 0 })
     }
 
     @Test("ends the flow with answersExhausted when every candidate was rejected")
@@ -210,7 +210,9 @@ struct AsyncCredentialBridgeTests {
         handle.cancel()
         #expect(await eventually { !recording.calls.isEmpty }, "the bridge never returned")
         #expect(recording.calls.first?.error == CredentialProviderError.make(.cancelled, "the flow ended while AsyncCredentialBridge waited for its answer"))
-        try await Task.sleep(for: .milliseconds(100))
+        // Past flowDidEnd the engine does nothing more for the flow: a second completion would
+        // have come before it.
+        #expect(await eventually { !recording.endedFlows.isEmpty }, "the flow never ended")
         #expect(completions.withLock { $0.map { $0.idpSdkError?.code } } == [.cancelled])
         #expect(bridge.waiting == 0)
     }
@@ -251,7 +253,7 @@ struct WrapperTests {
         #expect(calls.count == 1)
         #expect(calls[0].fieldIds == ["username", "password"])
         #expect(calls[0].threadName.hasPrefix("IdpSdk-"))
-        try? await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { recording.endedFlows[result.flowId!] != nil }, "the flow never ended")
         #expect(recording.endedFlows[result.flowId!]?.hasError() == false)
         #expect(!recording.description.contains("pw-alice"))
     }

@@ -153,13 +153,14 @@ struct NegativeControlTests {
         let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://dup.invalid", certificateChain: Data(), shouldHashPin: false,
                                 configuration: .init(), transport: transport)
         let ledger = CompletionLedger()
+        let recording = RecordingProvider(StaticCredentials(["username": "zoe", "password": "pw-zoe"]))
         let failures = LockedValue<[String]>([])
         let finished = LockedValue<Int>(0)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for _ in 0..<50 {
                 let verifier = PKCE.makeVerifier()
                 sdk.getAuthorizationCode(withAstClientData: AstClientDataInfo("data", IdpServer.unassignedAstClientId, PKCE.challenge(for: verifier), "S256"),
-                                         clientId: "KssIdpLogin", interactionInterface: StaticCredentials(["username": "zoe", "password": "pw-zoe"]),
+                                         clientId: "KssIdpLogin", interactionInterface: recording,
                                          userId: "zoe", traceParent: nil) { result in
                     ledger.record(result.flowId!)
                     if let error = result.idpSdkError { failures.withLock { $0.append(error.description) } }
@@ -167,7 +168,9 @@ struct NegativeControlTests {
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        // Past flowDidEnd the engine does nothing more for a flow: a duplicate completion would
+        // have come before it.
+        #expect(await eventually { recording.endedFlows.count == 50 }, "\(recording.endedFlows.count) of 50 flows ended")
         #expect(ledger.completions == 50)
         #expect(ledger.duplicates.isEmpty)
         #expect(failures.withLock { $0 } == [])

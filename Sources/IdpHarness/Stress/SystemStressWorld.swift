@@ -51,7 +51,7 @@ extension SystemStress {
         /// Set by ``attach(_:)``.
         private let wiring = LockedValue<Wiring?>(nil)
         /// Violations seen as they happened.
-        private let violations = LockedValue<[String]>([])
+        private let violations: LockedValue<[String]>
         private let counts = LockedValue<Counts>(Counts())
         /// Refresh grants and code redemptions the participants expect, per trace.
         private let expectations = LockedValue<[String: Expectation]>([:])
@@ -95,10 +95,12 @@ extension SystemStress {
             self.options = options
             server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: 1_000_000,
                                                     lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration)))
-            // Cannot fail: a new server's first tenant.
-            try! server.addTenant(Self.tenant)
+            // A world that could not be set up says so in its final check, as a violation that
+            // names no invariant (as a scheduler's verdict does).
+            var setUpProblems: [String] = []
+            do { try server.addTenant(Self.tenant) } catch { setUpProblems.append("tenant \(Self.tenant): \(error)") }
             var random = SeededRandom(seed: options.seed ^ 0x5157_7e55)
-            let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0]!)) }
+            let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0] ?? 0)) }
             participants = (0..<max(1, options.flows)).map { index in
                 // Each participant's script and trace come from the seed and its own index only,
                 // so dropping a participant (shrinking) leaves the others' the same.
@@ -108,16 +110,22 @@ extension SystemStress {
                     let digits = String(value, radix: 16)
                     return String(repeating: "0", count: 16 - digits.count) + digits
                 }
-                // Cannot fail: 32 and 16 hex digits, neither all zero (the index part is at least 1,
-                // the parent id odd).
-                let trace = try! TraceParent(traceId: hex(own.next()) + hex(UInt64(index) + 1), parentId: hex(own.next() | 1), sampled: true)
+                // 32 and 16 hex digits, neither all zero (the index part is at least 1, the parent
+                // id odd): a valid traceparent, so the fallback never serves.
+                let trace: TraceParent
+                do {
+                    trace = try TraceParent(traceId: hex(own.next()) + hex(UInt64(index) + 1), parentId: hex(own.next() | 1), sampled: true)
+                } catch {
+                    setUpProblems.append("participant \(index)'s trace: \(error)")
+                    trace = TraceParent.random()
+                }
                 return Participant(index: index, user: "user-\(index % max(1, options.users))", trace: trace, steps: steps)
             }
             _ = random.next()
             for user in Set(participants.map(\.user)) {
-                // Cannot fail: distinct names, generated, in the run's tenant.
-                try! server.addUser(user, tenant: Self.tenant)
+                do { try server.addUser(user, tenant: Self.tenant) } catch { setUpProblems.append("user \(user): \(error)") }
             }
+            violations = LockedValue(setUpProblems.map { "world set up: \($0)" })
         }
 
         /// Wires the SDK and the devices to the run's scheduler and faults.
