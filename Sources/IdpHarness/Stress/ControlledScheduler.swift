@@ -26,27 +26,6 @@ import IdpPrimitives
 /// Threading: ``seam(_:_:)`` blocks its OS thread; call it only from participant threads, never from
 /// a Swift concurrency thread. ``outcome()`` suspends without blocking.
 public final class ControlledScheduler: Sendable {
-    /// What a run did.
-    public struct Outcome: Sendable, Equatable {
-        /// The participant chosen at each decision: the run's schedule.
-        public var decisions: [Int]
-        /// Whether a participant ran outside the scheduler's control for a while.
-        public var partiallyControlled: Bool
-        /// Why, the first time: which participant was set aside, or which work was handed over
-        /// from outside the run's participants.
-        public var partialControlReason: String?
-        /// Whether every unfinished participant was blocked outside a seam.
-        public var deadlocked: Bool
-        /// Where a replayed decision named a participant that was not waiting (nondeterminism in
-        /// the code under test), or `nil`.
-        public var divergence: String?
-        /// Each participant's last seam (or "finished").
-        public var lastSeams: [String]
-        /// Each participant's first seam: for one that joined during the run, the work it is and
-        /// who handed it over (`transport.request[trace] from participant 3`, `completion[trace]
-        /// from the quiet world`, `mc.KSMStartEvent from participant 0`).
-        public var firstSeams: [String] = []
-    }
 
     private typealias Machine = ControlledSchedulerMachine
     private typealias Job = @Sendable () -> Void
@@ -170,12 +149,6 @@ public final class ControlledScheduler: Sendable {
         guard let turn = guarded.withLock({ $0.turns[participant] }) else { return }
         turn.wait()
         guarded.withLock { _ in }
-    }
-
-    /// An async participant's hold on its turn, carried by its task (and the tasks it starts).
-    public struct AsyncTurn: Sendable {
-        let scheduler: ObjectIdentifier
-        let participant: Int
     }
 
     @TaskLocal static var asyncTurn: AsyncTurn?

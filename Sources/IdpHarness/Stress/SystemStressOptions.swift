@@ -1,0 +1,102 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpServer
+import McSdk
+
+extension SystemStress {
+    /// What a run of the stress does.
+    public struct Options: Sendable {
+        /// Seeds the strategy of every run and the scenario's choices.
+        public var seed: UInt64
+        /// How many runs (at most, with ``duration``).
+        public var runs: Int
+        /// Stop starting runs after this long (wall time); `nil`: run all ``runs``.
+        public var duration: Duration?
+        /// Participants (apps on devices) per run: the flows in flight.
+        public var flows: Int
+        /// Users at the IDP; participant `i` plays user `i % users`, so with fewer users than
+        /// flows, devices share users (and their lockout counts).
+        public var users: Int
+        /// Steps each participant plays after its activation.
+        public var stepsPerFlow: Int
+        /// The mix: each step's weight.
+        public var mix: [Step: Int]
+        /// Fault name → probability per site (see ``Options/defaultFaultRates`` for the names).
+        public var faultRates: [Fault: Double]
+        /// How the scheduler chooses; `nil` runs free (no control, no replay).
+        public var strategy: ScheduleStrategy?
+        /// The provider under test, built per run over the run's truth (answer the flow in
+        /// `interactionData` with ``Credentials/values(for:)``, as a keychain or a UI would).
+        public var makeProvider: @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable
+        /// Wrong secrets in a row that lock an account at the IDP.
+        public var lockoutAfter: Int
+        /// How long a participant may stay away from a seam before it is set aside (the run is
+        /// then partially controlled, and its replay need not repeat). Raise it on a loaded
+        /// machine when no provider blocks.
+        public var stallTimeout: Duration = .milliseconds(500)
+        /// How long nobody may make progress before a run is called a deadlock: generous, because
+        /// an MC event's task can wait that long for a Swift concurrency thread on a busy machine.
+        public var deadlockTimeout: Duration = .seconds(30)
+        /// Stop at the first run that reaches this interleaving, with its reproducer in
+        /// ``Report/reached`` (for a controlled run); `nil`: run on.
+        public var stopAt: Interleaving?
+
+        /// Options; every parameter has a default.
+        ///
+        /// - Parameters:
+        ///   - seed: Seeds every run's strategy and choices; 1.
+        ///   - runs: How many runs at most; 20.
+        ///   - duration: Stop starting runs after this long (wall time); `nil`: run all `runs`.
+        ///   - flows: Participants per run; 4.
+        ///   - users: Users at the IDP; 3.
+        ///   - stepsPerFlow: Steps each participant plays after its activation; 3.
+        ///   - mix: Each step's weight; ``defaultMix``.
+        ///   - faultRates: Fault → probability per site; none by default.
+        ///   - strategy: How the scheduler chooses; PCT of depth 3 over 100 steps by default, `nil`
+        ///     runs free.
+        ///   - lockoutAfter: Wrong secrets in a row that lock an account; 3.
+        ///   - makeProvider: Builds the provider under test over the run's truth; the truth itself
+        ///     by default.
+        public init(seed: UInt64 = 1, runs: Int = 20, duration: Duration? = nil, flows: Int = 4, users: Int = 3, stepsPerFlow: Int = 3,
+                    mix: [Step: Int] = Options.defaultMix, faultRates: [Fault: Double] = [:],
+                    strategy: ScheduleStrategy? = .pct(depth: 3, steps: 100), lockoutAfter: Int = 3,
+                    makeProvider: @escaping @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable = { $0 }) {
+            self.seed = seed
+            self.runs = runs
+            self.duration = duration
+            self.flows = flows
+            self.users = users
+            self.stepsPerFlow = stepsPerFlow
+            self.mix = mix
+            self.faultRates = faultRates
+            self.strategy = strategy
+            self.makeProvider = makeProvider
+            self.lockoutAfter = lockoutAfter
+        }
+
+        /// Every step, login weighted most.
+        public static let defaultMix: [Step: Int] = [
+            .login: 4, .addUser: 1, .offlineLogin: 1, .restart: 1, .logoutAll: 1, .logoutAccessAndRefresh: 1,
+            .logoutOffline: 1, .refresh: 2, .lockout: 1, .cancel: 1,
+        ]
+
+        /// Every fault the stress knows, each at a rate that strikes a few times per run.
+        public static let defaultFaultRates: [Fault: Double] = [
+            .transportDelay: 0.1,
+            .transportDrop: 0.02,
+            .transportDuplicate: 0.05,
+            .transportReorder: 0.03,
+            .transportConnectionLost: 0.02,
+            .transport5xx: 0.02,
+            .transportTimeout: 0.02,
+            .providerSlow: 0.05,
+            .providerHang: 0.02,
+            .providerFail: 0.03,
+            .clockCodeExpiry: 0.05,
+            .refreshStorm: 0.5,
+            .refreshLogoutRace: 0.3,
+            .codeWrongVerifier: 0.2,
+        ]
+    }
+}
