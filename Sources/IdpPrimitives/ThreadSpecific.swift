@@ -16,8 +16,10 @@ import Darwin
 ///
 /// Sound as `Sendable`: its one stored property, the key, is immutable; each thread's object is
 /// reached only by that thread (the object type itself need not be `Sendable`).
+///
+/// Its reads are inlinable: callers in other modules, on their hot paths, get them specialised.
 public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
-    private let key: pthread_key_t
+    @usableFromInline let key: pthread_key_t
 
     /// A new key; no thread has an object yet.
     public init() {
@@ -30,6 +32,7 @@ public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
     }
 
     /// The calling thread's object, if it has one.
+    @inlinable
     public var value: Value? {
         guard let pointer = pthread_getspecific(key) else { return nil }
         return Unmanaged<Value>.fromOpaque(pointer).takeUnretainedValue()
@@ -37,6 +40,7 @@ public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
 
     /// The calling thread's object, made with `make` at its first use.
     /// - Parameter make: Makes the thread's object.
+    @inlinable
     public func value(orMake make: () -> Value) -> Value {
         if let value { return value }
         let made = make()
