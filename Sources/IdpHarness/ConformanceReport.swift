@@ -9,12 +9,17 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public struct Check: Sendable, Equatable {
         /// The check's name, as the report's table shows it.
         public let name: String
-        /// Whether the check held; `true` also for a check that could not look (see ``checked``).
+        /// Whether the check held; `true` also for a check that could not look (see ``checked``)
+        /// or was not exercised (see ``exercised``), so that neither fails the report.
         public let passed: Bool
         /// What held, or what did not (naming flows, users, threads).
         public let detail: String
         /// `false` when the check could not look: data races without ThreadSanitizer.
         public let checked: Bool
+        /// `false` when the provider never took the path the check judges: expiry, when it never
+        /// read the kit's clock after a crossing; several instances, when one instance serves
+        /// every user. Such a check did not pass; it says what it could not exercise.
+        public let exercised: Bool
 
         /// A check's verdict.
         /// - Parameters:
@@ -22,15 +27,17 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         ///   - passed: Whether the check held.
         ///   - detail: What held, or what did not.
         ///   - checked: `false` when the check could not look.
-        public init(name: String, passed: Bool, detail: String, checked: Bool = true) {
+        ///   - exercised: `false` when the provider never took the path the check judges.
+        public init(name: String, passed: Bool, detail: String, checked: Bool = true, exercised: Bool = true) {
             self.name = name
             self.passed = passed
             self.detail = detail
             self.checked = checked
+            self.exercised = exercised
         }
 
-        /// "held", "FAILED" or "not checked".
-        public var verdict: String { !checked ? "not checked" : passed ? "held" : "FAILED" }
+        /// "held", "FAILED", "not checked" or "not exercised".
+        public var verdict: String { !exercised ? "not exercised" : !checked ? "not checked" : passed ? "held" : "FAILED" }
     }
 
     /// How an outcome is graded, as jcstress grades them.
@@ -41,6 +48,9 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         case forbidden
         /// No outcome: the call or round did not end within the hang timeout.
         case stale
+        /// What the check judges did not happen: the provider did not read the kit's clock after
+        /// an expiry crossing, or one instance serves every user. Neither fails nor passes.
+        case notExercised = "not exercised"
     }
 
     /// One check's outcomes: each distinct outcome seen, how often, and its grade.
@@ -61,7 +71,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         public let rows: [Row]
 
         /// Whether no outcome was forbidden or stale.
-        public var acceptable: Bool { rows.allSatisfy { $0.grade == .acceptable || $0.count == 0 } }
+        public var acceptable: Bool { rows.allSatisfy { $0.grade == .acceptable || $0.grade == .notExercised || $0.count == 0 } }
     }
 
     /// ThreadSanitizer in this process: "on" (the kit read its reports) or "off" (races were not
@@ -170,7 +180,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     private struct JSONForm: Encodable {
         struct CheckForm: Encodable {
-            let name: String, verdict: String, passed: Bool, checked: Bool, detail: String
+            let name: String, verdict: String, passed: Bool, checked: Bool, exercised: Bool, detail: String
         }
         let provider: String
         let passed: Bool
@@ -187,7 +197,9 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             provider = report.providerName
             passed = report.passed
             threadSanitizer = report.threadSanitizer ? "on" : "off"
-            checks = report.checks.map { CheckForm(name: $0.name, verdict: $0.verdict, passed: $0.passed, checked: $0.checked, detail: $0.detail) }
+            checks = report.checks.map {
+                CheckForm(name: $0.name, verdict: $0.verdict, passed: $0.passed, checked: $0.checked, exercised: $0.exercised, detail: $0.detail)
+            }
             outcomes = report.outcomes
             raceReportFile = report.raceReportFile
             raceReports = report.raceReports

@@ -8,6 +8,11 @@ struct ConformanceEvidence: Sendable {
     var configuration: ProviderConformanceKit.Configuration
     /// What the race hammer found; `nil` when it did not run.
     var hammer: RaceHammer.Findings?
+    /// What the several-instances check's rounds found; `nil` when they did not run.
+    var severalInstances: RaceHammer.Findings? = nil
+    /// Why the several-instances rounds did not run although the run asked for them (one
+    /// instance serves every user, say); `nil` when they ran or were not asked for.
+    var severalInstancesNotExercised: String? = nil
     /// ThreadSanitizer's reports during the run's phases.
     var threadSanitizer: ThreadSanitizerEvidence
     /// Why the run stopped before its flows (the IDP could not be set up), as a failed check.
