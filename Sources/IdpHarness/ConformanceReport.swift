@@ -133,6 +133,9 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public let providerCalls: Int
     /// The most SDK threads alive at once during the run.
     public let peakSDKThreads: Int
+    /// Provider calls inside the provider at once during the engine's flows, as each call found
+    /// on entering it (itself included): the median and the most.
+    public var providerOverlap: (p50: Int, max: Int) = (0, 0)
 
     /// Whether every check held.
     public var passed: Bool { checks.allSatisfy(\.passed) }
@@ -165,7 +168,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         lines.append("\(flows) flows from \(threads) OS threads over \(users) users in \(Self.format(elapsed)) s (\(String(format: "%.0f", throughput)) flows/s); "
             + "flow latency p50 \(Self.milliseconds(flowLatency.p50)) ms, p99 \(Self.milliseconds(flowLatency.p99)) ms, max \(Self.milliseconds(flowLatency.max)) ms; "
             + "\(providerCalls) provider calls, p50 \(Self.microseconds(providerCallLatency.p50)) µs, p99 \(Self.microseconds(providerCallLatency.p99)) µs, max \(Self.microseconds(providerCallLatency.max)) µs; "
-            + "peak SDK threads \(peakSDKThreads)")
+            + "calls in the provider at once p50 \(providerOverlap.p50), max \(providerOverlap.max); peak SDK threads \(peakSDKThreads)")
         for stuck in stuckFlows { lines.append("- stuck: \(stuck)") }
         return lines.joined(separator: "\n")
     }
@@ -190,7 +193,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         let raceReportFile: String?
         let raceReports: [ThreadSanitizerReport]
         let flows: Int, threads: Int, users: Int, elapsedSeconds: Double, providerCalls: Int, peakSdkThreads: Int
-        let flowLatencyMs: [String: Double], providerCallLatencyUs: [String: Double]
+        let flowLatencyMs: [String: Double], providerCallLatencyUs: [String: Double], providerOverlap: [String: Int]
         let stuckFlows: [String]
 
         init(_ report: ConformanceReport) {
@@ -210,6 +213,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             let flow = report.flowLatency, call = report.providerCallLatency
             flowLatencyMs = ["p50": flow.p50.timeInterval * 1e3, "p99": flow.p99.timeInterval * 1e3, "max": flow.max.timeInterval * 1e3]
             providerCallLatencyUs = ["p50": call.p50.timeInterval * 1e6, "p99": call.p99.timeInterval * 1e6, "max": call.max.timeInterval * 1e6]
+            providerOverlap = ["p50": report.providerOverlap.p50, "max": report.providerOverlap.max]
             stuckFlows = report.stuckFlows.map(\.description)
         }
 
@@ -217,6 +221,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             case provider, passed, threadSanitizer = "thread_sanitizer", checks, outcomes, raceReportFile = "race_report_file"
             case raceReports = "race_reports", flows, threads, users, elapsedSeconds = "elapsed_s", providerCalls = "provider_calls"
             case peakSdkThreads = "peak_sdk_threads", flowLatencyMs = "flow_latency_ms", providerCallLatencyUs = "provider_call_latency_us"
+            case providerOverlap = "provider_overlap"
             case stuckFlows = "stuck_flows"
         }
     }

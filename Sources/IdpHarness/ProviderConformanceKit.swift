@@ -28,7 +28,9 @@ import IdpSdk
 ///   printed during each phase (counted before and after it) fail the provider; without
 ///   ThreadSanitizer the check says it was not checked;
 /// - **concurrent flows** — many flows from many OS threads at once (default 64 threads, 10,000
-///   flows, 100 users), each user's flows sharing one provider instance, all succeed;
+///   flows, 100 users), released together, each user's flows sharing one provider instance, all
+///   succeed; the provider's calls are gathered to enter it together, and the detail says how many
+///   were inside it at once (p50, max);
 /// - **multi-step and re-asks** — half the flows use a two-step client (username, then password),
 ///   and every `reaskEvery`-th flow has its first answer corrupted on the way to the IDP, so the
 ///   provider is asked again with `previousError` set; it must answer again (the flow then
@@ -93,6 +95,12 @@ public enum ProviderConformanceKit {
         /// calls at once. Long enough by default that any secret a real provider caches has
         /// expired (`.zero`: the clock never moves, and expiry is not exercised).
         public var expiryHorizon: Duration = .seconds(24 * 3600)
+        /// Engine phase: provider calls are held at the kit's probe until this many wait, or for
+        /// at most ``engineCallWindow``, then released together, so that calls overlap inside the
+        /// provider (1: each call goes in at once).
+        public var engineCallsTogether = 8
+        /// Engine phase: the longest a provider call is held for others to join it.
+        public var engineCallWindow: Duration = .milliseconds(20)
 
         /// The defaults: 10,000 flows from 64 OS threads over 100 users, 32 hammer rounds of 8 threads.
         public init() {}

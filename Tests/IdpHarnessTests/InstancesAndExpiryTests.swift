@@ -63,7 +63,7 @@ final class InstanceOverlapProvider: IdpSdkInteractionInterface, Sendable {
     }
 }
 
-@Suite("Several instances of one user, the kit's clock and its expiry storms")
+@Suite("Several instances of one user, the kit's clock and its expiry storms, and the engine's overlap")
 struct InstancesAndExpiryTests {
     static var quick: ProviderConformanceKit.Configuration {
         var configuration = ProviderConformanceKit.Configuration()
@@ -171,5 +171,37 @@ struct InstancesAndExpiryTests {
         #expect(check.detail == "not exercised: one instance serves every user (a shared provider)")
         #expect(report.passed)
         #expect(!(report.check("race hammer")?.detail.contains("of each user") ?? true))
+    }
+
+    @Test("the engine's flows, released together, meet inside the provider, and the report says how far")
+    func engineOverlap() async throws {
+        // Given a provider whose calls take 1 ms, and four threads starting flows
+        var configuration = ConformanceCheckTests.smallWithoutHammer
+        configuration.instanceRounds = 0
+
+        // When the battery runs
+        let report = await ProviderConformanceKit.run(configuration, name: "SlowStaticCredentials") { user in
+            SlowStaticCredentials(values: user.credentials)
+        }
+
+        // Then calls were inside the provider together, and the verdict and the JSON say so
+        #expect(report.passed, "\(report)")
+        #expect(report.providerOverlap.max >= 2, "\(report.providerOverlap)")
+        #expect(report.providerOverlap.p50 >= 1 && report.providerOverlap.p50 <= report.providerOverlap.max)
+        let detail = try #require(report.check("concurrent flows")?.detail)
+        #expect(detail.hasSuffix("; calls in the provider at once: p50 \(report.providerOverlap.p50), max \(report.providerOverlap.max)"), "\(detail)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let overlap = try #require(json["provider_overlap"] as? [String: Int])
+        #expect(overlap == ["p50": report.providerOverlap.p50, "max": report.providerOverlap.max])
+    }
+}
+
+/// Answers like `StaticCredentials`, after 1 ms: a provider slow enough for calls to meet inside it.
+struct SlowStaticCredentials: IdpSdkInteractionInterface, Sendable {
+    let values: [String: String]
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        usleep(1_000)
+        return StaticCredentials(values).provideCredentials(interactionData)
     }
 }

@@ -196,14 +196,16 @@ struct Run: Sendable {
         let providers = await bind(users).value
         var probes: [ConformanceProbe] = []
         var probeByProvider: [ObjectIdentifier: ConformanceProbe] = [:]
+        let overlap = CallOverlap()
+        let gate = CallGate(together: min(configuration.engineCallsTogether, max(1, configuration.threads)), window: configuration.engineCallWindow)
         for provider in providers {
             // A provider shared by several users gets one probe, so it stays one instance.
             guard type(of: provider) is AnyClass else {
-                probes.append(ConformanceProbe(provider))
+                probes.append(ConformanceProbe(provider, overlap: overlap, gate: gate))
                 continue
             }
             let key = ObjectIdentifier(provider as AnyObject)
-            let probe = probeByProvider[key] ?? ConformanceProbe(provider)
+            let probe = probeByProvider[key] ?? ConformanceProbe(provider, overlap: overlap, gate: gate)
             probeByProvider[key] = probe
             probes.append(probe)
         }
@@ -230,7 +232,9 @@ struct Run: Sendable {
         let threads = max(1, configuration.threads)
         let ledger = CompletionLedger()
         let watchdog = Watchdog()
-        let outcomes = await OSThreads.run(threads) { thread -> [Outcome] in
+        // Released together, as the hammer releases its threads; the probes' gate then gathers the
+        // flows' provider calls.
+        let outcomes = await OSThreads.run(threads, together: true) { thread -> [Outcome] in
             var mine: [Outcome] = []
             var next = thread
             while next < world.plans.count, !watchdog.aborted {
@@ -259,7 +263,7 @@ struct Run: Sendable {
                                     shouldHashPin: false, configuration: .init(flowTimeout: timeout), transport: transport)
             let ledger = CompletionLedger()
             let watchdog = Watchdog()
-            let outcomes = await OSThreads.run(count) { index -> [Outcome] in
+            let outcomes = await OSThreads.run(count, together: true) { index -> [Outcome] in
                 let user = index % max(1, configuration.users)
                 let plan = Plan(index: index, user: user, client: "KssIdpLogin", trace: .random(), corrupt: false, cancel: false, expectsProviderError: false)
                 return [runFlow(plan, sdk: sdk, probe: world.probes[user], user: world.users[user], ledger: ledger, watchdog: watchdog)]
@@ -282,7 +286,8 @@ struct Run: Sendable {
             decisions: Dictionary(grouping: world.idp.auditLog().filter { $0.event == .codeIssued || $0.event == .credentialsRejected },
                                   by: { $0.traceId ?? "" }),
             completions: flows.ledger.perFlow, stuck: flows.watchdog.stuck, misplacedCalls: probes.flatMap(\.misplacedCalls),
-            callDurations: probes.flatMap(\.callDurations).sorted(), peakSDKThreads: flows.sdk.workerThreads.peak)
+            callDurations: probes.flatMap(\.callDurations).sorted(), peakSDKThreads: flows.sdk.workerThreads.peak,
+            overlap: probes.flatMap(\.overlapSamples).sorted())
     }
 
     /// Waits, up to `limit`, until the engine has told each flow's probe that the flow ended with
