@@ -65,13 +65,11 @@ final class InstanceOverlapProvider: IdpSdkInteractionInterface, Sendable {
 
 @Suite("Several instances of one user, the kit's clock and its expiry storms, and the engine's overlap")
 struct InstancesAndExpiryTests {
+    /// The race hammer's quick settings (4 rounds of 4 threads), with 4 several-instances rounds:
+    /// 10 crossings in all, with the warm-ups.
     static var quick: ProviderConformanceKit.Configuration {
-        var configuration = ProviderConformanceKit.Configuration()
-        configuration.hammerRounds = 4
-        configuration.hammerThreads = 4
-        configuration.hammerCallsPerThread = 16
+        var configuration = RaceHammerTests.quick
         configuration.instanceRounds = 4
-        configuration.hangTimeout = .seconds(30)
         return configuration
     }
 
@@ -161,11 +159,7 @@ struct InstancesAndExpiryTests {
 
     @Test("with a shared provider the several-instances check says it was not exercised, and the hammer calls the one instance")
     func sharedProviderNotExercised() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "CredentialStore") { users in
-            let store = CredentialStore()
-            for user in users where !user.credentials.isEmpty { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
-            return store
-        }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "LockedValueProvider") { users in LockedValueProvider(users) }
         let check = try #require(report.check("several instances"))
         #expect(check.verdict == "not exercised")
         #expect(check.detail == "not exercised: one instance serves every user (a shared provider)")

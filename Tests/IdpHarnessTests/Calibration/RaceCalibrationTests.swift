@@ -39,7 +39,7 @@ struct RaceCalibrationTests {
     /// every run, each fix passing every run with its expiry exercised.
     static let brokenShapes: [String: @Sendable (ProviderConformanceKit.User) -> any IdpSdkInteractionInterface] = [
         "Auth0PerInstanceLockProvider": { Auth0PerInstanceLockProvider(user: $0) },
-        "Auth0UnqueuedRenewalProvider": { Auth0UnqueuedRenewalProvider(user: $0) },
+        "Auth0InstanceRenewalProvider": { Auth0InstanceRenewalProvider(user: $0) },
         "OktaUnstoredRefreshProvider": { OktaUnstoredRefreshProvider(user: $0) },
         "InterceptorDoubleLockProvider": { InterceptorDoubleLockProvider(user: $0) },
         "ReceiptDroppedCompletionProvider": { ReceiptDroppedCompletionProvider(user: $0) },
@@ -47,7 +47,7 @@ struct RaceCalibrationTests {
 
     static let correctShapes: [String: @Sendable (ProviderConformanceKit.User) -> any IdpSdkInteractionInterface] = [
         "Auth0ProcessBarrierProvider": { Auth0ProcessBarrierProvider(user: $0) },
-        "Auth0SerialRenewalProvider": { Auth0SerialRenewalProvider(user: $0) },
+        "Auth0InstanceRenewalProvider, renewals serialised": { Auth0InstanceRenewalProvider(user: $0, serialisesRenewals: true) },
         "OktaUnstoredRefreshProvider, ids compared": { OktaUnstoredRefreshProvider(user: $0, comparesIds: true) },
         "InterceptorHoppingProvider": { InterceptorHoppingProvider(user: $0) },
         "ReceiptDroppedCompletionProvider, every caller kept": { ReceiptDroppedCompletionProvider(user: $0, keepsEveryCaller: true) },
@@ -80,7 +80,7 @@ struct RaceCalibrationTests {
         "LockOrderInversionProvider": "stale",
         "DoubleCompletionProvider": "forbidden answers",
         "Auth0PerInstanceLockProvider": "instances named",
-        "Auth0UnqueuedRenewalProvider": "forbidden answers after the crossing",
+        "Auth0InstanceRenewalProvider": "forbidden answers after the crossing",
         "OktaUnstoredRefreshProvider": "forbidden answers",
         "InterceptorDoubleLockProvider": "stale after the crossing",
         "ReceiptDroppedCompletionProvider": "stale after the crossing",
@@ -149,10 +149,12 @@ struct RaceCalibrationTests {
             }
             if environment["IDPHARNESS_CALIBRATION_SHOW"] != nil { print(report) }
             let failed = report.checks.filter { !$0.passed }.map { "\($0.name): \($0.detail)" }.joined(separator: " // ")
+            let rows = report.outcomes.flatMap(\.rows)
+            let forbidden: [String] = rows.filter { [.forbidden, .stale].contains($0.grade) }.map(\.outcome).uniqued()
             let line = ["CALIBRATION", name, "\(run)", report.passed ? "passed" : "caught", report.threadSanitizer ? "on" : "off",
                         report.raceReports.map(\.kind).uniqued().joined(separator: ","),
-                        report.outcomes.flatMap(\.rows).filter { $0.grade == .forbidden || $0.grade == .stale }.map(\.outcome).uniqued().joined(separator: ","),
-                        "\(report.outcomes.flatMap(\.rows).filter { $0.outcome.contains("Mutex") }.map(\.count).reduce(0, +))",
+                        forbidden.joined(separator: ","),
+                        "\(rows.filter { $0.outcome.contains("Mutex") }.map(\.count).reduce(0, +))",
                         failed.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "|", with: "/"),
                         report.check("expiry storms")?.verdict ?? "-"]
             print(line.joined(separator: "|"))

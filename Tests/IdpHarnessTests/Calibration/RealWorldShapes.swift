@@ -222,52 +222,38 @@ final class Auth0ProcessBarrierProvider: IdpSdkInteractionInterface, Sendable {
 
 // MARK: Auth0.swift: renewals of one instance
 
-/// BROKEN ON PURPOSE, after auth0/Auth0.swift issue #457 ("Queue token refreshes"): callers of
-/// `credentialsManager.credentials` while the access token is expired each fire a renewal, and
-/// with refresh-token rotation only the first succeeds (the method's documentation warned: "might
-/// result in more than one renew request being fired, and only the first one will succeed"); the
-/// issue adds that callers on one thread, serially, hit it too, since the renewal is asynchronous.
-/// Port: each caller reads the instance's stored session and, if its hour on the kit's clock has
-/// passed, redeems its grant and stores the result, with nothing to make a second caller wait for
-/// the first; the second redemption is a reuse, and the login is revoked.
-final class Auth0UnqueuedRenewalProvider: IdpSdkInteractionInterface, Sendable {
+/// BROKEN ON PURPOSE (unless `serialisesRenewals`), after auth0/Auth0.swift issue #457 ("Queue
+/// token refreshes"): callers of `credentialsManager.credentials` while the access token is
+/// expired each fire a renewal, and with refresh-token rotation only the first succeeds (the
+/// method's documentation warned: "might result in more than one renew request being fired, and
+/// only the first one will succeed"); the issue adds that callers on one thread, serially, hit it
+/// too, since the renewal is asynchronous. Port: each caller reads the instance's stored session
+/// and, if its hour on the kit's clock has passed, redeems its grant and stores the result, with
+/// nothing to make a second caller wait for the first; the second redemption is a reuse, and the
+/// login is revoked.
+///
+/// `serialisesRenewals` is the fix of auth0/Auth0.swift PR #548: renewals of one
+/// `CredentialsManager` run on its serial queue, check → renew → store as one step, so a caller
+/// that finds the token expired after another renewed it reads the renewed one. Correct for one
+/// instance over its own storage (each instance logs in on its own here);
+/// `Auth0PerInstanceLockProvider` shows it is not across instances sharing one keychain.
+final class Auth0InstanceRenewalProvider: IdpSdkInteractionInterface, Sendable {
     let user: ProviderConformanceKit.User
-    /// The instance's credentials storage (each instance logs in on its own here).
+    let serialisesRenewals: Bool
+    /// The instance's credentials storage.
     private let stored: LockedValue<RotatingGrantServer.Session?>
-
-    init(user: ProviderConformanceKit.User) {
-        self.user = user
-        stored = LockedValue(user.credentials.isEmpty ? nil : RotatingGrantServer.shared.login(now: user.clock.now(), lifetime: 3600))
-    }
-
-    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        guard let session = stored.withLock({ $0 }) else { return answer(interactionData, for: user, with: .failure(.unknownGrant)) }
-        let now = user.clock.now()
-        guard session.expires <= now else { return answer(interactionData, for: user, with: .success(session)) }
-        let renewed = RotatingGrantServer.shared.redeem(session.grant, now: now, lifetime: 3600)
-        if case .success(let new) = renewed { stored.withLock { $0 = new } }
-        return answer(interactionData, for: user, with: renewed)
-    }
-}
-
-/// The fix of auth0/Auth0.swift PR #548 for issue #457: renewals of one `CredentialsManager` run
-/// on its serial queue, check → renew → store as one step, so a caller that finds the token
-/// expired after another renewed it reads the renewed one. Correct for one instance over its own
-/// storage (the shape `Auth0PerInstanceLockProvider` shows is not across instances sharing one).
-final class Auth0SerialRenewalProvider: IdpSdkInteractionInterface, Sendable {
-    let user: ProviderConformanceKit.User
-    /// The instance's serial queue, and the storage it guards.
-    private let stored: LockedValue<RotatingGrantServer.Session?>
+    /// The instance's serial queue, when it has one.
     private let renewals = NSLock()
 
-    init(user: ProviderConformanceKit.User) {
+    init(user: ProviderConformanceKit.User, serialisesRenewals: Bool = false) {
         self.user = user
+        self.serialisesRenewals = serialisesRenewals
         stored = LockedValue(user.credentials.isEmpty ? nil : RotatingGrantServer.shared.login(now: user.clock.now(), lifetime: 3600))
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        renewals.lock()
-        defer { renewals.unlock() }
+        if serialisesRenewals { renewals.lock() }
+        defer { if serialisesRenewals { renewals.unlock() } }
         guard let session = stored.withLock({ $0 }) else { return answer(interactionData, for: user, with: .failure(.unknownGrant)) }
         let now = user.clock.now()
         guard session.expires <= now else { return answer(interactionData, for: user, with: .success(session)) }
