@@ -2,9 +2,11 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 
-/// Wraps the provider under test: notes every call (step, attempt, rejection, duration, error)
-/// and which flows are inside the provider right now, on which thread — what the watchdog
-/// reports when a flow hangs. Never sees or keeps values beyond the call.
+/// Wraps the provider under test: notes every call (step, attempt, rejection, duration, error,
+/// how many calls were inside the provider as it entered) and which flows are inside the provider
+/// right now, on which thread — what the watchdog reports when a flow hangs. Holds each call at
+/// the run's ``CallGate`` first, so calls enter the provider together. Never sees or keeps values
+/// beyond the call.
 ///
 /// `@unchecked Sendable`: its own state lives in `LockedValue`s; `base`, the provider under test,
 /// is an immutable reference that is shared across threads on purpose — whether that is safe is
@@ -27,14 +29,28 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
         var endedCount = 0
     }
 
+    /// Time inside the provider and the calls inside it on entering, per call.
+    struct CallFigures: Sendable {
+        var durations: [Duration] = []
+        var overlap: [Int] = []
+    }
+
     let base: any IdpSdkInteractionInterface
+    private let gate: CallGate?
+    private let overlap: CallOverlap
     private let inside = LockedValue<[IdpSdkFlowID: Inside]>([:])
     private let flows = LockedValue<[IdpSdkFlowID: FlowCalls]>([:])
-    private let durations = LockedValue<[Duration]>([])
+    private let figures = LockedValue(CallFigures())
     private let misplaced = LockedValue<[String]>([])
 
-    init(_ base: any IdpSdkInteractionInterface) {
+    /// - Parameters:
+    ///   - base: The provider under test.
+    ///   - overlap: Counts the calls inside the provider, over every probe of the run.
+    ///   - gate: Where calls wait to enter the provider together; `nil`: they go in at once.
+    init(_ base: any IdpSdkInteractionInterface, overlap: CallOverlap = CallOverlap(), gate: CallGate? = nil) {
         self.base = base
+        self.overlap = overlap
+        self.gate = gate
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
@@ -44,11 +60,18 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
         if !IdpSdkService.isSDKThread || withUnsafeCurrentTask(body: { $0 != nil }) || Thread.isMainThread {
             misplaced.withLock { $0.append("flow \(id) step \(interactionData.step) ran on \(thread)") }
         }
+        gate?.pass()
         inside.withLock { $0[id] = Inside(thread: thread, step: interactionData.step, attempt: interactionData.attempt, since: began) }
+        let entered = ContinuousClock.now
+        let together = overlap.enter()
         let result = base.provideCredentials(interactionData)
-        let took = ContinuousClock.now - began
+        overlap.leave()
+        let took = ContinuousClock.now - entered
         inside.withLock { _ = $0.removeValue(forKey: id) }
-        durations.withLock { $0.append(took) }
+        figures.withLock {
+            $0.durations.append(took)
+            $0.overlap.append(together)
+        }
         flows.withLock { flows in
             var record = flows[id] ?? FlowCalls()
             record.calls += 1
@@ -73,7 +96,9 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
     func insideNow(_ flowId: IdpSdkFlowID) -> Inside? { inside.withLock { $0[flowId] } }
     func calls(_ flowId: IdpSdkFlowID) -> FlowCalls? { flows.withLock { $0[flowId] } }
     var allCalls: [IdpSdkFlowID: FlowCalls] { flows.withLock { $0 } }
-    var callDurations: [Duration] { durations.withLock { $0 } }
+    var callDurations: [Duration] { figures.withLock { $0.durations } }
+    /// Per call, the calls inside the provider as it entered (itself included).
+    var overlapSamples: [Int] { figures.withLock { $0.overlap } }
     var misplacedCalls: [String] { misplaced.withLock { $0 } }
 }
 

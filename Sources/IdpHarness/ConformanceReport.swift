@@ -9,12 +9,17 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public struct Check: Sendable, Equatable {
         /// The check's name, as the report's table shows it.
         public let name: String
-        /// Whether the check held; `true` also for a check that could not look (see ``checked``).
+        /// Whether the check held; `true` also for a check that could not look (see ``checked``)
+        /// or was not exercised (see ``exercised``), so that neither fails the report.
         public let passed: Bool
         /// What held, or what did not (naming flows, users, threads).
         public let detail: String
         /// `false` when the check could not look: data races without ThreadSanitizer.
         public let checked: Bool
+        /// `false` when the provider never took the path the check judges: expiry, when it never
+        /// read the kit's clock after a crossing; several instances, when one instance serves
+        /// every user. Such a check did not pass; it says what it could not exercise.
+        public let exercised: Bool
 
         /// A check's verdict.
         /// - Parameters:
@@ -22,15 +27,17 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         ///   - passed: Whether the check held.
         ///   - detail: What held, or what did not.
         ///   - checked: `false` when the check could not look.
-        public init(name: String, passed: Bool, detail: String, checked: Bool = true) {
+        ///   - exercised: `false` when the provider never took the path the check judges.
+        public init(name: String, passed: Bool, detail: String, checked: Bool = true, exercised: Bool = true) {
             self.name = name
             self.passed = passed
             self.detail = detail
             self.checked = checked
+            self.exercised = exercised
         }
 
-        /// "held", "FAILED" or "not checked".
-        public var verdict: String { !checked ? "not checked" : passed ? "held" : "FAILED" }
+        /// "held", "FAILED", "not checked" or "not exercised".
+        public var verdict: String { !exercised ? "not exercised" : !checked ? "not checked" : passed ? "held" : "FAILED" }
     }
 
     /// How an outcome is graded, as jcstress grades them.
@@ -41,6 +48,9 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         case forbidden
         /// No outcome: the call or round did not end within the hang timeout.
         case stale
+        /// What the check judges did not happen: the provider did not read the kit's clock after
+        /// an expiry crossing, or one instance serves every user. Neither fails nor passes.
+        case notExercised = "not exercised"
     }
 
     /// One check's outcomes: each distinct outcome seen, how often, and its grade.
@@ -61,7 +71,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         public let rows: [Row]
 
         /// Whether no outcome was forbidden or stale.
-        public var acceptable: Bool { rows.allSatisfy { $0.grade == .acceptable || $0.count == 0 } }
+        public var acceptable: Bool { rows.allSatisfy { $0.grade == .acceptable || $0.grade == .notExercised || $0.count == 0 } }
     }
 
     /// ThreadSanitizer in this process: "on" (the kit read its reports) or "off" (races were not
@@ -123,6 +133,9 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public let providerCalls: Int
     /// The most SDK threads alive at once during the run.
     public let peakSDKThreads: Int
+    /// Provider calls inside the provider at once during the engine's flows, as each call found
+    /// on entering it (itself included): the median and the most.
+    public var providerOverlap: (p50: Int, max: Int) = (0, 0)
 
     /// Whether every check held.
     public var passed: Bool { checks.allSatisfy(\.passed) }
@@ -155,7 +168,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         lines.append("\(flows) flows from \(threads) OS threads over \(users) users in \(Self.format(elapsed)) s (\(String(format: "%.0f", throughput)) flows/s); "
             + "flow latency p50 \(Self.milliseconds(flowLatency.p50)) ms, p99 \(Self.milliseconds(flowLatency.p99)) ms, max \(Self.milliseconds(flowLatency.max)) ms; "
             + "\(providerCalls) provider calls, p50 \(Self.microseconds(providerCallLatency.p50)) µs, p99 \(Self.microseconds(providerCallLatency.p99)) µs, max \(Self.microseconds(providerCallLatency.max)) µs; "
-            + "peak SDK threads \(peakSDKThreads)")
+            + "calls in the provider at once p50 \(providerOverlap.p50), max \(providerOverlap.max); peak SDK threads \(peakSDKThreads)")
         for stuck in stuckFlows { lines.append("- stuck: \(stuck)") }
         return lines.joined(separator: "\n")
     }
@@ -170,7 +183,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     private struct JSONForm: Encodable {
         struct CheckForm: Encodable {
-            let name: String, verdict: String, passed: Bool, checked: Bool, detail: String
+            let name: String, verdict: String, passed: Bool, checked: Bool, exercised: Bool, detail: String
         }
         let provider: String
         let passed: Bool
@@ -180,14 +193,16 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         let raceReportFile: String?
         let raceReports: [ThreadSanitizerReport]
         let flows: Int, threads: Int, users: Int, elapsedSeconds: Double, providerCalls: Int, peakSdkThreads: Int
-        let flowLatencyMs: [String: Double], providerCallLatencyUs: [String: Double]
+        let flowLatencyMs: [String: Double], providerCallLatencyUs: [String: Double], providerOverlap: [String: Int]
         let stuckFlows: [String]
 
         init(_ report: ConformanceReport) {
             provider = report.providerName
             passed = report.passed
             threadSanitizer = report.threadSanitizer ? "on" : "off"
-            checks = report.checks.map { CheckForm(name: $0.name, verdict: $0.verdict, passed: $0.passed, checked: $0.checked, detail: $0.detail) }
+            checks = report.checks.map {
+                CheckForm(name: $0.name, verdict: $0.verdict, passed: $0.passed, checked: $0.checked, exercised: $0.exercised, detail: $0.detail)
+            }
             outcomes = report.outcomes
             raceReportFile = report.raceReportFile
             raceReports = report.raceReports
@@ -198,6 +213,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             let flow = report.flowLatency, call = report.providerCallLatency
             flowLatencyMs = ["p50": flow.p50.timeInterval * 1e3, "p99": flow.p99.timeInterval * 1e3, "max": flow.max.timeInterval * 1e3]
             providerCallLatencyUs = ["p50": call.p50.timeInterval * 1e6, "p99": call.p99.timeInterval * 1e6, "max": call.max.timeInterval * 1e6]
+            providerOverlap = ["p50": report.providerOverlap.p50, "max": report.providerOverlap.max]
             stuckFlows = report.stuckFlows.map(\.description)
         }
 
@@ -205,6 +221,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             case provider, passed, threadSanitizer = "thread_sanitizer", checks, outcomes, raceReportFile = "race_report_file"
             case raceReports = "race_reports", flows, threads, users, elapsedSeconds = "elapsed_s", providerCalls = "provider_calls"
             case peakSdkThreads = "peak_sdk_threads", flowLatencyMs = "flow_latency_ms", providerCallLatencyUs = "provider_call_latency_us"
+            case providerOverlap = "provider_overlap"
             case stuckFlows = "stuck_flows"
         }
     }

@@ -1,3 +1,4 @@
+import IdpPrimitives
 import IdpSdk
 
 /// Runs a battery of checks against a credential provider, through the real `IdpSdk` engine and
@@ -12,13 +13,24 @@ import IdpSdk
 /// ```
 ///
 /// The checks:
-/// - **race hammer** (first; see ``hammer(_:name:makeProvider:)``) — fresh instances, kit-owned OS
-///   threads released together, direct calls with nothing between the threads, every answer graded;
+/// - **race hammer** (first; see ``hammer(_:name:makeProvider:)``) — fresh instances (two of each
+///   user, see ``Configuration/instances``; each thread calls its own), kit-owned OS threads
+///   released together, direct calls with nothing between the threads, every answer graded;
+/// - **several instances** — two or more instances of one user from the per-user factory answer
+///   for that user at once, as two screens of an app that each create their own handler do; state
+///   the instances share behind the provider (a keychain, a static cache) is exercised. With a
+///   shared provider it reads "not exercised";
+/// - **expiry storms** — halfway through every round of the two checks above, the kit's clock
+///   (``User/clock``) jumps by ``Configuration/expiryHorizon`` and every thread calls at once; the
+///   answers after the jump must be right. A provider that never reads the kit's clock after a
+///   jump has no expiry the kit can reach: "expiry not exercised", which neither passes nor fails;
 /// - **no data race (ThreadSanitizer)** — under `--sanitize=thread`, the reports ThreadSanitizer
-///   printed during the hammer and during the engine's flows (counted before and after each
-///   phase) fail the provider; without ThreadSanitizer the check says it was not checked;
+///   printed during each phase (counted before and after it) fail the provider; without
+///   ThreadSanitizer the check says it was not checked;
 /// - **concurrent flows** — many flows from many OS threads at once (default 64 threads, 10,000
-///   flows, 100 users), each user's flows sharing one provider instance, all succeed;
+///   flows, 100 users), released together, each user's flows sharing one provider instance, all
+///   succeed; the provider's calls are gathered to enter it together, and the detail says how many
+///   were inside it at once (p50, max);
 /// - **multi-step and re-asks** — half the flows use a two-step client (username, then password),
 ///   and every `reaskEvery`-th flow has its first answer corrupted on the way to the IDP, so the
 ///   provider is asked again with `previousError` set; it must answer again (the flow then
@@ -70,6 +82,25 @@ public enum ProviderConformanceKit {
         /// Where the full text of ThreadSanitizer's reports blamed on the provider is written
         /// (`nil`: the temporary directory).
         public var raceReportDirectory: String?
+        /// Instances the per-user factory makes of one user at once: the several-instances check
+        /// has them answer for that user together, and the race hammer's threads call different
+        /// ones within a round (1: one instance per user; the check is then not exercised). A
+        /// shared provider (`sharedProvider:`) is always one instance.
+        public var instances = 2
+        /// Rounds of the several-instances check, each with fresh instances of one user (0: no
+        /// such check).
+        public var instanceRounds = 8
+        /// How far the kit's clock (``User/clock``) jumps at each expiry crossing: once in every
+        /// round of the race hammer and of the several-instances check, after which every thread
+        /// calls at once. Long enough by default that any secret a real provider caches has
+        /// expired (`.zero`: the clock never moves, and expiry is not exercised).
+        public var expiryHorizon: Duration = .seconds(24 * 3600)
+        /// Engine phase: provider calls are held at the kit's probe until this many wait, or for
+        /// at most ``engineCallWindow``, then released together, so that calls overlap inside the
+        /// provider (1: each call goes in at once).
+        public var engineCallsTogether = 8
+        /// Engine phase: the longest a provider call is held for others to join it.
+        public var engineCallWindow: Duration = .milliseconds(20)
 
         /// The defaults: 10,000 flows from 64 OS threads over 100 users, 32 hammer rounds of 8 threads.
         public init() {}
@@ -84,6 +115,18 @@ public enum ProviderConformanceKit {
         /// The values by field id (`username`, `password`); empty for a user the provider is to
         /// have no credentials for.
         public let credentials: [String: String]
+        /// The kit's clock, the same for every instance of one run: a provider that reads the time
+        /// from it (to expire a cached secret, say) has its expiry exercised, since the kit moves
+        /// it forward by ``Configuration/expiryHorizon`` before each expiry storm. It moves only
+        /// then, and counts its reads. Outside the kit's runs, the system clock.
+        public let clock: any IdpClock
+
+        init(tenantId: String, userId: String, credentials: [String: String], clock: any IdpClock = SystemClock()) {
+            self.tenantId = tenantId
+            self.userId = userId
+            self.credentials = credentials
+            self.clock = clock
+        }
 
         /// Never shows the values.
         public var description: String { "User(\(tenantId)/\(userId), fields: \(credentials.keys.sorted()))" }
@@ -96,8 +139,10 @@ public enum ProviderConformanceKit {
     /// - Parameters:
     ///   - configuration: How hard to push, and what to expect of the provider.
     ///   - name: The provider's name, for the report.
-    ///   - makeProvider: Called once per user (also for users without credentials); it may await
-    ///     (to fill an actor, say).
+    ///   - makeProvider: Called for every instance the kit needs: once per user for the engine's
+    ///     flows (also for users without credentials), and ``Configuration/instances`` times per
+    ///     user for each round of direct calls; it may await (to fill an actor, say). A provider
+    ///     that caches a secret reads the time from ``User/clock``.
     public static func run(
         _ configuration: Configuration = Configuration(),
         name: String,
@@ -106,8 +151,9 @@ public enum ProviderConformanceKit {
         await Run(configuration: configuration, name: name, bind: perUser(makeProvider)).execute()
     }
 
-    /// Runs only the race hammer (with ThreadSanitizer's verdict), with one provider instance per
-    /// user, fresh for every round: the quick check for data races.
+    /// Runs only the direct calls: the race hammer and the several-instances rounds, with their
+    /// expiry storms and ThreadSanitizer's verdict; fresh provider instances for every round: the
+    /// quick check for data races.
     ///
     /// ```swift
     /// let report = await ProviderConformanceKit.hammer(name: "MyProvider") { user in MyProvider(user) }
@@ -118,7 +164,9 @@ public enum ProviderConformanceKit {
     /// start barrier, and lets each make `hammerCallsPerThread` direct calls (the round's shared
     /// user from every thread, the thread's own user, a user without credentials) with no lock,
     /// semaphore or print between the threads; answers go to per-thread slots and are graded after
-    /// the end barrier. A round that does not end within `hangTimeout` is "stale".
+    /// the end barrier. A round that does not end within `hangTimeout` is "stale". Each thread calls
+    /// its own of the `instances` instances of every user; the several-instances rounds then have
+    /// every thread ask for one user.
     public static func hammer(
         _ configuration: Configuration = Configuration(),
         name: String,
@@ -127,13 +175,14 @@ public enum ProviderConformanceKit {
         await Run(configuration: configuration, name: name, battery: false, bind: perUser(makeProvider)).execute()
     }
 
-    /// Runs only the race hammer with one instance for every user, fresh for every round.
+    /// Runs only the race hammer (with its expiry storms) with one instance for every user, fresh
+    /// for every round; the several-instances check reads "not exercised".
     public static func hammer(
         _ configuration: Configuration = Configuration(),
         name: String,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name, battery: false, bind: shared(sharedProvider)).execute()
+        await Run(configuration: configuration, name: name, battery: false, sharedInstance: true, bind: shared(sharedProvider)).execute()
     }
 
     /// One fresh instance per user.
@@ -160,6 +209,6 @@ public enum ProviderConformanceKit {
         name: String,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name, bind: shared(sharedProvider)).execute()
+        await Run(configuration: configuration, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute()
     }
 }

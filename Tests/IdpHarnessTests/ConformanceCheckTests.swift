@@ -80,6 +80,62 @@ final class TraceKeyedProvider: IdpSdkInteractionInterface, Sendable {
     }
 }
 
+/// BROKEN ON PURPOSE: keeps one session per user for the whole process, held for 0.3 ms per
+/// call, and refuses a call while another instance holds that user's session (as a provider over
+/// a process-wide session table might). One instance per user, however many threads call it,
+/// never trips it; two instances of one user answering at once do.
+final class OneSessionPerUserProvider: IdpSdkInteractionInterface, Sendable {
+    /// Per user: the instance holding the session and its calls inside.
+    static let sessions = LockedValue<[String: (holder: ObjectIdentifier, calls: Int)]>([:])
+    let user: ProviderConformanceKit.User
+    /// Unique per run: the kit's users get fresh passwords.
+    let key: String
+
+    init(user: ProviderConformanceKit.User) {
+        self.user = user
+        key = user.userId + "/" + (user.credentials["password"] ?? "")
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let me = ObjectIdentifier(self)
+        let admitted = Self.sessions.withLock { sessions -> Bool in
+            if let session = sessions[key], session.holder != me, session.calls > 0 { return false }
+            sessions[key] = (me, (sessions[key]?.holder == me ? sessions[key]?.calls ?? 0 : 0) + 1)
+            return true
+        }
+        guard admitted else { return .init(error: IdpSdkError("OneSessionPerUser", 2, "another instance holds this user's session")) }
+        usleep(300)
+        let result = StaticCredentials(user.credentials).provideCredentials(interactionData)
+        Self.sessions.withLock { sessions in
+            guard let session = sessions[key] else { return }
+            sessions[key] = session.calls > 1 ? (session.holder, session.calls - 1) : nil
+        }
+        return result
+    }
+}
+
+/// BROKEN ON PURPOSE: caches the user's values for 30 seconds of the kit's clock, and its refresh
+/// path, once they have expired, loses the password: it then fails the calls that ask for one. It
+/// answers right until the clock moves.
+final class ExpiringCacheProvider: IdpSdkInteractionInterface, Sendable {
+    let user: ProviderConformanceKit.User
+    let cache = LockedValue<(values: [String: String], expires: Date)?>(nil)
+
+    init(user: ProviderConformanceKit.User) { self.user = user }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let now = user.clock.now()
+        let values = cache.withLock { cache -> [String: String] in
+            if let cached = cache, cached.expires > now { return cached.values }
+            // First fill: the user's values; a refresh (an expired entry): the password is lost.
+            let values = cache == nil ? user.credentials : user.credentials.filter { $0.key != "password" }
+            cache = (values, now.addingTimeInterval(30))
+            return values
+        }
+        return StaticCredentials(values).provideCredentials(interactionData)
+    }
+}
+
 @Suite("Each conformance check fails for the defect it judges, and only for it", .serialized)
 struct ConformanceCheckTests {
     /// A small battery: 48 flows from 4 threads over 4 users, one short hammer round. With these
@@ -114,7 +170,7 @@ struct ConformanceCheckTests {
     /// The report's checks, in order, for a run with the hammer (or without), and with the flows
     /// under timeouts (or without).
     static func checks(hammer: Bool = true, blocking: Bool = false) -> [String] {
-        (hammer ? ["race hammer"] : []) + ["no data race (ThreadSanitizer)", "concurrent flows", "multi-step and re-asks", "no cross-talk",
+        (hammer ? ["race hammer"] : []) + ["several instances", "expiry storms", "no data race (ThreadSanitizer)", "concurrent flows", "multi-step and re-asks", "no cross-talk",
                                             "error propagation", "cancellation", "exactly-once completion", "no deadlock", "provider on SDK threads"]
             + (blocking ? ["blocking under timeouts"] : [])
     }
@@ -201,6 +257,38 @@ struct ConformanceCheckTests {
         let report = await ProviderConformanceKit.run(Self.small, name: "TraceKeyedProvider") { users in TraceKeyedProvider(users) }
         Self.expectOnly("race hammer", failsIn: report, expected: Self.checks())
         #expect(report.check("race hammer")?.detail.contains("answers forbidden") == true)
+    }
+
+    @Test("a provider over a per-user session table fails only the several-instances check, naming the instances")
+    func severalInstances() async throws {
+        // The race hammer mixes instances too: without it, only the several-instances check calls two at once.
+        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "OneSessionPerUserProvider") { user in
+            OneSessionPerUserProvider(user: user)
+        }
+        Self.expectOnly("several instances", failsIn: report, expected: Self.checks(hammer: false))
+        let detail = try #require(report.check("several instances")?.detail)
+        #expect(detail.contains("instances 0 and 1 of hammer-"), "\(detail)")
+        #expect(detail.contains("answered at once; instance"), "\(detail)")
+        #expect(detail.contains("another instance holds this user's session"), "\(detail)")
+        let table = try #require(report.outcomes.first { $0.check == "several instances" })
+        #expect(table.rows.contains { $0.outcome == "instance 0: answered its own user's values" && $0.grade == .acceptable })
+        #expect(table.rows.contains { $0.outcome.hasSuffix(": error for a user with credentials") && $0.grade == .forbidden })
+    }
+
+    @Test("a provider whose refresh path is wrong fails only the expiry check, once the kit's clock has crossed its expiry")
+    func expiryStorms() async throws {
+        // One instance per user: the several-instances check, which also has a crossing, is not exercised.
+        var configuration = Self.small
+        configuration.instances = 1
+        let report = await ProviderConformanceKit.run(configuration, name: "ExpiringCacheProvider") { user in ExpiringCacheProvider(user: user) }
+        Self.expectOnly("expiry storms", failsIn: report, expected: Self.checks())
+        #expect(report.check("several instances")?.verdict == "not exercised")
+        let detail = try #require(report.check("expiry storms")?.detail)
+        #expect(detail.contains("answers after the crossings forbidden: race hammer, round"), "\(detail)")
+        #expect(detail.contains("after the crossing"), "\(detail)")
+        let table = try #require(report.outcomes.first { $0.check == "expiry storms" })
+        #expect(table.rows.contains { $0.outcome == "crossing: the provider read the kit's clock after it" && $0.count == 2 })
+        #expect(table.rows.contains { $0.outcome == "race hammer, after the crossing: error for a user with credentials" && $0.grade == .forbidden })
     }
 
     // MARK: Defects no provider can cause alone, on a clean run's evidence

@@ -1,5 +1,6 @@
 /// Plain flows (users with credentials, neither re-asked nor cancelled), many at once from many OS
-/// threads, each user's flows sharing one provider instance, all succeed.
+/// threads, each user's flows sharing one provider instance, all succeed. The detail also says how
+/// far the flows' calls overlapped inside the provider (the calls each found there as it entered).
 struct ConcurrentFlowsCheck: ConformanceCheck {
     enum Outcome: String, CheckOutcome {
         case succeeded = "succeeded"
@@ -24,9 +25,11 @@ struct ConcurrentFlowsCheck: ConformanceCheck {
             case _?: tally.note(.succeeded)
             }
         }
-        let detail = tally.problems.isEmpty
+        let overlap = flows.overlapSummary
+        let detail = (tally.problems.isEmpty
             ? "\(plain.count) flows of \(Set(plain.map(\.plan.user)).count) users from \(evidence.configuration.threads) OS threads all succeeded"
-            : "\(tally.problems.count) of \(plain.count) flows failed: " + ConformanceBattery.list(tally.problems)
+            : "\(tally.problems.count) of \(plain.count) flows failed: " + ConformanceBattery.list(tally.problems))
+            + "; calls in the provider at once: p50 \(overlap.p50), max \(overlap.max)"
         return tally.verdict(name, also: !plain.isEmpty, detail: detail)
     }
 }

@@ -25,9 +25,10 @@ struct ConformanceVerdict: Sendable, Equatable {
 
 /// The checks, in the order the report shows them.
 enum ConformanceBattery {
-    /// The checks of the race hammer's answers and of ThreadSanitizer's reports: first in every
-    /// report, also in a run of the race hammer alone.
-    static let raceChecks: [any ConformanceCheck] = [RaceHammerCheck(), DataRaceCheck()]
+    /// The checks of the direct calls (the race hammer's, the several instances', the answers
+    /// after the expiry crossings) and of ThreadSanitizer's reports: first in every report, also
+    /// in a run of the race hammer alone.
+    static let raceChecks: [any ConformanceCheck] = [RaceHammerCheck(), SeveralInstancesCheck(), ExpiryStormsCheck(), DataRaceCheck()]
 
     /// The checks of the engine's flows, after the race checks (and after a failure that stopped
     /// the run before its flows).
@@ -50,20 +51,25 @@ enum ConformanceBattery {
 }
 
 /// The outcomes one check counts: each a sentence (the raw value, as the table's row shows it)
-/// with its grade. An outcome is forbidden unless ``acceptable`` or ``stale`` names it.
+/// with its grade. An outcome is forbidden unless ``acceptable``, ``stale`` or ``notExercised``
+/// names it.
 protocol CheckOutcome: CaseIterable, Hashable, Sendable, RawRepresentable where RawValue == String {
     /// What a correct provider may bring about.
     static var acceptable: Set<Self> { get }
     /// No outcome at all within the hang timeout.
     static var stale: Set<Self> { get }
+    /// What the check judges did not happen (the provider never read the kit's clock).
+    static var notExercised: Set<Self> { get }
 }
 
 extension CheckOutcome {
     static var stale: Set<Self> { [] }
+    static var notExercised: Set<Self> { [] }
 
     /// Whether a correct provider may bring this outcome about.
     var grade: ConformanceReport.Grade {
-        Self.acceptable.contains(self) ? .acceptable : Self.stale.contains(self) ? .stale : .forbidden
+        Self.acceptable.contains(self) ? .acceptable : Self.stale.contains(self) ? .stale
+            : Self.notExercised.contains(self) ? .notExercised : .forbidden
     }
 }
 
@@ -92,8 +98,8 @@ struct OutcomeTally<Outcome: CheckOutcome> {
     /// How often `outcome` was noted.
     subscript(_ outcome: Outcome) -> Int { counts[outcome] ?? 0 }
 
-    /// Whether every outcome noted is acceptable.
-    var acceptable: Bool { counts.allSatisfy { $0.value == 0 || $0.key.grade == .acceptable } }
+    /// Whether no outcome noted is forbidden or stale.
+    var acceptable: Bool { counts.allSatisfy { $0.value == 0 || $0.key.grade == .acceptable || $0.key.grade == .notExercised } }
 
     /// The table of the outcomes noted, in the order `Outcome` declares them.
     func table(check: String) -> ConformanceReport.OutcomeTable {

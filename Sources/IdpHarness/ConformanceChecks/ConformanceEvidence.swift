@@ -8,6 +8,11 @@ struct ConformanceEvidence: Sendable {
     var configuration: ProviderConformanceKit.Configuration
     /// What the race hammer found; `nil` when it did not run.
     var hammer: RaceHammer.Findings?
+    /// What the several-instances check's rounds found; `nil` when they did not run.
+    var severalInstances: RaceHammer.Findings? = nil
+    /// Why the several-instances rounds did not run although the run asked for them (one
+    /// instance serves every user, say); `nil` when they ran or were not asked for.
+    var severalInstancesNotExercised: String? = nil
     /// ThreadSanitizer's reports during the run's phases.
     var threadSanitizer: ThreadSanitizerEvidence
     /// Why the run stopped before its flows (the IDP could not be set up), as a failed check.
@@ -31,7 +36,7 @@ struct ConformanceEvidence: Sendable {
                 threads: max(1, configuration.threads), users: max(1, configuration.users), elapsed: elapsed,
                 flowLatency: Self.summary(flows.outcomes.filter { $0.result?.hasError() == false }.map(\.latency).sorted()),
                 providerCallLatency: Self.summary(flows.callDurations), providerCalls: flows.callDurations.count,
-                peakSDKThreads: flows.peakSDKThreads)
+                peakSDKThreads: flows.peakSDKThreads, providerOverlap: flows.overlapSummary)
         } else {
             report = ConformanceReport(
                 providerName: providerName, checks: verdicts.map(\.check), stuckFlows: [], flows: 0, threads: configuration.hammerThreads,
@@ -88,6 +93,14 @@ struct FlowEvidence: Sendable {
     var callDurations: [Duration]
     /// The most SDK threads alive at once.
     var peakSDKThreads: Int
+    /// Per provider call, the calls inside the provider when it entered (itself included), sorted.
+    var overlap: [Int] = []
+
+    /// The median and the most of ``overlap``.
+    var overlapSummary: (p50: Int, max: Int) {
+        guard let most = overlap.last else { return (0, 0) }
+        return (overlap[(overlap.count - 1) / 2], most)
+    }
 
     /// Flows of users with credentials, neither re-asked nor cancelled.
     var plain: [Run.Outcome] {

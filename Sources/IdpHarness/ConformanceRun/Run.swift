@@ -10,16 +10,36 @@ import IdpServer
 /// The run's task holds the phase machine and sends it every event; the flows run on kit-owned
 /// OS threads, which share only the ledger, the watchdog and the probes (each a `LockedValue`
 /// inside), never the machine.
+///
+/// Every user of the run, in every phase, carries the run's one ``ConformanceClock``; only the
+/// direct-call phases' crossings move it.
 struct Run: Sendable {
     /// Makes the providers for the given users, one per user (the same instance for a shared one).
     typealias Bind = @Sendable ([ProviderConformanceKit.User]) async -> Unverified<[any IdpSdkInteractionInterface]>
-    typealias Phases = RunStateMachine<RaceHammer.Findings, World, Flows, BlockingEvidence>
+    typealias Phases = RunStateMachine<DirectCalls, World, Flows, BlockingEvidence>
 
     let configuration: ProviderConformanceKit.Configuration
     let name: String
     /// Whether to run the engine's battery after the hammer.
     var battery = true
+    /// Whether one instance serves every user (`sharedProvider:`): then there are no instances
+    /// of one user to call at once.
+    var sharedInstance = false
     let bind: Bind
+    /// The kit's clock, given to every user of the run.
+    let clock = ConformanceClock()
+
+    /// What the direct-call phases found: the race hammer's rounds, then the several-instances
+    /// rounds.
+    struct DirectCalls: Sendable {
+        var hammer: RaceHammer.Findings?
+        var instances: RaceHammer.Findings?
+        /// Why the several-instances rounds did not run, when the run asked for them.
+        var instancesNotExercised: String?
+
+        /// ThreadSanitizer's reports of each phase that ran.
+        var reports: [ThreadSanitizerPhase] { [hammer?.reports, instances?.reports].compactMap { $0 } }
+    }
 
     struct Plan: Sendable {
         let index: Int
@@ -63,7 +83,8 @@ struct Run: Sendable {
     /// Runs the phases the phase machine asks for, one after another, and collects what they saw.
     func evidence() async -> ConformanceEvidence {
         let started = ContinuousClock.now
-        var phases = Phases(plan: .init(hammer: configuration.hammerRounds > 0, battery: battery, providerWait: configuration.providerWait))
+        let direct = configuration.hammerRounds > 0 || configuration.instanceRounds > 0
+        var phases = Phases(plan: .init(hammer: direct, battery: battery, providerWait: configuration.providerWait))
         var action = phases.start()
         // The figures are the engine flows' own: the hammer before them is not counted.
         var flowsStarted = started
@@ -71,7 +92,7 @@ struct Run: Sendable {
         while true {
             switch action {
             case .runHammer:
-                action = phases.hammerFinished(await hammerPhase())
+                action = phases.hammerFinished(await directCallPhases())
             case .setUp:
                 flowReports = ThreadSanitizerPhase.Recorder(name: "engine flows")
                 flowsStarted = ContinuousClock.now
@@ -84,37 +105,66 @@ struct Run: Sendable {
                 action = phases.flowsFinished(flows, stuck: flows.watchdog.aborted)
             case .runBlockingFlows(let world, let wait):
                 action = phases.blockingFlowsFinished(await blockingFlows(in: world, wait: wait))
-            case .finish(.withoutFlows(let hammer, let failure)):
+            case .finish(.withoutFlows(let direct, let failure)):
                 return ConformanceEvidence(
-                    configuration: configuration, hammer: hammer,
-                    threadSanitizer: .init(phases: [hammer?.reports].compactMap { $0 }, provider: name, directory: configuration.raceReportDirectory),
+                    configuration: configuration, hammer: direct?.hammer, severalInstances: direct?.instances,
+                    severalInstancesNotExercised: direct?.instancesNotExercised,
+                    threadSanitizer: .init(phases: direct?.reports ?? [], provider: name, directory: configuration.raceReportDirectory),
                     stoppedBy: failure, elapsed: ContinuousClock.now - started)
-            case .finish(.battery(let hammer, let world, let flows, let blocking)):
+            case .finish(.battery(let direct, let world, let flows, let blocking)):
                 let flowPhase = (flowReports ?? .init(name: "engine flows")).finish(rounds: 1, roundsWithReports: 0)
                 return ConformanceEvidence(
-                    configuration: configuration, hammer: hammer,
-                    threadSanitizer: .init(phases: [hammer?.reports, flowPhase].compactMap { $0 }, provider: name,
+                    configuration: configuration, hammer: direct?.hammer, severalInstances: direct?.instances,
+                    severalInstancesNotExercised: direct?.instancesNotExercised,
+                    threadSanitizer: .init(phases: (direct?.reports ?? []) + [flowPhase], provider: name,
                                            directory: configuration.raceReportDirectory),
                     flows: Self.evidence(of: flows, in: world), blocking: blocking, elapsed: ContinuousClock.now - flowsStarted)
             }
         }
     }
 
-    /// The race hammer over users of its own (no IDP): the battery's first phase.
-    private func hammerPhase() async -> RaceHammer.Findings {
+    /// The direct-call phases, over users of their own (no IDP): the race hammer, then the
+    /// several-instances rounds. The battery's first phase.
+    private func directCallPhases() async -> DirectCalls {
         let count = max(2, min(configuration.users, configuration.hammerThreads + 1))
         var users = (0..<count).map { index in
             let userId = String(format: "hammer-%03d", index)
             return ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
-                                               credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)])
+                                               credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)], clock: clock)
         }
         if configuration.errorEvery > 0 {
-            users.append(.init(tenantId: ProviderConformanceKit.tenant, userId: String(format: "hammer-%03d", count), credentials: [:]))
+            users.append(.init(tenantId: ProviderConformanceKit.tenant, userId: String(format: "hammer-%03d", count), credentials: [:], clock: clock))
         }
-        let hammer = RaceHammer(settings: .init(rounds: configuration.hammerRounds, threads: configuration.hammerThreads,
-                                                callsPerThread: configuration.hammerCallsPerThread, hangTimeout: configuration.hangTimeout),
-                                users: users)
-        return await hammer.run(fresh: bind, name: name)
+        let instances = sharedInstance ? 1 : max(1, configuration.instances)
+        var found = DirectCalls()
+        if configuration.hammerRounds > 0 {
+            let hammer = RaceHammer(settings: .init(rounds: configuration.hammerRounds, threads: configuration.hammerThreads,
+                                                    callsPerThread: configuration.hammerCallsPerThread, hangTimeout: configuration.hangTimeout,
+                                                    instances: instances, expiryHorizon: configuration.expiryHorizon),
+                                    users: users, clock: clock)
+            found.hammer = await hammer.run(fresh: bind, name: name)
+        }
+        guard configuration.instanceRounds > 0 else { return found }
+        if sharedInstance {
+            found.instancesNotExercised = "one instance serves every user (a shared provider)"
+        } else if instances < 2 {
+            found.instancesNotExercised = "one instance per user (instances is 1)"
+        } else if let reports = found.hammer?.reports, !reports.findings.isEmpty || reports.lost > 0 {
+            // As the hammer stops its own rounds: more calls to a racy provider only risk a crash.
+            found.instancesNotExercised = "ThreadSanitizer had reported during the race hammer"
+        } else if let stale = found.hammer?.staleRound {
+            found.instancesNotExercised = "the race hammer's round \(stale) did not end (its threads may still hold what the provider holds)"
+        } else {
+            // Every thread asks for one user, so no more calls per thread than the hammer's, and
+            // enough for a crossing halfway.
+            let calls = max(4, min(8, configuration.hammerCallsPerThread))
+            let rounds = RaceHammer(settings: .init(rounds: configuration.instanceRounds, threads: max(instances, configuration.hammerThreads),
+                                                    callsPerThread: calls, hangTimeout: configuration.hangTimeout,
+                                                    instances: instances, expiryHorizon: configuration.expiryHorizon),
+                                    users: users, plan: .oneUser, phase: "several instances", clock: clock)
+            found.instances = await rounds.run(fresh: bind, name: name)
+        }
+        return found
     }
 
     /// The IDP (a one-step and a two-step login client, users with fresh random passwords, and a
@@ -138,7 +188,7 @@ struct Run: Sendable {
                 let password = "pw-" + SecureRandom.token(byteCount: 9)
                 try idp.addUser(userId, tenant: tenant, password: password)
                 let credentials = index < userCount ? ["username": userId, "password": password] : [:]
-                users.append(.init(tenantId: tenant, userId: userId, credentials: credentials))
+                users.append(.init(tenantId: tenant, userId: userId, credentials: credentials, clock: clock))
             }
         } catch {
             return .failure(error)
@@ -146,14 +196,16 @@ struct Run: Sendable {
         let providers = await bind(users).value
         var probes: [ConformanceProbe] = []
         var probeByProvider: [ObjectIdentifier: ConformanceProbe] = [:]
+        let overlap = CallOverlap()
+        let gate = CallGate(together: min(configuration.engineCallsTogether, max(1, configuration.threads)), window: configuration.engineCallWindow)
         for provider in providers {
             // A provider shared by several users gets one probe, so it stays one instance.
             guard type(of: provider) is AnyClass else {
-                probes.append(ConformanceProbe(provider))
+                probes.append(ConformanceProbe(provider, overlap: overlap, gate: gate))
                 continue
             }
             let key = ObjectIdentifier(provider as AnyObject)
-            let probe = probeByProvider[key] ?? ConformanceProbe(provider)
+            let probe = probeByProvider[key] ?? ConformanceProbe(provider, overlap: overlap, gate: gate)
             probeByProvider[key] = probe
             probes.append(probe)
         }
@@ -180,7 +232,9 @@ struct Run: Sendable {
         let threads = max(1, configuration.threads)
         let ledger = CompletionLedger()
         let watchdog = Watchdog()
-        let outcomes = await OSThreads.run(threads) { thread -> [Outcome] in
+        // Released together, as the hammer releases its threads; the probes' gate then gathers the
+        // flows' provider calls.
+        let outcomes = await OSThreads.run(threads, together: true) { thread -> [Outcome] in
             var mine: [Outcome] = []
             var next = thread
             while next < world.plans.count, !watchdog.aborted {
@@ -209,7 +263,7 @@ struct Run: Sendable {
                                     shouldHashPin: false, configuration: .init(flowTimeout: timeout), transport: transport)
             let ledger = CompletionLedger()
             let watchdog = Watchdog()
-            let outcomes = await OSThreads.run(count) { index -> [Outcome] in
+            let outcomes = await OSThreads.run(count, together: true) { index -> [Outcome] in
                 let user = index % max(1, configuration.users)
                 let plan = Plan(index: index, user: user, client: "KssIdpLogin", trace: .random(), corrupt: false, cancel: false, expectsProviderError: false)
                 return [runFlow(plan, sdk: sdk, probe: world.probes[user], user: world.users[user], ledger: ledger, watchdog: watchdog)]
@@ -232,7 +286,8 @@ struct Run: Sendable {
             decisions: Dictionary(grouping: world.idp.auditLog().filter { $0.event == .codeIssued || $0.event == .credentialsRejected },
                                   by: { $0.traceId ?? "" }),
             completions: flows.ledger.perFlow, stuck: flows.watchdog.stuck, misplacedCalls: probes.flatMap(\.misplacedCalls),
-            callDurations: probes.flatMap(\.callDurations).sorted(), peakSDKThreads: flows.sdk.workerThreads.peak)
+            callDurations: probes.flatMap(\.callDurations).sorted(), peakSDKThreads: flows.sdk.workerThreads.peak,
+            overlap: probes.flatMap(\.overlapSamples).sorted())
     }
 
     /// Waits, up to `limit`, until the engine has told each flow's probe that the flow ended with

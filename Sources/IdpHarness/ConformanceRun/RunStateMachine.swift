@@ -2,15 +2,17 @@
 /// what each phase hands on. One mutating method per event, each returning what the run does
 /// next.
 ///
-/// Generic only so that its tests can use plain values; the kit uses `RaceHammer.Findings`,
-/// `Run.World`, `Run.Flows` and `BlockingEvidence`.
+/// Generic only so that its tests can use plain values; the kit uses `Run.DirectCalls` (what the
+/// race hammer and the several-instances rounds found), `Run.World`, `Run.Flows` and
+/// `BlockingEvidence`.
 ///
 /// `Run` holds it in a local variable of the one task that runs the kit and sends every event
 /// from that task, one after another, so it needs no lock: `Run` performs each action (each
 /// suspends that task while kit-owned OS threads do the work) and sends the event its end makes.
 ///
 /// The rules it keeps:
-/// - the race hammer runs first, when it runs at all; a run of the hammer alone ends after it;
+/// - the direct-call phases (the race hammer, then the several-instances rounds, as one phase
+///   here) run first, when they run at all; a run of the hammer alone ends after them;
 /// - an IDP that cannot be set up ends the run with a failed check, before any flow;
 /// - the flows under timeouts run only for a provider that blocks (a `providerWait`), and not
 ///   after a stuck flow stopped the engine's flows;
@@ -19,7 +21,7 @@
 struct RunStateMachine<Hammer, World, Flows, Blocking> {
     /// What the run's configuration asks for.
     struct Plan: Equatable, Sendable {
-        /// Whether the race hammer runs.
+        /// Whether the direct-call phases run (the race hammer, the several-instances rounds).
         var hammer: Bool
         /// Whether the engine's flows run after the hammer.
         var battery: Bool
@@ -32,7 +34,7 @@ struct RunStateMachine<Hammer, World, Flows, Blocking> {
     enum State {
         /// Nothing has run.
         case ready
-        /// The race hammer runs.
+        /// The direct-call phases run: the race hammer, then the several-instances rounds.
         case hammering
         /// The IDP, its users and the providers are being set up.
         case settingUp(hammer: Hammer?)
@@ -46,7 +48,8 @@ struct RunStateMachine<Hammer, World, Flows, Blocking> {
 
     /// What the run does next.
     enum Action {
-        /// Run the race hammer, then send ``hammerFinished(_:)``.
+        /// Run the direct-call phases (the race hammer, then the several-instances rounds), then
+        /// send ``hammerFinished(_:)``.
         case runHammer
         /// Set up the IDP and the providers, then send ``setUpFinished(_:)`` or
         /// ``setUpFailed(_:)``.
@@ -86,7 +89,7 @@ struct RunStateMachine<Hammer, World, Flows, Blocking> {
         return afterHammer(nil)
     }
 
-    /// The race hammer has run.
+    /// The direct-call phases have run.
     mutating func hammerFinished(_ hammer: Hammer) -> Action {
         guard case .hammering = state else { return outOfOrder("the race hammer's end") }
         return afterHammer(hammer)

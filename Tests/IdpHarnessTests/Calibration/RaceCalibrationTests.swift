@@ -35,6 +35,28 @@ struct RaceCalibrationTests {
         "DoubleCompletionProvider": { DoubleCompletionProvider($0) },
     ]
 
+    /// The real-world shapes (RealWorldShapes.swift): per-user providers, each broken one caught in
+    /// every run, each fix passing every run with its expiry exercised.
+    static let brokenShapes: [String: @Sendable (ProviderConformanceKit.User) -> any IdpSdkInteractionInterface] = [
+        "Auth0PerInstanceLockProvider": { Auth0PerInstanceLockProvider(user: $0) },
+        "Auth0InstanceRenewalProvider": { Auth0InstanceRenewalProvider(user: $0) },
+        "OktaUnstoredRefreshProvider": { OktaUnstoredRefreshProvider(user: $0) },
+        "InterceptorDoubleLockProvider": { InterceptorDoubleLockProvider(user: $0) },
+        "ReceiptDroppedCompletionProvider": { ReceiptDroppedCompletionProvider(user: $0) },
+    ]
+
+    static let correctShapes: [String: @Sendable (ProviderConformanceKit.User) -> any IdpSdkInteractionInterface] = [
+        "Auth0ProcessBarrierProvider": { Auth0ProcessBarrierProvider(user: $0) },
+        "Auth0InstanceRenewalProvider, renewals serialised": { Auth0InstanceRenewalProvider(user: $0, serialisesRenewals: true) },
+        "OktaUnstoredRefreshProvider, ids compared": { OktaUnstoredRefreshProvider(user: $0, comparesIds: true) },
+        "InterceptorHoppingProvider": { InterceptorHoppingProvider(user: $0) },
+        "ReceiptDroppedCompletionProvider, every caller kept": { ReceiptDroppedCompletionProvider(user: $0, keepsEveryCaller: true) },
+    ]
+
+    /// Broken shapes that hang (a deadlock, a completion never called): a round is stale after a
+    /// hang timeout of 1 s rather than 3, so their runs stay short.
+    static let hanging: Set<String> = ["InterceptorDoubleLockProvider", "ReceiptDroppedCompletionProvider"]
+
     static let correct: [String: @Sendable ([ProviderConformanceKit.User]) -> any IdpSdkInteractionInterface] = [
         "LockedValueProvider": { LockedValueProvider($0) },
         "NSLockProvider": { NSLockProvider($0) },
@@ -57,10 +79,15 @@ struct RaceCalibrationTests {
         "SharedSlotProvider": "data race (ThreadSanitizer)",
         "LockOrderInversionProvider": "stale",
         "DoubleCompletionProvider": "forbidden answers",
+        "Auth0PerInstanceLockProvider": "instances named",
+        "Auth0InstanceRenewalProvider": "forbidden answers after the crossing",
+        "OktaUnstoredRefreshProvider": "forbidden answers",
+        "InterceptorDoubleLockProvider": "stale after the crossing",
+        "ReceiptDroppedCompletionProvider": "stale after the crossing",
     ]
 
     @Test("each broken provider is caught in every run, by the check that fits its defect",
-          .enabled(if: ThreadSanitizer.isActive, "needs a build with --sanitize=thread"), arguments: broken.keys.sorted())
+          .enabled(if: ThreadSanitizer.isActive, "needs a build with --sanitize=thread"), arguments: (Array(broken.keys) + Array(brokenShapes.keys)).sorted())
     func brokenProviderCaught(name: String) async throws {
         let results = await Self.calibrate(name)
         print("calibration: \(name): caught in \(results.filter { !$0.passed }.count) of \(results.count) runs; \(Self.summary(results))")
@@ -71,18 +98,29 @@ struct RaceCalibrationTests {
             #expect(results.allSatisfy { !$0.raceKinds.isEmpty && $0.failures.contains("no data race (ThreadSanitizer): data race (ThreadSanitizer)") })
         case "stale":
             #expect(results.allSatisfy { $0.failures.contains("race hammer: stale") })
+        case "instances named":
+            #expect(results.allSatisfy { $0.failures.contains("instances 0 and 1 of hammer-") && $0.failures.contains("answered at once") })
+        case "forbidden answers after the crossing":
+            #expect(results.allSatisfy { $0.failures.contains("expiry storms: ") && $0.failures.contains("answers after the crossings forbidden") })
+        case "stale after the crossing":
+            #expect(results.allSatisfy { $0.failures.contains("expiry storms: stale: round") && $0.failures.contains("after its crossing") })
         default:
             #expect(results.allSatisfy { $0.raceKinds.isEmpty && $0.failures.contains("answers forbidden") })
         }
     }
 
     @Test("each correct provider passes every run", .enabled(if: ThreadSanitizer.isActive, "needs a build with --sanitize=thread"),
-          arguments: correct.keys.sorted())
+          arguments: (Array(correct.keys) + Array(correctShapes.keys)).sorted())
     func correctProviderPasses(name: String) async throws {
         let results = await Self.calibrate(name)
         print("calibration: \(name): passed \(results.filter(\.passed).count) of \(results.count) runs; \(Self.summary(results))")
         #expect(results.count == Self.runs)
         #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.failures).first ?? "")")
+        // A fix of a real-world shape passes with its refresh path run: the kit's clock was read
+        // after the crossings.
+        if Self.correctShapes[name] != nil {
+            #expect(results.allSatisfy { $0.expiry == "held" }, "expiry storms: \(results.map(\.expiry).uniqued())")
+        }
     }
 
     @Test("(the child process of the calibration tests)",
@@ -91,21 +129,34 @@ struct RaceCalibrationTests {
         let environment = ProcessInfo.processInfo.environment
         let name = environment["IDPHARNESS_CALIBRATION"] ?? ""
         let runs = Int(environment["IDPHARNESS_CALIBRATION_RUNS"] ?? "") ?? Self.runs
-        guard let make = Self.broken[name] ?? Self.correct[name] else {
+        let shared = Self.broken[name] ?? Self.correct[name]
+        let perUser = Self.brokenShapes[name] ?? Self.correctShapes[name]
+        guard shared != nil || perUser != nil else {
             print("CALIBRATION|\(name)|unknown provider")
             return
         }
         var configuration = Self.settings
         configuration.raceReportDirectory = environment["IDPHARNESS_CALIBRATION_DIR"]
+        if Self.hanging.contains(name) { configuration.hangTimeout = .seconds(1) }
         for run in 0..<runs {
-            let report = await ProviderConformanceKit.hammer(configuration, name: name) { users in make(users) }
+            let report: ConformanceReport
+            if let perUser {
+                report = await ProviderConformanceKit.hammer(configuration, name: name) { user in perUser(user) }
+            } else if let shared {
+                report = await ProviderConformanceKit.hammer(configuration, name: name) { users in shared(users) }
+            } else {
+                return
+            }
             if environment["IDPHARNESS_CALIBRATION_SHOW"] != nil { print(report) }
             let failed = report.checks.filter { !$0.passed }.map { "\($0.name): \($0.detail)" }.joined(separator: " // ")
+            let rows = report.outcomes.flatMap(\.rows)
+            let forbidden: [String] = rows.filter { [.forbidden, .stale].contains($0.grade) }.map(\.outcome).uniqued()
             let line = ["CALIBRATION", name, "\(run)", report.passed ? "passed" : "caught", report.threadSanitizer ? "on" : "off",
                         report.raceReports.map(\.kind).uniqued().joined(separator: ","),
-                        report.outcomes.flatMap(\.rows).filter { $0.grade != .acceptable }.map(\.outcome).uniqued().joined(separator: ","),
-                        "\(report.outcomes.flatMap(\.rows).filter { $0.outcome.contains("Mutex") }.map(\.count).reduce(0, +))",
-                        failed.replacingOccurrences(of: "\n", with: " ")]
+                        forbidden.joined(separator: ","),
+                        "\(rows.filter { $0.outcome.contains("Mutex") }.map(\.count).reduce(0, +))",
+                        failed.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "|", with: "/"),
+                        report.check("expiry storms")?.verdict ?? "-"]
             print(line.joined(separator: "|"))
         }
     }
@@ -116,6 +167,8 @@ struct RaceCalibrationTests {
         let forbidden: String
         let mutexHandOffs: Int
         let failures: String
+        /// The expiry check's verdict ("held", "not exercised", "FAILED").
+        var expiry = "-"
     }
 
     static func summary(_ results: [RunResult]) -> String {
@@ -143,7 +196,7 @@ struct RaceCalibrationTests {
                 let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
                 guard fields.count >= 9 else { continue }
                 results.append(RunResult(passed: fields[3] == "passed", raceKinds: fields[5], forbidden: fields[6],
-                                         mutexHandOffs: Int(fields[7]) ?? 0, failures: fields[8]))
+                                         mutexHandOffs: Int(fields[7]) ?? 0, failures: fields[8], expiry: fields.count > 9 ? fields[9] : "-"))
             }
             if lines.isEmpty || status != 0 {
                 results.append(RunResult(passed: false, raceKinds: "", forbidden: "the process crashed (status \(status))", mutexHandOffs: 0,

@@ -1,0 +1,44 @@
+import Foundation
+import IdpPrimitives
+import Synchronization
+
+/// The kit's clock: the time every provider instance of one run reads through
+/// ``ProviderConformanceKit/User/clock``. It stands still until the kit moves it forward at an
+/// expiry crossing, and it counts its reads, so the kit can tell whether the provider looked at
+/// the time after a crossing (whether its expiry was exercised at all).
+///
+/// Lock-free on purpose: a read is two relaxed atomic operations, which order nothing for
+/// ThreadSanitizer. A clock behind a lock would order every provider call that reads it after
+/// every earlier one, and hide the provider's own races from the hammer.
+final class ConformanceClock: IdpClock {
+    /// Where the clock starts: 2026-01-01T00:00:00Z, as ``ManualClock`` does, so test output is
+    /// reproducible.
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// Nanoseconds past ``start``; moved only by ``advance(by:)``.
+    private let offset = Atomic<Int64>(0)
+    private let readCount = Atomic<Int>(0)
+
+    /// The kit's time: ``start`` plus every advance so far. Counts the read.
+    func now() -> Date {
+        readCount.add(1, ordering: .relaxed)
+        return Self.start.addingTimeInterval(Double(offset.load(ordering: .relaxed)) / 1e9)
+    }
+
+    /// How often ``now()`` has been called since the clock was made.
+    var reads: Int { readCount.load(ordering: .relaxed) }
+
+    /// How far the clock has moved since it was made, in nanoseconds.
+    var elapsedNanoseconds: Int64 { offset.load(ordering: .relaxed) }
+
+    /// Moves the clock forward by `duration` (one thread at a time: the kit's crossing thread).
+    func advance(by duration: Duration) {
+        offset.add(Self.nanoseconds(duration), ordering: .relaxed)
+    }
+
+    /// `duration` in whole nanoseconds.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
