@@ -211,6 +211,7 @@ extension RaceHammer {
             let calls = (0..<threads).map { self.calls(round: round + 1, thread: $0) }
             let hammerRound = HammerRound(providers: providers, calls: calls)
             ThreadSanitizerReports.noteForCrash("the conformance kit's race hammer ran \(name), round \(round + 1) of \(settings.rounds) (0: warm-up)")
+            KitProgress.hammerRound(round + 1, of: settings.rounds)
             let timeout = settings.hangTimeout
             let done = await OSThreads.run { hammerRound.run(timeout: timeout) }
             ThreadSanitizerReports.noteForCrash(nil)

@@ -97,6 +97,8 @@ struct RaceCalibrationTests {
         }
         var configuration = Self.settings
         configuration.raceReportDirectory = environment["IDPHARNESS_CALIBRATION_DIR"]
+        // This test is the child process, and runs all its runs in itself.
+        configuration.isolation = .inProcess
         for run in 0..<runs {
             let report = await ProviderConformanceKit.hammer(configuration, name: name) { users in make(users) }
             if environment["IDPHARNESS_CALIBRATION_SHOW"] != nil { print(report) }
