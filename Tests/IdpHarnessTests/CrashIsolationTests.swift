@@ -317,6 +317,20 @@ struct CrashIsolationTests {
         #expect(stack.last?.hasSuffix(" at (libFoundation.so)") == true, "\(stack)")
     }
 
+    @Test("the provider's frame of a report is found by its function's own name, past Dispatch and the compiler's thunks")
+    func providerFrameBehindThunks() throws {
+        let thunk = "$sIeg_IeyB_TR /<compiler-generated>"
+        let dispatch = "_dispatch_sync_invoke_and_complete queue.c"
+        let add = "$s15IdpHarnessTests29ConcurrentQueueRefreshSessionC15CoalescedResultC3addyyys0I0OyAC5TokenVs5Error_pGcF /w/RealWorldCrashShapes.swift:46"
+        let report = ThreadSanitizerReport(number: 0, kind: "Swift access race",
+                                           accesses: [.init(thread: 4, isWrite: true, isAtomic: false, size: 0, frames: [add, thunk, dispatch]),
+                                                      .init(thread: 2, isWrite: true, isAtomic: false, size: 0, frames: [thunk, dispatch, add])],
+                                           stack: [])
+        let frame = try #require(report.providerFrame)
+        #expect(frame.hasPrefix("IdpHarnessTests.ConcurrentQueueRefreshSession.CoalescedResult.add("), "\(frame)")
+        #expect(ThreadSanitizerReport.withoutSignatures("A.f(completion: (Swift.Result<B, Swift.Error>) -> ()) -> Swift.Int x.swift:1") == "A.f -> Swift.Int x.swift:1")
+    }
+
     @Test("a child that crashed yields the checks it judged, a failed check naming where it ended, and the rest not checked")
     func crashReportFromProgress() throws {
         var configuration = Self.quick
