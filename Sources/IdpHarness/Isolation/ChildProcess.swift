@@ -68,6 +68,7 @@ struct ChildProcess: Sendable {
 
     /// Starts the child and blocks the calling OS thread until it exits or `limit` passes.
     private func runBlocking(limit: Duration) -> Result {
+        #if os(Linux) || os(macOS)
         let started = ContinuousClock.now
         guard FileManager.default.createFile(atPath: output, contents: nil), let file = FileHandle(forWritingAtPath: output) else {
             return Result(pid: 0, end: .notStarted("could not create \(output)"), elapsed: .zero)
@@ -96,5 +97,8 @@ struct ChildProcess: Sendable {
         let status = process.terminationStatus
         let end: End = process.terminationReason == .uncaughtSignal ? .signalled(status) : .exited(status)
         return Result(pid: pid, end: end, elapsed: ContinuousClock.now - started)
+        #else
+        return Result(pid: 0, end: .notStarted("this platform cannot start a child process"), elapsed: .zero)
+        #endif
     }
 }
