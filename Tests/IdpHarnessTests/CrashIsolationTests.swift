@@ -178,6 +178,28 @@ struct CrashIsolationTests {
 
     // MARK: The parts, without processes
 
+    @Test("a child process ends with its exit status or the signal that ended it, its output in the file, killed at its limit, and nothing of its left running")
+    func childProcessEnds() async throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("idpharness-child-\(UUID().uuidString).txt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        func shell(_ script: String, limit: Duration = .seconds(60)) async -> ChildProcess.Result {
+            await ChildProcess(executable: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/bin:/usr/bin"], output: output).run(limit: limit)
+        }
+        let exited = await shell("echo out; echo err >&2; exit 3")
+        #expect(exited.end == .exited(3))
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "out\nerr\n")
+        #expect(await shell("kill -SEGV $$").end == .signalled(SIGSEGV))
+        let hung = await shell("sleep 30", limit: .milliseconds(300))
+        #expect(hung.end == .killedAtLimit)
+        #expect(hung.elapsed < .seconds(20))
+        // A grandchild left running (a crash reporter of a child that died, say) goes with it.
+        let leftBehind = await shell("(sleep 1; echo late) & echo early; exit 0")
+        #expect(leftBehind.end == .exited(0))
+        try await Task.sleep(for: .seconds(2))
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "early\n")
+        #expect(await ChildProcess(executable: "/nonexistent", arguments: [], environment: [:], output: output).run(limit: .seconds(5)).status == -1)
+    }
+
     @Test("the filter selects the calling test by module, function and file, with the function's punctuation escaped")
     func testFilter() throws {
         let call = KitCall(entry: .hammerShared, name: "P", configuration: .init(), fileID: "IdpHarnessTests/CrashIsolationTests.swift",

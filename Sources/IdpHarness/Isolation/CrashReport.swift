@@ -33,7 +33,7 @@ struct CrashReport {
         // process by another.
         case .signalled(let signal): .signal(output.signal ?? signal)
         case .exited(let status): output.signal.map { .signal($0) } ?? .exit(status)
-        case .killedAtLimit, .lost, .notStarted: .hung(limit: limit)
+        case .killedAtLimit, .notStarted: .hung(limit: limit)
         }
         let crash = ConformanceReport.Crash(pid: result.pid, cause: cause, phase: phase, hammerRound: round, hammerRounds: rounds,
                                             message: output.message, stack: output.stack(), outputFile: outputFile)

@@ -94,7 +94,7 @@ struct IsolatedRun: Sendable {
         let ended = switch result.end {
         case .exited(let status): "exited with status \(status)"
         case .signalled(let signal): "ended by signal \(signal) (\(ConformanceReport.Crash.signalName(signal)))"
-        case .killedAtLimit, .lost: "was still running at its time limit"
+        case .killedAtLimit: "was still running at its time limit"
         case .notStarted(let why): "could not start: \(why)"
         }
         let selected = output.contains("Test run with 0 tests") ? "it selected no test with --filter \(call.testFilter)" : "it did not reach this call"
