@@ -12,8 +12,8 @@ import IdpPrimitives
 /// keeps a pipe open would hold up the read long after the child ended). It is started with
 /// `posix_spawn` in a process group of its own and waited for with `waitpid`, not through
 /// Foundation's `Process`, which learns of a child's end when every copy of a socket the child
-/// inherited is closed: a crash reporter the child started, left running when the child died,
-/// kept that socket open and the child's end unseen. Once the child has ended, whatever is left
+/// inherited is closed: a crash reporter that a dying child starts and leaves running keeps that
+/// socket open, and the child's end unseen. Once the child has ended, whatever is left
 /// in its process group is killed. A child still running after `limit` is killed (SIGKILL).
 struct ChildProcess: Sendable {
     /// How the child ended.

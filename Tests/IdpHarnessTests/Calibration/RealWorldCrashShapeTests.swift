@@ -25,6 +25,8 @@ struct RealWorldCrashShapeTests {
 
     @Test("okta-mobile-swift #170's shape (coalesced refresh behind a concurrent queue): every run's report reaches the parent, and under ThreadSanitizer every run fails")
     func concurrentQueueRefresh() async {
+        // The loop stands in each test, not in a helper: the kit is called from the @Test
+        // function itself, which each run's child process runs again up to that call.
         var reports: [ConformanceReport] = []
         for _ in 0..<Self.runs {
             reports.append(await ProviderConformanceKit.hammer(Self.settings, name: "ConcurrentQueueRefreshSession") { users in
