@@ -83,6 +83,9 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public var raceReportFile: String?
     /// The reports blamed on this provider (Mutex hand-offs excluded).
     public var raceReports: [ThreadSanitizerReport] = []
+    /// Which process ran the kit (see ``ProviderConformanceKit/Isolation``), and how a child
+    /// process that crashed or hung ended.
+    public var execution: Execution = .inProcess(note: nil)
 
     /// A stuck flow, as the watchdog saw it.
     public struct StuckFlow: Sendable, Equatable, CustomStringConvertible {
@@ -151,13 +154,15 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
 
     /// A Markdown report: the verdicts, then the figures.
     public var description: String {
-        var lines = ["### \(providerName): \(passed ? "passed" : "FAILED")", "",
-                     threadSanitizer ? "ThreadSanitizer: on (its reports during each phase are part of the verdict)"
+        var lines = ["### \(providerName): \(passed ? "passed" : "FAILED")", ""]
+        if execution != .inProcess(note: nil) { lines += [execution.summary, ""] }
+        lines += [threadSanitizer ? "ThreadSanitizer: on (its reports during each phase are part of the verdict)"
                          : "ThreadSanitizer: off (data races were not checked; run under `swift test --sanitize=thread`)",
                      "", "| check | verdict | detail |", "|---|---|---|"]
         for check in checks {
             lines.append("| \(check.name) | \(check.passed || !check.checked ? check.verdict : "**failed**") | \(check.detail.replacingOccurrences(of: "|", with: "/")) |")
         }
+        if let crash = execution.crash { lines += crashSection(crash) }
         for table in outcomes {
             lines += ["", "| \(table.check): outcome | count | grade |", "|---|---:|---|"]
             for row in table.rows { lines.append("| \(row.outcome.replacingOccurrences(of: "|", with: "/")) | \(row.count) | \(row.grade.rawValue) |") }
@@ -195,6 +200,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         let flows: Int, threads: Int, users: Int, elapsedSeconds: Double, providerCalls: Int, peakSdkThreads: Int
         let flowLatencyMs: [String: Double], providerCallLatencyUs: [String: Double], providerOverlap: [String: Int]
         let stuckFlows: [String]
+        let execution: String
 
         init(_ report: ConformanceReport) {
             provider = report.providerName
@@ -215,6 +221,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             providerCallLatencyUs = ["p50": call.p50.timeInterval * 1e6, "p99": call.p99.timeInterval * 1e6, "max": call.max.timeInterval * 1e6]
             providerOverlap = ["p50": report.providerOverlap.p50, "max": report.providerOverlap.max]
             stuckFlows = report.stuckFlows.map(\.description)
+            execution = report.execution.summary
         }
 
         enum CodingKeys: String, CodingKey {
@@ -222,7 +229,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             case raceReports = "race_reports", flows, threads, users, elapsedSeconds = "elapsed_s", providerCalls = "provider_calls"
             case peakSdkThreads = "peak_sdk_threads", flowLatencyMs = "flow_latency_ms", providerCallLatencyUs = "provider_call_latency_us"
             case providerOverlap = "provider_overlap"
-            case stuckFlows = "stuck_flows"
+            case stuckFlows = "stuck_flows", execution
         }
     }
 

@@ -13,7 +13,7 @@ import IdpSdk
 /// ```
 ///
 /// The checks:
-/// - **race hammer** (first; see ``hammer(_:name:makeProvider:)``) — fresh instances (two of each
+/// - **race hammer** (first; see ``hammer(_:name:fileID:function:line:makeProvider:)``) — fresh instances (two of each
 ///   user, see ``Configuration/instances``; each thread calls its own), kit-owned OS threads
 ///   released together, direct calls with nothing between the threads, every answer graded;
 /// - **several instances** — two or more instances of one user from the per-user factory answer
@@ -51,6 +51,12 @@ import IdpSdk
 /// its outcomes in a table of its own (``ConformanceReport/outcomes``).
 ///
 /// The kit blocks only its own OS threads; `run` suspends without blocking the caller's task.
+///
+/// By default each run happens in a child process (this executable again, selected to the same
+/// kit call), so that a provider that crashes the process yields a verdict — "crashed: signal 11
+/// (SIGSEGV) during the race hammer, round 3 of 8", with the checks judged before the crash — and
+/// the calling process lives on. Call the kit directly from the `@Test` function; see
+/// ``Isolation``.
 public enum ProviderConformanceKit {
     /// How hard to push, and what to expect of the provider.
     public struct Configuration: Sendable {
@@ -80,7 +86,7 @@ public enum ProviderConformanceKit {
         /// Direct `provideCredentials` calls per thread per round.
         public var hammerCallsPerThread = 32
         /// Where the full text of ThreadSanitizer's reports blamed on the provider is written
-        /// (`nil`: the temporary directory).
+        /// (`nil`: the temporary directory); a child process's output goes there too.
         public var raceReportDirectory: String?
         /// Instances the per-user factory makes of one user at once: the several-instances check
         /// has them answer for that user together, and the race hammer's threads call different
@@ -101,6 +107,9 @@ public enum ProviderConformanceKit {
         public var engineCallsTogether = 8
         /// Engine phase: the longest a provider call is held for others to join it.
         public var engineCallWindow: Duration = .milliseconds(20)
+        /// Where the run happens: by default in a child process, so that a provider that
+        /// crashes yields a verdict (see ``Isolation``).
+        public var isolation = Isolation.automatic
 
         /// The defaults: 10,000 flows from 64 OS threads over 100 users, 32 hammer rounds of 8 threads.
         public init() {}
@@ -136,6 +145,9 @@ public enum ProviderConformanceKit {
     static let stepwiseClient = "HarnessStepwiseLogin"
 
     /// Runs the battery with one provider instance per user, shared by all that user's flows.
+    ///
+    /// By default the run happens in a child process (``Configuration/isolation``): call this
+    /// directly from the `@Test` function, whose name, file and line lead the child to this call.
     /// - Parameters:
     ///   - configuration: How hard to push, and what to expect of the provider.
     ///   - name: The provider's name, for the report.
@@ -143,12 +155,21 @@ public enum ProviderConformanceKit {
     ///     flows (also for users without credentials), and ``Configuration/instances`` times per
     ///     user for each round of direct calls; it may await (to fill an actor, say). A provider
     ///     that caches a secret reads the time from ``User/clock``.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
+    /// - Returns: The verdicts; for a provider that crashed the child, the checks judged before
+    ///   the crash and a failed "process survived" check.
     public static func run(
         _ configuration: Configuration = Configuration(),
         name: String,
+        fileID: String = #fileID,
+        function: String = #function,
+        line: Int = #line,
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name, bind: perUser(makeProvider)).execute()
+        let call = KitCall(entry: .runPerUser, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
+        return await KitIsolation.perform(call) { await Run(configuration: configuration, name: name, bind: perUser(makeProvider)).execute() }
     }
 
     /// Runs only the direct calls: the race hammer and the several-instances rounds, with their
@@ -167,22 +188,56 @@ public enum ProviderConformanceKit {
     /// the end barrier. A round that does not end within `hangTimeout` is "stale". Each thread calls
     /// its own of the `instances` instances of every user; the several-instances rounds then have
     /// every thread ask for one user.
+    ///
+    /// Like ``run(_:name:fileID:function:line:makeProvider:)``, it runs in a child process by default.
+    /// - Parameters:
+    ///   - configuration: How hard to push (`hammerRounds`, `hammerThreads`,
+    ///     `hammerCallsPerThread`, `instances`, `instanceRounds`, `expiryHorizon`, `hangTimeout`,
+    ///     `isolation`).
+    ///   - name: The provider's name, for the report.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
+    ///   - makeProvider: Called for every instance of every user in every round; a provider that
+    ///     caches a secret reads the time from ``User/clock``.
+    /// - Returns: The direct calls' verdicts and ThreadSanitizer's.
     public static func hammer(
         _ configuration: Configuration = Configuration(),
         name: String,
+        fileID: String = #fileID,
+        function: String = #function,
+        line: Int = #line,
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name, battery: false, bind: perUser(makeProvider)).execute()
+        let call = KitCall(entry: .hammerPerUser, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
+        return await KitIsolation.perform(call) {
+            await Run(configuration: configuration, name: name, battery: false, bind: perUser(makeProvider)).execute()
+        }
     }
 
     /// Runs only the race hammer (with its expiry storms) with one instance for every user, fresh
     /// for every round; the several-instances check reads "not exercised".
+    /// In a child process by default.
+    /// - Parameters:
+    ///   - configuration: How hard to push.
+    ///   - name: The provider's name, for the report.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
+    ///   - sharedProvider: Called once in every round, with every user.
+    /// - Returns: The race hammer's and ThreadSanitizer's verdicts.
     public static func hammer(
         _ configuration: Configuration = Configuration(),
         name: String,
+        fileID: String = #fileID,
+        function: String = #function,
+        line: Int = #line,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name, battery: false, sharedInstance: true, bind: shared(sharedProvider)).execute()
+        let call = KitCall(entry: .hammerShared, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
+        return await KitIsolation.perform(call) {
+            await Run(configuration: configuration, name: name, battery: false, sharedInstance: true, bind: shared(sharedProvider)).execute()
+        }
     }
 
     /// One fresh instance per user.
@@ -203,12 +258,24 @@ public enum ProviderConformanceKit {
     }
 
     /// Runs the battery with one provider instance shared by every user's flows (the Kotlin
-    /// samples' `companion object`).
+    /// samples' `companion object`); in a child process by default.
+    /// - Parameters:
+    ///   - configuration: How hard to push, and what to expect of the provider.
+    ///   - name: The provider's name, for the report.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
+    ///   - sharedProvider: Called once with every user (also those without credentials).
+    /// - Returns: The verdicts, as ``run(_:name:fileID:function:line:makeProvider:)`` gives them.
     public static func run(
         _ configuration: Configuration = Configuration(),
         name: String,
+        fileID: String = #fileID,
+        function: String = #function,
+        line: Int = #line,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        await Run(configuration: configuration, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute()
+        let call = KitCall(entry: .runShared, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
+        return await KitIsolation.perform(call) { await Run(configuration: configuration, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute() }
     }
 }

@@ -323,6 +323,7 @@ extension RaceHammer {
         let instances = max(1, settings.instances)
         findings.threads = threads
         findings.instances = instances
+        if phase != "race hammer" { KitProgress.note(.phase("the \(phase) check")) }
         for round in -1..<max(1, settings.rounds) {
             var providers: [[any IdpSdkInteractionInterface]] = []
             for _ in 0..<instances { providers.append(await fresh(users).value) }
@@ -338,6 +339,7 @@ extension RaceHammer {
             ThreadSanitizerReports.noteForCrash(phase == "race hammer"
                 ? "the conformance kit's race hammer ran \(name), round \(round + 1) of \(settings.rounds) (0: warm-up)"
                 : "the conformance kit's \(phase) check ran \(name), round \(round + 1) of \(settings.rounds) (0: warm-up)")
+            KitProgress.hammerRound(round + 1, of: settings.rounds)
             let timeout = settings.hangTimeout
             let done = await OSThreads.run { hammerRound.run(timeout: timeout) }
             ThreadSanitizerReports.noteForCrash(nil)

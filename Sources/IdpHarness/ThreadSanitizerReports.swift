@@ -164,16 +164,41 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
     }
 
     /// The first frame that is neither ThreadSanitizer's runtime, the Swift runtime or standard
-    /// library, nor the kit, demangled: where in the provider the access was, when the stack shows it.
+    /// library, Dispatch, a compiler-made thunk, nor the kit, demangled: where in the provider the
+    /// access was, when the stack shows it.
     public var providerFrame: String? {
         let frames = (accesses.flatMap(\.frames) + stack).map(Self.readable)
         return frames.first { frame in
-            !Self.foreignMarkers.contains { frame.hasPrefix($0) || frame.contains(" " + $0) }
+            // Judged by the function's own name: the types in its signature (a parameter of type
+            // `Swift.Result`, say) say nothing of whose code it is.
+            let name = Self.withoutSignatures(frame)
+            return !Self.foreignMarkers.contains { name.hasPrefix($0) || name.contains(" " + $0) }
         }
     }
 
-    static let foreignMarkers = ["__tsan", "__interceptor", "swift_", "Swift.", "Synchronization.", "Foundation.", "libswift", "__libc",
-                                 "pthread_", "IdpHarness.", "protocol witness for IdpSdk.", "0x"]
+    static let foreignMarkers = ["__tsan", "__interceptor", "swift_", "Swift.", "Synchronization.", "Foundation.", "Dispatch.", "_dispatch",
+                                 "libswift", "__libc", "pthread_", "IdpHarness.", "protocol witness for IdpSdk.", "reabstraction thunk",
+                                 "thunk for ", "0x"]
+
+    /// `frame` without what stands between parentheses or angle brackets (a function's
+    /// parameters, a generic's arguments).
+    static func withoutSignatures(_ frame: String) -> String {
+        var depth = 0
+        var result = ""
+        var previous: Character = " "
+        for character in frame {
+            // The ">" of an arrow, "->", closes nothing.
+            if character == "(" || character == "<" {
+                depth += 1
+            } else if (character == ")" || (character == ">" && previous != "-")) && depth > 0 {
+                depth -= 1
+            } else if depth == 0 {
+                result.append(character)
+            }
+            previous = character
+        }
+        return result
+    }
 
     /// A frame with its Swift symbol demangled: "MutexProvider.provideCredentials(…) file:line".
     public static func readable(_ frame: String) -> String {

@@ -70,6 +70,8 @@ struct InstancesAndExpiryTests {
     static var quick: ProviderConformanceKit.Configuration {
         var configuration = RaceHammerTests.quick
         configuration.instanceRounds = 4
+        // These tests look at what their providers saw, so the providers run in this process.
+        configuration.isolation = .inProcess
         return configuration
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import CredentialProviders
-import IdpHarness
+@testable import IdpHarness
 import IdpPrimitives
 import IdpWireFormats
 import IdpSdk
@@ -190,62 +190,29 @@ struct NegativeControlTests {
     func racyProviderChildRun() async {
         var configuration = Self.small
         configuration.threads = 16
+        // This test is the child process: ThreadSanitizer's report and exit status are its own.
+        configuration.isolation = .inProcess
         _ = await ProviderConformanceKit.run(configuration, name: "RacyProvider") { users in RacyProvider(users) }
     }
 
-    /// Runs this test binary again with one test selected; returns its exit status and output.
+    /// Runs this test binary again with one test selected; returns its exit status (or the
+    /// signal that ended it) and its output.
     ///
     /// A child still running after `limit` is killed, and the output ends with a line that says
-    /// so: a child that hangs fails the test that started it instead of stopping the suite. The
-    /// exit is learned from the termination handler, not `waitUntilExit`, which waits on a run loop.
+    /// so: a child that hangs fails the test that started it instead of stopping the suite.
     static func runChild(filter: String, environment: [String: String], limit: Duration = .seconds(600)) async -> (Int32, String) {
-        await withCheckedContinuation { continuation in
-            Thread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-                process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = pipe
-                let exited = DispatchSemaphore(value: 0)
-                process.terminationHandler = { _ in exited.signal() }
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(returning: (-1, "could not start the child: \(error)"))
-                    return
-                }
-                // Past the limit the child is killed, which closes its output and ends the read;
-                // the first of the read's end and the limit decides, under one lock.
-                enum Read { case reading, done, killedAtLimit }
-                let pid = process.processIdentifier
-                let read = LockedValue(Read.reading)
-                DispatchQueue.global().asyncAfter(deadline: .now(plus: limit)) {
-                    let kills = read.withLock { state -> Bool in
-                        guard state == .reading else { return false }
-                        state = .killedAtLimit
-                        return true
-                    }
-                    if kills { kill(pid, SIGKILL) }
-                }
-                var output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let killed = read.withLock { state -> Bool in
-                    if state == .reading { state = .done }
-                    return state == .killedAtLimit
-                }
-                if killed {
-                    output += "\nrunChild: the child (--filter \(filter)) was still running after \(limit) and was killed\n"
-                }
-                // The output closes when the child exits; its exit is reported just after.
-                guard exited.wait(timeout: .now() + 60) == .success else {
-                    kill(pid, SIGKILL)
-                    continuation.resume(returning: (-2, output + "\nrunChild: the child closed its output but had not exited 60 s later\n"))
-                    return
-                }
-                continuation.resume(returning: (process.terminationStatus, output))
-            }.start()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("idpharness-child-\(UUID().uuidString).txt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let child = ChildProcess(executable: ChildProcess.currentExecutable, arguments: ["--testing-library", "swift-testing", "--filter", filter],
+                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: output)
+        let result = await child.run(limit: limit)
+        var text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        switch result.end {
+        case .killedAtLimit: text += "\nrunChild: the child (--filter \(filter)) was still running after \(limit) and was killed\n"
+        case .notStarted(let why): text += "could not start the child: \(why)"
+        case .exited, .signalled: break
         }
+        return (result.status, text)
     }
 }
 

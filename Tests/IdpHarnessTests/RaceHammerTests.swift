@@ -131,7 +131,10 @@ struct ThreadSanitizerReportTests {
 
     @Test("(the child process of the test above)", .enabled(if: ProcessInfo.processInfo.environment["IDPHARNESS_CRASH_CHILD"] == "1"))
     func crashingProviderChild() async {
-        _ = await ProviderConformanceKit.hammer(RaceHammerTests.quick, name: "CrashingProvider") { (_: [ProviderConformanceKit.User]) in CrashingProvider() }
+        // The crash note of a run in this process is what the test above reads.
+        var configuration = RaceHammerTests.quick
+        configuration.isolation = .inProcess
+        _ = await ProviderConformanceKit.hammer(configuration, name: "CrashingProvider") { (_: [ProviderConformanceKit.User]) in CrashingProvider() }
     }
 }
 

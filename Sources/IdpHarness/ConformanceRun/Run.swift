@@ -90,6 +90,7 @@ struct Run: Sendable {
         var flowsStarted = started
         var flowReports: ThreadSanitizerPhase.Recorder?
         while true {
+            KitProgress.note(action, state: phases.state, configuration: configuration)
             switch action {
             case .runHammer:
                 action = phases.hammerFinished(await directCallPhases())

@@ -138,6 +138,8 @@ struct RaceCalibrationTests {
         var configuration = Self.settings
         configuration.raceReportDirectory = environment["IDPHARNESS_CALIBRATION_DIR"]
         if Self.hanging.contains(name) { configuration.hangTimeout = .seconds(1) }
+        // This test is the child process, and runs all its runs in itself.
+        configuration.isolation = .inProcess
         for run in 0..<runs {
             let report: ConformanceReport
             if let perUser {
