@@ -75,7 +75,7 @@ struct InstancesAndExpiryTests {
         return configuration
     }
 
-    @Test("a provider whose cache lasts 30 s has its refresh path run in a kit run of under 10 s when it takes the kit's clock")
+    @Test("a provider whose cache lasts 30 s has its refresh path run at every crossing when it takes the kit's clock, without waiting 30 s")
     func thirtySecondCacheExercised() async throws {
         // Given a provider that caches for 30 s of the clock its factory hands it: the kit's
         let refills = LockedValue(0)
@@ -86,14 +86,15 @@ struct InstancesAndExpiryTests {
             ThirtySecondCacheProvider(user: user, clock: user.clock, refills: refills)
         }
 
-        // Then its cache expired at every crossing and was refilled, every answer right, in well under 10 s
+        // Then its cache expired at every crossing and was refilled, every answer right; the run
+        // waited for none of it (how long it takes is a figure, printed, not a test)
         let took = ContinuousClock.now - started
+        print("ThirtySecondCacheProvider: kit run of \(took) for 10 crossings of 24 h")
         let expiry = try #require(report.check("expiry storms"))
         #expect(report.passed, "\(report)")
         #expect(expiry.verdict == "held" && expiry.exercised, "\(expiry.detail)")
         #expect(expiry.detail.hasPrefix("the provider read the kit's clock after 10 of 10 crossings of 24 h"), "\(expiry.detail)")
-        #expect(refills.withLock { $0 } > 0)
-        #expect(took < .seconds(10), "the run took \(took)")
+        #expect(refills.withLock { $0 } >= 10, "refilled \(refills.withLock { $0 }) times over 10 crossings")
         let table = try #require(report.outcomes.first { $0.check == "expiry storms" })
         #expect(table.rows.contains { $0.outcome == "crossing: the provider read the kit's clock after it" && $0.count == 10 })
         #expect(table.rows.contains { $0.outcome == "several instances, after the crossing: instance 1: answered its own user's values" })
