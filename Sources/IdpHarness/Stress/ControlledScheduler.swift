@@ -26,7 +26,6 @@ import IdpPrimitives
 /// Threading: ``seam(_:_:)`` blocks its OS thread; call it only from participant threads, never from
 /// a Swift concurrency thread. ``outcome()`` suspends without blocking.
 public final class ControlledScheduler: Sendable {
-
     private typealias Machine = ControlledSchedulerMachine
     private typealias Job = @Sendable () -> Void
 

@@ -7,7 +7,6 @@
 /// if context.fault("transport.duplicate", step: 3) { … }   // the same answer on every replay
 /// ```
 public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
-
     /// The seed every decision is derived from.
     public let seed: UInt64
     /// The probability of each fault at each of its sites.

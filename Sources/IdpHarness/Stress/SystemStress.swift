@@ -35,7 +35,6 @@ import McSdk
 /// are checked, nothing replays, and a failure prints what the participants it names did
 /// (``Report/Failure/eventLog``).
 public enum SystemStress {
-
     /// Explores `options.runs` runs (or until `options.duration`); on the first failure, replays
     /// it twice, shrinks it and stops.
     public static func run(_ options: Options) async -> Report {

@@ -6,7 +6,6 @@ import IdpServer
 import McSdk
 
 extension SystemStress {
-
     /// One run's system: the IDP, the SDK, the devices, and what the invariants need to know.
     public final class World: Sendable {
         static let tenant = "stress"
