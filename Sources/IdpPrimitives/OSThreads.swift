@@ -55,17 +55,19 @@ public enum OSThreads {
     ) async -> [T] {
         guard count > 0 else { return [] }
         let start = together ? DispatchSemaphore(value: 0) : nil
-        let collected = LockedValue<[T?]>(Array(repeating: nil, count: count))
-        let remaining = LockedValue(count)
+        // Each thread files its result; the last to finish takes them all, under the same lock.
+        let collected = LockedValue<(results: [T?], remaining: Int)>((Array(repeating: nil, count: count), count))
         return await withCheckedContinuation { continuation in
             for index in 0..<count {
                 let thread = Thread {
                     start?.wait()
                     let value = body(index)
-                    collected.withLock { $0[index] = value }
-                    if remaining.withLock({ count -> Bool in count -= 1; return count == 0 }) {
-                        continuation.resume(returning: collected.withLock { $0.compactMap { $0 } })
+                    let all = collected.withLock { state -> [T]? in
+                        state.results[index] = value
+                        state.remaining -= 1
+                        return state.remaining == 0 ? state.results.compactMap { $0 } : nil
                     }
+                    if let all { continuation.resume(returning: all) }
                 }
                 thread.stackSize = stackSize
                 thread.start()
