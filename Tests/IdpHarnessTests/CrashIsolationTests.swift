@@ -390,4 +390,17 @@ struct CrashIsolationTests {
         dump(decoded, to: &copy)
         #expect(original == copy)
     }
+
+    @Test("a crash report lists the checks the run would have judged: without several-instances rounds, neither that check nor, without hammer rounds too, the expiry storms")
+    func crashReportCheckNamesFollowTheConfiguration() async {
+        for (hammerRounds, instanceRounds) in [(2, 0), (0, 2), (2, 2)] {
+            var configuration = RaceHammerTests.quick
+            configuration.isolation = .inProcess
+            configuration.hammerRounds = hammerRounds
+            configuration.instanceRounds = instanceRounds
+            let report = await ProviderConformanceKit.hammer(configuration, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+            let call = KitCall(entry: .hammerPerUser, name: "StaticCredentials", configuration: configuration, fileID: "M/F.swift", function: "f()", line: 1)
+            #expect(CrashReport.checkNames(call) == report.checks.map(\.name), "hammer rounds \(hammerRounds), several-instances rounds \(instanceRounds)")
+        }
+    }
 }

@@ -66,12 +66,22 @@ struct CrashReport {
         return report
     }
 
-    /// The checks a run of `call` judges, in the report's order (the flows under timeouts only
-    /// with `providerWait`).
+    /// The checks a run of `call` judges, in the report's order: the race hammer only with hammer
+    /// rounds, the several-instances check only with its rounds, the expiry storms with either,
+    /// and the flows under timeouts only with `providerWait`.
     static func checkNames(_ call: KitCall) -> [String] {
-        let race = ConformanceBattery.raceChecks.map(\.name).filter { $0 != RaceHammerCheck().name || call.configuration.hammerRounds > 0 }
+        let configuration = call.configuration
+        let hammer = configuration.hammerRounds > 0, instances = configuration.instanceRounds > 0
+        let race = ConformanceBattery.raceChecks.map(\.name).filter { name in
+            switch name {
+            case RaceHammerCheck().name: hammer
+            case SeveralInstancesCheck().name: instances
+            case ExpiryStormsCheck().name: hammer || instances
+            default: true
+            }
+        }
         guard call.entry.battery else { return race }
-        return race + ConformanceBattery.flowChecks.map(\.name).filter { $0 != BlockingCheck().name || call.configuration.providerWait != nil }
+        return race + ConformanceBattery.flowChecks.map(\.name).filter { $0 != BlockingCheck().name || configuration.providerWait != nil }
     }
 
     /// The judged verdicts with ThreadSanitizer's: the one judged after the race hammer, when
