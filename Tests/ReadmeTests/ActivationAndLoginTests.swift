@@ -13,7 +13,8 @@ struct ActivationAndLoginTests {
     func activationThenLogin() async throws {
         // README block begin
         // An in-process IDP at the URL the documented constructors are given, with a user to activate.
-        let idp = IdpServer()
+        // Its clock moves only when advanced, so no code or token expires while the example waits.
+        let idp = IdpServer(configuration: .init(clock: ManualClock()))
         try idp.addTenant("demo")                     // adds the clients KssIdpEnrollment, KssIdpLogin, …
         try idp.addUser("alice", tenant: "demo")
         let activationCode = try idp.issueActivationCode(for: "alice", tenant: "demo")
@@ -39,27 +40,28 @@ struct ActivationAndLoginTests {
 
         // Activation: username, then activation code, then the new password.
         _ = await masterController.receive(KSMStartEvent())
-        var ast = await masterController.receive(KSMGetAstClientDataEvent(tenantId: "demo")) as! KSMGetAstClientDataResultEvent
-        var result = await idpSdk.getAuthorizationCode(withAstClientData: .init(astClientData: ast), clientId: "KssIdpEnrollment",
-                                                       interactionInterface: provider, userId: nil, traceParent: nil)
-        var set = await masterController.receive(KSMSetAuthorisationCodeEvent(
-            tenantId: "demo", authenticationMode: .no, authorisationCode: result.authorizationCode ?? "",
+        let ast = await masterController.receive(KSMGetAstClientDataEvent(tenantId: "demo")) as! KSMGetAstClientDataResultEvent
+        let activation = await idpSdk.getAuthorizationCode(withAstClientData: .init(astClientData: ast), clientId: "KssIdpEnrollment",
+                                                           interactionInterface: provider, userId: nil, traceParent: nil)
+        let activated = await masterController.receive(KSMSetAuthorisationCodeEvent(
+            tenantId: "demo", authenticationMode: .no, authorisationCode: activation.authorizationCode ?? "",
             clientId: "KssIdpEnrollment")) as! KSMSetAuthorisationCodeResultEvent
-        print(set.status)                             // kOk: alice is activated and logged in
+        print(activated.status)                       // kOk: alice is activated and logged in
 
         // After an app restart alice must log in again: username and password, with her user id.
         let restart = await masterController.receive(KSMRestartEvent()) as! KSMRestartResultEvent
         print(restart.sdkState)                       // LOGIN_REQUIRED
-        ast = await masterController.receive(KSMGetAstClientDataEvent(tenantId: "demo")) as! KSMGetAstClientDataResultEvent
-        result = await idpSdk.getAuthorizationCode(withAstClientData: .init(astClientData: ast), clientId: "KssIdpLogin",
-                                                   interactionInterface: provider, userId: "alice", traceParent: nil)
-        set = await masterController.receive(KSMSetAuthorisationCodeEvent(
-            tenantId: "demo", authenticationMode: .no, authorisationCode: result.authorizationCode ?? "",
+        let loginAst = await masterController.receive(KSMGetAstClientDataEvent(tenantId: "demo")) as! KSMGetAstClientDataResultEvent
+        let login = await idpSdk.getAuthorizationCode(withAstClientData: .init(astClientData: loginAst), clientId: "KssIdpLogin",
+                                                      interactionInterface: provider, userId: "alice", traceParent: nil)
+        let loggedIn = await masterController.receive(KSMSetAuthorisationCodeEvent(
+            tenantId: "demo", authenticationMode: .no, authorisationCode: login.authorizationCode ?? "",
             clientId: "KssIdpLogin")) as! KSMSetAuthorisationCodeResultEvent
-        print(set.status)                             // kOk: alice is logged in
+        print(loggedIn.status)                        // kOk: alice is logged in
         // README block end
-        #expect(set.status == .KSMOK)
+        #expect(activated.status == .KSMOK, "\(activated.errorDescription ?? "") \(activation.idpSdkError.map { "\($0)" } ?? "")")
         #expect(restart.sdkState == .LOGIN_REQUIRED)
+        #expect(loggedIn.status == .KSMOK, "\(loggedIn.errorDescription ?? "") \(login.idpSdkError.map { "\($0)" } ?? "")")
         #expect(idp.user("alice", tenant: "demo")?.status == .active)
     }
 }
