@@ -17,14 +17,17 @@ import Testing
 
 /// An IDP with the sample's realm, a web view that reaches it whatever host the URL names (so the
 /// sample's fixed base URL serves every test), and devices whose MasterController reaches it at a
-/// URL of this test's own.
+/// URL of this test's own. The IDP and the devices share a clock that moves only when a test moves
+/// it, so no code or token expires while a loaded machine keeps a test waiting.
 private struct TWVBench {
-    let idp = IdpServer()
+    let clock = ManualClock()
+    let idp: IdpServer
     let tenant = MaverickWebPageHelper.END_POINT
     let webView: WebViewSimulator
     let mcUrl = "https://idp-twv-\(UUID().uuidString.lowercased()).test"
 
     init() {
+        idp = IdpServer(configuration: .init(clock: clock))
         try! idp.addTenant(tenant)
         IdpNetwork.shared.register(idp, at: mcUrl)
         webView = WebViewSimulator(transport: InProcessTransport(server: idp))
@@ -32,7 +35,7 @@ private struct TWVBench {
 
     /// A started device.
     func device() async -> MaverickActivation {
-        let activation = MaverickActivation(MasterController(configuration: .init(idpUrl: mcUrl)))
+        let activation = MaverickActivation(MasterController(configuration: .init(idpUrl: mcUrl, clock: clock)))
         _ = await activation.masterControllerAdapter.receive(KSMStartEvent())
         return activation
     }
