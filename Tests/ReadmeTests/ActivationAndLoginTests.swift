@@ -59,9 +59,9 @@ struct ActivationAndLoginTests {
             clientId: "KssIdpLogin")) as! KSMSetAuthorisationCodeResultEvent
         print(loggedIn.status)                        // kOk: alice is logged in
         // README block end
-        #expect(activated.status == .KSMOK, "\(activated.errorDescription ?? "") \(activation.idpSdkError.map { "\($0)" } ?? "")")
+        #expect(activated.status == .KSMOK, "\(activated.errorDescription) \(activation.idpSdkError.map { "\($0)" } ?? "")")
         #expect(restart.sdkState == .LOGIN_REQUIRED)
-        #expect(loggedIn.status == .KSMOK, "\(loggedIn.errorDescription ?? "") \(login.idpSdkError.map { "\($0)" } ?? "")")
+        #expect(loggedIn.status == .KSMOK, "\(loggedIn.errorDescription) \(login.idpSdkError.map { "\($0)" } ?? "")")
         #expect(idp.user("alice", tenant: "demo")?.status == .active)
     }
 }
