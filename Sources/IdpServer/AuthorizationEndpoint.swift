@@ -187,11 +187,18 @@ extension IdpServer {
         }
         // A decision's audit entries: at the time it was decided at, numbered among its user's
         // decisions, and appended together, so a reader never sees half a decision.
-        func recordDecision(_ session: AuthSession, _ entries: (event: AuditEntry.Event, userId: String?, detail: String)...) {
-            record(entries.map { entry in
-                AuditEntry(time: now, event: entry.event, tenant: tenantId, clientId: session.clientId, userId: session.decidedUser ?? entry.userId,
-                           traceParent: session.traceParent, detail: entry.detail, userDecision: session.userDecision)
-            })
+        // A passed step or an issued code, the common decisions, is one entry appended without an
+        // array.
+        typealias DecisionEntry = (event: AuditEntry.Event, userId: String?, detail: String)
+        func entry(_ session: AuthSession, _ entry: DecisionEntry) -> AuditEntry {
+            AuditEntry(time: now, event: entry.event, tenant: tenantId, clientId: session.clientId, userId: session.decidedUser ?? entry.userId,
+                       traceParent: session.traceParent, detail: entry.detail, userDecision: session.userDecision)
+        }
+        func recordDecision(_ session: AuthSession, _ only: DecisionEntry) {
+            record(CollectionOfOne(entry(session, only)))
+        }
+        func recordDecision(_ session: AuthSession, _ first: DecisionEntry, _ second: DecisionEntry) {
+            record([entry(session, first), entry(session, second)])
         }
         func rejected(_ session: AuthSession, _ code: String) -> String { "step \(session.step + 1) attempt \(session.attemptsOnStep): \(code)" }
         switch outcome {

@@ -378,7 +378,7 @@ public final class IdpServer: Sendable {
     }
 
     /// Appends `entries` to the audit log together (one decision's).
-    func record(_ entries: [AuditEntry]) {
+    func record<Entries: Collection<AuditEntry>>(_ entries: Entries) {
         audit.append(entries)
     }
 
