@@ -45,8 +45,7 @@ public func measureHandBack(samples: Int, before: Duration = .microseconds(40), 
 
 /// `duration` in nanoseconds, within 0...1 s.
 private func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = min(max(duration, .zero), .seconds(1)).components
-    return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    UInt64(min(max(duration, .zero), .seconds(1)).nanoseconds)
 }
 
 /// Keeps the calling OS thread busy until `nanoseconds` after `start`.

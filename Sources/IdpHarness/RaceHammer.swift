@@ -332,7 +332,7 @@ extension RaceHammer {
             let crossing = clock.flatMap { clock in
                 settings.expiryHorizon > .zero ? HammerRound.Crossing(
                     clock: clock, horizon: settings.expiryHorizon, beforeCall: lockstep / 2,
-                    target: clock.elapsedNanoseconds + ConformanceClock.nanoseconds(settings.expiryHorizon)) : nil
+                    target: clock.elapsedNanoseconds + settings.expiryHorizon.nanoseconds) : nil
             }
             let hammerRound = HammerRound(providers: providers, calls: calls, crossing: crossing)
             for thread in calls { for call in thread { findings.usersAsked.insert(users[call.user].userId) } }

@@ -32,8 +32,12 @@ public final class ManualClock: IdpClock {
 
     private let current: LockedValue<State>
 
-    /// Starts at `start` (by default 2026-01-01T00:00:00Z, so test output is reproducible).
-    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
+    /// Where a clock starts unless told otherwise: 2026-01-01T00:00:00Z, so test output is
+    /// reproducible.
+    public static let defaultStart = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// Starts at `start` (by default ``defaultStart``).
+    public init(start: Date = ManualClock.defaultStart) {
         current = LockedValue(State(now: start))
     }
 
@@ -141,5 +145,10 @@ extension Duration {
     /// The duration as a `TimeInterval` (seconds).
     public var timeInterval: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
+    /// The duration in whole nanoseconds (what is left below a nanosecond is dropped).
+    public var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

@@ -23,6 +23,17 @@ struct ClockTimerTests {
         #expect(runs.withLock { $0 } == 11)
     }
 
+    @Test("a duration in whole nanoseconds, and in seconds; a manual clock starts at its default start")
+    func durationConversions() {
+        #expect(Duration.seconds(2).nanoseconds == 2_000_000_000)
+        #expect(Duration.milliseconds(1500).nanoseconds == 1_500_000_000)
+        #expect(Duration.nanoseconds(7).nanoseconds == 7)
+        #expect(Duration.seconds(-1).nanoseconds == -1_000_000_000)
+        #expect(Duration.milliseconds(250).timeInterval == 0.25)
+        #expect(ManualClock().now() == ManualClock.defaultStart)
+        #expect(ManualClock.defaultStart == Date(timeIntervalSince1970: 1_767_225_600))
+    }
+
     @Test("on the system clock and on any other clock the action runs once")
     func otherClocks() async {
         struct Offset: IdpClock {

@@ -12,9 +12,8 @@ import Synchronization
 /// every earlier one, and hide the provider's own races from the hammer. Reads are counted on the
 /// reading thread's stripe, so threads reading at once do not all write one cache line.
 final class ConformanceClock: IdpClock {
-    /// Where the clock starts: 2026-01-01T00:00:00Z, as ``ManualClock`` does, so test output is
-    /// reproducible.
-    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+    /// Where the clock starts: where a `ManualClock` does, so test output is reproducible.
+    static let start = ManualClock.defaultStart
 
     /// Nanoseconds past ``start``; moved only by ``advance(by:)``.
     private let offset = Atomic<Int64>(0)
@@ -34,12 +33,6 @@ final class ConformanceClock: IdpClock {
 
     /// Moves the clock forward by `duration` (one thread at a time: the kit's crossing thread).
     func advance(by duration: Duration) {
-        offset.add(Self.nanoseconds(duration), ordering: .relaxed)
-    }
-
-    /// `duration` in whole nanoseconds.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        offset.add(duration.nanoseconds, ordering: .relaxed)
     }
 }
