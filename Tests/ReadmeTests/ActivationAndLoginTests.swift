@@ -13,7 +13,7 @@ struct ActivationAndLoginTests {
     func activationThenLogin() async throws {
         // README block begin
         // An in-process IDP at the URL the documented constructors are given, with a user to activate.
-        // Its clock moves only when advanced, so no code or token expires while the example waits.
+        // Its clock moves only when advanced, so the codes it issues do not expire while the example waits.
         let idp = IdpServer(configuration: .init(clock: ManualClock()))
         try idp.addTenant("demo")                     // adds the clients KssIdpEnrollment, KssIdpLogin, …
         try idp.addUser("alice", tenant: "demo")
