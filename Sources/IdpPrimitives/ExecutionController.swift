@@ -54,6 +54,11 @@ public protocol ExecutionController: Sendable {
     /// ``resumeHandOver(at:)``. Never blocks. Default: nothing.
     /// - Parameter seam: Where the task waits.
     func suspending(at seam: Seam)
+    /// The calling task is at `seam`, a point where another may go first (before it writes what
+    /// an answer brought into shared state, say); returns when it may go on. Suspends, never
+    /// blocks. Default: returns at once.
+    /// - Parameter seam: Where the task is.
+    func checkpoint(at seam: Seam) async
 }
 
 extension ExecutionController {
@@ -69,4 +74,8 @@ extension ExecutionController {
     /// Nothing to do.
     /// - Parameter seam: Where the task waits.
     public func suspending(at seam: Seam) {}
+
+    /// Goes on at once.
+    /// - Parameter seam: Where the task is.
+    public func checkpoint(at seam: Seam) async {}
 }

@@ -24,6 +24,9 @@ struct FlowContext: Sendable {
     let completionNeverBlocks: Bool
     /// The trace id the flow's ``Seam``s carry.
     let seamTrace: String?
+    /// The service's one slot for ``PlantedBug/engineRoutesAnswerThroughSharedSlot``; `nil` unless
+    /// that bug is on.
+    let plantedSlot: PlantedAnswerSlot?
 
     /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
     func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
@@ -88,13 +91,27 @@ final class Flow: Sendable {
         }
         context.timers.cancel(self)
         onEnd(self)
+        let planted = context.configuration.plantedBug
+        if planted.isOn(.engineDropsCompletionDuringProviderCall), case .endedDuringCall = notice { return true }
+        #if DEBUG
+        if planted.isOn(.engineCompletesAgainOnLateResponse), origin == .outside {
+            plantedKept.withLock { $0 = { [self] in context.handOff("completion") { completion(result) } } }
+        }
+        #endif
         if origin == .engine && context.pool.isCurrentThread {
             complete(completion, result: result, notice: notice)
+            if planted.isOn(.engineCompletesInlineAndOnPool) { context.handOff("completion") { completion(result) } }
         } else {
             context.handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
         }
         return true
     }
+
+    #if DEBUG
+    /// ``PlantedBug/engineCompletesAgainOnLateResponse``: the completion of a flow ended from
+    /// outside, delivered again when a late answer arrives.
+    private let plantedKept = LockedValue<(@Sendable () -> Void)?>(nil)
+    #endif
 
     /// The timer fired: end with `timedOut`.
     func timeOut() {
@@ -132,7 +149,12 @@ final class Flow: Sendable {
         guard let number = machine.withLock({ $0.sendingRequest() }) else { return }
         context.transport.send(request) { [self] response in
             // Take the response only if it is the one awaited, and only once.
-            guard machine.withLock({ $0.responseArrived(for: number) }) else { return }
+            guard machine.withLock({ $0.responseArrived(for: number) }) else {
+                #if DEBUG
+                plantedKept.withLock { $0 }?()
+                #endif
+                return
+            }
             if answeredInline && context.pool.enterInline() {
                 defer { context.pool.leaveInline() }
                 handle(response)
@@ -181,8 +203,18 @@ final class Flow: Sendable {
     /// Runs on an SDK thread: the one place the provider is called.
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
         guard machine.withLock({ $0.providerCallBegins() }) else { return }
+        context.plantedSlot?.asking.withLock { $0 = (PlantedAnswerSlot.Weak(self), data, form) }
         let answer = callProvider { $0.provider.provideCredentials(data) }
         context.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
+        if let (target, data, form) = context.plantedSlot?.asking.withLock({ $0 }), let flow = target.flow {
+            flow.take(answer, data: data, form: form)
+            return
+        }
+        take(answer, data: data, form: form)
+    }
+
+    /// Runs on an SDK thread: hands the provider's answer to the flow, which submits it or ends.
+    private func take(_ answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData, form: XHTMLForm) {
         switch machine.withLock({ $0.providerCallEnded() }) {
         case .discard:
             return
@@ -193,7 +225,9 @@ final class Flow: Sendable {
             break
         }
         if let error = answer.error {
-            finish(.failure(error), from: .engine)
+            let delivered = context.configuration.plantedBug.isOn(.engineReplacesProviderError)
+                ? IdpSdkError(.protocolError, "the provider failed") : error
+            finish(.failure(delivered), from: .engine)
             return
         }
         switch CredentialCheck.submission(for: answer.credentials ?? [:], data: data, form: form, context: context) {
@@ -203,4 +237,16 @@ final class Flow: Sendable {
             send(request, answeredInline: true)
         }
     }
+}
+
+/// One slot for a whole service, for ``PlantedBug/engineRoutesAnswerThroughSharedSlot``: the flow
+/// whose provider call runs, as the planted engine keeps it.
+final class PlantedAnswerSlot: Sendable {
+    /// Holds a flow without keeping it alive.
+    final class Weak: Sendable {
+        weak let flow: Flow?
+        init(_ flow: Flow) { self.flow = flow }
+    }
+
+    let asking = LockedValue<(Weak, IdpSdkInteractionData, XHTMLForm)?>(nil)
 }

@@ -70,6 +70,8 @@ public final class IdpSdkService: Sendable {
         /// `nil`, the default: the SDK schedules its own work. With a `ManualClock` and a
         /// controller, timeouts fire on the thread that moves the clock, so a run repeats.
         public var controller: (any ExecutionController)?
+        /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
+        package var plantedBug = PlantedBugSwitch()
 
         /// A configuration; every parameter has a default.
         ///
@@ -161,7 +163,11 @@ public final class IdpSdkService: Sendable {
         self.pool = WorkerPools(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive,
                                 spin: configuration.workerSpin)
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
+        plantedSlot = configuration.plantedBug.isOn(.engineRoutesAnswerThroughSharedSlot) ? PlantedAnswerSlot() : nil
     }
+
+    /// The one slot of ``PlantedBug/engineRoutesAnswerThroughSharedSlot``; `nil` unless it is on.
+    private let plantedSlot: PlantedAnswerSlot?
 
     /// Obtains an authorization code for `clientId`.
     ///
@@ -218,7 +224,8 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
-            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent)
+            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent),
+            plantedSlot: plantedSlot
         )
         inFlight.add(1)
         let inFlight = self.inFlight
@@ -324,7 +331,10 @@ public struct IdpSdkFlowHandle: Sendable {
     /// call in progress is left to return; its answer is discarded.
     public func cancel() {
         flow.context.configuration.controller?.pause(at: Seam("cancel", trace: flow.context.seamTrace))
-        flow.finish(.failure(IdpSdkError(.cancelled, "the flow was cancelled by its caller")))
+        let error = flow.context.configuration.plantedBug.isOn(.engineReportsCancelAsConnectionLost)
+            ? IdpSdkError(.connectionLost, "the connection to the IDP was lost")
+            : IdpSdkError(.cancelled, "the flow was cancelled by its caller")
+        flow.finish(.failure(error))
     }
 }
 

@@ -146,6 +146,10 @@ extension IdpServer {
 
         let codeLifetime = configuration.authorizationCodeLifetime.timeInterval
         let tenant = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode))
+        let staleFailures = configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy)
+            ? plantedStaleFailures(sessionCode: sessionCode, tenant: tenant, answers: answers) : nil
+        // A controlled stress run may decide another request first.
+        configuration.controller?.pause(at: Seam("idp.step", trace: TraceParent.seamTrace(traceParent)))
 
         // The session's shard, then (inside it) the user's: the lock order of `ServerState`.
         let outcome: StepOutcome = state.sessionShard(sessionCode).withLock { sessions in
@@ -173,7 +177,8 @@ extension IdpServer {
                     session: session, sessionCode: sessionCode, sessions: &sessions, users: &users, key: key,
                     tenant: tenant, client: client, answers: answers, now: now, newCode: newCode,
                     newAstClientId: newAstClientId, newSalt: newSalt, codeLifetime: codeLifetime,
-                    maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength, lockoutPolicy: lockoutPolicy
+                    maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength, lockoutPolicy: lockoutPolicy,
+                    staleFailures: staleFailures
                 )
             }
         }
@@ -258,7 +263,7 @@ extension IdpServer {
         session: AuthSession, sessionCode: String, sessions: inout SessionShard, users: inout UserShard, key: UserKey,
         tenant: TenantConfiguration, client prepared: PreparedClient, answers: FormParameters, now: Date, newCode: String,
         newAstClientId: String, newSalt: [UInt8], codeLifetime: TimeInterval,
-        maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy
+        maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy, staleFailures: (key: UserKey, failures: Int)?
     ) -> StepOutcome {
         var session = session
         // Numbered under the user's shard lock: the audit entries of this decision carry it.
@@ -283,8 +288,11 @@ extension IdpServer {
         case .reject(let rejection):
             session.attemptsOnStep += 1
             if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
+                if let stale = staleFailures, stale.key == key { users.users[key]?.failedAttempts = stale.failures }
+                var policy = lockoutPolicy
+                if configuration.plantedBug.isOn(.idpLocksOneGuessLate), policy.maximumFailures > 0 { policy.maximumFailures += 1 }
                 // In place: one entry of this shard changes, nothing is copied.
-                let lock = userId == key.user ? users.users[key]?.recordFailure(at: now, policy: lockoutPolicy) : nil
+                let lock = userId == key.user ? users.users[key]?.recordFailure(at: now, policy: policy) : nil
                 if let lock {
                     sessions.sessions[sessionCode] = nil
                     return .locked(session, lock, evaluated: true, userId: userId)
@@ -361,17 +369,28 @@ extension IdpServer {
             }
             user.recordSuccess()
             users.users[key] = user
+            let codeUser = configuration.plantedBug.isOn(.idpIssuesCodeForLoginHint) && client.purpose == .enrollment ? session.loginHint ?? userId : userId
             let code = CodeRecord(
-                tenant: tenantId, clientId: client.clientId, userId: userId, redirectURI: session.redirectURI,
+                tenant: tenantId, clientId: client.clientId, userId: codeUser, redirectURI: session.redirectURI,
                 codeChallenge: session.codeChallenge, codeChallengeMethod: session.codeChallengeMethod,
                 astClientId: astClientId, expiresAt: now.addingTimeInterval(codeLifetime)
             )
-            return .completed(session, client, userId: userId, code: code)
+            return .completed(session, client, userId: codeUser, code: code)
         }
     }
 }
 
 extension IdpServer {
+    /// ``PlantedBug/idpCountsFailureOnStaleCopy``: the failure count of the user a step names,
+    /// read before the decision's lock is taken.
+    private func plantedStaleFailures(sessionCode: String, tenant: TenantConfiguration?, answers: FormParameters) -> (key: UserKey, failures: Int)? {
+        guard let session = state.sessionShard(sessionCode).withLock({ $0.sessions[sessionCode] }),
+              let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count else { return nil }
+        let named = session.userId ?? client.configuration.steps[session.step].first { $0.role == .username }.flatMap { answers[$0.id] }
+        let key = UserKey(tenant: session.tenant, user: named ?? "")
+        return state.userShard(key).withLock { $0.users[key]?.failedAttempts }.map { (key, $0) }
+    }
+
     /// The description of the `reset_code_expired` error, at the step and at completion.
     static let resetCodeExpired = "the password-reset code has expired; ask for a new one"
 }

@@ -72,6 +72,13 @@ public final class IdpServer: Sendable {
         public var auditLogCapacity: Int
         /// When wrong secrets lock an account; off by default.
         public var lockout: LockoutPolicy
+        /// Takes over the server's decision points for a controlled stress run (`IdpHarness`'s
+        /// `SystemStress`): before it decides a login step, an authorization code's redemption or a
+        /// refresh, a request pauses there (``ExecutionController/pause(at:)``), so another
+        /// request may be decided first. `nil`, the default: requests run straight through.
+        public var controller: (any ExecutionController)?
+        /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
+        package var plantedBug = PlantedBugSwitch()
 
         /// Keycloak's "Offline Session Max": how long an offline token family lives from the login
         /// that created it. Refreshing rotates the offline token but never extends this.
@@ -97,6 +104,8 @@ public final class IdpServer: Sendable {
         ///   - minimumPasswordLength: The shortest password a user may choose; 4.
         ///   - auditLogCapacity: How many audit entries each shard of the log keeps; 8 192.
         ///   - lockout: When wrong secrets lock an account; ``LockoutPolicy/disabled`` by default.
+        ///   - controller: Takes over the server's decision points for a controlled stress run;
+        ///     `nil`.
         public init(
             clock: any IdpClock = SystemClock(),
             authorizationCodeLifetime: Duration = .seconds(60),
@@ -110,7 +119,8 @@ public final class IdpServer: Sendable {
             maximumBodySize: Int = 64 * 1024,
             minimumPasswordLength: Int = 4,
             auditLogCapacity: Int = 8_192,
-            lockout: LockoutPolicy = .disabled
+            lockout: LockoutPolicy = .disabled,
+            controller: (any ExecutionController)? = nil
         ) {
             self.clock = clock
             self.authorizationCodeLifetime = authorizationCodeLifetime
@@ -125,6 +135,7 @@ public final class IdpServer: Sendable {
             self.minimumPasswordLength = minimumPasswordLength
             self.auditLogCapacity = auditLogCapacity
             self.lockout = lockout
+            self.controller = controller
         }
     }
 

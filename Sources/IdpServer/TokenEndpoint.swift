@@ -50,6 +50,9 @@ extension IdpServer {
         let family = GrantKey(ShardRouting.token(byteCount: 16, shard: shard))
         let keys = (code: GrantKey(code), access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
         let tenantExists = state.tenant(tenantId, stripe: shard) != nil
+        let planted = configuration.plantedBug
+        // A controlled stress run may decide another request first.
+        configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
 
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?)
@@ -81,18 +84,21 @@ extension IdpServer {
             guard PKCE.isValidVerifier(verifier) else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier is malformed (RFC 7636 §4.1)", userId: record.userId)
             }
-            guard PKCE.verify(verifier: verifier, challenge: record.codeChallenge, method: record.codeChallengeMethod) else {
+            guard planted.isOn(.idpSkipsPkceCheck) || PKCE.verify(verifier: verifier, challenge: record.codeChallenge, method: record.codeChallengeMethod) else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier does not match the code challenge", userId: record.userId)
             }
-            state.codes.removeValue(forKey: keys.code)
-            state.redeemedCodes.updateValue(RedeemedCode(
-                forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval),
-                family: family
-            ), forKey: keys.code)
+            if !planted.isOn(.idpCodeStaysRedeemable) {
+                state.codes.removeValue(forKey: keys.code)
+                state.redeemedCodes.updateValue(RedeemedCode(
+                    forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval),
+                    family: family
+                ), forKey: keys.code)
+            }
+            let accessLifetime = planted.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
             let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
             state.openFamily(family, expiresAt: offlineSessionEnd, astClientId: record.astClientId,
                              tenant: tenantId, clientId: clientId, userId: record.userId, tokens: [
-                                (keys.access, .access, now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval)),
+                                (keys.access, .access, now.addingTimeInterval(accessLifetime)),
                                 (keys.refresh, .refresh, now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)),
                                 (keys.offline, .offline, offlineSessionEnd),
                              ])
@@ -145,6 +151,8 @@ extension IdpServer {
         // change owner, so the decision below, under both locks, sees the same user.
         let owner = state.grants[shard].withLock { $0.tokens[keys.presented]?.userId }
         let userKey = UserKey(tenant: tenantId, user: owner ?? "")
+        // A controlled stress run may decide another request first.
+        configuration.controller?.pause(at: Seam("idp.refresh", trace: TraceParent.seamTrace(traceParent)))
 
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?, reused: Bool)

@@ -57,6 +57,8 @@ extension MasterController {
             code: event.authorisationCode, clientId: event.clientId, tenantId: event.tenantId,
             authorization: authorization, context: requestContext(trace)
         )
+        // A controlled stress run may let another event at the token store first.
+        await configuration.controller?.checkpoint(at: Seam("mc.store.save", trace: trace.seamTrace))
         // The actor may have handled other events while the request was out: decide on what is
         // true now.
         let tokens: McTokenSet
@@ -72,7 +74,7 @@ extension MasterController {
         }
         let user = KsUserIdentifier(tenantId: event.tenantId, userId: tokens.userId)
         store.save(StoredUser(tokens: tokens, astClientId: tokens.astClientId, authenticationMode: event.authenticationMode), for: user, loggedIn: true)
-        loggedIn.insert(user)
+        if event.userIdentifier.userId.isEmpty || !configuration.plantedBug.isOn(.mcLoginForgetsSession) { loggedIn.insert(user) }
         lastLoggedIn = user
         return KSMSetAuthorisationCodeResultEvent(status: .kOk, userIdentifier: user)
     }

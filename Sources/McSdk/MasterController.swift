@@ -61,6 +61,8 @@ public actor MasterController {
         /// restart) and the waits on a refresh in flight, for a controlled stress run (`IdpHarness`'s
         /// `SystemStress`); `nil`, the default: plain tasks.
         public var controller: (any ExecutionController)?
+        /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
+        package var plantedBug = PlantedBugSwitch()
 
         /// A configuration; every parameter but `idpUrl` has a default.
         ///

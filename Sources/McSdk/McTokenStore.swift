@@ -51,6 +51,15 @@ public final class McTokenStore: Sendable {
 
     func user(_ user: KsUserIdentifier) -> StoredUser? { contents.withLock { $0.users[user] } }
 
+    /// Which kinds of token the store holds for `user` (never the tokens themselves), or `nil` if
+    /// the user is not activated here: what the system stress reads to judge that a logout
+    /// stays one.
+    package func heldTokens(of user: KsUserIdentifier) -> (access: Bool, refresh: Bool, offline: Bool)? {
+        contents.withLock { contents in
+            contents.users[user].map { ($0.tokens.accessToken != nil, $0.tokens.refreshToken != nil, $0.tokens.offlineToken != nil) }
+        }
+    }
+
     /// The device's AST client id (its binding at the IDP), once a user was activated here.
     var deviceAstClientId: String? { contents.withLock { $0.deviceAstClientId } }
 

@@ -1,0 +1,91 @@
+/// A bug planted in the product on purpose, so that a test can show that the system stress
+/// catches the kind of bug each of its invariants is named for (mutation testing).
+///
+/// Each case names the module it lives in and what goes wrong. A product type holds the bug it
+/// was configured with in a ``PlantedBugSwitch``, and only a debug build can set one: in a release
+/// build the switch holds nothing and ``PlantedBugSwitch/isOn(_:)`` is the constant `false`, so no
+/// planted code path can run there.
+package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
+    // The IdpSdk engine.
+    /// The engine keeps the flow whose provider call runs in one slot for the whole service and
+    /// routes the provider's answer to whichever flow is in that slot when the call returns.
+    case engineRoutesAnswerThroughSharedSlot = "engine.routes-answer-through-shared-slot"
+    /// A provider's error reaches the caller as another SDK error.
+    case engineReplacesProviderError = "engine.replaces-provider-error"
+    /// A cancelled flow ends with `connectionLost` instead of `cancelled`.
+    case engineReportsCancelAsConnectionLost = "engine.reports-cancel-as-connection-lost"
+    /// A flow ended from outside (a cancel, a timeout) completes again when the answer to its
+    /// last request arrives.
+    case engineCompletesAgainOnLateResponse = "engine.completes-again-on-late-response"
+    /// A flow that ends on an SDK thread completes there and once more on another SDK thread.
+    case engineCompletesInlineAndOnPool = "engine.completes-inline-and-on-pool"
+    /// A flow that ends while its provider call runs (a timeout, a cancel) never completes.
+    case engineDropsCompletionDuringProviderCall = "engine.drops-completion-during-provider-call"
+
+    // The MasterController.
+    /// A refresh that ends after ClearIamTokenCache writes its tokens back into the store.
+    case mcRefreshWritesBackAfterClear = "mc.refresh-writes-back-after-clear"
+    /// CLEAR_ACCESS_AND_REFRESH leaves the refresh token in the store.
+    case mcClearKeepsRefreshToken = "mc.clear-keeps-refresh-token"
+    /// Concurrent callers that find the access token expired each refresh it (no single flight).
+    case mcRefreshWithoutSingleFlight = "mc.refresh-without-single-flight"
+    /// The access token is refreshed while it is still valid.
+    case mcRefreshesLiveToken = "mc.refreshes-live-token"
+    /// A refresh stores the new access token but keeps the spent refresh token.
+    case mcKeepsSpentRefreshToken = "mc.keeps-spent-refresh-token"
+    /// A login by SetAuthorisationCode stores the tokens but does not mark the user logged in.
+    case mcLoginForgetsSession = "mc.login-forgets-session"
+    /// A refresh whose tokens were cleared meanwhile never ends: its waiters wait for ever.
+    case mcClearedRefreshNeverEnds = "mc.cleared-refresh-never-ends"
+
+    // The IdpServer.
+    /// A wrong secret is counted on a copy of the user read before the decision's lock, and the
+    /// copy is written back (check, then act).
+    case idpCountsFailureOnStaleCopy = "idp.counts-failure-on-stale-copy"
+    /// The account locks one wrong secret after the policy's limit.
+    case idpLocksOneGuessLate = "idp.locks-one-guess-late"
+    /// A redeemed authorization code stays redeemable.
+    case idpCodeStaysRedeemable = "idp.code-stays-redeemable"
+    /// The token endpoint does not check the PKCE verifier.
+    case idpSkipsPkceCheck = "idp.skips-pkce-check"
+    /// An activation started with a login hint (add user) issues its code for the hinted user.
+    case idpIssuesCodeForLoginHint = "idp.issues-code-for-login-hint"
+    /// Access tokens are recorded as expired the moment they are issued.
+    case idpIssuesExpiredAccessTokens = "idp.issues-expired-access-tokens"
+
+    /// Orders bugs by name.
+    /// - Parameters:
+    ///   - lhs: A bug.
+    ///   - rhs: Another.
+    /// - Returns: Whether `lhs`'s name sorts first.
+    package static func < (lhs: PlantedBug, rhs: PlantedBug) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// The planted bug a product type was configured with: in a debug build a value a test may set,
+/// in a release build nothing at all.
+package struct PlantedBugSwitch: Sendable, Equatable {
+    #if DEBUG
+    /// The bug that is on, if any.
+    package var bug: PlantedBug?
+    #endif
+
+    /// No bug on.
+    package init() {}
+
+    #if DEBUG
+    /// `bug` on (debug builds only).
+    /// - Parameter bug: The bug to turn on; `nil`: none.
+    package init(_ bug: PlantedBug?) { self.bug = bug }
+    #endif
+
+    /// Whether `bug` is on: always `false` in a release build.
+    /// - Parameter bug: A planted bug.
+    @inline(__always)
+    package func isOn(_ bug: PlantedBug) -> Bool {
+        #if DEBUG
+        self.bug == bug
+        #else
+        false
+        #endif
+    }
+}
