@@ -176,7 +176,10 @@ enum StressCommand {
                 let failing = runs.filter { !$0.violations.isEmpty }
                 print("replayed \(runs.count) times: \(failing.count) broke an invariant")
                 for (number, run) in runs.enumerated() {
-                    if !run.violations.isEmpty { print("  replay \(number + 1): \(run.violations.joined(separator: "; "))") }
+                    if !run.violations.isEmpty {
+                        print("  replay \(number + 1): \(run.violations.joined(separator: "; "))")
+                        if number == 0 { print("  what happened (oldest first):\n" + run.eventLog.map { "    \($0)" }.joined(separator: "\n")) }
+                    }
                     if !run.interleavings.isEmpty {
                         print("  replay \(number + 1) reached: " + run.interleavings.keys.sorted().map { "\($0.rawValue) ×\(run.interleavings[$0]!)" }.joined(separator: ", "))
                     }

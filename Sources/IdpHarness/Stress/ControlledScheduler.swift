@@ -180,6 +180,16 @@ public final class ControlledScheduler: Sendable {
         return participant
     }
 
+    /// The running async participant is at seam `name`, a point where another may go first: it
+    /// waits to be chosen like a thread at a seam, and `resume` (which resumes its task) runs when
+    /// it is. Never blocks.
+    public func yieldAsync(_ participant: Int, _ name: String, _ resume: @escaping @Sendable () -> Void) {
+        perform(guarded.withLock { guarded -> Effect in
+            guarded.deliveries[participant] = resume
+            return guarded.effect(of: guarded.machine.arrive(participant, at: name, now: .now))
+        })
+    }
+
     /// Whether async participant `participant` runs now (under control), so it may park.
     public func isRunning(_ participant: Int) -> Bool {
         guarded.withLock { $0.machine.isRunning(participant) }

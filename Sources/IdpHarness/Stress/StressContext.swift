@@ -9,13 +9,16 @@ public final class StressContext: Sendable {
     private let scheduler: ControlledScheduler?
     private let faults: FaultPlan
     private let fired: LockedValue<[FaultPlan.Site]>
+    private let monitor: FreeRunMonitor?
 
-    init(flow: Int, participant: Int, scheduler: ControlledScheduler?, faults: FaultPlan, fired: LockedValue<[FaultPlan.Site]>) {
+    init(flow: Int, participant: Int, scheduler: ControlledScheduler?, faults: FaultPlan, fired: LockedValue<[FaultPlan.Site]>,
+         monitor: FreeRunMonitor? = nil) {
         self.flow = flow
         self.participant = participant
         self.scheduler = scheduler
         self.faults = faults
         self.fired = fired
+        self.monitor = monitor
     }
 
     /// A point where another flow may run first. Free-running, it does nothing.
@@ -26,7 +29,8 @@ public final class StressContext: Sendable {
 
     /// Starts something that delivers its result later, on another thread (`start` gets the
     /// delivery), and waits for the first delivery: under control this flow parks and others go
-    /// on until it comes; free-running it blocks its OS thread, for at most `limit` (then `nil`).
+    /// on until it comes; free-running it blocks its OS thread, for at most `limit` (then `nil`;
+    /// also `nil` when the free run's watchdog found the run stuck).
     public func wait<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ start: (@escaping @Sendable (T) -> Void) -> Void) -> T? {
         let box = LockedValue<T?>(nil)
         let semaphore = DispatchSemaphore(value: 0)
@@ -42,6 +46,8 @@ public final class StressContext: Sendable {
         }
         if let scheduler {
             scheduler.park(participant, name)
+        } else if let monitor {
+            guard monitor.wait(participant, on: semaphore, limit: limit) else { return nil }
         } else if semaphore.wait(timeout: .now() + limit.timeInterval) == .timedOut {
             return nil
         }

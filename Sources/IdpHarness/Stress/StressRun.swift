@@ -7,7 +7,12 @@ public struct StressRun: Sendable {
     public let scheduler: ControlledScheduler?
     /// The run's fault plan (``FaultPlan/none`` when no fault is asked for).
     public let faults: FaultPlan
+    /// The run's seed: what a world draws its per-run choices from (the scenario's script), so
+    /// that each run plays another and a replay plays the same.
+    public let seed: UInt64
     let fired: LockedValue<[FaultPlan.Site]>
+    /// A free run's watchdog, which the world tells of its work; `nil` under control.
+    let monitor: FreeRunMonitor?
 
     /// Whether fault `name` strikes flow `flow` at `step`; recorded as fired if so.
     public func fault(_ name: String, flow: Int, step: Int) -> Bool {

@@ -20,7 +20,7 @@ public enum StressRunner {
                                             replay: reproducer.decisions, stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout,
                                             onQuiescence: onQuiescence)
         let fired = LockedValue<[FaultPlan.Site]>([])
-        scenario.attach?(world, StressRun(scheduler: scheduler, faults: reproducer.faults, fired: fired))
+        scenario.attach?(world, StressRun(scheduler: scheduler, faults: reproducer.faults, seed: reproducer.seed, fired: fired, monitor: nil))
         for (participant, flow) in reproducer.flows.enumerated() {
             let context = StressContext(flow: flow, participant: participant, scheduler: scheduler, faults: reproducer.faults, fired: fired)
             let thread = Thread {
@@ -33,7 +33,7 @@ public enum StressRunner {
         }
         if reproducer.flows.isEmpty { scheduler.finish(0) }
         let outcome = await scheduler.outcome()
-        var violations = outcome.deadlocked ? ["no deadlock: every unfinished flow was blocked (\(outcome.lastSeams.joined(separator: ", ")))"] : []
+        var violations = outcome.deadlocked ? ["\(scenario.deadlockVerdict): every unfinished flow was blocked (\(outcome.lastSeams.joined(separator: ", ")))"] : []
         if !outcome.deadlocked { violations += scenario.check(world) }
         var recorded = reproducer
         recorded.decisions = outcome.decisions
@@ -41,25 +41,42 @@ public enum StressRunner {
     }
 
     /// One free-running run: the flows on OS threads released together, no seams, no control.
-    public static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none) async -> [String] {
+    ///
+    /// A watchdog acts for the quiet world as a controlled run's scheduler does: when every flow
+    /// waits for a delivery and nothing has moved for a moment, the scenario's `quiesce` runs; when
+    /// it can do nothing and the run stays quiet for the scenario's deadlock timeout, the flows'
+    /// waits end (a stuck run: ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result
+    /// says so.
+    public static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0) async -> [String] {
         let world = scenario.makeWorld()
         let fired = LockedValue<[FaultPlan.Site]>([])
-        scenario.attach?(world, StressRun(scheduler: nil, faults: faults, fired: fired))
+        let monitor = FreeRunMonitor(participants: scenario.flows, stuckTimeout: scenario.deadlockTimeout)
+        scenario.attach?(world, StressRun(scheduler: nil, faults: faults, seed: seed, fired: fired, monitor: monitor))
+        let watchdog = Thread { monitor.watch { scenario.quiesce?(world) ?? false } }
+        watchdog.name = "IdpHarness-free-run-watchdog"
+        watchdog.start()
         let release = DispatchSemaphore(value: 0)
         let remaining = LockedValue(scenario.flows)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             for flow in 0..<scenario.flows {
-                let context = StressContext(flow: flow, participant: flow, scheduler: nil, faults: faults, fired: fired)
+                let context = StressContext(flow: flow, participant: flow, scheduler: nil, faults: faults, fired: fired, monitor: monitor)
                 Thread {
                     release.wait()
                     scenario.flow(world, context)
+                    monitor.finished(flow)
                     if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
                 }.start()
             }
             for _ in 0..<scenario.flows { release.signal() }
         }
-        return scenario.check(world)
+        monitor.end()
+        var violations = scenario.check(world)
+        if monitor.wasStuck {
+            violations.append("\(scenario.deadlockVerdict): every unfinished flow waited and the quiet world could do nothing for \(scenario.deadlockTimeout)")
+        }
+        return violations
     }
+
 
     /// Explores `runs` runs, each with its own seed derived from `seed`; on the first failure it
     /// replays the reproducer `replays` times and shrinks it.

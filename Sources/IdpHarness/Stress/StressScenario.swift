@@ -29,6 +29,9 @@ public struct StressScenario<World: Sendable>: Sendable {
     /// How long nobody may reach a seam, with nobody able to go on, before the run is a deadlock
     /// (a participant set aside may only be slow, or starved of a thread on a loaded machine).
     public let deadlockTimeout: Duration
+    /// The name a deadlock (every unfinished flow blocked for ever) is reported under, before
+    /// its detail: `no deadlock` by default.
+    public let deadlockVerdict: String
 
     /// A scenario.
     ///
@@ -43,10 +46,11 @@ public struct StressScenario<World: Sendable>: Sendable {
     ///   - stallTimeout: How long a flow may stay away from a seam; 500 ms by default.
     ///   - deadlockTimeout: How long nobody may reach a seam before the run is a deadlock; 5 s by
     ///     default.
+    ///   - deadlockVerdict: The name a deadlock is reported under; `no deadlock` by default.
     public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
                 attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
-                stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5)) {
+                stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5), deadlockVerdict: String = "no deadlock") {
         self.name = name
         self.flows = flows
         self.makeWorld = makeWorld
@@ -56,5 +60,6 @@ public struct StressScenario<World: Sendable>: Sendable {
         self.quiesce = quiesce
         self.stallTimeout = stallTimeout
         self.deadlockTimeout = deadlockTimeout
+        self.deadlockVerdict = deadlockVerdict
     }
 }

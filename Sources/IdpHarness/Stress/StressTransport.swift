@@ -29,6 +29,14 @@ final class StressController: ExecutionController {
         return { resume in scheduler.unparkAsync(participant, resume) }
     }
 
+    func checkpoint(at seam: Seam) async {
+        guard let participant = scheduler.currentAsync, scheduler.isRunning(participant) else { return }
+        let scheduler = self.scheduler
+        await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+            scheduler.yieldAsync(participant, seam.description) { resumed.resume() }
+        }
+    }
+
     func suspending(at seam: Seam) {
         // Parked only now, with the resume arranged: a participant parked before it could be
         // woken looks blocked to the scheduler while it still runs.
@@ -51,6 +59,10 @@ final class StressController: ExecutionController {
 /// - `transport.connectionLost`, `transport.timeout`: the request fails with that error;
 /// - `transport.5xx`: the IDP answers 503.
 ///
+/// Free-running (no scheduler), the same faults strike: a delayed response comes a moment later on
+/// another thread, a lost or reordered one is held as under control, a duplicated one arrives
+/// twice; the free run's watchdog sends held responses on when the run is quiet.
+///
 /// A request of an async participant (an MC event's task, and the tasks it starts) is a job of
 /// that participant's logical thread, and its task parks until the response is delivered (a
 /// delayed or reordered response waits for the next request of its trace or the next quiet
@@ -62,15 +74,40 @@ final class StressTransport: Transport {
     private let inner: any Transport
     private let scheduler: ControlledScheduler?
     private let faults: StressFaults
+    private let monitor: FreeRunMonitor?
     /// Requests per trace, the step number of a fault site.
     private let steps = LockedValue<[String: Int]>([:])
     /// Responses held back by `transport.reorder`, per trace.
     private let held = LockedValue<[String: [@Sendable () -> Void]]>([:])
+    /// The last authorization-code redemption each trace sent (what `code.replay` replays).
+    private let redemptions = LockedValue<[String: HTTPRequest]>([:])
+    /// Per trace, token requests whose answer `transport.drop` lost after the IDP had acted on
+    /// them: a rotated token the MC never learnt of.
+    private let lostTokenAnswers = LockedValue<[String: Int]>([:])
 
-    init(inner: any Transport, scheduler: ControlledScheduler?, faults: StressFaults) {
+    /// How many token requests of `trace` lost their answer after the IDP had acted on them.
+    func lostTokenAnswers(trace: String) -> Int { lostTokenAnswers.withLock { $0[trace] ?? 0 } }
+
+    /// Per trace, the MC's token requests that lost their connection once (the MC sends them once
+    /// more), and how often a resent one lost it again: the MC then reports NOT_REACHABLE and
+    /// restarts itself, logging every user out.
+    private let connectionRetries = LockedValue<[String: (pending: [[UInt8]], gaveUp: Int)]>([:])
+
+    /// How often the MC on `trace` gave up a request after losing its connection twice (and so
+    /// restarted itself).
+    func mcGaveUp(trace: String) -> Int { connectionRetries.withLock { $0[trace]?.gaveUp ?? 0 } }
+
+    init(inner: any Transport, scheduler: ControlledScheduler?, faults: StressFaults, monitor: FreeRunMonitor?) {
         self.inner = inner
         self.scheduler = scheduler
         self.faults = faults
+        self.monitor = monitor
+    }
+
+    /// The last authorization-code redemption trace `trace` sent, taken: what an attacker who
+    /// captured it would replay.
+    func takeLastCodeRedemption(trace: String) -> HTTPRequest? {
+        redemptions.withLock { $0.removeValue(forKey: trace) }
     }
 
     func send(_ request: HTTPRequest, completion: @escaping Completion) {
@@ -79,10 +116,29 @@ final class StressTransport: Transport {
             steps[trace, default: 0] += 1
             return steps[trace]!
         }
+        let isTokenRequest = request.method == "POST" && request.target.hasSuffix("/protocol/openid-connect/token")
+        if isTokenRequest, String(decoding: request.body, as: UTF8.self).contains("grant_type=authorization_code") {
+            redemptions.withLock { $0[trace] = request }
+        }
         // Responses of this trace held back for reordering go now, behind this request.
         let overtaken = held.withLock { $0.removeValue(forKey: trace) } ?? []
-        func fault(_ fault: SystemStress.Fault) -> Bool { faults.fires(fault, trace: trace, step: step) }
-        if let immediate = immediateFailure(fault) {
+        func fault(_ fault: SystemStress.Fault) -> Bool {
+            let fires = faults.fires(fault, trace: trace, step: step)
+            if fires, fault == .transportDrop, isTokenRequest { lostTokenAnswers.withLock { $0[trace, default: 0] += 1 } }
+            return fires
+        }
+        let connectionLost = fault(.transportConnectionLost)
+        if isTokenRequest {
+            let lost = connectionLost
+            connectionRetries.withLock { retries in
+                var entry = retries[trace] ?? ([], 0)
+                let resent = entry.pending.firstIndex(of: request.body)
+                if let resent { entry.pending.remove(at: resent) }
+                if lost { if resent != nil { entry.gaveUp += 1 } else { entry.pending.append(request.body) } }
+                retries[trace] = entry
+            }
+        }
+        if let immediate = immediateFailure(fault, connectionLost: connectionLost) {
             deliver(immediate, trace: trace, completion: completion, controlled: false)
             overtaken.forEach { $0() }
             return
@@ -104,7 +160,12 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
-        guard let scheduler, scheduler.current != nil, !withUnsafeCurrentTask(body: { $0 != nil }) else {
+        guard let scheduler else {
+            sendFree(request, trace: trace, step: step, fault: fault, completion: completion)
+            overtaken.forEach { $0() }
+            return
+        }
+        guard scheduler.current != nil, !withUnsafeCurrentTask(body: { $0 != nil }) else {
             inner.send(request, completion: completion)
             overtaken.forEach { $0() }
             return
@@ -144,6 +205,41 @@ final class StressTransport: Transport {
         }
     }
 
+    /// Sends `request` in a free run, with the faults that need no control: a lost or reordered
+    /// response is held (until the trace's next request or the run's next quiet moment), a
+    /// delayed one comes a moment later on another thread, a duplicated one twice.
+    private func sendFree(_ request: HTTPRequest, trace: String, step: Int, fault: (SystemStress.Fault) -> Bool, completion: @escaping Completion) {
+        let drop = fault(.transportDrop), duplicate = fault(.transportDuplicate)
+        let delay = fault(.transportDelay), reorder = fault(.transportReorder)
+        let monitor = self.monitor
+        monitor?.beginWork()
+        inner.send(request) { [self] response in
+            let response = drop ? StressTransport.lost : response
+            let respond: @Sendable () -> Void = {
+                completion(response)
+                if duplicate { completion(response) }
+            }
+            if reorder || drop {
+                // Under way until it is sent on: free-running, waiting for a quiet moment would
+                // wait for every other device, so after a millisecond the trace's held answers
+                // go anyway.
+                held.withLock { $0[trace, default: []].append { respond(); monitor?.endWork() } }
+                DispatchQueue.global().asyncAfter(deadline: .now(plus: .milliseconds(1))) { [self] in
+                    held.withLock { $0.removeValue(forKey: trace) }?.forEach { $0() }
+                }
+            } else if delay {
+                // 100-500 µs: long enough for the trace's other flows and other devices to go first.
+                DispatchQueue.global().asyncAfter(deadline: .now(plus: .microseconds(100 + 100 * Int64(step % 5)))) {
+                    respond()
+                    monitor?.endWork()
+                }
+            } else {
+                respond()
+                monitor?.endWork()
+            }
+        }
+    }
+
     /// What a lost response turns into, as a real HTTP client's own timeout would report it.
     static let lost: Result<HTTPResponse, TransportError> = .failure(TransportError(.timedOut, "injected: the response was lost; the request timed out"))
 
@@ -155,8 +251,8 @@ final class StressTransport: Transport {
         return !all.isEmpty
     }
 
-    private func immediateFailure(_ fault: (SystemStress.Fault) -> Bool) -> Result<HTTPResponse, TransportError>? {
-        if fault(.transportConnectionLost) { return .failure(TransportError(.connectionLost, "injected: the connection was lost")) }
+    private func immediateFailure(_ fault: (SystemStress.Fault) -> Bool, connectionLost: Bool) -> Result<HTTPResponse, TransportError>? {
+        if connectionLost { return .failure(TransportError(.connectionLost, "injected: the connection was lost")) }
         if fault(.transportTimeout) { return .failure(TransportError(.timedOut, "injected: the request timed out")) }
         if fault(.transport5xx) {
             return .success(HTTPResponse(status: 503, body: Array("{\"error\":\"temporarily_unavailable\",\"error_description\":\"injected 503\"}".utf8)))

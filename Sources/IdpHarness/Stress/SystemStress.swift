@@ -49,13 +49,17 @@ public enum SystemStress {
             report.runs = run
             let result: StressRunResult
             let world: World
+            let seed = random.next()
             if let strategy = options.strategy {
-                let reproducer = StressReproducer(strategy: strategy, seed: random.next(), flows: Array(0..<options.flows), faults: faults, decisions: [])
+                let reproducer = StressReproducer(strategy: strategy, seed: seed, flows: Array(0..<options.flows), faults: faults, decisions: [])
                 (result, world) = await runOnce(scenario, reproducer)
             } else {
-                (result, world) = await runFree(scenario, faults: faults)
+                (result, world) = await runFree(scenario, faults: faults, seed: seed)
             }
             world.tally(into: &report)
+            for (invariant, triggers) in world.unexercised().sorted(by: { $0.key < $1.key }) {
+                report.unexercised.append("run \(run): \(invariant.rawValue) triggered \(triggers) times, never judged")
+            }
             report.decisions += result.outcome?.decisions.count ?? 0
             if result.outcome?.partiallyControlled == true {
                 report.partiallyControlledRuns += 1
@@ -99,7 +103,8 @@ public enum SystemStress {
         var results: [Replay] = []
         for _ in 0..<max(1, times) {
             let (result, world) = await runOnce(scenario, parsed)
-            results.append(Replay(violations: result.violations, interleavings: world.interleavingsSeen))
+            results.append(Replay(violations: result.violations, interleavings: world.interleavingsSeen,
+                                  eventLog: world.eventLog(around: result.violations, limit: 200)))
         }
         return results
     }
@@ -112,7 +117,8 @@ public enum SystemStress {
                        check: { world in world.finalCheck() },
                        attach: { world, run in world.attach(run) },
                        quiesce: { world in world.quiesce() },
-                       stallTimeout: options.stallTimeout, deadlockTimeout: options.deadlockTimeout)
+                       stallTimeout: options.stallTimeout, deadlockTimeout: options.deadlockTimeout,
+                       deadlockVerdict: Invariant.noStuckFlow.rawValue)
     }
 
     private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
@@ -121,11 +127,11 @@ public enum SystemStress {
         return (result, kept.withLock { $0! })
     }
 
-    private static func runFree(_ scenario: StressScenario<World>, faults: FaultPlan) async -> (StressRunResult, World) {
+    private static func runFree(_ scenario: StressScenario<World>, faults: FaultPlan, seed: UInt64) async -> (StressRunResult, World) {
         let (keeping, kept) = keepingWorld(scenario)
-        let violations = await StressRunner.runFree(keeping, faults: faults)
+        let violations = await StressRunner.runFree(keeping, faults: faults, seed: seed)
         let world = kept.withLock { $0! }
-        let reproducer = StressReproducer(strategy: .randomWalk, seed: 0, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
+        let reproducer = StressReproducer(strategy: .randomWalk, seed: seed, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
         return (StressRunResult(violations: violations, outcome: nil, fired: world.firedSites, reproducer: reproducer), world)
     }
 
@@ -137,7 +143,7 @@ public enum SystemStress {
             kept.withLock { $0 = world }
             return world
         }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
-                                     deadlockTimeout: scenario.deadlockTimeout)
+                                     deadlockTimeout: scenario.deadlockTimeout, deadlockVerdict: scenario.deadlockVerdict)
         return (keeping, kept)
     }
 }

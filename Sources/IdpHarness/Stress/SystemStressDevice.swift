@@ -6,21 +6,44 @@ import IdpServer
 import McSdk
 
 extension SystemStress {
-    /// One participant's app: its MasterController (replaced on a restart, on the same store) and
-    /// the steps of the mix, each as the documents do it.
+    /// One participant's app: its MasterController (replaced on a restart, on the same store), the
+    /// steps of the mix, each as the documents do it, and the stress's own record of the device —
+    /// who it activated, who is logged in, whose tokens a logout ended — which the invariants are
+    /// judged against, never the product's answers.
     final class Device {
         let world: World
         let me: World.Participant
         let context: StressContext
         let store = McTokenStore()
         var mc: MasterController
-        /// Users activated on this device.
+        /// Users activated on this device, as the stress did it.
         var users: [String] = []
         var step = 0
         /// The user ExchangeIamToken answers for, as this app knows it: the user of the last
         /// successful SetAuthorisationCode or OfflineLogin on this MC (an activation logs its user
         /// in too), until a Start, a Restart or that user's logout. `nil`: nobody.
         var current: String?
+        /// Users whose tokens a logout ended, and how, until they log in again.
+        var loggedOut: [String: KSMClearIamTokenCacheEvent.ClearBehavior] = [:]
+        /// Users whose tokens a replayed code revoked at the IDP, until they log in again.
+        var revoked: Set<String> = []
+        /// When the request for the tokens the MC holds for each user went out (a login or a
+        /// refresh), on the run's clock, and what the transport had done to the trace's token
+        /// requests by then.
+        var granted: [String: (at: Date, token: TokenTrouble)] = [:]
+
+        /// What the transport did to this trace's token requests that leaves the MC without the
+        /// tokens the IDP issued: answers lost after the IDP acted (a rotated token the MC never
+        /// learnt of), and requests given up after the connection was lost twice (the MC reports
+        /// NOT_REACHABLE and restarts itself, logging everyone out).
+        struct TokenTrouble: Equatable {
+            var lostAnswers: Int
+            var gaveUp: Int
+        }
+
+        var tokenTrouble: TokenTrouble {
+            TokenTrouble(lostAnswers: world.transport.lostTokenAnswers(trace: me.trace.traceId), gaveUp: world.transport.mcGaveUp(trace: me.trace.traceId))
+        }
 
         init(world: World, participant: World.Participant, context: StressContext) {
             self.world = world
@@ -30,8 +53,10 @@ extension SystemStress {
         }
 
         static func masterController(_ world: World, _ store: McTokenStore) -> MasterController {
-            MasterController(configuration: .init(idpUrl: "https://stress.idp.test", transport: world.wiredTransport, tokenStore: store,
-                                                  clock: world.clock, refreshTimeout: .seconds(3600), controller: world.controller))
+            var configuration = MasterController.Configuration(idpUrl: "https://stress.idp.test", transport: world.transport, tokenStore: store,
+                                                               clock: world.clock, refreshTimeout: .seconds(3600), controller: world.controller)
+            configuration.plantedBug = world.options.plantedBugSwitch
+            return MasterController(configuration: configuration)
         }
 
         func password(_ user: String) -> String { "pw-\(user)-secret" }
@@ -54,13 +79,12 @@ extension SystemStress {
             guard let result = world.authorize(me, context: context, ast: AstClientDataInfo(astClientData: ast), clientId: "KssIdpEnrollment",
                                                userId: existing, answers: answers),
                   let authorizationCode = result.authorizationCode else { return false }
-            let ok = setCode(authorizationCode, clientId: "KssIdpEnrollment", user: nil)
-            if ok { users.append(user) }
+            let ok = setCode(authorizationCode, clientId: "KssIdpEnrollment", identifier: nil, for: user)
+            if ok, !users.contains(user) { users.append(user) }
             return ok
         }
 
-        /// GetAstClientData, the login flow, SetAuthorisationCode; then, on success, a token for
-        /// another audience whose subject must be this user.
+        /// GetAstClientData, the login flow, SetAuthorisationCode.
         @discardableResult
         func login(_ user: String, password: String? = nil, cancel: Bool = false) -> IdpSdkResult? {
             step += 1
@@ -69,57 +93,93 @@ extension SystemStress {
             let answers = ["username": user, "password": password ?? self.password(user)]
             let result = world.authorize(me, context: context, ast: AstClientDataInfo(astClientData: ast), clientId: "KssIdpLogin",
                                          userId: user, answers: answers, cancel: cancel)
-            if cancel, let result {
-                // A cancel ends the flow unless something ended it first: the flow runs on the
-                // SDK's threads from the moment it starts, so its code, the IDP's refusal or its
-                // provider's error may come before the cancel takes effect. Whatever ended it is
-                // delivered as it was (a provider's error is checked against the ones it returned
-                // in `authorize`); a cancellation is never reported as anything else.
-                let cancelled = result.idpSdkError?.errorCode == IdpSdkError.Code.cancelled.rawValue
-                world.checked(Invariant.errorsUnchanged, cancelled ? result.idpSdkError?.subsystem == IdpSdkError.sdkSubsystem : true,
-                              "a cancelled flow of participant \(me.index) ended with \(String(describing: result.idpSdkError))")
-                if !cancelled { world.saw(.cancelAfterEnd, me, "the cancelled login ended first with \(result.authorizationCode != nil ? "a code" : String(describing: result.idpSdkError))") }
-            }
             guard let code = result?.authorizationCode else { return result }
-            if setCode(code, clientId: "KssIdpLogin", user: user) { checkTokenSubject(for: user) }
+            setCode(code, clientId: "KssIdpLogin", identifier: identifier(user), for: user)
             return result
         }
 
-        /// SetAuthorisationCode, with the PKCE and expiry faults; records the redemption the IDP
-        /// must show.
-        func setCode(_ code: String, clientId: String, user: String?) -> Bool {
+        /// SetAuthorisationCode for a code the stress obtained for `user`, with the PKCE, expiry and
+        /// replay faults. The MC must report `user` (no cross-talk), and then hand out a token for
+        /// them (liveness).
+        @discardableResult
+        func setCode(_ code: String, clientId: String, identifier: KsUserIdentifier?, for user: String) -> Bool {
             if fault(.codeWrongVerifier) {
                 // Someone who saw the code but not the verifier must not get tokens for it.
                 let status = world.redeemDirectly(code, clientId: clientId, trace: me.trace)
-                world.checked(Invariant.singleUseCodes, status != 200, "a code of participant \(me.index) was redeemed with a wrong PKCE verifier")
+                world.checked(.singleUseCodes, status != 200, "a code of participant \(me.index) was redeemed with a wrong PKCE verifier")
             }
             if fault(.clockCodeExpiry) { world.advanceClock(by: .seconds(61), me, "the code expires") }
-            let event: KSMSetAuthorisationCodeEvent = if let user {
-                KSMSetAuthorisationCodeEvent(userIdentifier: identifier(user), authenticationMode: .no, authorisationCode: code, clientId: clientId)
+            let sent = world.clock.now()
+            let trouble = tokenTrouble
+            let event: KSMSetAuthorisationCodeEvent = if let identifier {
+                KSMSetAuthorisationCodeEvent(userIdentifier: identifier, authenticationMode: .no, authorisationCode: code, clientId: clientId)
             } else {
                 KSMSetAuthorisationCodeEvent(tenantId: World.tenant, authenticationMode: .no, authorisationCode: code, clientId: clientId)
             }
             let result = world.send(event, to: mc, as: KSMSetAuthorisationCodeResultEvent.self, me, context)
             guard result?.status == .kOk else { return false }
             world.expectRedemption(me)
-            current = result?.userIdentifier?.userId ?? user
+            world.triggered(.noCrossTalk)
+            let reported = result?.userIdentifier?.userId
+            world.checked(.noCrossTalk, reported == user,
+                          "participant \(me.index)'s SetAuthorisationCode with the code of \(user)'s \(clientId) flow reported \(reported ?? "no user") logged in")
+            current = user
+            loggedOut[user] = nil
+            revoked.remove(user)
+            granted[user] = (sent, trouble)
+            checkLiveness(of: user, after: "SetAuthorisationCode", since: sent, trouble: trouble)
+            if fault(.codeReplay) { replayCode(of: user) }
             return true
         }
 
-        /// A token for another audience, asked after a step for `user`. ExchangeIamToken names
-        /// no user: it answers for the MC's logged-in user (``current``), which is another user
-        /// of this device after that user's activation or login. Its subject must be that user
-        /// (no cross-talk), and with nobody logged in there is no token. Returns the status and
-        /// the token's subject.
+        /// An attacker replays the token request the app just made (code and verifier): the IDP
+        /// must refuse it, and revokes what the code gave (RFC 6749 §4.1.2).
+        func replayCode(of user: String) {
+            guard let request = world.transport.takeLastCodeRedemption(trace: me.trace.traceId) else { return }
+            let status = world.server.handle(request).status
+            world.triggered(.singleUseCodes)
+            world.checked(.singleUseCodes, status != 200, "a replay of participant \(me.index)'s redeemed code for \(user) got tokens (HTTP \(status))")
+            if status != 200 { revoked.insert(user) }
+            world.log(me, "replayed the code of \(user): HTTP \(status)")
+        }
+
+        /// After a successful login of `user` (whose request went out at `since` on the run's
+        /// clock), the MC hands out a token for them, unless a fault struck meanwhile, the user's
+        /// tokens were revoked by a replayed code, or the shared clock moved an access token's
+        /// lifetime meanwhile (the IDP counts a token's life from its issue, the MC from its
+        /// arrival: another device's clock jump in between leaves the MC holding a token the IDP
+        /// calls expired).
+        func checkLiveness(of user: String, after what: String, since: Date, trouble: TokenTrouble) {
+            world.triggered(.liveness)
+            let faultsBefore = world.faultsFired(for: me.index)
+            let answer = probeToken(after: user)
+            if answer?.status == .kOk {
+                world.checked(.liveness, true, "")
+                return
+            }
+            let moved = world.clock.now().timeIntervalSince(since)
+            if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(user) || tokenTrouble != trouble
+                || moved >= world.server.configuration.accessTokenLifetime.timeInterval {
+                world.excused(.liveness)
+                return
+            }
+            world.checked(.liveness, false,
+                          "\(user) logged in on participant \(me.index)'s device (\(what) kOk), and its next ExchangeIamToken answered \(answer.map { "\($0.status)" } ?? "nothing")")
+        }
+
+        /// A token for another audience. ExchangeIamToken names no user: it answers for the MC's
+        /// logged-in user, which the stress's record holds (``current``); its subject must be that
+        /// user (no cross-talk). Returns the status and the token's subject.
         @discardableResult
-        func checkTokenSubject(for user: String) -> (status: KSMEventStatusType, subject: String?)? {
+        func probeToken(after user: String) -> (status: KSMEventStatusType, subject: String?)? {
             let event = KSMExchangeIamTokenEvent(audience: "stress-api")
             guard let answer = world.send(event, to: mc, me, context) else { return nil }
             // With nobody logged in the MC answers with a KSMInvalidStateEvent: no token either.
             guard let result = answer as? KSMExchangeIamTokenResultEvent else { return (.kInvalidState, nil) }
             guard result.status == .kOk else { return (result.status, nil) }
             let subject = world.server.introspect(result.token, tenant: World.tenant)?.userId
-            world.checked(Invariant.noCrossTalk, subject != nil && subject == current,
+            world.triggered(.noCrossTalk)
+            world.checked(.noCrossTalk, subject != nil && subject == current,
                           "participant \(me.index) asked a token (after a step for \(user)) while \(current ?? "nobody") is logged in on its MC, and got one for \(subject ?? "nobody")")
             if let subject, subject != user, subject == current {
                 world.saw(.exchangeForAnotherUser, me, "ExchangeIamToken after a step for \(user) answered for \(subject), logged in since on the same MC")
@@ -127,13 +187,48 @@ extension SystemStress {
             return (result.status, subject)
         }
 
-        /// After `user`'s logout (CLEAR_ALL or CLEAR_ACCESS_AND_REFRESH) nothing brings that user's
-        /// tokens back: no token for the user comes out, and while the user was the MC's current
-        /// one no token comes out at all.
-        func checkLogoutStays(_ user: String, wasCurrent: Bool, _ what: String) {
-            guard let answer = checkTokenSubject(for: user) else { return }
-            let holds = answer.status != .kOk || (!wasCurrent && answer.subject != user)
-            world.checked(Invariant.logoutStays, holds, "\(what) left a usable token (\(answer.status), for \(answer.subject ?? "nobody"))")
+        /// What a logout of kind `behavior` must have removed from the store.
+        static func cleared(by behavior: KSMClearIamTokenCacheEvent.ClearBehavior) -> (access: Bool, refresh: Bool, offline: Bool) {
+            switch behavior {
+            case .CLEAR_ALL: (true, true, true)
+            case .CLEAR_ACCESS_AND_REFRESH: (true, true, false)
+            case .CLEAR_OFFLINE: (false, false, true)
+            }
+        }
+
+        /// After `user`'s logout nothing brings the tokens it ended back, through any door: the
+        /// store holds none of them; ExchangeIamToken gives no token for the user (and none at all
+        /// while the user was the MC's logged-in one); OfflineLogin fails once every token is gone.
+        func checkLogoutStays(_ user: String, behavior: KSMClearIamTokenCacheEvent.ClearBehavior, wasCurrent: Bool, _ what: String) {
+            world.triggered(.logoutStays)
+            checkStore(of: user, behavior: behavior, what)
+            guard behavior != .CLEAR_OFFLINE else { return }
+            if let answer = probeToken(after: user) {
+                let holds = answer.status != .kOk || (!wasCurrent && answer.subject != user)
+                world.checked(.logoutStays, holds, "\(what) left a usable token (\(answer.status), for \(answer.subject ?? "nobody"))")
+            }
+            guard behavior == .CLEAR_ALL else { return }
+            if let offline = world.send(KSMOfflineLoginEvent(userIdentifier: identifier(user)), to: mc, as: KSMOfflineLoginResultEvent.self, me, context) {
+                world.checked(.logoutStays, offline.status != .kOk, "\(what): OfflineLogin of \(user) succeeded afterwards")
+                if offline.status == .kOk { current = user }
+            }
+        }
+
+        /// The store door: the tokens a logout of kind `behavior` ended are not in the store.
+        func checkStore(of user: String, behavior: KSMClearIamTokenCacheEvent.ClearBehavior, _ what: String) {
+            let must = Self.cleared(by: behavior)
+            guard let held = store.heldTokens(of: identifier(user)) else { return }
+            let back = [("access", must.access && held.access), ("refresh", must.refresh && held.refresh), ("offline", must.offline && held.offline)]
+                .filter(\.1).map(\.0)
+            world.checked(.logoutStays, back.isEmpty, "\(what): the store holds \(user)'s \(back.joined(separator: " and ")) token again")
+        }
+
+        /// At the end of the participant's script: every logout not followed by a login still
+        /// holds in the store (a refresh that ended late wrote nothing back).
+        func checkLogoutsStayed() {
+            for (user, behavior) in loggedOut.sorted(by: { $0.key < $1.key }) {
+                checkStore(of: user, behavior: behavior, "at the end of participant \(me.index)'s script, \(behavior) of \(user)")
+            }
         }
 
         func play(_ kind: Step, number: Int) {
@@ -150,8 +245,16 @@ extension SystemStress {
             case .offlineLogin:
                 _ = world.send(KSMRestartEvent(), to: mc, as: KSMRestartResultEvent.self, me, context)
                 current = nil
+                let sent = world.clock.now()
+                let trouble = granted[user]?.token ?? tokenTrouble
                 let offline = world.send(KSMOfflineLoginEvent(userIdentifier: identifier(user)), to: mc, as: KSMOfflineLoginResultEvent.self, me, context)
-                if offline?.status == .kOk { current = user }
+                if offline?.status == .kOk {
+                    current = user
+                    loggedOut[user] = nil
+                    // OfflineLogin may keep the access token the MC holds: its life began when
+                    // the request for it went out.
+                    checkLiveness(of: user, after: "OfflineLogin", since: min(sent, granted[user]?.at ?? sent), trouble: trouble)
+                }
             case .restart:
                 mc = Device.masterController(world, store)
                 _ = world.send(KSMStartEvent(), to: mc, as: KSMStartResultEvent.self, me, context)
@@ -160,10 +263,13 @@ extension SystemStress {
                 let behavior: KSMClearIamTokenCacheEvent.ClearBehavior = kind == .logoutAll ? .CLEAR_ALL : kind == .logoutOffline ? .CLEAR_OFFLINE : .CLEAR_ACCESS_AND_REFRESH
                 let cleared = world.send(KSMClearIamTokenCacheEvent(userIdentifier: identifier(user), clearBehavior: behavior), to: mc,
                                          as: KSMClearIamTokenCacheResultEvent.self, me, context)
-                if kind != .logoutOffline, cleared?.status == .kOk {
+                if cleared?.status == .kOk {
                     let wasCurrent = current == user
-                    if wasCurrent { current = nil }
-                    checkLogoutStays(user, wasCurrent: wasCurrent, "\(behavior) of \(user) on participant \(me.index)'s device")
+                    if behavior != .CLEAR_OFFLINE {
+                        if wasCurrent { current = nil }
+                        loggedOut[user] = behavior
+                    }
+                    checkLogoutStays(user, behavior: behavior, wasCurrent: wasCurrent, "\(behavior) of \(user) on participant \(me.index)'s device")
                 }
                 login(user)
             case .refresh:
@@ -184,12 +290,13 @@ extension SystemStress {
                   let ast = world.send(KSMGetAstClientDataEvent(userIdentifier: identifier(locker)), to: mc, as: KSMGetAstClientDataResultEvent.self, me, context),
                   ast.status == .kOk else { return }
             let limit = world.options.lockoutAfter
-            let faultsBefore = world.firedSites.filter { $0.flow == me.index }.count
+            world.triggered(.lockoutExact)
+            let faultsBefore = world.faultsFired(for: me.index)
             let results = world.authorize(me, context: context, ast: AstClientDataInfo(astClientData: ast), clientId: "KssIdpLogin", userId: locker,
-                                          answers: ["username": locker, "password": "wrong-\(number)"], count: limit + 2) ?? []
+                                          answers: ["username": locker, "password": "wrong-\(number)"], count: limit + 2, expectRefusal: true) ?? []
             // Exact when no fault touched the storm; with faults (a flow ended early, an answer
             // lost), never more than the limit evaluated and never more than one lock.
-            let faulted = world.firedSites.filter { $0.flow == me.index }.count > faultsBefore
+            let faulted = world.faultsFired(for: me.index) > faultsBefore
                 || results.contains { $0.idpSdkError?.errorCode == IdpSdkError.Code.timedOut.rawValue }
             let decisions = world.settledDecisions(of: locker)
             let lockouts = results.filter { $0.authenticationResult.map { if case .lockout = $0 { true } else { false } } ?? false }.count
@@ -199,26 +306,30 @@ extension SystemStress {
             // it made them at: a clock jump past the lock's end (another app's step moves the
             // shared clock) lifts the lock, and the storm's next guesses are evaluated and counted
             // again, up to one more lock.
-            world.checked(Invariant.lockoutExact, replay.problem == nil, "\(what): \(replay.problem ?? "") (decisions: \(replay.script))")
+            world.checked(.lockoutExact, replay.problem == nil, "\(what): \(replay.problem ?? "") (decisions: \(replay.script))")
             if replay.liftedByClock {
                 world.saw(.lockLiftedDuringStorm, me, what)
             } else if !faulted {
                 // Nothing lifted the lock and no fault touched the storm: exactly the limit.
-                world.checked(Invariant.lockoutExact, replay.evaluated == limit && replay.locks == 1 && lockouts >= 1, what)
+                world.checked(.lockoutExact, replay.evaluated == limit && replay.locks == 1 && lockouts >= 1, what)
             }
             world.advanceClock(by: .seconds(61), me, "the lock ends")
             login(locker)
         }
 
         /// The access token expires; one or (a refresh storm) several concurrent ExchangeIamToken
-        /// events must cause at most one refresh grant at the IDP.
+        /// events must cause at most one refresh grant at the IDP, and each must get a token.
         func refresh(_ user: String) {
             world.advanceClock(by: .seconds(301), me, "the access token expires")
+            step += 1
             let storm = fault(.refreshStorm) ? 4 : 1
             // A logout racing the refresh: CLEAR_ALL sent with the exchanges, on the same MC.
             let logoutRace = fault(.refreshLogoutRace)
             let before = world.refreshes(trace: me.trace.traceId).count
             let wasCurrent = logoutRace && current == user
+            let loggedInUser = current
+            let faultsBefore = world.faultsFired(for: me.index)
+            let stormStart = world.clock.now()
             let mc = self.mc
             let trace = me.trace
             let identifier = identifier(user)
@@ -240,128 +351,45 @@ extension SystemStress {
             world.countEvents(events.count)
             let all = world.refreshes(trace: me.trace.traceId)
             let grants = all.count - before
+            world.log(me, "\(storm) ExchangeIamToken\(logoutRace ? " and a CLEAR_ALL" : "") at once → \(statuses); \(grants) refresh grants")
+            if loggedInUser != nil { world.triggered(.oneRefresh) }
             // The MC refreshes a token only once it has expired, so two of its grants are at least
             // an access token's lifetime apart on the IDP's clock. One expiry, one grant: more
             // grants in the storm are right only when the clock jumped past the new token's expiry
             // meanwhile (another app's step moves the shared clock).
             let lifetime = world.server.configuration.accessTokenLifetime.timeInterval
             let early = all.indices.dropFirst(max(1, before)).filter { all[$0].timeIntervalSince(all[$0 - 1]) < lifetime }
-            world.checked(Invariant.oneRefresh, early.isEmpty,
+            world.checked(.oneRefresh, early.isEmpty,
                           "\(storm) concurrent ExchangeIamToken events of participant \(me.index) caused \(grants) refresh grants, \(early.count) of them within an access token's lifetime of the one before (\(statuses))")
             if grants > 1, early.isEmpty { world.saw(.expiryDuringRefreshStorm, me, "\(storm) concurrent ExchangeIamToken events, \(grants) refresh grants, each after the token before it expired") }
+            // The storm's own results: with a user logged in, no logout racing, no fault, the
+            // refresh token alive and no clock jump of an access token's lifetime during the storm
+            // (see `checkLiveness`), every caller gets a token. A token answer lost since the
+            // grant (`transport.drop` after the IDP rotated the refresh token) leaves the MC with
+            // a spent token, which the IDP rightly refuses.
+            if let loggedInUser, !logoutRace {
+                let configuration = world.server.configuration
+                let grant = granted[loggedInUser]
+                let sinceGrant = world.clock.now().timeIntervalSince(grant?.at ?? world.clock.now())
+                let duringStorm = world.clock.now().timeIntervalSince(stormStart)
+                if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(loggedInUser)
+                    || tokenTrouble != grant?.token ?? tokenTrouble
+                    || sinceGrant >= configuration.refreshTokenLifetime.timeInterval || duringStorm >= configuration.accessTokenLifetime.timeInterval {
+                    world.excused(.oneRefresh)
+                } else {
+                    world.checked(.oneRefresh, statuses.count == storm && statuses.allSatisfy { $0 == .kOk },
+                                  "\(storm) concurrent ExchangeIamToken events of participant \(me.index) for \(loggedInUser), logged in, at an expiry: \(statuses) (\(grants) refresh grants)")
+                }
+                // The MC holds the new tokens only if an answer reached it.
+                if grants > 0, statuses.contains(.kOk) { granted[loggedInUser] = (stormStart, tokenTrouble) }
+            }
             if logoutRace {
                 // Whatever the order, the logout happened: no refresh may bring the tokens back.
                 if current == user { current = nil }
-                checkLogoutStays(user, wasCurrent: wasCurrent, "a refresh racing CLEAR_ALL of \(user) on participant \(me.index)'s device (\(statuses))")
+                loggedOut[user] = .CLEAR_ALL
+                checkLogoutStays(user, behavior: .CLEAR_ALL, wasCurrent: wasCurrent, "a refresh racing CLEAR_ALL of \(user) on participant \(me.index)'s device (\(statuses))")
                 login(user)
             }
         }
-    }
-}
-
-extension SystemStress.World {
-    var wiredTransport: StressTransport { wiringTransport() }
-
-    func fault(_ fault: SystemStress.Fault, flow: Int, step: Int) -> Bool { run.fault(fault.rawValue, flow: flow, step: step) }
-
-    /// The IDP's decisions on `user`, once every decision up to the last is in its audit log. A
-    /// decision's entries are appended just after it is made, so a free run can read in between
-    /// (a gap in the numbers); under control nobody else runs while a participant reads. Gives up
-    /// after 10 s and returns what is there.
-    func settledDecisions(of user: String) -> [AuditEntry] {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            let decisions = server.userDecisions(user, tenant: Self.tenant)
-            let numbers = Set(decisions.compactMap(\.userDecision))
-            if UInt64(numbers.count) == (numbers.max() ?? 0) || ContinuousClock.now >= deadline { return decisions }
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-    }
-
-    /// When the IDP granted each refresh of a trace, oldest first.
-    func refreshes(trace: String) -> [Date] { server.auditLog(traceId: trace).filter { $0.event == .tokensRefreshed }.map(\.time).sorted() }
-
-    /// Posts `code` to the token endpoint with a verifier that is not the one its challenge was
-    /// made from; returns the HTTP status.
-    func redeemDirectly(_ code: String, clientId: String, trace: TraceParent) -> Int {
-        var headers = HTTPHeaders()
-        headers.set("Content-Type", "application/x-www-form-urlencoded")
-        headers.set("traceparent", trace.description)
-        let form = FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://kobil/OpenIdRedirectUri"),
-                                           ("client_id", clientId), ("code_verifier", PKCE.makeVerifier())])
-        let response = server.handle(HTTPRequest(method: "POST", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/token",
-                                                 headers: headers, body: Array(form.utf8)))
-        return response.status
-    }
-}
-
-/// The provider under test, with the provider faults of the run around it, and the cross-talk
-/// check on every call it sees: the call's user and trace must be the flow's.
-final class FaultingProvider: IdpSdkFlowObserving, Sendable {
-    let inner: any IdpSdkInteractionInterface & Sendable
-    /// Weak: a free run ends when its participants stop waiting, and a flow still on an SDK
-    /// thread (a hung provider's) may call in after its world is gone.
-    weak let world: SystemStress.World?
-    let faults: StressFaults
-    private let calls = LockedValue<[String: Int]>([:])
-    /// Flows whose call is hanging, released when the flow ends.
-    private let hanging = LockedValue<[IdpSdkFlowID: DispatchSemaphore]>([:])
-    /// Flows that ended while their call ran (a timeout, a cancel): the engine drops that call's
-    /// answer, and the app may meanwhile have started its next flow on the same trace.
-    private let endedDuringCall = LockedValue<Set<IdpSdkFlowID>>([])
-
-    init(inner: any IdpSdkInteractionInterface & Sendable, world: SystemStress.World, faults: StressFaults) {
-        self.inner = inner
-        self.world = world
-        self.faults = faults
-    }
-
-    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        let trace = TraceParent.seamTrace(interactionData.traceParent) ?? "none"
-        guard let world else { return .init(error: IdpSdkError(Self.subsystem, 1, "the stress run of this flow has ended")) }
-        let call = calls.withLock { $0[trace, default: 0] += 1; return $0[trace]! }
-        world.checkCall(interactionData, trace: trace) { endedDuringCall.withLock { $0.contains(interactionData.flowId) } }
-        if faults.fires(.providerFail, trace: trace, step: call) {
-            let error = IdpSdkError(Self.subsystem, 4_242, "injected provider failure, call \(call) of trace \(trace.prefix(8))")
-            world.injected.withLock { $0[trace, default: []].append(error) }
-            return .init(error: error)
-        }
-        if faults.fires(.providerSlow, trace: trace, step: call) { usleep(1_000) }
-        if faults.fires(.providerHang, trace: trace, step: call) {
-            let gate = DispatchSemaphore(value: 0)
-            hanging.withLock { $0[interactionData.flowId] = gate }
-            _ = gate.wait(timeout: .now() + 5)
-            hanging.withLock { _ = $0.removeValue(forKey: interactionData.flowId) }
-        }
-        let answer = inner.provideCredentials(interactionData)
-        // An answer the engine drops is no cross-talk; and once the flow has ended, the truth
-        // of its trace may already be the app's next flow's. The truth is read first: the app
-        // sets its next flow's only after this flow has ended, which is marked before its end.
-        let truth = world.credentials.values(for: interactionData)
-        let ended = endedDuringCall.withLock { $0.remove(interactionData.flowId) != nil }
-        if !ended, let given = answer.credentials, let truth {
-            // The provider's answer must be this flow's own: another flow's secrets are cross-talk.
-            let foreign = interactionData.inputFieldIds.filter { id in given[id].map { $0 != truth[id] } ?? false }
-            world.checked(SystemStress.Invariant.noCrossTalk, foreign.isEmpty,
-                          "the provider answered \(foreign.joined(separator: ", ")) of a flow for \(interactionData.userId ?? "(activation)") with another flow's values")
-        }
-        return answer
-    }
-
-    func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
-        endedDuringCall.withLock { _ = $0.insert(flowId) }
-        hanging.withLock { $0[flowId] }?.signal()
-        (inner as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
-    }
-
-    func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
-        (inner as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
-    }
-
-    /// The subsystem of the errors this provider injects.
-    static let subsystem = "IdpHarness.Stress"
-
-    static func injectedErrors(for trace: String, in world: SystemStress.World) -> [IdpSdkError] {
-        world.injected.withLock { $0[trace] ?? [] }
     }
 }

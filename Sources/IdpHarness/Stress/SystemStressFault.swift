@@ -30,6 +30,9 @@ extension SystemStress {
         case refreshLogoutRace = "refresh.logoutRace"
         /// An authorization code is presented with another PKCE verifier first.
         case codeWrongVerifier = "code.wrongVerifier"
+        /// The app's token request (code and verifier) is captured and replayed after the app
+        /// redeemed it; the IDP must refuse it, and revokes the tokens the code gave.
+        case codeReplay = "code.replay"
 
         /// The fault's name.
         public var description: String { rawValue }

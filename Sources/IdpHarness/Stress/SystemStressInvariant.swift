@@ -17,8 +17,12 @@ extension SystemStress {
     /// - ``oneRefresh``: one refresh grant per expiry: two grants of a device are at least an
     ///   access token's lifetime apart on the IDP's clock (the clock may jump past a new token's
     ///   expiry while a storm runs; that is a second expiry).
-    /// - ``errorsUnchanged``: an error a provider returned reaches the caller as it was; a
-    ///   cancelled flow ends cancelled unless something ended it before the cancel took effect.
+    /// - ``errorsUnchanged``: an error a provider returned reaches the caller as it was, unless
+    ///   the flow ended before the engine took it; every other error a flow ends with is one the
+    ///   stress's record explains (its caller cancelled it, the watchdog moved the clock past its
+    ///   timeout, a transport fault struck it, its answers were wrong on purpose).
+    /// - ``liveness``: after a successful login (SetAuthorisationCode or OfflineLogin) the MC hands
+    ///   out a token for that user, unless a fault struck in between.
     public enum Invariant: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
         /// Every `getAuthorizationCode` calls its completion exactly once.
         case exactlyOnce = "every flow completes exactly once"
@@ -36,6 +40,8 @@ extension SystemStress {
         case noStuckFlow = "no flow stuck past the watchdog"
         /// A provider's error reaches the caller unchanged (see ``SystemStress/Invariant``).
         case errorsUnchanged = "errors delivered unchanged"
+        /// A successful login lets its user have a token (see ``SystemStress/Invariant``).
+        case liveness = "a login gives its user a token"
 
         /// The invariant's name, as reports print it before a violation's detail.
         public var description: String { rawValue }

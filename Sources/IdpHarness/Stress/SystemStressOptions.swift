@@ -41,6 +41,20 @@ extension SystemStress {
         /// Stop at the first run that reaches this interleaving, with its reproducer in
         /// ``Report/reached`` (for a controlled run); `nil`: run on.
         public var stopAt: Interleaving?
+        #if DEBUG
+        /// A bug planted in the product under stress (engine, MasterControllers and IDP), for the
+        /// stress's mutation tests; debug builds only.
+        package var plantedBug: PlantedBug?
+        #endif
+
+        /// The switch the product's configurations get.
+        var plantedBugSwitch: PlantedBugSwitch {
+            #if DEBUG
+            PlantedBugSwitch(plantedBug)
+            #else
+            PlantedBugSwitch()
+            #endif
+        }
 
         /// Options; every parameter has a default.
         ///
@@ -97,6 +111,7 @@ extension SystemStress {
             .refreshStorm: 0.5,
             .refreshLogoutRace: 0.3,
             .codeWrongVerifier: 0.2,
+            .codeReplay: 0.1,
         ]
     }
 }

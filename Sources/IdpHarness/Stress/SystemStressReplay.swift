@@ -11,5 +11,8 @@ extension SystemStress {
         public var violations: [String]
         /// How often this replay reached each interleaving.
         public var interleavings: [Interleaving: Int]
+        /// What the participants its violations name did, oldest first (all participants' when it
+        /// broke nothing): the replay's account of the schedule.
+        public var eventLog: [String] = []
     }
 }

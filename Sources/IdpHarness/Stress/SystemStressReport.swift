@@ -15,11 +15,17 @@ extension SystemStress {
         public var mcEvents = 0
         /// Faults that fired, by name.
         public var faultsInjected: [String: Int] = [:]
-        /// Invariant checks made, by invariant.
-        public var checks: [Invariant: Int] = [:]
+        /// Each invariant's triggers, judgments and excused judgments, and the interleavings
+        /// reached, over all runs.
+        public var tally = Tally()
+        /// Invariant judgments made, by invariant.
+        public var checks: [Invariant: Int] { tally.judged }
         /// How often the runs reached each interleaving the invariants accept but a reader should
         /// know was explored.
-        public var interleavings: [Interleaving: Int] = [:]
+        public var interleavings: [Interleaving: Int] { tally.interleavings }
+        /// Runs in which an invariant's trigger happened but the invariant was never judged there:
+        /// failures of the stress itself, each naming the run, the invariant and its triggers.
+        public var unexercised: [String] = []
         /// With ``Options/stopAt``: the run that reached it and the reproducer that replays it.
         public var reached: (run: Int, interleaving: Interleaving, reproducer: String)?
         /// Scheduler decisions over all runs.
@@ -63,13 +69,48 @@ extension SystemStress {
             public var eventLog: [String] = []
         }
 
-        /// A few lines: counts, faults, invariants, interleavings, and the failure or that every
-        /// invariant held.
+        /// What the stress can say of one invariant.
+        public enum Verdict: Sendable, Equatable, CustomStringConvertible {
+            /// Judged this many times (and this many judgments excused), never broken.
+            case held(judged: Int, excused: Int)
+            /// Broken in the failing run.
+            case failed
+            /// Never judged: its trigger happened this many times (0: it never came up), or it
+            /// was excused every time.
+            case notExercised(triggers: Int, excused: Int)
+
+            /// `held (judged N, excused K)`, `FAILED`, or `not exercised (…)`.
+            public var description: String {
+                switch self {
+                case .held(let judged, let excused): "held (judged \(judged)\(excused > 0 ? ", excused \(excused)" : ""))"
+                case .failed: "FAILED"
+                case .notExercised(let triggers, let excused):
+                    triggers == 0 ? "not exercised (its trigger never came up)"
+                        : "not exercised (triggered \(triggers) times, never judged\(excused > 0 ? "; excused \(excused)" : ""))"
+                }
+            }
+        }
+
+        /// The verdict on `invariant`: a check that ran 0 times is "not exercised", never "held".
+        /// - Parameter invariant: An invariant.
+        public func verdict(_ invariant: Invariant) -> Verdict {
+            if failure?.violations.contains(where: { Invariant(violation: $0) == invariant }) == true { return .failed }
+            let judged = tally.judged[invariant, default: 0]
+            let excused = tally.excused[invariant, default: 0]
+            return judged > 0 ? .held(judged: judged, excused: excused) : .notExercised(triggers: tally.triggers[invariant, default: 0], excused: excused)
+        }
+
+        /// Whether every invariant held and none was left unjudged where its trigger happened.
+        public var passed: Bool { failure == nil && unexercised.isEmpty }
+
+        /// A few lines: counts, faults, each invariant's verdict, interleavings, and the failure or
+        /// that every invariant held.
         public var description: String {
             var lines = ["system stress: \(runs) runs, \(flows) flows, \(mcEvents) MC events, \(decisions) scheduler decisions, \(String(format: "%.1f", seconds)) s"]
             let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
             lines.append("faults injected: \(faults.isEmpty ? "none" : faults.joined(separator: ", "))")
-            lines.append("invariants checked: " + checks.keys.sorted().map { "\($0.rawValue) ×\(checks[$0]!)" }.joined(separator: ", "))
+            lines.append("invariants:")
+            lines += Invariant.allCases.sorted().map { "  \($0.rawValue): \(verdict($0))" }
             if !interleavings.isEmpty {
                 lines.append("interleavings reached: " + interleavings.keys.sorted().map { "\($0.rawValue) ×\(interleavings[$0]!)" }.joined(separator: ", "))
             }
@@ -87,8 +128,14 @@ extension SystemStress {
                     lines.append("  what happened (oldest first):")
                     lines += failure.eventLog.map { "    \($0)" }
                 }
-            } else {
-                lines.append("every invariant held; nothing lost")
+            }
+            if !unexercised.isEmpty {
+                lines.append("NOT EXERCISED where their trigger happened (a failure of the stress itself): \(unexercised.prefix(5).joined(separator: "; "))\(unexercised.count > 5 ? "; …" : "")")
+            }
+            if failure == nil && unexercised.isEmpty {
+                let quiet = Invariant.allCases.filter { if case .notExercised = verdict($0) { true } else { false } }
+                lines.append(quiet.isEmpty ? "every invariant held; nothing lost"
+                                           : "every invariant judged held; not exercised: \(quiet.map(\.rawValue).sorted().joined(separator: ", "))")
             }
             return lines.joined(separator: "\n")
         }

@@ -6,7 +6,8 @@ import IdpServer
 import McSdk
 
 extension SystemStress {
-    /// One run's system: the IDP, the SDK, the devices, and what the invariants need to know.
+    /// One run's system: the IDP, the SDK, the devices, and the stress's own record of what it did,
+    /// which the invariants are judged against.
     public final class World: Sendable {
         static let tenant = "stress"
         /// Longer than any clock jump a step makes (a token's 301 s), so flows time out when the
@@ -16,18 +17,11 @@ extension SystemStress {
         static let lockoutDuration: Duration = .seconds(60)
         let options: Options
         let clock = ManualClock()
-        let server: IdpServer
         let credentials = Credentials()
-        let participants: [Participant]
         /// Set by ``attach(_:)``.
         private let wiring = LockedValue<Wiring?>(nil)
-        /// Violations seen as they happened.
-        private let violations: LockedValue<[String]>
-        private let counts = LockedValue<Counts>(Counts())
-        /// Refresh grants and code redemptions the participants expect, per trace.
-        private let expectations = LockedValue<[String: Expectation]>([:])
-        /// What the participants did, in the order they did it: what a failure prints.
-        private let events = LockedValue<[Event]>([])
+        /// What the run did and saw: the record the invariants are judged against.
+        private let ledger: LockedValue<Ledger>
 
         struct Event: Sendable {
             let participant: Int
@@ -36,22 +30,35 @@ extension SystemStress {
 
         struct Wiring: Sendable {
             let run: StressRun
+            let server: IdpServer
             let sdk: IdpSdkService
             let transport: StressTransport
-            let provider: any IdpSdkInteractionInterface & Sendable
+            let provider: FaultingProvider
             let controller: StressController?
+            let participants: [Participant]
         }
 
-        struct Counts: Sendable {
+        /// The stress's own record of the run, and its verdicts so far.
+        struct Ledger: Sendable {
             var flows = 0
             var completions = 0
             var mcEvents = 0
-            var checks: [Invariant: Int] = [:]
-            var interleavings: [Interleaving: Int] = [:]
-        }
-
-        struct Expectation: Sendable {
-            var codesRedeemed = 0
+            var tally = Tally()
+            var violations: [String] = []
+            var events: [Event] = []
+            /// Logins each trace's MC reported (SetAuthorisationCode kOk).
+            var codesRedeemed: [String: Int] = [:]
+            /// The user id each trace's current flow was started with.
+            var expectedUser: [String: String?] = [:]
+            /// Every user a trace's flows were for (their username answers).
+            var usersOfTrace: [String: Set<String>] = [:]
+            /// The errors the provider returned (fault `provider.fail`), per flow.
+            var providerErrors: [IdpSdkFlowID: IdpSdkError] = [:]
+            /// Flows that ended while their provider call ran: the engine dropped that call's answer.
+            var endedDuringCall: Set<IdpSdkFlowID> = []
+            /// Users a provider answered with another flow's values for (cross-talk, judged when
+            /// it happened): the IDP's refusals and locks that follow are what those answers earn.
+            var usersAnsweredWrongly: Set<String> = []
         }
 
         /// A simulated app on its own device.
@@ -64,18 +71,37 @@ extension SystemStress {
 
         init(options: Options) {
             self.options = options
-            server = IdpServer(configuration: .init(clock: clock, auditLogCapacity: 1_000_000,
-                                                    lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration)))
-            // A world that could not be set up says so in its final check, as a violation that
-            // names no invariant (as a scheduler's verdict does).
-            var setUpProblems: [String] = []
-            do { try server.addTenant(Self.tenant) } catch { setUpProblems.append("tenant \(Self.tenant): \(error)") }
-            var random = SeededRandom(seed: options.seed ^ 0x5157_7e55)
+            ledger = LockedValue(Ledger())
+        }
+
+        /// A fresh IDP for a run, with the tenant and the participants' users; what could not be
+        /// set up is said in the run's final check, as a violation that names no invariant (as a
+        /// scheduler's verdict does).
+        private func makeServer(controller: StressController?) -> (IdpServer, problems: [String]) {
+            var configuration = IdpServer.Configuration(clock: clock, auditLogCapacity: 1_000_000,
+                                                        lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration),
+                                                        controller: controller)
+            configuration.plantedBug = options.plantedBugSwitch
+            let server = IdpServer(configuration: configuration)
+            var problems: [String] = []
+            do { try server.addTenant(Self.tenant) } catch { problems.append("tenant \(Self.tenant): \(error)") }
+            for user in Set((0..<max(1, options.flows)).map { Self.user(of: $0, options) }).sorted() {
+                do { try server.addUser(user, tenant: Self.tenant) } catch { problems.append("user \(user): \(error)") }
+            }
+            return (server, problems)
+        }
+
+        /// Participant `index` plays user `index % users`.
+        static func user(of index: Int, _ options: Options) -> String { "user-\(index % max(1, options.users))" }
+
+        /// The participants of a run with seed `seed`: each one's script and trace come from the
+        /// seed and its own index only, so each run plays another scenario, a replay plays the
+        /// same, and dropping a participant (shrinking) leaves the others' the same.
+        static func participants(_ options: Options, seed: UInt64) -> (participants: [Participant], problems: [String]) {
             let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0] ?? 0)) }
-            participants = (0..<max(1, options.flows)).map { index in
-                // Each participant's script and trace come from the seed and its own index only,
-                // so dropping a participant (shrinking) leaves the others' the same.
-                var own = SeededRandom(seed: options.seed &+ UInt64(index) &* 0x9e37_79b9_7f4a_7c15)
+            var problems: [String] = []
+            let participants = (0..<max(1, options.flows)).map { index in
+                var own = SeededRandom(seed: seed ^ 0x5157_7e55 &+ UInt64(index) &* 0x9e37_79b9_7f4a_7c15)
                 let steps = (0..<options.stepsPerFlow).map { _ in weighted.isEmpty ? Step.login : weighted[Int(own.next() % UInt64(weighted.count))] }
                 func hex(_ value: UInt64) -> String {
                     let digits = String(value, radix: 16)
@@ -87,80 +113,77 @@ extension SystemStress {
                 do {
                     trace = try TraceParent(traceId: hex(own.next()) + hex(UInt64(index) + 1), parentId: hex(own.next() | 1), sampled: true)
                 } catch {
-                    setUpProblems.append("participant \(index)'s trace: \(error)")
+                    problems.append("participant \(index)'s trace: \(error)")
                     trace = TraceParent.random()
                 }
-                return Participant(index: index, user: "user-\(index % max(1, options.users))", trace: trace, steps: steps)
+                return Participant(index: index, user: user(of: index, options), trace: trace, steps: steps)
             }
-            _ = random.next()
-            for user in Set(participants.map(\.user)) {
-                do { try server.addUser(user, tenant: Self.tenant) } catch { setUpProblems.append("user \(user): \(error)") }
-            }
-            violations = LockedValue(setUpProblems.map { "world set up: \($0)" })
+            return (participants, problems)
         }
 
-        /// Wires the SDK and the devices to the run's scheduler and faults.
+        /// Wires the SDK and the devices to the run's scheduler and faults, and draws the run's
+        /// participants from its seed.
         func attach(_ run: StressRun) {
-            let traces = Dictionary(uniqueKeysWithValues: participants.map { ($0.trace.traceId, $0.index) })
-            let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
-            let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults)
             let controller = run.scheduler.map(StressController.init)
+            let (server, setUpProblems) = makeServer(controller: controller)
+            let (participants, problems) = Self.participants(options, seed: run.seed)
+            if !(setUpProblems + problems).isEmpty { ledger.withLock { $0.violations += (setUpProblems + problems).map { "world set up: \($0)" } } }
+            let traces = Dictionary(participants.map { ($0.trace.traceId, $0.index) }, uniquingKeysWith: { first, _ in first })
+            let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
+            let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults, monitor: run.monitor)
+            var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock, controller: controller)
+            configuration.plantedBug = options.plantedBugSwitch
             let sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: "https://stress.idp.test", certificateChain: Data(), shouldHashPin: false,
-                                    configuration: .init(flowTimeout: Self.flowTimeout, clock: clock, controller: controller), transport: transport)
-            let provider = FaultingProvider(inner: options.makeProvider(credentials), world: self, faults: faults)
-            wiring.withLock { $0 = Wiring(run: run, sdk: sdk, transport: transport, provider: provider, controller: controller) }
+                                    configuration: configuration, transport: transport)
+            let provider = FaultingProvider(inner: options.makeProvider(credentials), world: self, faults: faults, scheduler: run.scheduler,
+                                            monitor: run.monitor)
+            wiring.withLock { $0 = Wiring(run: run, server: server, sdk: sdk, transport: transport, provider: provider, controller: controller, participants: participants) }
         }
 
         private var wired: Wiring { wiring.withLock { $0! } }
         var run: StressRun { wired.run }
-        func wiringTransport() -> StressTransport { wired.transport }
+        /// The run's IDP.
+        var server: IdpServer { wired.server }
+        var participants: [Participant] { wiring.withLock { $0?.participants ?? [] } }
         var controller: StressController? { wired.controller }
-        func countEvents(_ count: Int) { counts.withLock { $0.mcEvents += count } }
+        var transport: StressTransport { wired.transport }
+        func countEvents(_ count: Int) { ledger.withLock { $0.mcEvents += count } }
 
-        /// The user id each trace's current flow was started with.
-        private let expectedUser = LockedValue<[String: String?]>([:])
+        // MARK: - Judging
 
-        /// Every provider call: its trace must be a participant's, and its user the one that
-        /// participant's flow was started for. `flowEnded` is asked after the expectation is read:
-        /// an app starts its next flow on the trace only after this one ended, and a call whose
-        /// flow ended meanwhile is dropped by the engine.
-        func checkCall(_ data: IdpSdkInteractionData, trace: String, flowEnded: () -> Bool) {
-            let expected = expectedUser.withLock { $0[trace] }
-            guard !flowEnded() else { return }
-            checked(Invariant.noCrossTalk, expected != nil && expected! == data.userId && data.tenantId == Self.tenant,
-                    "a provider call for user \(data.userId ?? "(activation)") came with trace \(trace.prefix(8)), whose flow is for \(String(describing: expected ?? nil))")
+        /// One judgment of `invariant`: counted, and a violation when it does not hold.
+        func checked(_ invariant: Invariant, _ holds: Bool, _ detail: @autoclosure () -> String) {
+            let text = holds ? nil : "\(invariant): \(detail())"
+            ledger.withLock { ledger in
+                ledger.tally.judged[invariant, default: 0] += 1
+                if let text { ledger.violations.append(text) }
+            }
         }
 
-        /// The world is quiet: move the clock past the flow timeout (the watchdog), so a flow
-        /// whose answer was lost times out, and send on held responses (a lost response's
-        /// transport timeout, a reordered one).
-        func quiesce() -> Bool {
-            // The watchdog first (flows waiting on the IDP time out), then late answers (a lost
-            // response's transport timeout, a reordered response).
-            var acted = false
-            if wired.sdk.flowsInFlight > 0 {
-                let armed = wired.sdk.armedTimeouts
-                clock.advance(by: Self.flowTimeout + .seconds(1))
-                acted = armed > 0
-            }
-            if wired.transport.releaseHeld() { acted = true }
-            return acted
+        /// Something happened that `invariant` must judge (a provider's error, a logout, a login).
+        func triggered(_ invariant: Invariant, _ times: Int = 1) {
+            ledger.withLock { $0.tally.triggers[invariant, default: 0] += times }
+        }
+
+        /// A judgment of `invariant` that a recorded reason set aside (a fault struck in between).
+        func excused(_ invariant: Invariant) {
+            ledger.withLock { $0.tally.excused[invariant, default: 0] += 1 }
         }
 
         func violation(_ invariant: Invariant, _ detail: String) {
-            violations.withLock { $0.append("\(invariant): \(detail)") }
+            ledger.withLock { $0.violations.append("\(invariant): \(detail)") }
         }
 
         /// Notes that the run reached `interleaving` (an outcome the invariants accept), in the
         /// counts and in participant `me`'s events.
         func saw(_ interleaving: Interleaving, _ me: Participant, _ detail: String) {
-            counts.withLock { $0.interleavings[interleaving, default: 0] += 1 }
+            ledger.withLock { $0.tally.interleavings[interleaving, default: 0] += 1 }
             log(me, "reached '\(interleaving.rawValue)': \(detail)")
         }
 
         /// Appends to participant `me`'s events.
         func log(_ me: Participant, _ text: String) {
-            events.withLock { $0.append(Event(participant: me.index, text: text)) }
+            ledger.withLock { $0.events.append(Event(participant: me.index, text: text)) }
         }
 
         /// Moves the run's one clock (every device and the IDP read it), as a step of `me` does.
@@ -171,37 +194,57 @@ extension SystemStress {
         }
 
         /// The interleavings this run reached.
-        var interleavingsSeen: [Interleaving: Int] { counts.withLock { $0.interleavings } }
+        var interleavingsSeen: [Interleaving: Int] { ledger.withLock { $0.tally.interleavings } }
+
+        /// How many fault sites fired for participant `index` so far: a step compares two readings
+        /// to tell whether a fault struck in between.
+        func faultsFired(for index: Int) -> Int { run.fired.withLock { $0.lazy.filter { $0.flow == index }.count } }
+
+        /// The faults that fired for participant `index` after the first `from` of them.
+        func faults(for index: Int, after from: Int) -> [Fault] {
+            Array(run.fired.withLock { $0.filter { $0.flow == index } }.dropFirst(from)).compactMap { Fault(rawValue: $0.fault) }
+        }
+
+        /// Whether a fault that costs an MC event its answer (a lost response, a timeout, a 503,
+        /// a lost connection) struck participant `index` after the first `from` of its faults:
+        /// a delayed, duplicated or reordered answer still arrives, and a slow provider still
+        /// answers.
+        func answerLost(for index: Int, after from: Int) -> Bool {
+            faults(for: index, after: from).contains { [.transportDrop, .transportTimeout, .transport5xx, .transportConnectionLost].contains($0) }
+        }
 
         /// The events of the participants a violation names (all when it names none), oldest
         /// first, the last `limit` of them: what happened around a failure, which a free run
         /// cannot replay.
         func eventLog(around violations: [String], limit: Int = 40) -> [String] {
             let named = Set(participants.map(\.index).filter { index in violations.contains { $0.contains("participant \(index)'s") || $0.contains("participant \(index) ") || $0.contains("participant \(index),") } })
-            let all = events.withLock { $0 }
+            let all = ledger.withLock { $0.events }
             let picked = all.filter { named.isEmpty || named.contains($0.participant) }.suffix(limit)
             return picked.map { "participant \($0.participant): \($0.text)" }
-        }
-
-        func checked(_ invariant: Invariant, _ holds: Bool, _ detail: @autoclosure () -> String) {
-            counts.withLock { $0.checks[invariant, default: 0] += 1 }
-            if !holds { violation(invariant, detail()) }
         }
 
         var firedSites: [FaultPlan.Site] { wiring.withLock { $0?.run.fired.withLock { $0 } ?? [] } }
 
         func tally(into report: inout Report) {
-            let counts = self.counts.withLock { $0 }
-            report.flows += counts.flows
-            report.mcEvents += counts.mcEvents
-            for (name, count) in counts.checks { report.checks[name, default: 0] += count }
-            for (interleaving, count) in counts.interleavings { report.interleavings[interleaving, default: 0] += count }
+            let ledger = self.ledger.withLock { $0 }
+            report.flows += ledger.flows
+            report.mcEvents += ledger.mcEvents
+            report.tally.add(ledger.tally)
+        }
+
+        /// The invariants whose trigger happened in this run but that were never judged (nor
+        /// excused with a recorded reason): a failure of the stress itself, not of the product.
+        func unexercised() -> [Invariant: Int] {
+            let tally = ledger.withLock { $0.tally }
+            return tally.triggers.filter { invariant, count in count > 0 && tally.judged[invariant, default: 0] + tally.excused[invariant, default: 0] == 0 }
         }
 
         // MARK: - A participant's life
 
         func play(_ context: StressContext) {
-            let me = participants[context.flow % participants.count]
+            let all = participants
+            guard !all.isEmpty else { return }
+            let me = all[context.flow % all.count]
             let device = Device(world: self, participant: me, context: context)
             // Faults may spoil an activation; the app tries again, as a user would.
             guard (0..<3).contains(where: { _ in device.activate(user: me.user, existing: nil) }) else { return }
@@ -210,53 +253,184 @@ extension SystemStress {
                 log(me, "step \(number + 1): \(step.rawValue)")
                 device.play(step, number: number + 1)
             }
+            device.checkLogoutsStayed()
         }
 
-        /// Runs one `getAuthorizationCode` for participant `me`, checking exactly-once delivery
-        /// and the error the provider returned, if it failed one.
+        /// The user id each trace's current flow was started with, and whether the flow the call
+        /// belongs to has ended (a call whose flow ended is dropped by the engine, and the app may
+        /// meanwhile have started its next flow on the same trace).
+        func checkCall(_ data: IdpSdkInteractionData, trace: String, flowEnded: () -> Bool) {
+            triggered(.noCrossTalk)
+            let expected = ledger.withLock { $0.expectedUser[trace] }
+            guard !flowEnded() else {
+                excused(.noCrossTalk)
+                return
+            }
+            checked(.noCrossTalk, expected != nil && expected! == data.userId && data.tenantId == Self.tenant,
+                    "a provider call for user \(data.userId ?? "(activation)") came with trace \(trace.prefix(8)), whose flow is for \(String(describing: expected ?? nil))")
+        }
+
+        /// The provider returned `error` for `flowId` (fault `provider.fail`).
+        func recordProviderError(_ error: IdpSdkError, flow flowId: IdpSdkFlowID) {
+            ledger.withLock { $0.providerErrors[flowId] = error }
+            triggered(.errorsUnchanged)
+        }
+
+        /// The provider answered a flow for `user` with another flow's values.
+        func recordWrongAnswer(for user: String?) {
+            ledger.withLock { _ = $0.usersAnsweredWrongly.insert(user ?? "") }
+        }
+
+        /// `flowId` ended while its provider call ran: the engine drops that call's answer.
+        func recordEndedDuringCall(_ flowId: IdpSdkFlowID) {
+            ledger.withLock { _ = $0.endedDuringCall.insert(flowId) }
+        }
+
+        /// The world is quiet: move the clock past the flow timeout (the watchdog), so a flow
+        /// whose answer was lost times out, and send on held responses (a lost response's
+        /// transport timeout, a reordered one).
+        func quiesce() -> Bool {
+            guard let wired = wiring.withLock({ $0 }) else { return false }
+            var acted = false
+            if wired.sdk.flowsInFlight > 0 {
+                let armed = wired.sdk.armedTimeouts
+                clock.advance(by: Self.flowTimeout + .seconds(1))
+                acted = armed > 0
+            }
+            if wired.transport.releaseHeld() { acted = true }
+            return acted
+        }
+
+        /// Runs one `getAuthorizationCode` for participant `me`; see
+        /// ``authorize(_:context:ast:clientId:userId:answers:count:cancel:expectRefusal:)``.
         func authorize(_ me: Participant, context: StressContext, ast: AstClientDataInfo, clientId: String, userId: String?,
                        answers: [String: String], cancel: Bool = false) -> IdpSdkResult? {
             authorize(me, context: context, ast: ast, clientId: clientId, userId: userId, answers: answers, count: 1, cancel: cancel)?.first
         }
 
-        /// Runs `count` flows at once for participant `me` and waits for all of them.
+        /// Runs `count` flows at once for participant `me` and waits for all of them; checks each
+        /// flow's delivery (exactly once) and how it ended: every error must be one the stress's
+        /// record explains (see ``explanation(of:flow:)``). `expectRefusal`: the answers are wrong
+        /// on purpose (a wrong-password storm), so the IDP's refusals are what they earn.
         func authorize(_ me: Participant, context: StressContext, ast: AstClientDataInfo, clientId: String, userId: String?,
-                       answers: [String: String], count: Int, cancel: Bool = false) -> [IdpSdkResult]? {
+                       answers: [String: String], count: Int, cancel: Bool = false, expectRefusal: Bool = false) -> [IdpSdkResult]? {
             credentials.set(answers, trace: me.trace.traceId)
-            expectedUser.withLock { $0[me.trace.traceId] = .some(userId) }
-            counts.withLock { $0.flows += count }
+            ledger.withLock { ledger in
+                ledger.expectedUser[me.trace.traceId] = .some(userId)
+                if let user = answers["username"] { ledger.usersOfTrace[me.trace.traceId, default: []].insert(user) }
+                ledger.flows += count
+                ledger.tally.triggers[.exactlyOnce, default: 0] += count
+                ledger.tally.triggers[.noStuckFlow, default: 0] += 1
+            }
+            let started = clock.now()
+            let faultsBefore = faultsFired(for: me.index)
             let deliveries = LockedValue<(perFlow: [IdpSdkFlowID: Int], results: [IdpSdkResult])>(([:], []))
             let sdk = wired.sdk
             let provider = wired.provider
+            let monitor = run.monitor
             let results: [IdpSdkResult]? = context.wait("flow.completion", limit: .seconds(20)) { deliver in
                 for _ in 0..<count {
                     let handle = sdk.getAuthorizationCode(withAstClientData: ast, clientId: clientId, interactionInterface: provider,
                                                           userId: userId, traceParent: me.trace.description) { [self] result in
+                        monitor?.progressed()
                         let (times, all) = deliveries.withLock { state -> (Int, [IdpSdkResult]?) in
                             let times = (result.flowId.map { state.perFlow[$0, default: 0] += 1; return state.perFlow[$0]! }) ?? 1
                             if times == 1 { state.results.append(result) }
                             return (times, times == 1 && state.results.count == count ? state.results : nil)
                         }
-                        checked(Invariant.exactlyOnce, times == 1, "flow \(result.flowId.map { "\($0)" } ?? "?") of participant \(me.index) completed \(times) times")
-                        counts.withLock { $0.completions += 1 }
+                        checked(.exactlyOnce, times == 1, "flow \(result.flowId.map { "\($0)" } ?? "?") of participant \(me.index) completed \(times) times")
+                        ledger.withLock { $0.completions += 1 }
                         if let all { deliver(all) }
                     }
                     if cancel { handle.cancel() }
                 }
             }
-            checked(Invariant.noStuckFlow, results != nil, "participant \(me.index)'s \(clientId) flows did not all complete (free-running, 20 s)")
+            checked(.noStuckFlow, results != nil, "participant \(me.index)'s \(clientId) flows did not all complete")
             log(me, "\(count) \(clientId) flow\(count == 1 ? "" : "s") for \(userId ?? "(activation)")\(cancel ? ", cancelled at once," : "") ended: " +
                 (results ?? []).map { $0.authorizationCode != nil ? "code" : $0.idpSdkError.map { "\($0.subsystem) \($0.errorCode)" } ?? "?" }.joined(separator: ", "))
-            let injected = FaultingProvider.injectedErrors(for: me.trace.traceId, in: self)
-            for result in results ?? [] where result.idpSdkError?.subsystem == FaultingProvider.subsystem {
-                checked(Invariant.errorsUnchanged, injected.contains { $0 == result.idpSdkError },
-                        "participant \(me.index) got \(String(describing: result.idpSdkError)), which its provider never returned (it returned \(injected))")
+            let window = FlowWindow(started: started, ended: clock.now(), faults: faults(for: me.index, after: faultsBefore), cancelled: cancel,
+                                    expectRefusal: expectRefusal, user: userId)
+            if cancel { triggered(.errorsUnchanged) }
+            for result in results ?? [] {
+                if result.idpSdkError != nil { triggered(.errorsUnchanged) }
+                if result.authorizationCode != nil { triggered(.singleUseCodes) }
+                judgeEnding(of: result, me, window)
+                if cancel, result.idpSdkError?.code != .cancelled {
+                    saw(.cancelAfterEnd, me, "the cancelled login ended first with \(result.authorizationCode != nil ? "a code" : String(describing: result.idpSdkError))")
+                }
             }
             return results
         }
 
-        /// The errors the provider returned (fault `provider.fail`), per trace.
-        let injected = LockedValue<[String: [IdpSdkError]]>([:])
+        /// What the stress knows of the time a flow ran in.
+        struct FlowWindow {
+            /// The run's clock when the flow started and when the participant saw it end.
+            let started: Date
+            let ended: Date
+            /// The faults that struck the participant meanwhile.
+            let faults: [Fault]
+            /// Whether the flow's caller cancelled it.
+            let cancelled: Bool
+            /// Whether its answers were wrong on purpose.
+            let expectRefusal: Bool
+            /// The user the flow was started for; `nil`: an activation.
+            let user: String?
+            /// Whether a provider answered its user (or an activation) with another flow's values.
+            var answeredWrongly = false
+        }
+
+        /// Judges how a flow ended against the record ("errors delivered unchanged"): a flow whose
+        /// provider returned an error, which the engine took, ends with exactly that error; every
+        /// other error is explained by what the stress did or injected.
+        private func judgeEnding(of result: IdpSdkResult, _ me: Participant, _ window: FlowWindow) {
+            let flowId = result.flowId
+            let (injected, endedDuringCall) = ledger.withLock { ledger in
+                (flowId.flatMap { ledger.providerErrors[$0] }, flowId.map { ledger.endedDuringCall.contains($0) } ?? false)
+            }
+            if let injected, !endedDuringCall {
+                checked(.errorsUnchanged, result.idpSdkError == injected,
+                        "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), but its provider returned \(injected) and the flow was still running")
+                return
+            }
+            var window = window
+            if ledger.withLock({ $0.usersAnsweredWrongly.contains(window.user ?? "") || $0.usersAnsweredWrongly.contains("") }) {
+                window.answeredWrongly = true
+            }
+            guard let error = result.idpSdkError else {
+                // A cancelled flow that got its code ended before the cancel took effect: the
+                // code itself is judged with the trace's others against the IDP's audit.
+                if window.cancelled { checked(.errorsUnchanged, true, "") }
+                return
+            }
+            let why = Self.explanation(of: error, window: window)
+            checked(.errorsUnchanged, why != nil,
+                    "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(error), which nothing the stress did explains (faults meanwhile: \(window.faults.isEmpty ? "none" : window.faults.map(\.rawValue).joined(separator: ", "))\(window.cancelled ? "; cancelled by its caller" : ""))")
+        }
+
+        /// Why a flow may have ended with `error`, from the record alone; `nil`: nothing explains it.
+        static func explanation(of error: IdpSdkError, window: FlowWindow) -> String? {
+            let moved = window.ended.timeIntervalSince(window.started)
+            guard error.subsystem == IdpSdkError.sdkSubsystem, let code = error.code else { return nil }
+            func struck(_ faults: Fault...) -> Bool { window.faults.contains { faults.contains($0) } }
+            switch code {
+            case .cancelled:
+                return window.cancelled ? "its caller cancelled it" : nil
+            case .timedOut:
+                if moved >= flowTimeout.timeInterval { return "the watchdog moved the clock past its timeout" }
+                return struck(.transportTimeout, .transportDrop) ? "a request of it timed out or was lost" : nil
+            case .connectionLost:
+                return struck(.transportConnectionLost) ? "the connection was lost" : nil
+            case .protocolError:
+                return struck(.transport5xx) ? "the IDP answered 503" : nil
+            case .sessionExpired:
+                return moved >= IdpServer.Configuration().authSessionLifetime.timeInterval ? "the clock moved past its login session" : nil
+            case .credentialsRejected, .tooManyAttempts, .temporarilyLocked, .permanentlyLocked, .authorizationRefused:
+                if window.expectRefusal { return "its answers were wrong on purpose" }
+                return window.answeredWrongly ? "a provider answered its user with another flow's values (cross-talk, judged there)" : nil
+            default:
+                return nil
+            }
+        }
 
         /// Sends an MC event and waits for its result: under control, the event's task is an
         /// async participant that parks where the MC awaits the network.
@@ -268,10 +442,18 @@ extension SystemStress {
         func send(_ event: any KsMacroEvent, to mc: MasterController, _ me: Participant, _ context: StressContext) -> (any KsMacroEvent)? {
             context.seam("mc.\(String(describing: Swift.type(of: event)))")
             event.traceContext = TraceContext(traceParent: me.trace.description)
-            counts.withLock { $0.mcEvents += 1 }
-            let receive: @Sendable () async -> any KsMacroEvent = { await mc.receive(event) }
+            ledger.withLock { ledger in
+                ledger.mcEvents += 1
+                ledger.tally.triggers[.noStuckFlow, default: 0] += 1
+            }
+            let monitor = run.monitor
+            let receive: @Sendable () async -> any KsMacroEvent = {
+                let answer = await mc.receive(event)
+                monitor?.progressed()
+                return answer
+            }
             let answer = context.runAsync("mc.\(String(describing: Swift.type(of: event)))", [receive])?.first
-            checked(Invariant.noStuckFlow, answer != nil, "participant \(me.index)'s \(Swift.type(of: event)) got no result (free-running, 30 s)")
+            checked(.noStuckFlow, answer != nil, "participant \(me.index)'s \(Swift.type(of: event)) got no result")
             log(me, "\(Swift.type(of: event)) → \(answer.map { Self.summary(of: $0) } ?? "no answer")")
             return answer
         }
@@ -279,46 +461,82 @@ extension SystemStress {
         // MARK: - Invariants over the whole run
 
         func finalCheck() -> [String] {
-            var found = violations.withLock { $0 }
-            let counts = self.counts.withLock { $0 }
-            let flows = wiring.withLock { $0?.sdk.flowsInFlight } ?? 0
-            if flows != 0 { found.append("\(Invariant.noStuckFlow): \(flows) flows still in flight after the run") }
-            if counts.completions < counts.flows, !found.contains(where: { Invariant(violation: $0) == .noStuckFlow }) {
-                found.append("\(Invariant.exactlyOnce): \(counts.flows) flows started, \(counts.completions) completions")
+            judgeAudit()
+            var found = ledger.withLock { $0.violations }
+            let (flows, completions) = ledger.withLock { ($0.flows, $0.completions) }
+            let inFlight = wiring.withLock { $0?.sdk.flowsInFlight } ?? 0
+            if inFlight != 0 { found.append("\(Invariant.noStuckFlow): \(inFlight) flows still in flight after the run") }
+            if completions < flows, !found.contains(where: { Invariant(violation: $0) == .noStuckFlow }) {
+                found.append("\(Invariant.exactlyOnce): \(flows) flows started, \(completions) completions")
             }
-            found += redemptionViolations()
             return found
         }
 
-        /// Per trace: the IDP redeemed no more codes than it issued (each code once at most),
-        /// and at least as many as the trace's MC reported logged in with (a redemption whose
-        /// answer was lost counts at the IDP only).
-        private func redemptionViolations() -> [String] {
-            var found: [String] = []
+        /// Judged against the IDP's audit, per participant's trace: the IDP redeemed no more codes
+        /// than it issued (each code once at most) and at least as many as the trace's MC reported
+        /// logged in with (a redemption whose answer was lost counts at the IDP only); and every
+        /// code it issued on the trace is for a user the trace's flows were for.
+        private func judgeAudit() {
             let log = server.auditLog()
-            let expected = expectations.withLock { $0 }
+            let (reported, usersOfTrace) = ledger.withLock { ($0.codesRedeemed, $0.usersOfTrace) }
             for participant in participants {
-                let entries = log.filter { $0.traceId == participant.trace.traceId }
-                let issued = entries.filter { $0.event == .codeIssued }.count
+                let trace = participant.trace.traceId
+                let entries = log.filter { $0.traceId == trace }
+                let issued = entries.filter { $0.event == .codeIssued }
                 let redeemed = entries.filter { $0.event == .codeRedeemed }.count
-                counts.withLock { $0.checks[Invariant.singleUseCodes, default: 0] += 1 }
-                let reported = expected[participant.trace.traceId]?.codesRedeemed ?? 0
-                if redeemed > issued || redeemed < reported {
-                    found.append("\(Invariant.singleUseCodes): participant \(participant.index)'s trace: \(issued) codes issued, \(redeemed) redeemed at the IDP, \(reported) logins reported by its MC")
-                }
+                let logins = reported[trace] ?? 0
+                checked(.singleUseCodes, redeemed <= issued.count && redeemed >= logins,
+                        "participant \(participant.index)'s trace: \(issued.count) codes issued, \(redeemed) redeemed at the IDP, \(logins) logins reported by its MC")
+                let foreign = issued.compactMap(\.userId).filter { !(usersOfTrace[trace] ?? []).contains($0) }
+                checked(.noCrossTalk, foreign.isEmpty,
+                        "the IDP issued codes for \(Set(foreign).sorted()) on participant \(participant.index)'s trace, whose flows were for \((usersOfTrace[trace] ?? []).sorted())")
             }
-            return found
         }
 
         /// A result event in a few words: its type and its status.
         static func summary(of event: any KsMacroEvent) -> String {
-            let status = (event as? any KSMResultEvent).map { "\($0.status)" } ?? ""
-            return "\(type(of: event)) \(status)"
+            guard let result = event as? any KSMResultEvent else { return "\(type(of: event))" }
+            let why = result.status == .kOk || result.errorDescription.isEmpty ? "" : " (\(result.errorDescription))"
+            return "\(type(of: event)) \(result.status)\(why)"
         }
 
+        /// Participant `me`'s MC reported a login with a code it redeemed.
         func expectRedemption(_ me: Participant) {
-            expectations.withLock { $0[me.trace.traceId, default: Expectation()].codesRedeemed += 1 }
+            ledger.withLock { $0.codesRedeemed[me.trace.traceId, default: 0] += 1 }
         }
     }
 }
 
+extension SystemStress.World {
+    func fault(_ fault: SystemStress.Fault, flow: Int, step: Int) -> Bool { run.fault(fault.rawValue, flow: flow, step: step) }
+
+    /// The IDP's decisions on `user`, once every decision up to the last is in its audit log. A
+    /// decision's entries are appended just after it is made, so a free run can read in between
+    /// (a gap in the numbers); under control nobody else runs while a participant reads. Gives up
+    /// after 10 s and returns what is there.
+    func settledDecisions(of user: String) -> [AuditEntry] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let decisions = server.userDecisions(user, tenant: Self.tenant)
+            let numbers = Set(decisions.compactMap(\.userDecision))
+            if UInt64(numbers.count) == (numbers.max() ?? 0) || ContinuousClock.now >= deadline { return decisions }
+            Thread.sleep(forTimeInterval: 0.000_1)
+        }
+    }
+
+    /// When the IDP granted each refresh of a trace, oldest first.
+    func refreshes(trace: String) -> [Date] { server.auditLog(traceId: trace).filter { $0.event == .tokensRefreshed }.map(\.time).sorted() }
+
+    /// Posts `code` to the token endpoint with a verifier that is not the one its challenge was
+    /// made from; returns the HTTP status.
+    func redeemDirectly(_ code: String, clientId: String, trace: TraceParent) -> Int {
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/x-www-form-urlencoded")
+        headers.set("traceparent", trace.description)
+        let form = FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://kobil/OpenIdRedirectUri"),
+                                           ("client_id", clientId), ("code_verifier", PKCE.makeVerifier())])
+        let response = server.handle(HTTPRequest(method: "POST", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/token",
+                                                 headers: headers, body: Array(form.utf8)))
+        return response.status
+    }
+}
