@@ -17,8 +17,8 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// A flow ended from outside (a cancel, a timeout) completes again when the answer to its
     /// last request arrives.
     case engineCompletesAgainOnLateResponse = "engine.completes-again-on-late-response"
-    /// A flow that ends on an SDK thread completes there and once more on another SDK thread.
-    case engineCompletesInlineAndOnPool = "engine.completes-inline-and-on-pool"
+    /// A flow the engine ends with an error completes twice.
+    case engineCompletesFailuresTwice = "engine.completes-failures-twice"
     /// A flow that ends while its provider call runs (a timeout, a cancel) never completes.
     case engineDropsCompletionDuringProviderCall = "engine.drops-completion-during-provider-call"
 
@@ -63,19 +63,30 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
 
 /// The planted bug a product type was configured with: in a debug build a value a test may set,
 /// in a release build nothing at all.
-package struct PlantedBugSwitch: Sendable, Equatable {
+package struct PlantedBugSwitch: Sendable {
     #if DEBUG
     /// The bug that is on, if any.
-    package var bug: PlantedBug?
+    package let bug: PlantedBug?
+    /// Where a planted bug keeps what it shares among the instance's work (one slot for a whole
+    /// service, say): one per switch, shared by every copy of the configuration that holds it.
+    package let scratch: LockedValue<(any Sendable)?>?
     #endif
 
     /// No bug on.
-    package init() {}
+    package init() {
+        #if DEBUG
+        bug = nil
+        scratch = nil
+        #endif
+    }
 
     #if DEBUG
     /// `bug` on (debug builds only).
     /// - Parameter bug: The bug to turn on; `nil`: none.
-    package init(_ bug: PlantedBug?) { self.bug = bug }
+    package init(_ bug: PlantedBug?) {
+        self.bug = bug
+        scratch = bug == nil ? nil : LockedValue(nil)
+    }
     #endif
 
     /// Whether `bug` is on: always `false` in a release build.

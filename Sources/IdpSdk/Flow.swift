@@ -24,9 +24,6 @@ struct FlowContext: Sendable {
     let completionNeverBlocks: Bool
     /// The trace id the flow's ``Seam``s carry.
     let seamTrace: String?
-    /// The service's one slot for ``PlantedBug/engineRoutesAnswerThroughSharedSlot``; `nil` unless
-    /// that bug is on.
-    let plantedSlot: PlantedAnswerSlot?
 
     /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
     func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
@@ -98,9 +95,9 @@ final class Flow: Sendable {
             plantedKept.withLock { $0 = { [self] in context.handOff("completion") { completion(result) } } }
         }
         #endif
+        if planted.isOn(.engineCompletesFailuresTwice), origin == .engine, case .failure = outcome { context.handOff("completion") { completion(result) } }
         if origin == .engine && context.pool.isCurrentThread {
             complete(completion, result: result, notice: notice)
-            if planted.isOn(.engineCompletesInlineAndOnPool) { context.handOff("completion") { completion(result) } }
         } else {
             context.handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
         }
@@ -203,13 +200,18 @@ final class Flow: Sendable {
     /// Runs on an SDK thread: the one place the provider is called.
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
         guard machine.withLock({ $0.providerCallBegins() }) else { return }
-        context.plantedSlot?.asking.withLock { $0 = (PlantedAnswerSlot.Weak(self), data, form) }
+        #if DEBUG
+        let slot = context.configuration.plantedBug.isOn(.engineRoutesAnswerThroughSharedSlot) ? context.configuration.plantedBug.scratch : nil
+        slot?.withLock { $0 = PlantedAsking(flow: self, data: data, form: form) }
+        #endif
         let answer = callProvider { $0.provider.provideCredentials(data) }
         context.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
-        if let (target, data, form) = context.plantedSlot?.asking.withLock({ $0 }), let flow = target.flow {
-            flow.take(answer, data: data, form: form)
+        #if DEBUG
+        if let asking = slot?.withLock({ $0 }) as? PlantedAsking, let flow = asking.flow {
+            flow.take(answer, data: asking.data, form: asking.form)
             return
         }
+        #endif
         take(answer, data: data, form: form)
     }
 
@@ -239,14 +241,18 @@ final class Flow: Sendable {
     }
 }
 
-/// One slot for a whole service, for ``PlantedBug/engineRoutesAnswerThroughSharedSlot``: the flow
-/// whose provider call runs, as the planted engine keeps it.
-final class PlantedAnswerSlot: Sendable {
-    /// Holds a flow without keeping it alive.
-    final class Weak: Sendable {
-        weak let flow: Flow?
-        init(_ flow: Flow) { self.flow = flow }
-    }
+#if DEBUG
+/// ``PlantedBug/engineRoutesAnswerThroughSharedSlot``: the flow whose provider call runs, as the
+/// planted engine keeps it in one slot for the whole service (the switch's scratch).
+final class PlantedAsking: Sendable {
+    weak let flow: Flow?
+    let data: IdpSdkInteractionData
+    let form: XHTMLForm
 
-    let asking = LockedValue<(Weak, IdpSdkInteractionData, XHTMLForm)?>(nil)
+    init(flow: Flow, data: IdpSdkInteractionData, form: XHTMLForm) {
+        self.flow = flow
+        self.data = data
+        self.form = form
+    }
 }
+#endif

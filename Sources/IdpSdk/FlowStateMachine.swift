@@ -104,7 +104,7 @@ struct FlowStateMachine<Completion, Outcome> {
     /// A request is about to be sent. Returns its number, or `nil` if the flow has ended (then
     /// nothing is sent).
     mutating func sendingRequest() -> UInt64? {
-        guard var (progress, completion) = running else { return nil }
+        guard case (var progress, let completion)? = running else { return nil }
         progress.requestsSent += 1
         state = .awaitingIdp(request: progress.requestsSent, progress, completion)
         return progress.requestsSent

@@ -163,11 +163,8 @@ public final class IdpSdkService: Sendable {
         self.pool = WorkerPools(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive,
                                 spin: configuration.workerSpin)
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
-        plantedSlot = configuration.plantedBug.isOn(.engineRoutesAnswerThroughSharedSlot) ? PlantedAnswerSlot() : nil
     }
 
-    /// The one slot of ``PlantedBug/engineRoutesAnswerThroughSharedSlot``; `nil` unless it is on.
-    private let plantedSlot: PlantedAnswerSlot?
 
     /// Obtains an authorization code for `clientId`.
     ///
@@ -224,8 +221,7 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
-            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent),
-            plantedSlot: plantedSlot
+            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent)
         )
         inFlight.add(1)
         let inFlight = self.inFlight

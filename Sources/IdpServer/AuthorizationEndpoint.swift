@@ -263,9 +263,12 @@ extension IdpServer {
         session: AuthSession, sessionCode: String, sessions: inout SessionShard, users: inout UserShard, key: UserKey,
         tenant: TenantConfiguration, client prepared: PreparedClient, answers: FormParameters, now: Date, newCode: String,
         newAstClientId: String, newSalt: [UInt8], codeLifetime: TimeInterval,
-        maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy, staleFailures: (key: UserKey, failures: Int)?
+        maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy, staleFailures: (key: UserKey, state: UserRecord.LockState)?
     ) -> StepOutcome {
         var session = session
+        // A planted bug decides the lock on a copy of the user's lock state read before this
+        // lock was taken, and writes it back.
+        if let stale = staleFailures, stale.key == key, users.users[key] != nil { users.users[key]!.lockState = stale.state }
         // Numbered under the user's shard lock: the audit entries of this decision carry it.
         session.userDecision = users.users[key]?.nextDecision()
         session.decidedUser = session.userDecision == nil ? nil : key.user
@@ -288,7 +291,7 @@ extension IdpServer {
         case .reject(let rejection):
             session.attemptsOnStep += 1
             if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
-                if let stale = staleFailures, stale.key == key { users.users[key]?.failedAttempts = stale.failures }
+
                 var policy = lockoutPolicy
                 if configuration.plantedBug.isOn(.idpLocksOneGuessLate), policy.maximumFailures > 0 { policy.maximumFailures += 1 }
                 // In place: one entry of this shard changes, nothing is copied.
@@ -381,14 +384,14 @@ extension IdpServer {
 }
 
 extension IdpServer {
-    /// ``PlantedBug/idpCountsFailureOnStaleCopy``: the failure count of the user a step names,
-    /// read before the decision's lock is taken.
-    private func plantedStaleFailures(sessionCode: String, tenant: TenantConfiguration?, answers: FormParameters) -> (key: UserKey, failures: Int)? {
+    /// ``PlantedBug/idpCountsFailureOnStaleCopy``: the lock state of the user a step names, read
+    /// before the decision's lock is taken.
+    private func plantedStaleFailures(sessionCode: String, tenant: TenantConfiguration?, answers: FormParameters) -> (key: UserKey, state: UserRecord.LockState)? {
         guard let session = state.sessionShard(sessionCode).withLock({ $0.sessions[sessionCode] }),
               let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count else { return nil }
         let named = session.userId ?? client.configuration.steps[session.step].first { $0.role == .username }.flatMap { answers[$0.id] }
         let key = UserKey(tenant: session.tenant, user: named ?? "")
-        return state.userShard(key).withLock { $0.users[key]?.failedAttempts }.map { (key, $0) }
+        return state.userShard(key).withLock { $0.users[key]?.lockState }.map { (key, $0) }
     }
 
     /// The description of the `reset_code_expired` error, at the step and at completion.

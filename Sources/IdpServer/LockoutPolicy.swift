@@ -88,6 +88,28 @@ extension UserRecord {
         return .temporary(until: until)
     }
 
+    /// What the lockout policy decides on: the counts and the lock.
+    struct LockState: Sendable {
+        var failedAttempts: Int
+        var totalFailedAttempts: Int
+        var lockouts: Int
+        var lockedUntil: Date?
+        var permanentlyLocked: Bool
+    }
+
+    /// The counts and the lock, read or written together.
+    var lockState: LockState {
+        get { LockState(failedAttempts: failedAttempts, totalFailedAttempts: totalFailedAttempts, lockouts: lockouts, lockedUntil: lockedUntil,
+                        permanentlyLocked: permanentlyLocked) }
+        set {
+            failedAttempts = newValue.failedAttempts
+            totalFailedAttempts = newValue.totalFailedAttempts
+            lockouts = newValue.lockouts
+            lockedUntil = newValue.lockedUntil
+            permanentlyLocked = newValue.permanentlyLocked
+        }
+    }
+
     /// Numbers a decision on a form step naming this user; returns its number.
     mutating func nextDecision() -> UInt64 {
         decisions += 1
