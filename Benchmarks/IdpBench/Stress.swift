@@ -9,11 +9,14 @@ enum StressCommand {
            idp-bench stress --replay REPRODUCER [--times N] [scenario options]
 
     Runs the IdpSdk engine, MasterControllers and the in-process IDP under IdpHarness's controlled
-    scheduler (PCT by default) with faults from one seed, and checks the system's invariants as it
-    goes: every flow completes exactly once, no cross-talk, codes single-use and bound to their
-    PKCE challenge, lockout counts exact, one refresh per expiry (and a logout stays a logout), no
-    flow stuck past the watchdog, errors delivered unchanged. A failure prints its reproducer, is
-    replayed twice and shrunk; exit status 1. Every invariant held: 0. Bad usage: 2.
+    scheduler (PCT by default) with faults from one seed, and judges the system's invariants
+    against the stress's own record of what it did: every flow completes exactly once, no
+    cross-talk, codes single-use and bound to their PKCE challenge, lockout counts exact, one
+    refresh per expiry, a logout stays a logout, no flow stuck past the watchdog, errors delivered
+    unchanged, a login gives its user a token. A failure prints its reproducer, is replayed twice
+    and shrunk; exit status 1. An invariant whose trigger happened in a run but that was never
+    judged there is "not exercised", a failure of the stress: exit status 1. Every invariant held:
+    0. Bad usage: 2.
 
     Options:
       --duration S      stop starting runs after S seconds (default 30)
@@ -29,7 +32,7 @@ enum StressCommand {
                         transport.duplicate, transport.reorder, transport.connectionLost,
                         transport.5xx, transport.timeout, provider.slow, provider.hang,
                         provider.fail, clock.codeExpiry, refresh.storm, refresh.logoutRace,
-                        code.wrongVerifier)
+                        code.wrongVerifier, code.replay)
       --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay;
                         a failure prints what the participants it names did)
       --until NAME      stop at the first run that reaches an interleaving and print its
@@ -41,7 +44,7 @@ enum StressCommand {
     """
 
     struct Summary: Codable {
-        var schema = "idp-bench-stress/1"
+        var schema = "idp-bench-stress/2"
         var seed: UInt64
         var strategy: String
         var flowsPerRun: Int
@@ -56,6 +59,10 @@ enum StressCommand {
         var seconds: Double
         var faultsInjected: [String: Int]
         var checks: [String: Int]
+        var triggers: [String: Int]
+        var excused: [String: Int]
+        var verdicts: [String: String]
+        var unexercised: [String]
         var interleavings: [String: Int]
         var reached: String?
         var violations: [String]
@@ -65,6 +72,7 @@ enum StressCommand {
         var replaysFailingTheSameWay: Int?
         var replays: Int?
         var nondeterminism: String?
+        var failedAfterSeconds: Double?
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -195,11 +203,15 @@ enum StressCommand {
         let summary = Summary(
             seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
             stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
-            partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds, faultsInjected: report.faultsInjected, checks: Dictionary(uniqueKeysWithValues: report.checks.map { ($0.key.rawValue, $0.value) }),
+            partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds,
+            faultsInjected: report.faultsInjected, checks: named(report.tally.judged), triggers: named(report.tally.triggers), excused: named(report.tally.excused),
+            verdicts: Dictionary(uniqueKeysWithValues: SystemStress.Invariant.allCases.map { ($0.rawValue, "\(report.verdict($0))") }),
+            unexercised: report.unexercised,
             interleavings: Dictionary(uniqueKeysWithValues: report.interleavings.map { ($0.key.rawValue, $0.value) }),
             reached: report.reached?.reproducer,
             violations: report.failure?.violations ?? [], eventLog: report.failure?.eventLog ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
-            replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism)
+            replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism,
+            failedAfterSeconds: report.failure?.foundAfter)
         let text: String
         switch format {
         case "json":
@@ -218,7 +230,12 @@ enum StressCommand {
         } else {
             print(text)
         }
-        return report.failure == nil ? 0 : 1
+        return report.passed ? 0 : 1
+    }
+
+    /// Counts by invariant name.
+    static func named(_ counts: [SystemStress.Invariant: Int]) -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
     }
 
     /// Tidy rows: one measure per row.
@@ -232,6 +249,10 @@ enum StressCommand {
         rows.append("total,seconds,\(String(format: "%.2f", summary.seconds))")
         for name in summary.faultsInjected.keys.sorted() { rows.append("fault_injected,\(quote(name)),\(summary.faultsInjected[name]!)") }
         for name in summary.checks.keys.sorted() { rows.append("invariant_checked,\(quote(name)),\(summary.checks[name]!)") }
+        for name in summary.triggers.keys.sorted() { rows.append("invariant_triggered,\(quote(name)),\(summary.triggers[name]!)") }
+        for name in summary.excused.keys.sorted() { rows.append("invariant_excused,\(quote(name)),\(summary.excused[name]!)") }
+        for name in summary.verdicts.keys.sorted() where summary.verdicts[name]!.hasPrefix("not exercised") { rows.append("invariant_not_exercised,\(quote(name)),1") }
+        for line in summary.unexercised { rows.append("unexercised,\(quote(line)),1") }
         for name in summary.interleavings.keys.sorted() { rows.append("interleaving_reached,\(quote(name)),\(summary.interleavings[name]!)") }
         for violation in summary.violations { rows.append("violation,\(quote(violation)),1") }
         if let shrunk = summary.shrunk { rows.append("reproducer,\(quote(shrunk)),\(summary.replaysFailingTheSameWay ?? 0)") }
@@ -248,15 +269,21 @@ enum StressCommand {
                      "| seconds | \(String(format: "%.1f", summary.seconds)) |", "",
                      "| fault | injected |", "|---|---:|"]
         lines += summary.faultsInjected.keys.sorted().map { "| \($0) | \(summary.faultsInjected[$0]!) |" }
-        lines += ["", "| invariant | checks |", "|---|---:|"]
-        lines += summary.checks.keys.sorted().map { "| \($0) | \(summary.checks[$0]!) |" }
+        lines += ["", "| invariant | verdict | triggered | judged | excused |", "|---|---|---:|---:|---:|"]
+        lines += summary.verdicts.keys.sorted().map {
+            "| \($0) | \(summary.verdicts[$0]!) | \(summary.triggers[$0] ?? 0) | \(summary.checks[$0] ?? 0) | \(summary.excused[$0] ?? 0) |"
+        }
         if !summary.interleavings.isEmpty {
             lines += ["", "| interleaving reached | times |", "|---|---:|"]
             lines += summary.interleavings.keys.sorted().map { "| \($0) | \(summary.interleavings[$0]!) |" }
         }
         lines.append("")
+        if !summary.unexercised.isEmpty {
+            lines.append("**Not exercised** where their trigger happened (a failure of the stress itself): " + summary.unexercised.joined(separator: "; "))
+            lines.append("")
+        }
         if summary.violations.isEmpty {
-            lines.append("Every invariant held; nothing lost.")
+            lines.append(summary.unexercised.isEmpty ? "Every invariant held; nothing lost." : "No invariant broken.")
         } else {
             lines.append("**Broken:** " + summary.violations.joined(separator: "; "))
             lines.append("")

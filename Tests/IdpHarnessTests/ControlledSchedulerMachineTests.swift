@@ -278,4 +278,45 @@ struct ControlledSchedulerMachineTests {
         #expect(machine.finalOutcome == nil)
         #expect(try #require(Self.ended(machine.finish(1, now: Self.at(3)))).decisions == [0, 1])
     }
+
+    /// Under PCT with one change point at step 1, counted only at seams named `x…`.
+    static func onePreemptionAtX(_ participants: Int, seed: UInt64) -> Machine {
+        Machine(participants: participants, strategy: .pct(depth: 2, steps: 1), seed: seed, stallTimeout: .milliseconds(100),
+                deadlockTimeout: .seconds(1), now: t0, preemptionSeams: ["x"])
+    }
+
+    @Test("PCT's change points fall only where a preemption seam was reached: the runner keeps the turn past other seams and loses it at the first preemption seam",
+          arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func changePointsAtPreemptionSeams(_ seed: UInt64) throws {
+        // Given two participants and one change point, at the first decision after a seam "x…"
+        var machine = Self.onePreemptionAtX(2, seed: seed)
+        _ = machine.arrive(0, at: "start", now: Self.t0)
+        guard case .wake(let first) = machine.arrive(1, at: "start", now: Self.t0) else {
+            Issue.record("the first decision was not taken")
+            return
+        }
+        let high = first.participant, low = 1 - high
+        // When the higher one reaches other seams, it keeps the turn
+        #expect(machine.arrive(high, at: "y", now: Self.t0) == .wake(.thread(high)))
+        #expect(machine.arrive(high, at: "start again", now: Self.t0) == .wake(.thread(high)))
+        // Then at its first "x" seam the change point lowers it, and the other goes on
+        #expect(machine.arrive(high, at: "x1", now: Self.t0) == .wake(.thread(low)))
+        #expect(machine.arrive(low, at: "x2", now: Self.t0) == .wake(.thread(low)))
+    }
+
+    @Test("work a scenario's flow starts is a logical thread of its own: a change point that lowers it, and the work it hands over, leaves the flow above both",
+          arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func startedWorkHasItsOwnPriority(_ seed: UInt64) {
+        // Given a flow that starts a job and lets it run, and the job that hands work over
+        var machine = Self.onePreemptionAtX(1, seed: seed)
+        #expect(machine.arrive(0, at: "start", now: Self.t0) == .wake(.thread(0)))
+        let job = machine.join(at: "job", parent: 0, kind: .thread, now: Self.t0).participant
+        #expect(machine.park(0, at: "awaiting the job", now: Self.t0) == .wake(.thread(job)))
+        let handedOver = machine.join(at: "handed over", parent: job, kind: .thread, now: Self.t0).participant
+        _ = machine.unpark(0, now: Self.t0)
+        // When the change point lowers the job at its preemption seam
+        let next = machine.arrive(job, at: "x", now: Self.t0)
+        // Then the flow goes on before the job and before the work the job handed over
+        #expect(next == .wake(.thread(0)), "seed \(seed): \(next), job \(job), handed over \(handedOver)")
+    }
 }

@@ -33,11 +33,10 @@ struct SystemStressTests {
     @Test("a short controlled run of the whole system with every fault: every invariant holds, and the run repeats")
     func shortRun() async throws {
         var options = SystemStress.Options(seed: 11, runs: 3, flows: 3, users: 2, stepsPerFlow: 3)
-        // Every fault but hung providers, with a stall timeout no busy participant reaches while
-        // the rest of the suite loads the machine: a participant set aside runs on outside
-        // control, and its run need not repeat. (Hung providers: the idp-bench stress run.)
+        // Every fault, with a stall timeout no busy participant reaches while the rest of the
+        // suite loads the machine: a participant set aside runs on outside control, and its run
+        // need not repeat.
         options.faultRates = SystemStress.Options.defaultFaultRates
-        options.faultRates[.providerHang] = nil
         options.stallTimeout = .seconds(20)
         options.deadlockTimeout = .seconds(120)
         let report = await SystemStress.run(options)
@@ -59,6 +58,28 @@ struct SystemStressTests {
         #expect(again.outcome?.divergence == nil, "\(first.outcome.map { outcome in outcome.firstSeams.enumerated().map { "\($0.offset):\($0.element)" }.joined(separator: " ") } ?? "")")
         #expect(again.outcome?.decisions == first.outcome?.decisions)
         #expect(Set(again.fired) == Set(first.fired))
+    }
+
+    @Test("the same seed twice gives the same report, every field but the time taken, and no run is partially controlled, hung providers included")
+    func sameSeedSameReport() async {
+        // Given the default scenario and faults, hung providers included, for a fixed run count
+        var options = SystemStress.Options(seed: 21, runs: 4)
+        options.faultRates = SystemStress.Options.defaultFaultRates
+        options.stallTimeout = .seconds(20)
+        options.deadlockTimeout = .seconds(120)
+        // When it runs twice
+        let first = await SystemStress.run(options)
+        let second = await SystemStress.run(options)
+        // Then both reports agree on everything but the time taken
+        #expect(first.passed, "\(first)")
+        #expect(first.faultsInjected["provider.hang", default: 0] > 0, "a hung provider struck: \(first.faultsInjected)")
+        #expect(first.partiallyControlledRuns == 0 && second.partiallyControlledRuns == 0, "\(first.partialControlExample ?? "")")
+        #expect(first.runs == second.runs && first.flows == second.flows && first.mcEvents == second.mcEvents && first.decisions == second.decisions)
+        #expect(first.faultsInjected == second.faultsInjected)
+        #expect(first.tally == second.tally)
+        #expect(first.unexercised == second.unexercised)
+        #expect(first.description.replacingOccurrences(of: #", [0-9.]+ s\n"#, with: "\n", options: .regularExpression)
+                == second.description.replacingOccurrences(of: #", [0-9.]+ s\n"#, with: "\n", options: .regularExpression))
     }
 
     @Test("a user's provider that shares one slot between flows is caught as cross-talk, shrunk, and replays 10 of 10")
@@ -135,11 +156,9 @@ struct SystemStressInterleavingTests {
 
     @Test("free-running on the system's own threads, several devices sharing users: every invariant holds")
     func freeRun() async throws {
-        // Given every fault but hung providers (their 5 s waits would make the run long), no
-        // scheduler, and more devices than users
+        // Given every fault, no scheduler, and more devices than users
         var options = SystemStress.Options(seed: 5, runs: 3, flows: 6, users: 3, stepsPerFlow: 3, strategy: nil)
         options.faultRates = SystemStress.Options.defaultFaultRates
-        options.faultRates[.providerHang] = nil
         // When it runs
         let report = await SystemStress.run(options)
         // Then nothing broke, and the invariants were checked on free threads

@@ -95,16 +95,19 @@ public final class ControlledScheduler: Sendable {
     ///   - onQuiescence: Called when no participant can go on and some are parked (waiting for a
     ///     delivery that nobody controlled will make); returns whether it changed anything (moved
     ///     a clock, say). If it did not, and nobody runs outside control, the run is a deadlock.
+    ///   - preemptionSeams: Name prefixes of the seams where a PCT change point may fall (the
+    ///     decisions a run's bugs hinge on: the product's decision points); the strategy's
+    ///     `steps` count those decisions only. `nil`, the default: every decision counts.
     ///   - startTask: Starts a task on the Swift concurrency pool: an async participant's, and the
     ///     watchdog's probe of the pool. A plain `Task` by default; a test passes one that holds
     ///     tasks back to model a busy pool.
     public init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
                 stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5),
-                onQuiescence: (@Sendable () -> Bool)? = nil,
+                onQuiescence: (@Sendable () -> Bool)? = nil, preemptionSeams: [String]? = nil,
                 startTask: @escaping @Sendable (@escaping @Sendable () async -> Void) -> Void = { body in Task { await body() } }) {
         self.startTask = startTask
         let machine = Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
-                              stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout, now: .now)
+                              stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout, now: .now, preemptionSeams: preemptionSeams)
         guarded = LockedValue(Guarded(machine: machine, turns: Dictionary(uniqueKeysWithValues: (0..<participants).map { ($0, DispatchSemaphore(value: 0)) })))
         self.onQuiescence = onQuiescence
         let period = max(stallTimeout / 5, .milliseconds(1))

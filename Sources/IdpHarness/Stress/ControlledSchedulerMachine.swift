@@ -162,7 +162,8 @@ struct ControlledSchedulerMachine: Sendable {
     ///     least the stall timeout.
     ///   - now: The time the run starts.
     init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
-         stallTimeout: Duration, deadlockTimeout: Duration, now: ContinuousClock.Instant) {
+         stallTimeout: Duration, deadlockTimeout: Duration, now: ContinuousClock.Instant, preemptionSeams: [String]? = nil) {
+        self.preemptionSeams = preemptionSeams
         precondition(participants > 0, "a controlled run needs at least one participant")
         self.participants = (0..<participants).map { Participant(kind: .thread, status: .notArrived, firstSeam: "participant \($0)") }
         self.strategy = StrategyState(strategy, participants: participants, seed: seed)
@@ -172,6 +173,12 @@ struct ControlledSchedulerMachine: Sendable {
         lastProgress = now
         lastTurn = now
     }
+
+    /// The seams (by name prefix) where the strategy's change points may fall; `nil`: every
+    /// decision counts.
+    private let preemptionSeams: [String]?
+    /// Decisions taken where a change point may fall, so far.
+    private var preemptionSteps = 0
 
     // MARK: Queries
 
@@ -372,6 +379,16 @@ struct ControlledSchedulerMachine: Sendable {
         if partialControlReason == nil { partialControlReason = reason }
     }
 
+    /// Whether the decision after `previous` ran may take a change point: with preemption seams,
+    /// only when `previous` stopped at one of them (counted from 1).
+    private mutating func countsAsStep(_ previous: Int?) -> Bool {
+        if let prefixes = preemptionSeams {
+            guard let previous, case .waiting(let seam) = participants[previous].status, prefixes.contains(where: { seam.hasPrefix($0) }) else { return false }
+        }
+        preemptionSteps += 1
+        return true
+    }
+
     private static func wake(_ turn: Turn?) -> Action {
         turn.map(Action.wake) ?? .none
     }
@@ -389,7 +406,7 @@ struct ControlledSchedulerMachine: Sendable {
             if decisions.count < replay.count, divergence == nil {
                 divergence = "decision \(step) of the replay names participant \(replay[decisions.count]), which was not waiting (waiting: \(enabled))"
             }
-            chosen = strategy.pick(from: enabled, step: step, previous: previous)
+            chosen = strategy.pick(from: enabled, step: countsAsStep(previous) ? preemptionSteps : nil, previous: previous)
         }
         decisions.append(chosen)
         running = chosen

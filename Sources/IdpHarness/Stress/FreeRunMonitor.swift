@@ -25,7 +25,8 @@ final class FreeRunMonitor: Sendable {
     private let stamp = Atomic<UInt64>(0)
     /// Signalled when the last live participant starts to wait, and when the run ends.
     private let quietMaybe = DispatchSemaphore(value: 0)
-    /// How long the quiet world may find nothing to do before the run is called stuck.
+    /// How long the quiet world may find nothing to do, with the Swift concurrency pool free,
+    /// before the run is called stuck.
     let stuckTimeout: Duration
 
     init(participants: Int, stuckTimeout: Duration) {
@@ -48,8 +49,10 @@ final class FreeRunMonitor: Sendable {
     /// Whether the watchdog ended the participants' waits: the run was stuck.
     var wasStuck: Bool { state.withLock { $0.abandoned } }
 
-    /// Participant `participant` waits on `semaphore` for at most `limit`; `false` when it timed
-    /// out or the watchdog found the run stuck.
+    /// Participant `participant` waits on `semaphore` for at most `limit` of time in which the
+    /// Swift concurrency pool ran work promptly (an MC event's task cannot run while other work
+    /// holds every pool thread: that time is not this run's stall); `false` when it timed out or
+    /// the watchdog found the run stuck.
     func wait(_ participant: Int, on semaphore: DispatchSemaphore, limit: Duration) -> Bool {
         let allWaiting = state.withLock { state -> Bool? in
             guard !state.abandoned else { return nil }
@@ -58,7 +61,15 @@ final class FreeRunMonitor: Sendable {
         }
         guard let allWaiting else { return false }
         if allWaiting { quietMaybe.signal() }
-        let delivered = semaphore.wait(timeout: .now(plus: limit)) == .success
+        var counted = Duration.zero
+        var delivered = false
+        let slice = min(limit, .seconds(1))
+        // A pool blocked for ever must not hold the run for ever either.
+        let giveUp = ContinuousClock.now + limit * 10
+        while !delivered, counted < limit, ContinuousClock.now < giveUp {
+            delivered = semaphore.wait(timeout: .now(plus: slice)) == .success
+            if !delivered, poolRunsPromptly() { counted += slice }
+        }
         let abandoned = state.withLock { state -> Bool in
             state.waiting[participant] = nil
             return state.abandoned
@@ -83,11 +94,27 @@ final class FreeRunMonitor: Sendable {
         quietMaybe.signal()
     }
 
+    /// The CPU time the whole process has used, in seconds.
+    private static func processCPUTime() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Whether a task started now runs within a second: the pool has a thread for the run's MC
+    /// events.
+    private func poolRunsPromptly() -> Bool {
+        let ran = DispatchSemaphore(value: 0)
+        Task.detached { ran.signal() }
+        return ran.wait(timeout: .now(plus: .seconds(1))) == .success
+    }
+
     /// The watchdog's loop, on a thread of its own until ``end()``: when every live participant
     /// waits and nothing is under way, and nothing moves for `confirmation`, calls `quiesce`; when
     /// `quiesce` did nothing and the run stays quiet for ``stuckTimeout``, ends every wait.
     func watch(confirmation: Duration = .microseconds(100), quiesce: () -> Bool) {
         var quietSince: ContinuousClock.Instant?
+        var quietCPU = 0.0
         while true {
             _ = quietMaybe.wait(timeout: .now(plus: .milliseconds(1)))
             let (ended, allWaiting) = state.withLock { ($0.ended, $0.live > 0 && $0.waiting.count >= $0.live) }
@@ -112,7 +139,13 @@ final class FreeRunMonitor: Sendable {
             let now = ContinuousClock.now
             let since = quietSince ?? now
             quietSince = since
-            if now - since >= stuckTimeout {
+            if quietSince == now { quietCPU = Self.processCPUTime() }
+            // Stuck only if the process was idle meanwhile and the Swift concurrency pool is free:
+            // on a loaded machine a participant may be waiting for work that has not had a thread
+            // yet (an MC event's task, an SDK completion job); then the participants' own wait
+            // limits tell a stuck run, later.
+            if now - since >= stuckTimeout, Self.processCPUTime() - quietCPU < 0.2 * (now - since).timeInterval, poolRunsPromptly(),
+               stamp.load(ordering: .relaxed) == before {
                 let waits = state.withLock { state -> [DispatchSemaphore] in
                     state.abandoned = true
                     return Array(state.waiting.values)

@@ -32,9 +32,12 @@ struct StrategyState: Sendable {
     /// thread runs beside the code that handed it over, so either may go first.
     private var ranks: [Double]
     private let changePoints: [Int: Int]
+    /// The participants the run started with (the scenario's flows); the rest joined.
+    private let initialParticipants: Int
 
     init(_ strategy: ScheduleStrategy, participants: Int, seed: UInt64) {
         self.strategy = strategy
+        initialParticipants = participants
         random = SeededRandom(seed: seed)
         switch strategy {
         case .pct(let depth, let steps):
@@ -62,15 +65,17 @@ struct StrategyState: Sendable {
     }
 
     /// A participant that joined during the run: work the code under test handed to another
-    /// thread. Under PCT it continues the logical thread that posted it (`parent`), so it takes
-    /// that participant's priority, as a PCT thread keeps its priority across its steps, with a
-    /// random rank within it: the poster may go on first or the job may (a caller's cancel right
-    /// after it started a flow, or the flow's first steps). Posted from outside the run, it gets
-    /// a random priority among the initial ones. Both draws come from the seeded stream, so they
-    /// repeat with the seed.
+    /// thread. Under PCT, work handed over by other work continues the logical thread that posted
+    /// it (`parent`), so it takes that participant's priority, as a PCT thread keeps its priority
+    /// across its steps, with a random rank within it: the poster may go on first or the job may.
+    /// Work a scenario's flow starts (a `getAuthorizationCode` call's first request, an MC
+    /// event's task) is a logical thread of its own, as a thread the flow forks: it gets a random
+    /// priority among the initial ones, so that a change point can lower one of several flows a
+    /// device runs at once (a storm's) below the others. Posted from outside the run, it gets a
+    /// random priority too. Every draw comes from the seeded stream, so it repeats with the seed.
     mutating func addParticipant(parent: Int?) {
         guard case .pct(let depth, _) = strategy else { return }
-        if let parent, parent < chains.count {
+        if let parent, parent < chains.count, parent >= initialParticipants {
             chains.append(chains[parent])
             ranks.append(Double(random.next() % 1_000_000) / 1_000_000)
             return
@@ -82,14 +87,15 @@ struct StrategyState: Sendable {
     }
 
     /// Chooses among `enabled` (participant indices waiting at a seam) at decision `step` (from
-    /// 1); `previous` is the participant that ran up to this decision, if any.
-    mutating func pick(from enabled: [Int], step: Int, previous: Int?) -> Int {
+    /// 1; `nil`: a decision where no change point falls); `previous` is the participant that ran
+    /// up to this decision, if any.
+    mutating func pick(from enabled: [Int], step: Int?, previous: Int?) -> Int {
         switch strategy {
         case .randomWalk:
             return enabled[Int(random.next() % UInt64(enabled.count))]
         case .pct:
             // A change point lowers the logical thread that ran up to it, jobs it posts later included.
-            if let lowered = changePoints[step], let previous { priorities[chains[previous]] = Double(lowered) }
+            if let step, let lowered = changePoints[step], let previous { priorities[chains[previous]] = Double(lowered) }
             // Within one chain (a participant and its jobs), the higher rank goes first, then the
             // earliest posted.
             func key(_ participant: Int) -> (Double, Double, Int) { (priorities[chains[participant]], ranks[participant], -participant) }

@@ -18,7 +18,7 @@ public enum StressRunner {
         if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) } }
         let scheduler = ControlledScheduler(participants: max(1, reproducer.flows.count), strategy: reproducer.strategy, seed: reproducer.seed,
                                             replay: reproducer.decisions, stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout,
-                                            onQuiescence: onQuiescence)
+                                            onQuiescence: onQuiescence, preemptionSeams: scenario.preemptionSeams)
         let fired = LockedValue<[FaultPlan.Site]>([])
         scenario.attach?(world, StressRun(scheduler: scheduler, faults: reproducer.faults, seed: reproducer.seed, fired: fired, monitor: nil))
         for (participant, flow) in reproducer.flows.enumerated() {
@@ -44,13 +44,14 @@ public enum StressRunner {
     ///
     /// A watchdog acts for the quiet world as a controlled run's scheduler does: when every flow
     /// waits for a delivery and nothing has moved for a moment, the scenario's `quiesce` runs; when
-    /// it can do nothing and the run stays quiet for the scenario's deadlock timeout, the flows'
-    /// waits end (a stuck run: ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result
-    /// says so.
+    /// it can do nothing and the run stays quiet for a second (or the scenario's deadlock timeout,
+    /// if shorter) while the Swift concurrency pool runs a probe task promptly, the flows' waits
+    /// end (a stuck run: ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result says so.
     public static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0) async -> [String] {
         let world = scenario.makeWorld()
         let fired = LockedValue<[FaultPlan.Site]>([])
-        let monitor = FreeRunMonitor(participants: scenario.flows, stuckTimeout: scenario.deadlockTimeout)
+        // A second of a quiet world that can do nothing, with the pool free: nobody is slow then.
+        let monitor = FreeRunMonitor(participants: scenario.flows, stuckTimeout: min(scenario.deadlockTimeout, .seconds(1)))
         scenario.attach?(world, StressRun(scheduler: nil, faults: faults, seed: seed, fired: fired, monitor: monitor))
         let watchdog = Thread { monitor.watch { scenario.quiesce?(world) ?? false } }
         watchdog.name = "IdpHarness-free-run-watchdog"

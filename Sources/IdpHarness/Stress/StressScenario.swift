@@ -32,6 +32,9 @@ public struct StressScenario<World: Sendable>: Sendable {
     /// The name a deadlock (every unfinished flow blocked for ever) is reported under, before
     /// its detail: `no deadlock` by default.
     public let deadlockVerdict: String
+    /// Name prefixes of the seams where a PCT change point may fall; `nil`: every decision
+    /// (see ``ControlledScheduler/init(participants:strategy:seed:replay:stallTimeout:deadlockTimeout:onQuiescence:preemptionSeams:startTask:)``).
+    public let preemptionSeams: [String]?
 
     /// A scenario.
     ///
@@ -47,10 +50,13 @@ public struct StressScenario<World: Sendable>: Sendable {
     ///   - deadlockTimeout: How long nobody may reach a seam before the run is a deadlock; 5 s by
     ///     default.
     ///   - deadlockVerdict: The name a deadlock is reported under; `no deadlock` by default.
+    ///   - preemptionSeams: Name prefixes of the seams where a PCT change point may fall; `nil`
+    ///     (every decision) by default.
     public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
                 attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
-                stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5), deadlockVerdict: String = "no deadlock") {
+                stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5), deadlockVerdict: String = "no deadlock",
+                preemptionSeams: [String]? = nil) {
         self.name = name
         self.flows = flows
         self.makeWorld = makeWorld
@@ -61,5 +67,6 @@ public struct StressScenario<World: Sendable>: Sendable {
         self.stallTimeout = stallTimeout
         self.deadlockTimeout = deadlockTimeout
         self.deadlockVerdict = deadlockVerdict
+        self.preemptionSeams = preemptionSeams
     }
 }

@@ -71,17 +71,25 @@ public enum SystemStress {
                 break
             }
             if !result.violations.isEmpty {
-                if options.strategy != nil {
+                let foundAfter = (ContinuousClock.now - start).timeInterval
+                if options.strategy != nil && !options.shrink {
+                    report.failure = Report.Failure(
+                        run: run, violations: result.violations, reproducer: result.reproducer.description, shrunk: result.reproducer.description,
+                        sizeBefore: (result.reproducer.flows.count, result.reproducer.decisions.count),
+                        sizeAfter: (result.reproducer.flows.count, result.reproducer.decisions.count), replaysFailingTheSameWay: 0, replays: 0,
+                        nondeterminism: nil, foundAfter: foundAfter)
+                } else if options.strategy != nil {
                     let explored = await StressRunner.confirmAndShrink(scenario, result, failingRun: run, runs: run, replays: 2)
                     report.failure = Report.Failure(
                         run: run, violations: result.violations, reproducer: result.reproducer.description, shrunk: (explored.shrunk ?? result.reproducer).description,
                         sizeBefore: (result.reproducer.flows.count, result.reproducer.decisions.count),
                         sizeAfter: ((explored.shrunk ?? result.reproducer).flows.count, (explored.shrunk ?? result.reproducer).decisions.count),
-                        replaysFailingTheSameWay: explored.replaysFailingTheSameWay, replays: explored.replays, nondeterminism: explored.nondeterminism)
+                        replaysFailingTheSameWay: explored.replaysFailingTheSameWay, replays: explored.replays, nondeterminism: explored.nondeterminism,
+                        foundAfter: foundAfter)
                 } else {
                     report.failure = Report.Failure(run: run, violations: result.violations, reproducer: "(free-running: no reproducer)", shrunk: "-",
                                                     sizeBefore: (options.flows, 0), sizeAfter: (options.flows, 0), replaysFailingTheSameWay: 0, replays: 0,
-                                                    eventLog: world.eventLog(around: result.violations))
+                                                    foundAfter: foundAfter, eventLog: world.eventLog(around: result.violations))
                 }
                 break
             }
@@ -109,6 +117,11 @@ public enum SystemStress {
         return results
     }
 
+    /// Where the system's bugs hinge, and so where a PCT change point may fall: the IDP's
+    /// decisions, the engine's hand-off of a provider's answer, a hung provider, the MC's token
+    /// store and its refresh, a cancel, a timeout, and a device's step.
+    static let preemptionSeams = ["idp.", "provider.returned", "provider.hang", "mc.store.", "mc.refresh", "cancel", "timer", "step "]
+
     /// The scenario as the generic ``StressRunner`` sees it (its world is built per run).
     public static func scenario(_ options: Options) -> StressScenario<World> {
         StressScenario(name: "system: \(options.flows) flows, \(options.users) users, \(options.stepsPerFlow) steps each", flows: options.flows,
@@ -118,7 +131,7 @@ public enum SystemStress {
                        attach: { world, run in world.attach(run) },
                        quiesce: { world in world.quiesce() },
                        stallTimeout: options.stallTimeout, deadlockTimeout: options.deadlockTimeout,
-                       deadlockVerdict: Invariant.noStuckFlow.rawValue)
+                       deadlockVerdict: Invariant.noStuckFlow.rawValue, preemptionSeams: preemptionSeams)
     }
 
     private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
@@ -143,7 +156,8 @@ public enum SystemStress {
             kept.withLock { $0 = world }
             return world
         }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
-                                     deadlockTimeout: scenario.deadlockTimeout, deadlockVerdict: scenario.deadlockVerdict)
+                                     deadlockTimeout: scenario.deadlockTimeout, deadlockVerdict: scenario.deadlockVerdict,
+                                     preemptionSeams: scenario.preemptionSeams)
         return (keeping, kept)
     }
 }

@@ -152,7 +152,16 @@ extension SystemStress {
         func checkLiveness(of user: String, after what: String, since: Date, trouble: TokenTrouble) {
             world.triggered(.liveness)
             let faultsBefore = world.faultsFired(for: me.index)
+            let grantsBefore = world.refreshes(trace: me.trace.traceId).count
             let answer = probeToken(after: user)
+            // Fresh tokens: the MC refreshes nothing, unless the shared clock moved an access
+            // token's lifetime since they were asked for.
+            let lifetime = world.server.configuration.accessTokenLifetime.timeInterval
+            if world.clock.now().timeIntervalSince(since) < lifetime {
+                let grants = world.refreshes(trace: me.trace.traceId).count - grantsBefore
+                world.checked(.oneRefresh, grants == 0,
+                              "participant \(me.index)'s MC refreshed \(user)'s tokens \(grants) times right after \(what) got them, before they expired")
+            }
             if answer?.status == .kOk {
                 world.checked(.liveness, true, "")
                 return
@@ -298,8 +307,12 @@ extension SystemStress {
             // lost), never more than the limit evaluated and never more than one lock.
             let faulted = world.faultsFired(for: me.index) > faultsBefore
                 || results.contains { $0.idpSdkError?.errorCode == IdpSdkError.Code.timedOut.rawValue }
-            let decisions = world.settledDecisions(of: locker)
             let lockouts = results.filter { $0.authenticationResult.map { if case .lockout = $0 { true } else { false } } ?? false }.count
+            world.advanceClock(by: .seconds(61), me, "the lock ends")
+            login(locker)
+            // The storm, then the login after the lock ended: every decision the IDP made on the
+            // locker.
+            let decisions = world.settledDecisions(of: locker)
             let replay = LockoutReplay(decisions, limit: limit, lockDuration: World.lockoutDuration)
             let what = "\(limit + 2) concurrent wrong logins of \(locker) on participant \(me.index)'s device\(faulted ? " (faults struck)" : ""): the IDP evaluated \(replay.evaluated) (limit \(limit)), locked \(replay.locks) times; \(lockouts) flows ended in lockout"
             // Every decision as the policy makes it, in the order the IDP made them, by the time
@@ -313,8 +326,6 @@ extension SystemStress {
                 // Nothing lifted the lock and no fault touched the storm: exactly the limit.
                 world.checked(.lockoutExact, replay.evaluated == limit && replay.locks == 1 && lockouts >= 1, what)
             }
-            world.advanceClock(by: .seconds(61), me, "the lock ends")
-            login(locker)
         }
 
         /// The access token expires; one or (a refresh storm) several concurrent ExchangeIamToken

@@ -26,6 +26,7 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
     /// answer, and the app may meanwhile have started its next flow on the same trace.
     private let endedDuringCall = LockedValue<Set<IdpSdkFlowID>>([])
 
+
     /// How a hanging call is let go.
     private enum Release {
         case participant(Int)
@@ -50,6 +51,17 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
         defer { monitor?.endWork() }
         let call = calls.withLock { $0[trace, default: 0] += 1; return $0[trace]! }
         world.checkCall(interactionData, trace: trace) { endedDuringCall.withLock { $0.contains(interactionData.flowId) } }
+        if interactionData.attempt > 1, let rejection = interactionData.previousError {
+            // The IDP refused what it received for this step. If the provider had given the
+            // flow's own, right values, what the IDP received was not the provider's answer: the
+            // engine handed that answer elsewhere, or sent another flow's.
+            let wasRight = world.answeredRight(interactionData.flowId)
+            if !world.expectsRefusal(trace: trace) {
+                world.triggered(.noCrossTalk)
+                world.checked(.noCrossTalk, !wasRight,
+                              "the IDP refused (\(rejection.errorDescription)) step \(interactionData.step) of a flow for \(interactionData.userId ?? "(activation)") whose provider had answered it with the flow's own values")
+            }
+        }
         if faults.fires(.providerFail, trace: trace, step: call) {
             let error = IdpSdkError(Self.subsystem, 4_242, "injected provider failure, call \(call) of trace \(trace.prefix(8))")
             world.recordProviderError(error, flow: interactionData.flowId)
@@ -66,6 +78,8 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
         if !ended, let given = answer.credentials, let truth {
             // The provider's answer must be this flow's own: another flow's secrets are cross-talk.
             let foreign = interactionData.inputFieldIds.filter { id in given[id].map { $0 != truth[id] } ?? false }
+            let complete = interactionData.inputFieldIds.allSatisfy { given[$0] != nil }
+            world.recordAnswer(interactionData.flowId, right: foreign.isEmpty && complete)
             if !foreign.isEmpty { world.recordWrongAnswer(for: interactionData.userId) }
             world.checked(.noCrossTalk, foreign.isEmpty,
                           "the provider answered \(foreign.joined(separator: ", ")) of a flow for \(interactionData.userId ?? "(activation)") with another flow's values")
@@ -100,9 +114,23 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
     func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
         endedDuringCall.withLock { _ = $0.insert(flowId) }
         world?.recordEndedDuringCall(flowId)
+        releaseHang(of: flowId, keepEnded: true)
+        (inner as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
+    }
+
+    func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+        // Its flow ended: a call of it still hanging goes on (an engine that took another answer
+        // for the call ends the flow while the call still hangs).
+        releaseHang(of: flowId, keepEnded: false)
+        (inner as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
+    }
+
+    /// Lets a hanging call of `flowId` go on; with `keepEnded`, a call that hangs later returns at
+    /// once (the flow ended while it ran).
+    private func releaseHang(of flowId: IdpSdkFlowID, keepEnded: Bool) {
         let release = hanging.withLock { hanging -> Release? in
             let release = hanging[flowId]
-            if release == nil { hanging[flowId] = .ended }
+            if keepEnded, release == nil { hanging[flowId] = .ended } else if !keepEnded, case .ended = release { hanging[flowId] = nil }
             return release
         }
         switch release {
@@ -110,12 +138,6 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
         case .semaphore(let gate): gate.signal()
         case .ended, nil: break
         }
-        (inner as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
-    }
-
-    func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
-        hanging.withLock { if case .ended = $0[flowId] { $0[flowId] = nil } }
-        (inner as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
     }
 
     /// The subsystem of the errors this provider injects.

@@ -41,10 +41,17 @@ extension SystemStress {
         /// Stop at the first run that reaches this interleaving, with its reproducer in
         /// ``Report/reached`` (for a controlled run); `nil`: run on.
         public var stopAt: Interleaving?
+        /// Whether a controlled failure is replayed twice and shrunk before the stress stops;
+        /// `false` stops at the failing run with its reproducer as it ran. `true` by default.
+        public var shrink = true
         #if DEBUG
         /// A bug planted in the product under stress (engine, MasterControllers and IDP), for the
         /// stress's mutation tests; debug builds only.
         package var plantedBug: PlantedBug?
+        /// A bug planted in the stress itself: it never judges this invariant (as a check skipped
+        /// by a wrong filter would), which the "not exercised" verdict must catch; debug builds
+        /// only.
+        package var unjudged: Invariant?
         #endif
 
         /// The switch the product's configurations get.

@@ -41,6 +41,9 @@ extension SystemStress {
         /// Wall time of the whole stress, in seconds.
         public var seconds = 0.0
 
+        /// An empty report: no run yet.
+        package init() {}
+
         /// The first failing run: what it broke and how to replay it.
         public struct Failure: Sendable {
             /// The run that failed, from 1.
@@ -63,10 +66,29 @@ extension SystemStress {
             /// Set when the replays did not agree: nondeterminism in the code under test; `nil`
             /// otherwise.
             public var nondeterminism: String?
+            /// Wall time from the stress's start to the end of the failing run, in seconds (before
+            /// any replay or shrinking).
+            public var foundAfter: Double = 0
             /// What the participants the violations name did, oldest first (their steps, MC
             /// events and results, flows, clock moves): a free run's account of a failure it
             /// cannot replay.
             public var eventLog: [String] = []
+
+            package init(run: Int, violations: [String], reproducer: String, shrunk: String, sizeBefore: (flows: Int, decisions: Int),
+                         sizeAfter: (flows: Int, decisions: Int), replaysFailingTheSameWay: Int, replays: Int, nondeterminism: String? = nil,
+                         foundAfter: Double = 0, eventLog: [String] = []) {
+                self.run = run
+                self.violations = violations
+                self.reproducer = reproducer
+                self.shrunk = shrunk
+                self.sizeBefore = sizeBefore
+                self.sizeAfter = sizeAfter
+                self.replaysFailingTheSameWay = replaysFailingTheSameWay
+                self.replays = replays
+                self.nondeterminism = nondeterminism
+                self.foundAfter = foundAfter
+                self.eventLog = eventLog
+            }
         }
 
         /// What the stress can say of one invariant.
@@ -119,10 +141,10 @@ extension SystemStress {
                 lines.append("partially controlled runs: \(partiallyControlledRuns) (the first: \(partialControlExample ?? "?")); their interleavings are not all the scheduler's, and a replay of one need not repeat")
             }
             if let failure {
-                lines.append("FAILED in run \(failure.run): \(failure.violations.joined(separator: "; "))")
+                lines.append("FAILED in run \(failure.run), after \(String(format: "%.1f", failure.foundAfter)) s: \(failure.violations.joined(separator: "; "))")
                 lines.append("  reproducer: \(failure.reproducer)")
                 lines.append("  shrunk (flows \(failure.sizeBefore.flows)→\(failure.sizeAfter.flows), decisions \(failure.sizeBefore.decisions)→\(failure.sizeAfter.decisions)): \(failure.shrunk)")
-                lines.append("  replays failing the same way: \(failure.replaysFailingTheSameWay) of \(failure.replays)")
+                if failure.replays > 0 { lines.append("  replays failing the same way: \(failure.replaysFailingTheSameWay) of \(failure.replays)") }
                 if let nondeterminism = failure.nondeterminism { lines.append("  nondeterminism: \(nondeterminism)") }
                 if !failure.eventLog.isEmpty {
                     lines.append("  what happened (oldest first):")

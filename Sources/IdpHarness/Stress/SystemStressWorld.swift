@@ -59,6 +59,11 @@ extension SystemStress {
             /// Users a provider answered with another flow's values for (cross-talk, judged when
             /// it happened): the IDP's refusals and locks that follow are what those answers earn.
             var usersAnsweredWrongly: Set<String> = []
+            /// Traces whose current flows answer wrongly on purpose (a wrong-password storm).
+            var expectingRefusal: Set<String> = []
+            /// Whether the provider's last answer to each flow was the flow's own values, every
+            /// asked field given.
+            var lastAnswerRight: [IdpSdkFlowID: Bool] = [:]
         }
 
         /// A simulated app on its own device.
@@ -153,6 +158,9 @@ extension SystemStress {
 
         /// One judgment of `invariant`: counted, and a violation when it does not hold.
         func checked(_ invariant: Invariant, _ holds: Bool, _ detail: @autoclosure () -> String) {
+            #if DEBUG
+            if options.unjudged == invariant { return }
+            #endif
             let text = holds ? nil : "\(invariant): \(detail())"
             ledger.withLock { ledger in
                 ledger.tally.judged[invariant, default: 0] += 1
@@ -276,6 +284,16 @@ extension SystemStress {
             triggered(.errorsUnchanged)
         }
 
+        /// Whether the flows now running on `trace` answer wrongly on purpose.
+        func expectsRefusal(trace: String) -> Bool { ledger.withLock { $0.expectingRefusal.contains(trace) } }
+
+        /// The provider answered flow `flowId`: with its own values for every asked field
+        /// (`right`), or not.
+        func recordAnswer(_ flowId: IdpSdkFlowID, right: Bool) { ledger.withLock { $0.lastAnswerRight[flowId] = right } }
+
+        /// Whether the provider's last answer to `flowId` was the flow's own values, complete.
+        func answeredRight(_ flowId: IdpSdkFlowID) -> Bool { ledger.withLock { $0.lastAnswerRight[flowId] ?? false } }
+
         /// The provider answered a flow for `user` with another flow's values.
         func recordWrongAnswer(for user: String?) {
             ledger.withLock { _ = $0.usersAnsweredWrongly.insert(user ?? "") }
@@ -317,6 +335,7 @@ extension SystemStress {
             credentials.set(answers, trace: me.trace.traceId)
             ledger.withLock { ledger in
                 ledger.expectedUser[me.trace.traceId] = .some(userId)
+                if expectRefusal { ledger.expectingRefusal.insert(me.trace.traceId) } else { ledger.expectingRefusal.remove(me.trace.traceId) }
                 if let user = answers["username"] { ledger.usersOfTrace[me.trace.traceId, default: []].insert(user) }
                 ledger.flows += count
                 ledger.tally.triggers[.exactlyOnce, default: 0] += count
@@ -387,8 +406,18 @@ extension SystemStress {
             let (injected, endedDuringCall) = ledger.withLock { ledger in
                 (flowId.flatMap { ledger.providerErrors[$0] }, flowId.map { ledger.endedDuringCall.contains($0) } ?? false)
             }
+            if let error = result.idpSdkError, error.subsystem == FaultingProvider.subsystem, error != injected,
+               let owner = ledger.withLock({ $0.providerErrors.first { $0.value == error }?.key }) {
+                // Another flow's provider error: the engine handed that answer to this flow.
+                triggered(.noCrossTalk)
+                checked(.noCrossTalk, false, "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with the error the provider returned for flow \(owner): \(error)")
+                return
+            }
             if let injected, !endedDuringCall {
-                checked(.errorsUnchanged, result.idpSdkError == injected,
+                // A cancel or a timeout the record explains may end the flow first, between the
+                // provider's return and the engine's taking its error.
+                let endedFirst = result.idpSdkError.map { [.cancelled, .timedOut].contains($0.code) && Self.explanation(of: $0, window: window) != nil } ?? false
+                checked(.errorsUnchanged, result.idpSdkError == injected || endedFirst,
                         "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), but its provider returned \(injected) and the flow was still running")
                 return
             }
@@ -402,10 +431,23 @@ extension SystemStress {
                 if window.cancelled { checked(.errorsUnchanged, true, "") }
                 return
             }
+            if let code = error.code, Self.credentialCheckCodes.contains(code) {
+                // The engine refused an answer as incomplete or unasked: if the provider had given
+                // the flow's own values for every asked field, the engine checked another answer.
+                triggered(.noCrossTalk)
+                let right = flowId.map(answeredRight) ?? false
+                checked(.noCrossTalk, !right,
+                        "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(error), though its provider had answered every asked field with the flow's own values")
+                return
+            }
             let why = Self.explanation(of: error, window: window)
             checked(.errorsUnchanged, why != nil,
                     "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(error), which nothing the stress did explains (faults meanwhile: \(window.faults.isEmpty ? "none" : window.faults.map(\.rawValue).joined(separator: ", "))\(window.cancelled ? "; cancelled by its caller" : ""))")
         }
+
+        /// The errors the engine ends a flow with when it refuses the provider's answer.
+        static let credentialCheckCodes: Set<IdpSdkError.Code> = [.missingCredentialField, .unexpectedCredentialField, .emptyCredentialField,
+                                                                  .credentialFieldTooLong, .invalidCredentialValue]
 
         /// Why a flow may have ended with `error`, from the record alone; `nil`: nothing explains it.
         static func explanation(of error: IdpSdkError, window: FlowWindow) -> String? {

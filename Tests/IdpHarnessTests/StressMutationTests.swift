@@ -1,0 +1,147 @@
+#if DEBUG
+import Foundation
+import IdpHarness
+import IdpPrimitives
+import Testing
+
+/// The system stress is only as good as the bugs it catches: each bug planted in the product
+/// (engine, MasterController, IDP; a switch only a debug build has) must break the invariant named
+/// for its kind, in the default stress (`idp-bench stress`'s defaults: 4 devices, 3 users, 3 steps,
+/// every fault), under the controlled scheduler and free-running. Each test prints the run that
+/// caught its bug and how long it took; the budgets are runs, not seconds (a loaded machine
+/// stretches any wall-clock bound). One stress at a time: dozens at once on two cores starve each
+/// other's threads.
+@Suite("System stress mutation tests: every planted bug is caught by the invariant named for its kind, controlled and free", .serialized)
+struct StressMutationTests {
+    /// The invariant each planted bug must break.
+    static let caughtBy: [PlantedBug: SystemStress.Invariant] = [
+        .engineRoutesAnswerThroughSharedSlot: .noCrossTalk,
+        .engineReplacesProviderError: .errorsUnchanged,
+        .engineReportsCancelAsConnectionLost: .errorsUnchanged,
+        .engineCompletesAgainOnLateResponse: .exactlyOnce,
+        .engineCompletesFailuresTwice: .exactlyOnce,
+        .engineDropsCompletionDuringProviderCall: .noStuckFlow,
+        .mcRefreshWritesBackAfterClear: .logoutStays,
+        .mcClearKeepsRefreshToken: .logoutStays,
+        .mcRefreshWithoutSingleFlight: .oneRefresh,
+        .mcRefreshesLiveToken: .oneRefresh,
+        .mcKeepsSpentRefreshToken: .oneRefresh,
+        .mcLoginForgetsSession: .liveness,
+        .mcClearedRefreshNeverEnds: .noStuckFlow,
+        .idpCountsFailureOnStaleCopy: .lockoutExact,
+        .idpLocksOneGuessLate: .lockoutExact,
+        .idpCodeStaysRedeemable: .singleUseCodes,
+        .idpSkipsPkceCheck: .singleUseCodes,
+        .idpIssuesCodeForLoginHint: .noCrossTalk,
+        .idpIssuesExpiredAccessTokens: .liveness,
+    ]
+
+    /// `idp-bench stress`'s defaults, with `bug` planted, stopping at the first failure: at most
+    /// 100 controlled runs (the same seed makes the same runs, so the run that catches a bug is
+    /// the same on every machine) or 2,000 free ones.
+    static func options(_ bug: PlantedBug?, strategy: ScheduleStrategy?) -> SystemStress.Options {
+        var options = SystemStress.Options(runs: strategy == nil ? 2_000 : 100, strategy: strategy)
+        options.faultRates = SystemStress.Options.defaultFaultRates
+        options.plantedBug = bug
+        options.shrink = false
+        // A loaded machine must not set a busy participant aside (its run would be only partially
+        // controlled, and need not repeat).
+        options.stallTimeout = .seconds(20)
+        options.deadlockTimeout = .seconds(120)
+        return options
+    }
+
+    @Test("every planted bug is listed with the invariant it must break, and every invariant has at least two bugs")
+    func everyInvariantHasBugs() {
+        #expect(Set(Self.caughtBy.keys) == Set(PlantedBug.allCases))
+        for invariant in SystemStress.Invariant.allCases {
+            #expect(Self.caughtBy.values.filter { $0 == invariant }.count >= 2, "\(invariant)")
+        }
+    }
+
+    @Test("a planted bug is caught by the default controlled stress (PCT) within 100 runs, as the invariant named for it",
+          arguments: PlantedBug.allCases)
+    func caughtUnderControl(_ bug: PlantedBug) async throws {
+        try await Self.expectCaught(bug, strategy: .pct(depth: 3, steps: 100))
+    }
+
+    @Test("a planted bug is caught by the default free-running stress within 2,000 runs, as the invariant named for it",
+          arguments: PlantedBug.allCases)
+    func caughtRunningFree(_ bug: PlantedBug) async throws {
+        try await Self.expectCaught(bug, strategy: nil)
+    }
+
+    static func expectCaught(_ bug: PlantedBug, strategy: ScheduleStrategy?) async throws {
+        // Given the default stress with the bug planted
+        let options = options(bug, strategy: strategy)
+        // When it runs
+        let report = await SystemStress.run(options)
+        // Then a run breaks the invariant named for the bug, within the budget
+        let failure = try #require(report.failure, "\(bug) was not caught in \(report.runs) runs: \(report)")
+        let broken = Set(failure.violations.compactMap(SystemStress.Invariant.init(violation:)))
+        let wanted = try #require(caughtBy[bug])
+        #expect(broken.contains(wanted), "\(bug) broke \(broken), not \(wanted): \(failure.violations)")
+        print("\(bug.rawValue) (\(strategy.map { "\($0)" } ?? "free")): caught by '\(wanted)' in run \(failure.run) after \(String(format: "%.1f", failure.foundAfter)) s")
+    }
+
+    @Test("the unmutated product holds every invariant in the same stress, controlled and free, and each invariant is judged")
+    func unmutatedHolds() async {
+        for strategy in [ScheduleStrategy.pct(depth: 3, steps: 100), nil] {
+            var options = Self.options(nil, strategy: strategy)
+            options.duration = nil
+            options.runs = strategy == nil ? 40 : 12
+            let report = await SystemStress.run(options)
+            #expect(report.passed, "\(report)")
+            for invariant in SystemStress.Invariant.allCases {
+                #expect(report.checks[invariant, default: 0] > 0, "\(invariant) judged in \(report.runs) runs")
+            }
+        }
+    }
+}
+#endif
+
+#if DEBUG
+@Suite("System stress verdicts: a check that never ran says so")
+struct StressVerdictTests {
+    @Test("a stress that skips judging an invariant whose trigger happens reports it not exercised and does not pass", arguments: [
+        SystemStress.Invariant.errorsUnchanged, .logoutStays, .liveness,
+    ])
+    func unjudgedInvariantIsNotExercised(_ invariant: SystemStress.Invariant) async {
+        // Given the default stress, with the judgment of one invariant skipped (a planted stress bug)
+        var options = StressMutationTests.options(nil, strategy: nil)
+        options.duration = nil
+        options.runs = 20
+        options.unjudged = invariant
+        // When it runs
+        let report = await SystemStress.run(options)
+        // Then the runs where its trigger happened are failures of the stress, and its verdict is not "held"
+        #expect(report.failure == nil, "\(report)")
+        #expect(!report.passed)
+        #expect(report.unexercised.contains { $0.contains(invariant.rawValue) }, "\(report.unexercised)")
+        guard case .notExercised(let triggers, _) = report.verdict(invariant) else {
+            Issue.record("\(invariant): \(report.verdict(invariant))")
+            return
+        }
+        #expect(triggers > 0)
+        #expect(report.description.contains("NOT EXERCISED"))
+        #expect(report.description.contains("\(invariant.rawValue): not exercised"))
+    }
+
+    @Test("verdicts from counts: judged is held, never judged is not exercised, a violation is failed")
+    func verdictsFromCounts() {
+        var report = SystemStress.Report()
+        report.tally.triggers[.liveness] = 3
+        report.tally.excused[.liveness] = 3
+        report.tally.judged[.noCrossTalk] = 5
+        report.tally.excused[.noCrossTalk] = 1
+        #expect(report.verdict(.noCrossTalk) == .held(judged: 5, excused: 1))
+        #expect(report.verdict(.liveness) == .notExercised(triggers: 3, excused: 3))
+        #expect(report.verdict(.lockoutExact) == .notExercised(triggers: 0, excused: 0))
+        #expect(report.passed)
+        report.failure = .init(run: 1, violations: ["\(SystemStress.Invariant.noCrossTalk): x"], reproducer: "", shrunk: "", sizeBefore: (1, 0),
+                               sizeAfter: (1, 0), replaysFailingTheSameWay: 0, replays: 0)
+        #expect(report.verdict(.noCrossTalk) == .failed)
+        #expect(!report.passed)
+    }
+}
+#endif
