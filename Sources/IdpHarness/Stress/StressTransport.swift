@@ -190,7 +190,9 @@ final class StressTransport: Transport {
                 let response = drop ? StressTransport.lost : response
                 let respond: @Sendable () -> Void = {
                     if delay && !holdsDelayed {
-                        scheduler.spawn(Seam("transport.delayed", trace: trace).description, parent: parent) { deliverOne(response) }
+                        scheduler.spawn(Seam("transport.delayed", trace: trace).description, parent: parent ?? scheduler.current ?? scheduler.currentAsync) {
+                            deliverOne(response)
+                        }
                     } else {
                         deliverOne(response)
                     }
@@ -265,7 +267,9 @@ final class StressTransport: Transport {
             completion(response)
             return
         }
-        scheduler.spawn(Seam("transport.response", trace: trace).description) { completion(response) }
+        // Handed over by whoever sends it on: a participant's thread, or an MC event's task that
+        // releases a response held for its trace.
+        scheduler.spawn(Seam("transport.response", trace: trace).description, parent: scheduler.current ?? scheduler.currentAsync) { completion(response) }
     }
 }
 
