@@ -29,8 +29,9 @@ struct AuditShard: Sendable {
     init(capacity: Int) { ring = AuditRing(capacity: capacity) }
 }
 
-/// The IDP's audit log, split into ``ServerState/shardCount`` shards so that requests of
-/// different users and threads seldom append under one lock.
+/// The IDP's audit log, split into as many shards as the server state has of each kind
+/// (``ServerState/shardCount``), so that requests of different users and threads seldom append
+/// under one lock.
 ///
 /// - A batch of entries (one decision's) goes to one shard, together: the shard of its first
 ///   entry's user (the user's shard of the server state, so a user's decisions are in one
@@ -43,10 +44,12 @@ struct AuditShard: Sendable {
 ///   order, not a mix of shards caught at different moments). The reader sorts by order key.
 struct AuditLog: Sendable {
     private let shards: [LockedValue<AuditShard>]
+    private let mask: Int
 
-    init(capacity: Int) {
+    init(capacity: Int, shardCount: Int) {
         let site = LockProfiler.Site(label: "IdpServer.audit")
-        shards = (0..<ServerState.shardCount).map { _ in LockedValue(AuditShard(capacity: capacity), site: site) }
+        shards = (0..<shardCount).map { _ in LockedValue(AuditShard(capacity: capacity), site: site) }
+        mask = shardCount - 1
     }
 
     /// Appends `entries` together to one shard, in order.
@@ -54,9 +57,9 @@ struct AuditLog: Sendable {
         guard !entries.isEmpty else { return }
         let index: Int
         if let named = entries.first(where: { $0.userId != nil }), let user = named.userId {
-            index = UserKey(tenant: named.tenant, user: user).hashValue & (ServerState.shardCount - 1)
+            index = UserKey(tenant: named.tenant, user: user).hashValue & mask
         } else {
-            index = ThreadStripe.current & (ServerState.shardCount - 1)
+            index = ThreadStripe.current & mask
         }
         let uptime = shards[index].withLock { shard in
             let uptime = max(DispatchTime.now().uptimeNanoseconds, shard.lastUptime)

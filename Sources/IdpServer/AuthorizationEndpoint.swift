@@ -41,7 +41,7 @@ extension IdpServer {
         }
         let sessions = state.sessionShard(sessionCode)
         let decision: Decision = {
-            guard let tenant = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode)) else {
+            guard let tenant = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode)) else {
                 return .refuse(Page.errorResponse(status: 404, code: IdpWire.FlowError.unknownTenant, "tenant '\(tenantId)' does not exist"), clientId: nil, reason: "unknown tenant")
             }
             guard let clientId = params["client_id"], let prepared = tenant.clients[clientId] else {
@@ -100,8 +100,8 @@ extension IdpServer {
                 traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
             )
             sessions.withLock { shard in
-                shard.pruneIfDue(now: now)
-                shard.sessions[sessionCode] = session
+                shard.pruneSome(now: now)
+                shard.open(session, code: sessionCode)
             }
             return .serve(prepared, loginHint: loginHint)
         }()
@@ -136,18 +136,10 @@ extension IdpServer {
         guard let sessionCode = query["session_code"], let execution = query["execution"].flatMap(Int.init) else {
             return Page.errorResponse(status: 400, code: "invalid_request", "session_code and execution are required")
         }
-        let now = self.now
-        let newCode = SecureRandom.token(byteCount: 32)  // its first character picks its grant shard
-        let newAstClientId = Self.randomUUID()
-        let newSalt = SecureRandom.bytes(16)
-        let maximumFieldLength = configuration.maximumFieldLength
-        let minimumPasswordLength = configuration.minimumPasswordLength
-        let lockoutPolicy = configuration.lockout
-
-        let codeLifetime = configuration.authorizationCodeLifetime.timeInterval
-        let tenant = state.tenant(tenantId, stripe: ShardRouting.shard(of: sessionCode))
-        let staleFailures = configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy)
-            ? plantedStaleFailures(sessionCode: sessionCode, tenant: tenant, answers: answers) : nil
+        let tenant = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode))
+        let prepared = prepareStep(sessionCode: sessionCode, tenant: tenant, answers: answers)
+        let now = prepared.now
+        let newCode = prepared.newCode
         // A controlled stress run may decide another request first.
         configuration.controller?.pause(at: Seam("idp.step", trace: TraceParent.seamTrace(traceParent)))
 
@@ -173,21 +165,16 @@ extension IdpServer {
             let named = session.userId ?? fields.first { $0.role == .username }.flatMap { answers[$0.id] }
             let key = UserKey(tenant: tenantId, user: named ?? "")
             return state.userShard(key).withLock { users in
-                decideStep(
-                    session: session, sessionCode: sessionCode, sessions: &sessions, users: &users, key: key,
-                    tenant: tenant, client: client, answers: answers, now: now, newCode: newCode,
-                    newAstClientId: newAstClientId, newSalt: newSalt, codeLifetime: codeLifetime,
-                    maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength, lockoutPolicy: lockoutPolicy,
-                    staleFailures: staleFailures
-                )
+                decideStep(session: session, sessionCode: sessionCode, sessions: &sessions, users: &users, key: key, tenant: tenant,
+                           client: client, answers: answers, prepared: prepared)
             }
         }
         // The code was not handed out yet, so storing it after the locks are released leaves no
         // window in which it could be presented and not found.
         if case .completed(_, _, _, let code) = outcome {
             state.grantShard(newCode).withLock { grants in
-                grants.pruneIfDue(now: now)
-                grants.codes[GrantKey(newCode)] = code
+                grants.pruneSome(now: now)
+                grants.addCode(GrantKey(newCode), code)
             }
         }
         // A decision's audit entries: at the time it was decided at, numbered among its user's
@@ -261,22 +248,22 @@ extension IdpServer {
     /// completion; everything else it decides is written here.
     private func decideStep(
         session: AuthSession, sessionCode: String, sessions: inout SessionShard, users: inout UserShard, key: UserKey,
-        tenant: TenantConfiguration, client prepared: PreparedClient, answers: FormParameters, now: Date, newCode: String,
-        newAstClientId: String, newSalt: [UInt8], codeLifetime: TimeInterval,
-        maximumFieldLength: Int, minimumPasswordLength: Int, lockoutPolicy: LockoutPolicy, staleFailures: (key: UserKey, state: UserRecord.LockState)?
+        tenant: TenantConfiguration, client preparedClient: PreparedClient, answers: FormParameters, prepared step: PreparedStep
     ) -> StepOutcome {
+        let now = step.now, newSalt = step.newSalt
         var session = session
         // A planted bug decides the lock on a copy of the user's lock state read before this
         // lock was taken, and writes it back.
-        if let stale = staleFailures, stale.key == key, users.users[key] != nil { users.users[key]!.lockState = stale.state }
+        if let stale = step.staleLock, stale.key == key, users.users[key] != nil { users.users[key]!.lockState = stale.state }
         // Numbered under the user's shard lock: the audit entries of this decision carry it.
         session.userDecision = users.users[key]?.nextDecision()
         session.decidedUser = session.userDecision == nil ? nil : key.user
-        let client = prepared.configuration
+        let client = preparedClient.configuration
         let tenantId = tenant.id
         let fields = client.steps[session.step]
         var evaluation = StepEvaluation(session: session, candidate: key.user, record: users.users[key], client: client, now: now,
-                                        maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength)
+                                        maximumFieldLength: configuration.maximumFieldLength, minimumPasswordLength: configuration.minimumPasswordLength,
+                                        digests: step.digests, newSalt: newSalt)
         // check-locked, evaluate, count and lock all happen here, under the user's shard lock:
         // parallel guesses for one user are decided one after the other.
         let verdict = evaluation.evaluate(fields: fields, answers: answers)
@@ -292,7 +279,7 @@ extension IdpServer {
             session.attemptsOnStep += 1
             if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
 
-                var policy = lockoutPolicy
+                var policy = configuration.lockout
                 if configuration.plantedBug.isOn(.idpLocksOneGuessLate), policy.maximumFailures > 0 { policy.maximumFailures += 1 }
                 // In place: one entry of this shard changes, nothing is copied.
                 let lock = userId == key.user ? users.users[key]?.recordFailure(at: now, policy: policy) : nil
@@ -308,14 +295,14 @@ extension IdpServer {
                                  rejection: rejection, userId: evaluation.identifiedUser)
             }
             sessions.sessions[sessionCode] = session
-            return .rejected(session, prepared, rejection, userId: evaluation.identifiedUser)
+            return .rejected(session, preparedClient, rejection, userId: evaluation.identifiedUser)
         case .pass:
             session = evaluation.session
             session.step += 1
             session.attemptsOnStep = 0
             if session.step < client.steps.count {
                 sessions.sessions[sessionCode] = session
-                return .nextStep(session, prepared)
+                return .nextStep(session, preparedClient)
             }
             // Every step passed: apply the flow's effects at once, then issue the code.
             sessions.sessions[sessionCode] = nil
@@ -329,7 +316,7 @@ extension IdpServer {
                 guard users.users[key] == nil else {
                     return .terminal(session, error: "username_taken", description: "username '\(userId)' was registered meanwhile")
                 }
-                users.users[key] = UserRecord(id: userId, salt: newSalt, attributes: [:])
+                users.users[key] = UserRecord(id: userId, salt: session.pendingPassword?.salt ?? newSalt, attributes: [:])
             }
             var user = users.users[key]!
             let astClientId: String
@@ -345,12 +332,15 @@ extension IdpServer {
                         return .terminal(session, error: IdpWire.FlowError.activationCodeExpired, description: "the activation code has expired; ask for a new one")
                     }
                 }
+                guard let password = session.pendingPassword?.digest(forSalt: user.salt) else {
+                    return .terminal(session, error: "server_error", description: "the flow set no password")
+                }
                 user.status = .active
-                user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
+                user.passwordHash = password
                 if let code = session.pendingActivationCode { user.activationCodes[code] = nil }
                 // A device that is bound already (it sent its X-KOBIL-ASTCLIENTID) keeps its
                 // binding: the new user shares it. A new device gets a new one.
-                astClientId = session.astClientId ?? newAstClientId
+                astClientId = session.astClientId ?? step.newAstClientId
                 if !user.astClientIds.contains(astClientId) { user.astClientIds.append(astClientId) }
             case .login:
                 astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
@@ -367,7 +357,10 @@ extension IdpServer {
                     guard expiry > now else { return .terminal(session, error: IdpWire.FlowError.resetCodeExpired, description: Self.resetCodeExpired) }
                     user.passwordResetCodes[code] = nil
                 }
-                user.passwordHash = UserRecord.hash(session.pendingPassword!, salt: user.salt)
+                guard let password = session.pendingPassword?.digest(forSalt: user.salt) else {
+                    return .terminal(session, error: "server_error", description: "the flow set no password")
+                }
+                user.passwordHash = password
                 astClientId = session.astClientId ?? user.astClientIds.last ?? Self.unassignedAstClientId
             }
             user.recordSuccess()
@@ -376,7 +369,7 @@ extension IdpServer {
             let code = CodeRecord(
                 tenant: tenantId, clientId: client.clientId, userId: codeUser, redirectURI: session.redirectURI,
                 codeChallenge: session.codeChallenge, codeChallengeMethod: session.codeChallengeMethod,
-                astClientId: astClientId, expiresAt: now.addingTimeInterval(codeLifetime)
+                astClientId: astClientId, expiresAt: now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
             )
             return .completed(session, client, userId: codeUser, code: code)
         }
@@ -384,14 +377,29 @@ extension IdpServer {
 }
 
 extension IdpServer {
-    /// ``PlantedBug/idpCountsFailureOnStaleCopy``: the lock state of the user a step names, read
-    /// before the decision's lock is taken.
-    private func plantedStaleFailures(sessionCode: String, tenant: TenantConfiguration?, answers: FormParameters) -> (key: UserKey, state: UserRecord.LockState)? {
-        guard let session = state.sessionShard(sessionCode).withLock({ $0.sessions[sessionCode] }),
-              let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count else { return nil }
-        let named = session.userId ?? client.configuration.steps[session.step].first { $0.role == .username }.flatMap { answers[$0.id] }
-        let key = UserKey(tenant: session.tenant, user: named ?? "")
-        return state.userShard(key).withLock { $0.users[key]?.lockState }.map { (key, $0) }
+    /// What a step's decision needs that can be made before any lock is taken: the values a
+    /// completion issues, and the salted digests of the step's secret answers. The user the step
+    /// names, and that user's salt, are read first, each in a lock section of its own: sessions
+    /// and users are never removed and a salt never changes, so the decision, under both locks,
+    /// finds the same ones (and computes a digest itself in the one case it could not foresee).
+    private func prepareStep(sessionCode: String, tenant: TenantConfiguration?, answers: FormParameters) -> PreparedStep {
+        let newSalt = SecureRandom.bytes(16)
+        var salt = newSalt
+        var secrets: [String] = []
+        var staleLock: (key: UserKey, state: UserRecord.LockState)?
+        if let session = state.sessionShard(sessionCode).withLock({ $0.sessions[sessionCode] }),
+           let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count {
+            let fields = client.configuration.steps[session.step]
+            let named = session.userId ?? fields.first { $0.role == .username }.flatMap { answers[$0.id] }
+            let key = UserKey(tenant: session.tenant, user: named ?? "")
+            let user = state.userShard(key).withLock { $0.users[key].map { (salt: $0.salt, lock: $0.lockState) } }
+            if let user { salt = user.salt }
+            secrets = fields.filter { [.password, .currentPassword, .newPassword].contains($0.role) }.compactMap { answers[$0.id] }
+            // A planted bug decides the lock on this copy, read before the decision's lock.
+            if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy), let user { staleLock = (key, user.lock) }
+        }
+        return PreparedStep(now: now, newCode: SecureRandom.token(byteCount: 32), newAstClientId: Self.randomUUID(), newSalt: newSalt,
+                            digests: SecretDigests(salt: salt, secrets: secrets), staleLock: staleLock)
     }
 
     /// The description of the `reset_code_expired` error, at the step and at completion.
@@ -442,6 +450,44 @@ private enum StepOutcome {
     case completed(AuthSession, IdpClientConfiguration, userId: String, code: CodeRecord)
 }
 
+/// What a step's decision needs that is made before its locks are taken (see
+/// `IdpServer.prepareStep`).
+private struct PreparedStep {
+    let now: Date
+    /// The code a completion issues; its first character picks its grant shard.
+    let newCode: String
+    /// The AST client id a new device gets.
+    let newAstClientId: String
+    /// The salt a registered user gets.
+    let newSalt: [UInt8]
+    /// The salted digests of the step's secret answers.
+    let digests: SecretDigests
+    /// ``PlantedBug/idpCountsFailureOnStaleCopy``: the user's lock state read before the lock.
+    let staleLock: (key: UserKey, state: UserRecord.LockState)?
+}
+
+/// The salted digests of a step's secret answers, computed before any lock is taken: a SHA-256
+/// per secret is work no lock should be held for.
+struct SecretDigests {
+    /// The salt the digests were made with: the named user's, or a new user's.
+    let salt: [UInt8]
+    private let digests: [String: [UInt8]]
+
+    init(salt: [UInt8], secrets: [String]) {
+        self.salt = salt
+        var digests: [String: [UInt8]] = [:]
+        for secret in secrets where digests[secret] == nil { digests[secret] = UserRecord.hash(secret, salt: salt) }
+        self.digests = digests
+    }
+
+    /// The digest of `secret` under `salt`: the one made beforehand, or (a salt or a secret not
+    /// foreseen) made now.
+    func digest(of secret: String, salt: [UInt8]) -> [UInt8] {
+        if salt == self.salt, let digest = digests[secret] { return digest }
+        return UserRecord.hash(secret, salt: salt)
+    }
+}
+
 /// Checks one step's answers against the tenant's users. Pure: it changes only its own copy of the
 /// session, which the caller commits when the step passes.
 private struct StepEvaluation {
@@ -461,11 +507,14 @@ private struct StepEvaluation {
     let now: Date
     let maximumFieldLength: Int
     let minimumPasswordLength: Int
+    let digests: SecretDigests
+    /// The salt a user registered by this flow gets.
+    let newSalt: [UInt8]
     /// The user the answers are about, once known (for counting wrong answers).
     var identifiedUser: String?
 
     init(session: AuthSession, candidate: String, record: UserRecord?, client: IdpClientConfiguration, now: Date,
-         maximumFieldLength: Int, minimumPasswordLength: Int) {
+         maximumFieldLength: Int, minimumPasswordLength: Int, digests: SecretDigests, newSalt: [UInt8]) {
         self.session = session
         self.candidate = candidate
         self.record = record
@@ -473,6 +522,8 @@ private struct StepEvaluation {
         self.now = now
         self.maximumFieldLength = maximumFieldLength
         self.minimumPasswordLength = minimumPasswordLength
+        self.digests = digests
+        self.newSalt = newSalt
         identifiedUser = session.userId
     }
 
@@ -560,13 +611,15 @@ private struct StepEvaluation {
                     guard session.provenPasswordHash != nil, let user = currentUser else {
                         return .terminal(error: "server_error", description: "the new password was asked before the current one was proven")
                     }
-                    guard !user.passwordMatches(value) else {
+                    guard !user.passwordMatches(digest: digests.digest(of: value, salt: user.salt)) else {
                         return .reject(Rejection(code: "password_reuse", message: "The new password must differ from the current one.", countsAgainstUser: false))
                     }
                 }
-                session.pendingPassword = value
+                // Kept as its digest under the salt the user has (or, registering, will get).
+                let salt = currentUser?.salt ?? session.pendingPassword?.salt ?? newSalt
+                session.pendingPassword = PendingPassword(digest: digests.digest(of: value, salt: salt), salt: salt)
             case .password, .currentPassword:
-                guard let user = currentUser, user.passwordMatches(value) else {
+                guard let user = currentUser, user.passwordMatches(digest: digests.digest(of: value, salt: user.salt)) else {
                     return .reject(Rejection(code: "invalid_credentials", message: "Invalid username or password.", countsAgainstUser: true))
                 }
                 if field.role == .currentPassword { session.provenPasswordHash = user.passwordHash }

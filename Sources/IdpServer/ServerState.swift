@@ -4,8 +4,8 @@ import IdpWireFormats
 
 /// Everything the server knows, split so that flows of different users seldom meet on one lock.
 ///
-/// Four kinds of state, each in ``shardCount`` shards of its own `LockedValue` (all shards of a
-/// kind share one ``LockProfiler`` label):
+/// Four kinds of state, each in ``shardCount`` shards (four per core) of its own `LockedValue` (all
+/// shards of a kind share one ``LockProfiler`` label):
 ///
 /// | kind | shard chosen by | holds |
 /// |---|---|---|
@@ -29,27 +29,43 @@ import IdpWireFormats
 /// The audit log (`AuditLog`) is sharded the same way, outside this lock order: it is appended to
 /// after a decision's locks are released.
 struct ServerState: Sendable {
-    /// Shards per kind: a power of two, so that ``ShardRouting`` can put an index into a token's
-    /// first Base 64 character. Sixteen keeps two random flows on different shards 15 times in 16,
-    /// while a statistics call still takes only 64 locks.
-    static let shardCount = 16
+    /// Shards per kind: four per core, a power of two from 16 to 64, chosen when the server starts
+    /// (``shardCount(cores:)``). A power of two, so that a token's route (``ShardRouting``, six bits
+    /// of its first Base 64 character) picks its shard with a mask; four per core, so that two of
+    /// the flows the cores run at once seldom meet on one shard.
+    let shardCount: Int
+    /// `shardCount - 1`.
+    let mask: Int
 
     let tenants: [LockedValue<TenantDirectory>]
     let sessions: [LockedValue<SessionShard>]
     let users: [LockedValue<UserShard>]
     let grants: [LockedValue<GrantShard>]
 
-    init() {
-        tenants = (0..<Self.shardCount).map { _ in LockedValue(TenantDirectory(), label: "IdpServer.tenants") }
-        sessions = (0..<Self.shardCount).map { _ in LockedValue(SessionShard(), label: "IdpServer.sessions") }
-        users = (0..<Self.shardCount).map { _ in LockedValue(UserShard(), label: "IdpServer.users") }
-        grants = (0..<Self.shardCount).map { _ in LockedValue(GrantShard(), label: "IdpServer.grants") }
+    /// Shards for `cores` cores: four per core, rounded up to a power of two, from 16 (two random
+    /// flows on different shards 15 times in 16 however few the cores) to 64 (the routes a token's
+    /// first character can carry).
+    static func shardCount(cores: Int) -> Int {
+        var count = 16
+        while count < 4 * cores, count < ShardRouting.routes { count *= 2 }
+        return count
+    }
+
+    init(shardCount: Int = ServerState.shardCount(cores: ProcessInfo.processInfo.activeProcessorCount)) {
+        precondition(shardCount > 0 && shardCount & (shardCount - 1) == 0 && shardCount <= ShardRouting.routes,
+                     "a power of two up to \(ShardRouting.routes) shards")
+        self.shardCount = shardCount
+        mask = shardCount - 1
+        tenants = (0..<shardCount).map { _ in LockedValue(TenantDirectory(), label: "IdpServer.tenants") }
+        sessions = (0..<shardCount).map { _ in LockedValue(SessionShard(), label: "IdpServer.sessions") }
+        users = (0..<shardCount).map { _ in LockedValue(UserShard(), label: "IdpServer.users") }
+        grants = (0..<shardCount).map { _ in LockedValue(GrantShard(), label: "IdpServer.grants") }
     }
 
     /// The tenant's configuration, read from the replica `stripe` (any index spreads the readers;
-    /// callers pass the shard index they use next). A leaf lock: nothing else is held.
+    /// callers pass the route they use next). A leaf lock: nothing else is held.
     func tenant(_ tenantId: String, stripe: Int) -> TenantConfiguration? {
-        tenants[stripe & (Self.shardCount - 1)].withLock { $0.tenants[tenantId] }
+        tenants[stripe & mask].withLock { $0.tenants[tenantId] }
     }
 
     /// Changes the tenant directory: `body` runs on replica 0, and its result replaces every
@@ -76,15 +92,20 @@ struct ServerState: Sendable {
     }
 
     func sessionShard(_ sessionCode: String) -> LockedValue<SessionShard> {
-        sessions[ShardRouting.shard(of: sessionCode)]
+        sessions[ShardRouting.route(of: sessionCode) & mask]
     }
 
     func userShard(_ key: UserKey) -> LockedValue<UserShard> {
-        users[key.hashValue & (Self.shardCount - 1)]
+        users[key.hashValue & mask]
     }
 
     func grantShard(_ token: String) -> LockedValue<GrantShard> {
-        grants[ShardRouting.shard(of: token)]
+        grants[ShardRouting.route(of: token) & mask]
+    }
+
+    /// The grant shard of route `route` (``ShardRouting``).
+    func grantShard(route: Int) -> LockedValue<GrantShard> {
+        grants[route & mask]
     }
 }
 
@@ -94,20 +115,24 @@ struct TenantDirectory {
     var tenants: [String: TenantConfiguration] = [:]
 }
 
-/// Where a grant or a session lives: the shard index is read from the token's first Base 64
-/// character, so a code and every token it leads to can be made to share one shard.
+/// Where a grant or a session lives: a token's route is its first Base 64 character's value (six
+/// bits), and its shard the route masked to the server's shard count, so a code and every token it
+/// leads to can be made to share one shard, whatever the count.
 enum ShardRouting {
-    /// A random token (URL-safe Base 64 of `byteCount` bytes) that lives in `shard`: four bits of
-    /// the first byte are the shard index (a 32-byte token keeps 252 random bits).
-    static func token(byteCount: Int = 32, shard: Int) -> String {
+    /// How many routes a token carries: the most shards of a kind.
+    static let routes = 64
+
+    /// A random token (URL-safe Base 64 of `byteCount` bytes) on route `route`: the first byte's
+    /// six high bits are the route (a 32-byte token keeps 250 random bits).
+    static func token(byteCount: Int = 32, route: Int) -> String {
         SecureRandom.token(byteCount: byteCount) { bytes in
-            bytes[0] = (bytes[0] & 0b1100_0011) | UInt8(truncatingIfNeeded: shard & (ServerState.shardCount - 1)) << 2
+            bytes[0] = (bytes[0] & 0b0000_0011) | UInt8(truncatingIfNeeded: route & (routes - 1)) << 2
         }
     }
 
-    /// The shard of any text: from the first character's Base 64 value; 0 for text that is not a
+    /// The route of any text: its first character's Base 64 value; 0 for text that is not a
     /// token of this server (which then is found nowhere, as before).
-    static func shard(of token: String) -> Int {
+    static func route(of token: String) -> Int {
         guard let first = token.utf8.first else { return 0 }
         let value: UInt8
         switch first {
@@ -118,43 +143,78 @@ enum ShardRouting {
         case UInt8(ascii: "_"): value = 63
         default: value = 0
         }
-        return Int(value) & (ServerState.shardCount - 1)
+        return Int(value)
     }
 }
 
-/// When a shard drops expired entries: after 256 requests to it, or one per eight entries it
-/// holds if that is more, so a prune (a scan of the shard's tables under its lock) costs each
-/// request a few entries at most, and a shard full of long-lived tokens is scanned rarely.
-struct PruneSchedule {
-    private var requests = 0
+/// Keys in the order they were entered, each with when it expires: what a shard prunes from, a
+/// few entries per request, instead of scanning its tables under its lock. A ring that grows only
+/// when full, so once a shard's traffic is steady it neither grows nor copies.
+///
+/// Entries of one queue expire in the order they were entered when they share one lifetime (a
+/// shard keeps one queue per lifetime); one that outlives an entry behind it holds that entry
+/// back until it expires itself, which costs memory for a while, never correctness: every read
+/// checks expiry itself.
+struct ExpiryQueue<Key> {
+    private var ring: [(key: Key, expiresAt: Date)?] = []
+    private var head = 0
+    private(set) var count = 0
 
-    /// Counts a request to a shard holding `entries`; `true` when this one should prune.
-    mutating func isDue(entries: Int) -> Bool {
-        requests += 1
-        guard requests >= max(256, entries / 8) else { return false }
-        requests = 0
-        return true
+    /// Enters `key`, which expires at `expiresAt`.
+    mutating func append(_ key: Key, expiresAt: Date) {
+        if count == ring.count { grow() }
+        ring[(head + count) & (ring.count - 1)] = (key, expiresAt)
+        count += 1
+    }
+
+    /// Takes out up to `limit` of the oldest entries that expired by `now`, passing each key to
+    /// `body`.
+    mutating func popExpired(now: Date, limit: Int, _ body: (Key) -> Void) {
+        var popped = 0
+        while popped < limit, count > 0, let entry = ring[head], entry.expiresAt <= now {
+            ring[head] = nil
+            head = (head + 1) & (ring.count - 1)
+            count -= 1
+            popped += 1
+            body(entry.key)
+        }
+    }
+
+    private mutating func grow() {
+        var larger: [(key: Key, expiresAt: Date)?] = Array(repeating: nil, count: max(16, ring.count * 2))
+        for index in 0..<count { larger[index] = ring[(head + index) & (ring.count - 1)] }
+        ring = larger
+        head = 0
     }
 }
 
-extension Dictionary {
-    /// Removes the entries whose value matches, in place: a prune that finds nothing expired
-    /// reads the table once and copies nothing (`filter` rebuilt every table, under the lock).
-    mutating func removeValues(where shouldRemove: (Value) -> Bool) {
-        let doomed = compactMap { shouldRemove($0.value) ? $0.key : nil }
-        for key in doomed { removeValue(forKey: key) }
-    }
-}
+extension ExpiryQueue: Sendable where Key: Sendable {}
+
+/// How many expired entries each of a shard's queues drops per request: more than a request adds,
+/// so a queue drains, and few enough that a decision's lock is held for nanoseconds.
+let prunedPerRequest = 2
+
+/// How long an expired code, token or session is kept before it is pruned: a day, so that one
+/// presented late is told as expired, not as unknown.
+let keptAfterExpiry: TimeInterval = 24 * 3600
 
 /// Login flows in progress, by session code.
 struct SessionShard {
     var sessions: [String: AuthSession] = [:]
-    var pruning = PruneSchedule()
+    private var expiries = ExpiryQueue<String>()
 
-    /// Drops expired sessions when due.
-    mutating func pruneIfDue(now: Date) {
-        guard pruning.isDue(entries: sessions.count) else { return }
-        sessions.removeValues { $0.expiresAt <= now }
+    /// Opens a session.
+    mutating func open(_ session: AuthSession, code: String) {
+        sessions[code] = session
+        expiries.append(code, expiresAt: session.expiresAt)
+    }
+
+    /// Drops a few sessions that expired a day ago or more.
+    mutating func pruneSome(now: Date) {
+        let before = now.addingTimeInterval(-keptAfterExpiry)
+        expiries.popExpired(now: before, limit: prunedPerRequest) { code in
+            if let session = sessions[code], session.expiresAt <= before { sessions[code] = nil }
+        }
     }
 }
 
@@ -213,57 +273,109 @@ struct GrantKey: Hashable, Sendable {
 /// Codes and tokens whose value routes here (``ShardRouting``).
 struct GrantShard {
     /// Issued, not yet redeemed authorization codes.
-    var codes: [GrantKey: CodeRecord] = [:]
+    private(set) var codes: [GrantKey: CodeRecord] = [:]
     /// Redeemed codes, kept until they would have expired, so reuse is told apart from an unknown
     /// code and can revoke what the first use issued (RFC 6749 §4.1.2).
-    var redeemedCodes: [GrantKey: RedeemedCode] = [:]
+    private(set) var redeemedCodes: [GrantKey: RedeemedCode] = [:]
     var tokens: [GrantKey: TokenRecord] = [:]
     /// Token families by id: everything one code redemption issued and every rotation and
-    /// exchange since. A token is revoked exactly when its family is (or is gone): revocation is
-    /// one write to the family, and a family keeps no list of its tokens.
-    var families: [GrantKey: TokenFamily] = [:]
-    var pruning = PruneSchedule()
+    /// exchange since. A token is revoked exactly when its family is gone (revoked or ended):
+    /// revocation removes one entry, and a family keeps no list of its tokens.
+    private(set) var families: [GrantKey: TokenFamily] = [:]
+    /// What expires when, one queue per lifetime: codes, redeemed codes, access and exchanged
+    /// tokens, refresh tokens, offline tokens, families.
+    private var codeExpiries = ExpiryQueue<GrantKey>()
+    private var redeemedExpiries = ExpiryQueue<GrantKey>()
+    private var shortTokenExpiries = ExpiryQueue<GrantKey>()
+    private var refreshTokenExpiries = ExpiryQueue<GrantKey>()
+    private var offlineTokenExpiries = ExpiryQueue<GrantKey>()
+    private var familyExpiries = ExpiryQueue<GrantKey>()
 
-    /// Drops expired codes and tokens when due, and the tokens of revoked or ended families.
-    mutating func pruneIfDue(now: Date) {
-        guard pruning.isDue(entries: codes.count + redeemedCodes.count + tokens.count + families.count) else { return }
-        codes.removeValues { $0.expiresAt <= now }
-        redeemedCodes.removeValues { $0.forgetAt <= now }
-        let familyCount = families.count
-        families.removeValues { $0.expiresAt <= now || $0.revoked }
-        if families.count == familyCount {
-            // No family went, so no token lost its family here (the tokens of one that went
-            // earlier went with it): no lookup per token.
-            tokens.removeValues { $0.expiresAt <= now }
-        } else {
-            let live = families
-            tokens.removeValues { $0.expiresAt <= now || live[$0.family] == nil }
+    /// Drops a few codes, tokens and families that expired a day ago or more from each queue. The
+    /// tokens of a revoked family are dead at once (their family is gone) and dropped as they
+    /// expire.
+    mutating func pruneSome(now: Date) {
+        let before = now.addingTimeInterval(-keptAfterExpiry)
+        codeExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
+            if let code = codes[key], code.expiresAt <= before { codes[key] = nil }
+        }
+        redeemedExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
+            if let redeemed = redeemedCodes[key], redeemed.forgetAt <= before { redeemedCodes[key] = nil }
+        }
+        for kind in [TokenRecord.Kind.access, .refresh, .offline] {
+            var queue = expiries(of: kind)
+            queue.popExpired(now: before, limit: prunedPerRequest) { key in
+                if let token = tokens[key], token.expiresAt <= before { tokens[key] = nil }
+            }
+            setExpiries(of: kind, queue)
+        }
+        familyExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
+            if let family = families[key], family.expiresAt <= before { families[key] = nil }
         }
     }
 
-    /// Whether `token`'s family has been revoked (or pruned, which only a revoked or ended family
-    /// is): then the token is revoked too.
+    private func expiries(of kind: TokenRecord.Kind) -> ExpiryQueue<GrantKey> {
+        switch kind {
+        case .access, .exchanged: shortTokenExpiries
+        case .refresh: refreshTokenExpiries
+        case .offline: offlineTokenExpiries
+        }
+    }
+
+    private mutating func setExpiries(of kind: TokenRecord.Kind, _ queue: ExpiryQueue<GrantKey>) {
+        switch kind {
+        case .access, .exchanged: shortTokenExpiries = queue
+        case .refresh: refreshTokenExpiries = queue
+        case .offline: offlineTokenExpiries = queue
+        }
+    }
+
+    /// Stores an issued code.
+    mutating func addCode(_ key: GrantKey, _ code: CodeRecord) {
+        codes[key] = code
+        codeExpiries.append(key, expiresAt: code.expiresAt)
+    }
+
+    /// Redeems a code: it is gone, and remembered as redeemed (with the family it opened) until
+    /// `forgetAt`.
+    mutating func redeem(_ key: GrantKey, family: GrantKey, forgetAt: Date) {
+        codes.removeValue(forKey: key)
+        redeemedCodes.updateValue(RedeemedCode(forgetAt: forgetAt, family: family), forKey: key)
+        redeemedExpiries.append(key, expiresAt: forgetAt)
+    }
+
+    /// Drops a code that expired (found on its redemption).
+    mutating func dropCode(_ key: GrantKey) { codes[key] = nil }
+
+    /// Whether `token`'s family has been revoked (or has ended): then the token is revoked too.
     func isRevoked(_ token: TokenRecord) -> Bool {
-        families[token.family]?.revoked ?? true
+        families[token.family] == nil
     }
 
     /// Revokes every token of `family`: what reuse of a rotated refresh token or of a redeemed
     /// code does (OAuth 2.0 Security BCP §4.14.2, RFC 6749 §4.1.2).
     mutating func revokeFamily(_ family: GrantKey) {
-        guard var record = families[family] else { return }
-        record.revoked = true
-        families.updateValue(record, forKey: family)
+        families.removeValue(forKey: family)
     }
 
     mutating func addToken(_ token: GrantKey, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: GrantKey, expiresAt: Date) {
-        tokens.updateValue(TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family), forKey: token)
+        add(TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family), as: token)
     }
 
-    /// Opens `family` with its first tokens (a code redemption's), all entered with `updateValue`
-    /// (the subscript's modify accessor on these large records allocated its frame on the heap).
+    /// Stores `record` under `token`, entered with `updateValue` (the subscript's modify accessor
+    /// on these large records allocated its frame on the heap).
+    mutating func add(_ record: TokenRecord, as token: GrantKey) {
+        tokens.updateValue(record, forKey: token)
+        var queue = expiries(of: record.kind)
+        queue.append(token, expiresAt: record.expiresAt)
+        setExpiries(of: record.kind, queue)
+    }
+
+    /// Opens `family` with its first tokens (a code redemption's).
     mutating func openFamily(_ family: GrantKey, expiresAt: Date, astClientId: String, tenant: String, clientId: String, userId: String,
                              tokens issued: [(key: GrantKey, kind: TokenRecord.Kind, expiresAt: Date)]) {
         families.updateValue(TokenFamily(expiresAt: expiresAt, astClientId: astClientId), forKey: family)
+        familyExpiries.append(family, expiresAt: expiresAt)
         for token in issued { addToken(token.key, token.kind, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: token.expiresAt) }
     }
 }
@@ -320,10 +432,20 @@ struct UserRecord {
         return hasher.finalize()
     }
 
-    func passwordMatches(_ wireSecret: String) -> Bool {
+    /// Whether `digest` (a secret's ``hash(_:salt:)`` under this user's salt) is the password's.
+    func passwordMatches(digest: [UInt8]) -> Bool {
         guard let passwordHash else { return false }
-        return ConstantTime.equals(UserRecord.hash(wireSecret, salt: salt), passwordHash)
+        return ConstantTime.equals(digest, passwordHash)
     }
+}
+
+/// A new password a flow sets when it completes: its digest, and the salt it was made with.
+struct PendingPassword {
+    let digest: [UInt8]
+    let salt: [UInt8]
+
+    /// The digest, if it was made with `salt` (the user's).
+    func digest(forSalt salt: [UInt8]) -> [UInt8]? { salt == self.salt ? digest : nil }
 }
 
 /// One login flow between the authorize request and the redirect.
@@ -347,7 +469,7 @@ struct AuthSession {
     /// The user named by the username field, once given.
     var userId: String?
     /// Changes applied only when the whole flow succeeds, so an abandoned flow changes nothing.
-    var pendingPassword: String?
+    var pendingPassword: PendingPassword?
     var pendingActivationCode: String?
     var pendingResetCode: String?
     /// The password hash the current password was proven against (change password); completion
@@ -396,5 +518,4 @@ struct TokenFamily {
     /// When the family's offline session ends ("Offline Session Max"), fixed at login.
     let expiresAt: Date
     let astClientId: String
-    var revoked = false
 }

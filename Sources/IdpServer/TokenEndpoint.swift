@@ -44,12 +44,16 @@ extension IdpServer {
         let lifetimes = configuration
         // The code's shard holds its redemption, and the new family and its tokens are made to
         // live there too, so single use and revocation on reuse are one shard's decisions.
-        let shard = ShardRouting.shard(of: code)
-        let issued = (access: ShardRouting.token(shard: shard), refresh: ShardRouting.token(shard: shard),
-                      offline: ShardRouting.token(shard: shard))
-        let family = GrantKey(ShardRouting.token(byteCount: 16, shard: shard))
+        let route = ShardRouting.route(of: code)
+        let issued = (access: ShardRouting.token(route: route), refresh: ShardRouting.token(route: route),
+                      offline: ShardRouting.token(route: route))
+        let family = GrantKey(ShardRouting.token(byteCount: 16, route: route))
         let keys = (code: GrantKey(code), access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
-        let tenantExists = state.tenant(tenantId, stripe: shard) != nil
+        let tenantExists = state.tenant(tenantId, stripe: route) != nil
+        // The verifier's S256 challenge (a SHA-256) is made here, before the lock: the decision
+        // compares two strings.
+        let verifierIsValid = PKCE.isValidVerifier(verifier)
+        let verifierChallenge = verifierIsValid ? PKCE.challenge(for: verifier) : ""
         let planted = configuration.plantedBug
         // A controlled stress run may decide another request first.
         configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
@@ -58,11 +62,11 @@ extension IdpServer {
             case refuse(status: Int, error: String, String, userId: String?)
             case issue(CodeRecord)
         }
-        let decision: Decision = state.grants[shard].withLock { state in
+        let decision: Decision = state.grantShard(route: route).withLock { state in
             guard tenantExists else {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil)
             }
-            state.pruneIfDue(now: now)
+            defer { state.pruneSome(now: now) }
             guard let record = state.codes[keys.code], record.tenant == tenantId else {
                 if let redeemed = state.redeemedCodes[keys.code] {
                     state.revokeFamily(redeemed.family)
@@ -71,7 +75,7 @@ extension IdpServer {
                 return .refuse(status: 400, error: "invalid_grant", "authorization code is unknown", userId: nil)
             }
             guard record.expiresAt > now else {
-                state.codes[keys.code] = nil
+                state.dropCode(keys.code)
                 return .refuse(status: 400, error: "invalid_grant", "authorization code has expired", userId: record.userId)
             }
             // A mismatch does not burn the code: it stays redeemable by the party it was bound to.
@@ -81,18 +85,19 @@ extension IdpServer {
             guard record.redirectURI == redirectURI else {
                 return .refuse(status: 400, error: "invalid_grant", "redirect_uri does not match the authorization request", userId: record.userId)
             }
-            guard PKCE.isValidVerifier(verifier) else {
+            guard verifierIsValid else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier is malformed (RFC 7636 §4.1)", userId: record.userId)
             }
-            guard planted.isOn(.idpSkipsPkceCheck) || PKCE.verify(verifier: verifier, challenge: record.codeChallenge, method: record.codeChallengeMethod) else {
+            let verified = switch record.codeChallengeMethod {
+            case PKCE.methodS256: ConstantTime.equals(verifierChallenge, record.codeChallenge)
+            case PKCE.methodPlain: ConstantTime.equals(verifier, record.codeChallenge)
+            default: false
+            }
+            guard planted.isOn(.idpSkipsPkceCheck) || verified else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier does not match the code challenge", userId: record.userId)
             }
             if !planted.isOn(.idpCodeStaysRedeemable) {
-                state.codes.removeValue(forKey: keys.code)
-                state.redeemedCodes.updateValue(RedeemedCode(
-                    forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval),
-                    family: family
-                ), forKey: keys.code)
+                state.redeem(keys.code, family: family, forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval))
             }
             let accessLifetime = planted.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
             let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
@@ -143,13 +148,13 @@ extension IdpServer {
         let now = self.now
         let lifetimes = configuration
         // The presented token's shard is its family's: the rotated tokens are made to live there.
-        let shard = ShardRouting.shard(of: presented)
-        let issued = (access: ShardRouting.token(shard: shard), rotated: ShardRouting.token(shard: shard))
+        let route = ShardRouting.route(of: presented)
+        let issued = (access: ShardRouting.token(route: route), rotated: ShardRouting.token(route: route))
         let keys = (presented: GrantKey(presented), access: GrantKey(issued.access), rotated: GrantKey(issued.rotated))
-        let tenantExists = state.tenant(tenantId, stripe: shard) != nil
+        let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // Whose token it is, to take that user's shard first (the lock order): records never
         // change owner, so the decision below, under both locks, sees the same user.
-        let owner = state.grants[shard].withLock { $0.tokens[keys.presented]?.userId }
+        let owner = state.grantShard(route: route).withLock { $0.tokens[keys.presented]?.userId }
         let userKey = UserKey(tenant: tenantId, user: owner ?? "")
         // A controlled stress run may decide another request first.
         configuration.controller?.pause(at: Seam("idp.refresh", trace: TraceParent.seamTrace(traceParent)))
@@ -159,11 +164,11 @@ extension IdpServer {
             case locked(LockoutInformation, userId: String)
             case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String)
         }
-        let decision: Decision = state.userShard(userKey).withLock { users in state.grants[shard].withLock { state in
+        let decision: Decision = state.userShard(userKey).withLock { users in state.grantShard(route: route).withLock { state in
             guard tenantExists else {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
             }
-            state.pruneIfDue(now: now)
+            defer { state.pruneSome(now: now) }
             guard let record = state.tokens[keys.presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
             }
@@ -173,7 +178,7 @@ extension IdpServer {
                                userId: record.userId, reused: true)
             }
             // A token is revoked with its family, and a family that is gone was revoked or ended.
-            guard let family = state.families[record.family], !family.revoked else {
+            guard let family = state.families[record.family] else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
             }
             guard record.expiresAt > now else {
@@ -249,14 +254,14 @@ extension IdpServer {
         let now = self.now
         let lifetime = configuration.accessTokenLifetime
         // In the subject token's shard, with the rest of its family.
-        let shard = ShardRouting.shard(of: subject)
-        let issued = ShardRouting.token(shard: shard)
-        let tenantExists = state.tenant(tenantId, stripe: shard) != nil
+        let route = ShardRouting.route(of: subject)
+        let issued = ShardRouting.token(route: route)
+        let tenantExists = state.tenant(tenantId, stripe: route) != nil
         enum Decision {
             case refuse(error: String, String, userId: String?)
             case issue(userId: String)
         }
-        let decision: Decision = state.grants[shard].withLock { state in
+        let decision: Decision = state.grantShard(route: route).withLock { state in
             guard tenantExists else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
             guard let record = state.tokens[GrantKey(subject)], record.tenant == tenantId, record.kind == .access else {
                 return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)
@@ -275,7 +280,7 @@ extension IdpServer {
             var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
                                         expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
             exchanged.audience = audience
-            state.tokens.updateValue(exchanged, forKey: GrantKey(issued))
+            state.add(exchanged, as: GrantKey(issued))
             return .issue(userId: record.userId)
         }
         switch decision {

@@ -1,7 +1,7 @@
 import Foundation
 import IdpPrimitives
 import IdpWireFormats
-import IdpServer
+@testable import IdpServer
 import Testing
 
 extension Browser {
@@ -85,30 +85,50 @@ struct RefreshGrantTests {
         #expect(browser.server.isTokenActive(otherAccess, tenant: "demo"))
     }
 
-    @Test("pruning drops the tokens of a revoked family and expired tokens, and keeps live ones")
+    @Test("pruning drops tokens a day after they expired, a few per request, keeps the rest, and a revoked family's tokens are dead at once")
     func pruning() throws {
         let browser = Browser()
         let login = try browser.login()
         let refresh = try #require(login["refresh_token"] as? String)
         _ = browser.refresh(refresh)
         _ = browser.refresh(refresh)  // reuse: the family (three tokens, then two rotated) is revoked
+        for token in ["access_token", "refresh_token", "offline_token"] {
+            #expect(!browser.server.isTokenActive(try #require(login[token] as? String), tenant: "demo"))
+        }
         let live = try browser.login()
         #expect(browser.server.statistics().tokens == 8)
-        // A shard prunes after 256 requests to it. A token request goes to the shard of the token
-        // it presents, read from its first character: 'A'…'P' are shards 0…15 (bogus, refused).
+        // Every request to a shard drops a few entries expired a day ago: a token request goes to
+        // the shard of the token it presents, read from its first character ('A'…'9' are routes
+        // 0…63; bogus tokens, refused).
         func requestEveryShard(times: Int) {
-            for first in "ABCDEFGHIJKLMNOP" { for _ in 0..<times { _ = browser.refresh("\(first)bogus") } }
+            for first in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" { for _ in 0..<times { _ = browser.refresh("\(first)bogus") } }
         }
-        requestEveryShard(times: 257)
-        #expect(browser.server.statistics().tokens == 3)
-        let liveAccess = try #require(live["access_token"] as? String)
-        #expect(browser.server.isTokenActive(liveAccess, tenant: "demo"))
-        // Past the access token's lifetime (300 s) but within the refresh token's: only it goes.
-        browser.clock.advance(by: .seconds(301))
-        requestEveryShard(times: 257)
-        #expect(browser.server.statistics().tokens == 2)
+        // Expired, but within the day they are kept: a late one is told as expired.
+        browser.clock.advance(by: .seconds(1_801))
+        requestEveryShard(times: 4)
+        #expect(browser.server.statistics().tokens == 8)
         let liveRefresh = try #require(live["refresh_token"] as? String)
-        #expect(browser.refresh(liveRefresh).status == 200)
+        #expect(browser.refresh(liveRefresh).json["error_description"] as? String == "refresh token has expired")
+        // A day after the access and refresh tokens expired: only the two offline tokens are left.
+        browser.clock.advance(by: .seconds(24 * 3600))
+        requestEveryShard(times: 4)
+        #expect(browser.server.statistics().tokens == 2)
+    }
+
+    @Test("an expiry queue gives back its expired keys oldest first, a few at a time, and keeps the rest through its growth")
+    func expiryQueue() {
+        var queue = ExpiryQueue<Int>()
+        let start = Date(timeIntervalSince1970: 0)
+        for key in 0..<100 { queue.append(key, expiresAt: start.addingTimeInterval(Double(key))) }
+        var popped: [Int] = []
+        queue.popExpired(now: start.addingTimeInterval(9.5), limit: 4) { popped.append($0) }
+        #expect(popped == [0, 1, 2, 3])
+        queue.popExpired(now: start.addingTimeInterval(9.5), limit: 100) { popped.append($0) }
+        #expect(popped == Array(0...9))
+        for key in 100..<300 { queue.append(key, expiresAt: start.addingTimeInterval(Double(key))) }
+        popped = []
+        queue.popExpired(now: start.addingTimeInterval(1_000), limit: 1_000) { popped.append($0) }
+        #expect(popped == Array(10..<300) && queue.count == 0)
     }
 
     @Test("an offline token is rotated too, but its session ends at Offline Session Max from the login")

@@ -19,7 +19,7 @@ struct ShardedAuditLogTests {
         var index = 0
         while users.count < count {
             let user = "user-\(index)"
-            if shards.insert(UserKey(tenant: "demo", user: user).hashValue & (ServerState.shardCount - 1)).inserted { users.append(user) }
+            if shards.insert(UserKey(tenant: "demo", user: user).hashValue & (ServerState.shardCount(cores: ProcessInfo.processInfo.activeProcessorCount) - 1)).inserted { users.append(user) }
             index += 1
         }
         return users

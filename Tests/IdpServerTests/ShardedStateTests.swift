@@ -26,7 +26,7 @@ struct ShardedStateTests {
         // Then every one of them routes to the code's shard and keeps a token's length
         let family = issued + rotated + [exchanged]
         for token in family {
-            #expect(ShardRouting.shard(of: token) == ShardRouting.shard(of: code))
+            #expect(ShardRouting.route(of: token) == ShardRouting.route(of: code))
             #expect(token.utf8.count == 43 && Base64URL.decode(token)?.count == 32)
         }
 
@@ -37,7 +37,7 @@ struct ShardedStateTests {
 
     @Test("grant keys are equal exactly when their texts are, and a text too long to be a grant matches nothing stored")
     func grantKeys() {
-        let token = ShardRouting.token(shard: 5)
+        let token = ShardRouting.token(route: 5)
         #expect(GrantKey(token) == GrantKey(String(token.utf8.map { Character(UnicodeScalar($0)) })))
         var table: [GrantKey: Int] = [:]
         // Texts that differ in one byte at each position, or only in length (a trailing NUL).
@@ -59,12 +59,20 @@ struct ShardedStateTests {
         #expect(GrantKey(base + "x") != GrantKey(base))
     }
 
-    @Test("tokens made for each shard route back to it, and any text routes to some shard")
+    @Test("tokens made for each route route back to it, and any text routes to some route")
     func routing() {
-        for shard in 0..<ServerState.shardCount {
-            for _ in 0..<32 { #expect(ShardRouting.shard(of: ShardRouting.token(shard: shard)) == shard) }
+        for route in 0..<ShardRouting.routes {
+            for _ in 0..<32 { #expect(ShardRouting.route(of: ShardRouting.token(route: route)) == route) }
         }
-        for text in ["", "é", "%%%", "~", " "] { #expect((0..<ServerState.shardCount).contains(ShardRouting.shard(of: text))) }
+        for text in ["", "é", "%%%", "~", " "] { #expect((0..<ShardRouting.routes).contains(ShardRouting.route(of: text))) }
+    }
+
+    @Test("the server has four shards of each kind per core, a power of two from 16 to 64")
+    func shardsSizedToTheMachine() {
+        #expect([1, 2, 4, 5, 8, 16, 32].map(ServerState.shardCount(cores:)) == [16, 16, 16, 32, 32, 64, 64])
+        let state = ServerState()
+        #expect(state.shardCount == ServerState.shardCount(cores: ProcessInfo.processInfo.activeProcessorCount))
+        #expect(state.grants.count == state.shardCount && state.sessions.count == state.shardCount && state.users.count == state.shardCount)
     }
 
     @Test("the same user id in two tenants is two users: a code issued in one is not outstanding in the other")
@@ -85,7 +93,7 @@ struct ShardedStateTests {
         let idp = IdpServer()
         try idp.addTenant("demo", standardClients: false)
         try idp.addClient(.kssIdpLogin, tenant: "demo")
-        for shard in 0..<ServerState.shardCount {
+        for shard in 0..<idp.state.shardCount {
             #expect(idp.state.tenant("demo", stripe: shard)?.clients["KssIdpLogin"] != nil)
             #expect(idp.state.tenant("demo", stripe: shard)?.clients["KssIdpEnrollment"] == nil)
         }
