@@ -39,10 +39,11 @@ public enum ThreadStripe {
     }
 
     /// How many stripes striped state of this process uses: the next power of two at or above
-    /// twice the cores, from 8 to 256. Twice the cores keeps two threads that run at once on
-    /// one stripe rare without a registry of which thread runs where.
+    /// four times the cores, from 8 to 256, chosen when the process starts. Four per core keeps
+    /// two threads that run at once on one stripe rare without a registry of which thread runs
+    /// where.
     public static let count: Int = {
-        let wanted = max(8, min(256, 2 * ProcessInfo.processInfo.activeProcessorCount))
+        let wanted = max(8, min(256, 4 * ProcessInfo.processInfo.activeProcessorCount))
         var count = 1
         while count < wanted { count <<= 1 }
         return count
