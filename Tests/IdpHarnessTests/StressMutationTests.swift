@@ -84,6 +84,21 @@ struct StressMutationTests {
         print("\(bug.rawValue) (\(strategy.map { "\($0)" } ?? "free")): caught by '\(wanted)' in run \(failure.run) after \(String(format: "%.1f", failure.foundAfter)) s")
     }
 
+    @Test("the races controlled mode reaches at the product's seams replay: the IDP's check-then-act lockout and the engine's mis-routing, 10 of 10",
+          arguments: [PlantedBug.idpCountsFailureOnStaleCopy, .engineRoutesAnswerThroughSharedSlot])
+    func racesReplay(_ bug: PlantedBug) async throws {
+        // Given the run in which the controlled stress caught the bug
+        let options = Self.options(bug, strategy: .pct(depth: 3, steps: 100))
+        let report = await SystemStress.run(options)
+        let failure = try #require(report.failure, "\(report)")
+        let wanted = try #require(Self.caughtBy[bug])
+        // When its reproducer is replayed 10 times
+        let replays = try await SystemStress.replay(failure.reproducer, options: options, times: 10)
+        // Then each replay breaks the same invariant
+        #expect(replays.count == 10)
+        #expect(replays.allSatisfy { $0.contains { SystemStress.Invariant(violation: $0) == wanted } }, "\(replays)")
+    }
+
     @Test("the unmutated product holds every invariant in the same stress, controlled and free, and each invariant is judged")
     func unmutatedHolds() async {
         for strategy in [ScheduleStrategy.pct(depth: 3, steps: 100), nil] {
