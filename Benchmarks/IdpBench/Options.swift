@@ -19,6 +19,8 @@ struct Options: Sendable {
     var secondsPerFlowCell = 2.0
     /// Simulated IDP round trip per request in the flow sections.
     var latency: Duration = .zero
+    /// The SDK's worker spin in the flows and contention sections; `nil`: the SDK's default.
+    var workerSpin: Duration?
     /// Open-loop arrival rate; `nil`: half the closed-loop login throughput measured at 256 in flight.
     var openLoopRate: Double?
     /// Measuring time of one flow cell in a scaling child, after its warm-up.
@@ -77,6 +79,8 @@ struct Options: Sendable {
       --flow-seconds S     measuring time per flow cell, seconds, may be fractional, split over
                            its rounds (default 2)
       --latency MS         simulated IDP round trip per request in flows/contention (default 0)
+      --worker-spin US     how long an SDK thread out of work watches for the next job in
+                           flows/contention, µs (default: the SDK's own, 250)
       --rate N             open-loop arrivals per second (default: half the lowest closed-loop
                            login throughput with more than one flow in flight)
       --parked N           flows parked in the memory section (default 100000)
@@ -139,6 +143,7 @@ struct Options: Sendable {
                 guard let seconds = Double(text), seconds > 0, seconds <= 3_600 else { throw UsageError("--flow-seconds needs a number of seconds above 0, not '\(text)'") }
                 options.secondsPerFlowCell = seconds
             case "--latency": options.latency = .milliseconds(try number(argument))
+            case "--worker-spin": options.workerSpin = .microseconds(try number(argument))
             case "--rate": options.openLoopRate = Double(try number(argument, minimum: 1))
             case "--parked": options.parkedFlows = try number(argument, minimum: 1)
             case "--parked-latency": options.parkedLatencyMilliseconds = try number(argument)
