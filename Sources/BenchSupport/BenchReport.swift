@@ -386,7 +386,8 @@ public struct ContentionRow: Codable, Sendable, Equatable {
     /// The total time threads waited for it, in ms.
     public var waitMs: Double
     /// Acquisitions per login the run made while the locks were profiled; `nil` in older reports.
-    /// A lock taken at least once per login is a flow-path lock (``isFlowPath``).
+    /// A lock taken at least ``flowPathAcquisitionsPerLogin`` times per login is a flow-path lock
+    /// (``isFlowPath``).
     public var perLogin: Double?
     /// The median time an acquisition held the lock, in µs; `nil` in older reports.
     public var holdP50Us: Double?
@@ -395,11 +396,16 @@ public struct ContentionRow: Codable, Sendable, Equatable {
     /// The longest time an acquisition held the lock, in µs; `nil` in older reports.
     public var holdMaxUs: Double?
 
-    /// Whether the lock is on the flow path: taken, during the run, at least once per login on
-    /// average. Every login takes such a lock (or most take it several times), so its hold times
-    /// are the ones every login waits behind; a lock taken only now and then (a timer driver's, a
-    /// registry's at setup) is not. `false` in older reports, which do not say.
-    public var isFlowPath: Bool { (perLogin ?? 0) >= 1 }
+    /// How often per login a flow-path lock is taken at least: once per two logins. A lock logins
+    /// take as they run is taken about once per login or more (the IDP's, the engine's); one that
+    /// caches per thread (`CredentialStore`'s) a little less; a lock taken only now and then (a timer
+    /// driver's, a registry's at setup) a handful of times in a whole run.
+    public static let flowPathAcquisitionsPerLogin = 0.5
+
+    /// Whether the lock is on the flow path: taken, during the run, at least
+    /// ``flowPathAcquisitionsPerLogin`` times per login on average, so its hold times are ones
+    /// logins wait behind. `false` in older reports, which do not say.
+    public var isFlowPath: Bool { (perLogin ?? 0) >= Self.flowPathAcquisitionsPerLogin }
 
     /// A contention row.
     /// - Parameters:

@@ -206,8 +206,8 @@ func contentionTable(_ rows: [ContentionRow], inFlight: Int?) -> Table {
                      [$0.lock, $0.isFlowPath ? "yes" : "-", "\($0.acquisitions)", $0.perLogin.map(formatRatio) ?? "-", "\($0.contended)",
                       String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs), micro($0.holdP50Us), micro($0.holdP99Us), micro($0.holdMaxUs)]
                  },
-                 note: "A hold runs from taking the lock to releasing it. A flow-path lock is one the run took at least once per login "
-                     + "(acquisitions ÷ logins run while profiling ≥ 1): the locks every login waits behind. "
+                 note: "A hold runs from taking the lock to releasing it. A flow-path lock is one the run took at least once per two logins "
+                     + "(acquisitions ÷ logins run while profiling ≥ \(formatRatio(ContentionRow.flowPathAcquisitionsPerLogin))): the locks logins wait behind. "
                      + "Its hold targets: p99 ≤ \(formatRatio(HoldTimeTargets.p99Us)) µs, max ≤ \(formatNumber(HoldTimeTargets.maxUs)) µs.")
 }
 

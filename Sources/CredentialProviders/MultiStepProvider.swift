@@ -16,12 +16,12 @@ import IdpSdk
 /// reports ends, state older than `stateLifetime` is evicted when new flows arrive.
 ///
 /// Threading: the per-flow table is split into 32 shards by a hash of the flow id, each behind its
-/// own `LockedValue`; a call holds its flow's shard for one lookup and update, then runs `answer` after releasing it,
-/// so calls of different flows rarely meet on a lock. Flows never see each other's state. The
-/// count of flows with state (and its peak) is one pair of atomics on cache lines of their own,
-/// changed when a flow's state is made and when it is released, never by the other calls. It is
-/// an `IdpSdkNonBlockingProvider`, so the SDK asks it without a hand-off: `answer` must not block
-/// (wrap a blocking source in `AsyncCredentialBridge` instead).
+/// own `LockedValue`; a call holds its flow's shard for one lookup and update, then runs `answer`
+/// after releasing it, so calls of different flows rarely meet on a lock. Flows never see each
+/// other's state. The count of flows with state (and its peak) is one pair of atomics on cache
+/// lines of their own, changed when a flow's state is made and when it is released, never by the
+/// other calls. It is an `IdpSdkNonBlockingProvider`, so the SDK asks it without a hand-off:
+/// `answer` must not block (wrap a blocking source in `AsyncCredentialBridge` instead).
 public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// What the provider knows about one flow when it is asked.
     public struct FlowState: Sendable, Equatable {
