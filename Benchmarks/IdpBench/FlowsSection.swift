@@ -113,12 +113,15 @@ struct FlowCell {
     var completed = 0
     var errors = 0
     var firstError: String?
+    /// Every flow the cell ran, in and out of its measurement window (a closed loop sets it).
+    var flowsRun = 0
 
     mutating func merge(_ other: FlowCell) {
         histogram.merge(other.histogram)
         completed += other.completed
         errors += other.errors
         firstError = firstError ?? other.firstError
+        flowsRun += other.flowsRun
     }
 }
 
@@ -134,24 +137,29 @@ struct FlowCell {
 func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double, cpuUsPerFlow: Double) {
     let window = MeasurementWindow(workers: inFlight, seconds: seconds, minimumWarmUp: min(0.5, seconds / 4))
     let cells = PerThreadCells()
-    await withTaskGroup(of: Void.self) { group in
+    let flowsRun = await withTaskGroup(of: Int.self) { group in
         for worker in 0..<inFlight {
             let device = rig.devices[worker % rig.devices.count]
             group.addTask {
                 var first = true
+                var flows = 0
                 while !window.hasEnded(at: uptimeNanoseconds()) {
                     let outcome = await rig.run(scenario, device: device)
                     let finished = uptimeNanoseconds()
+                    flows += 1
                     window.flowFinished(at: finished, firstOfWorker: first)
                     first = false
                     // A failure counts wherever it happens; a success only inside the window.
                     if case .success = outcome, !window.contains(finished) { continue }
                     cells.record(outcome, latency: finished &- ((try? outcome.get()) ?? finished))
                 }
+                return flows
             }
         }
+        return await group.reduce(0, +)
     }
-    let cell = cells.merged()
+    var cell = cells.merged()
+    cell.flowsRun = flowsRun
     return (cell, seconds, window.cpuMicroseconds / Double(max(1, cell.completed)))
 }
 
@@ -412,7 +420,7 @@ private func check(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
 }
 
 /// Runs the contention section: closed-loop logins at the highest in-flight level with every
-/// labelled lock profiled.
+/// labelled lock profiled: contention, and hold times.
 func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [ContentionRow] {
     let level = options.inFlight.max() ?? 256
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
@@ -420,8 +428,12 @@ func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) 
     let (cell, _, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
     let figures = LockProfiler.stop()
     try check(cell, "contention run at \(level) in flight")
+    // Every login the loop ran took its locks while the profiler was on, in the window or not.
+    let logins = Double(max(1, cell.flowsRun))
     return figures.map {
-        ContentionRow(lock: $0.label, acquisitions: $0.acquisitions, contended: $0.contended,
-                      contendedShare: $0.contendedShare, waitMs: Double($0.waitNanoseconds) / 1e6)
+        ContentionRow(lock: $0.label, acquisitions: $0.acquisitions, contended: $0.contended, contendedShare: $0.contendedShare,
+                      waitMs: Double($0.waitNanoseconds) / 1e6, perLogin: Double($0.acquisitions) / logins,
+                      holdP50Us: Double($0.holds.p50Nanoseconds) / 1e3, holdP99Us: Double($0.holds.p99Nanoseconds) / 1e3,
+                      holdMaxUs: Double($0.holds.maxNanoseconds) / 1e3)
     }
 }

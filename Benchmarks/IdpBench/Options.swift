@@ -59,8 +59,9 @@ struct Options: Sendable {
       flows        activation and login flows through IdpSdk, MasterController and the IDP:
                    closed loop at each in-flight level, then an open loop at a fixed arrival rate
                    (latency counted from each flow's scheduled start: no coordinated omission)
-      contention   for each lock on the hot path, the share of acquisitions that found it held and
-                   the time spent waiting, during closed-loop logins at the highest in-flight level
+      contention   for each lock on the hot path, the share of acquisitions that found it held,
+                   the time spent waiting, and how long each acquisition held it (p50, p99, max),
+                   during closed-loop logins at the highest in-flight level
       memory       resident bytes per flow and OS threads with many flows parked on IDP latency
                    (in a child process, so the other sections do not distort it)
       scaling      the flow cells (logins at 1024 and 4096 in flight, activations at 1024, a

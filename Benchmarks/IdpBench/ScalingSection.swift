@@ -155,9 +155,11 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
         let (profiled, _, _) = await closedLoop(rig, .login, inFlight: 1_024, seconds: settings.flowSeconds)
         let figures = LockProfiler.stop()
         try checkScaling(profiled, "profiled logins at 1024 in flight")
-        // A lock taken a handful of times says nothing about its share; the flow-path locks are
-        // taken thousands of times in a cell.
-        if let worst = figures.filter({ $0.acquisitions >= 100 }).max(by: { $0.contendedShare < $1.contendedShare }) {
+        // The flow-path locks, as in the contention section (a lock taken a handful of times says
+        // nothing about its share).
+        let logins = Double(max(1, profiled.flowsRun))
+        let flowPath = figures.filter { Double($0.acquisitions) / logins >= ContentionRow.flowPathAcquisitionsPerLogin }
+        if let worst = flowPath.max(by: { $0.contendedShare < $1.contendedShare }) {
             lock = ScalingLock(label: worst.label, contendedShare: worst.contendedShare, acquisitions: worst.acquisitions)
         }
     }

@@ -18,7 +18,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
     public var floors: [FloorRow]
     /// The end-to-end cells: one row per scenario, loop and level.
     public var flows: [FlowRow]
-    /// The labelled locks on the hot path during closed-loop logins.
+    /// The labelled locks on the hot path during closed-loop logins: contention and hold times.
     public var contention: [ContentionRow]
     /// Resident memory and threads with many flows parked; `nil` when the section did not run.
     public var memory: MemoryRow?
@@ -373,7 +373,7 @@ public struct FlowRow: Codable, Sendable, Equatable {
     }
 }
 
-/// One lock's contention during the contention run.
+/// One lock's contention and hold times during the contention run.
 public struct ContentionRow: Codable, Sendable, Equatable {
     /// The lock's label.
     public var lock: String
@@ -385,6 +385,27 @@ public struct ContentionRow: Codable, Sendable, Equatable {
     public var contendedShare: Double
     /// The total time threads waited for it, in ms.
     public var waitMs: Double
+    /// Acquisitions per login the run made while the locks were profiled; `nil` in older reports.
+    /// A lock taken at least ``flowPathAcquisitionsPerLogin`` times per login is a flow-path lock
+    /// (``isFlowPath``).
+    public var perLogin: Double?
+    /// The median time an acquisition held the lock, in µs; `nil` in older reports.
+    public var holdP50Us: Double?
+    /// The 99th-percentile time an acquisition held the lock, in µs; `nil` in older reports.
+    public var holdP99Us: Double?
+    /// The longest time an acquisition held the lock, in µs; `nil` in older reports.
+    public var holdMaxUs: Double?
+
+    /// How often per login a flow-path lock is taken at least: once per two logins. A lock logins
+    /// take as they run is taken about once per login or more (the IDP's, the engine's); one that
+    /// caches per thread (`CredentialStore`'s) a little less; a lock taken only now and then (a timer
+    /// driver's, a registry's at setup) a handful of times in a whole run.
+    public static let flowPathAcquisitionsPerLogin = 0.5
+
+    /// Whether the lock is on the flow path: taken, during the run, at least
+    /// ``flowPathAcquisitionsPerLogin`` times per login on average, so its hold times are ones
+    /// logins wait behind. `false` in older reports, which do not say.
+    public var isFlowPath: Bool { (perLogin ?? 0) >= Self.flowPathAcquisitionsPerLogin }
 
     /// A contention row.
     /// - Parameters:
@@ -393,15 +414,27 @@ public struct ContentionRow: Codable, Sendable, Equatable {
     ///   - contended: How often it was found held.
     ///   - contendedShare: `contended` ÷ `acquisitions`.
     ///   - waitMs: The total wait, in ms.
-    public init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double) {
+    ///   - perLogin: Acquisitions per login run while profiling.
+    ///   - holdP50Us: The median hold, in µs.
+    ///   - holdP99Us: The 99th-percentile hold, in µs.
+    ///   - holdMaxUs: The longest hold, in µs.
+    public init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double, perLogin: Double? = nil,
+                holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil) {
         self.lock = lock
         self.acquisitions = acquisitions
         self.contended = contended
         self.contendedShare = contendedShare
         self.waitMs = waitMs
+        self.perLogin = perLogin
+        self.holdP50Us = holdP50Us
+        self.holdP99Us = holdP99Us
+        self.holdMaxUs = holdMaxUs
     }
 
-    enum CodingKeys: String, CodingKey { case lock, acquisitions, contended, contendedShare = "contended_share", waitMs = "wait_ms" }
+    enum CodingKeys: String, CodingKey {
+        case lock, acquisitions, contended, contendedShare = "contended_share", waitMs = "wait_ms", perLogin = "per_login"
+        case holdP50Us = "hold_p50_us", holdP99Us = "hold_p99_us", holdMaxUs = "hold_max_us"
+    }
 }
 
 /// Memory and threads with many flows parked at the IDP.

@@ -1,3 +1,5 @@
+import IdpPrimitives
+
 /// An HDR-style log-linear histogram of nanosecond values: exact below 256 ns, and above that 128
 /// linear sub-buckets per power of two, so every recorded value is known to within 1/128 (0.8%).
 ///
@@ -12,12 +14,9 @@
 /// raise ``max`` exactly. Recording is a few instructions: a leading-zero count, a shift, an add.
 /// The counts are allocated once, at init (43 KB).
 public struct LatencyHistogram: Sendable {
-    /// log2 of the sub-buckets per power of two.
-    static let subBucketBits = 7
-    static let subBucketCount = 1 << subBucketBits
-    /// The largest exponent kept: values up to 2^48 - 1.
-    static let topBit = 47
-    static let bucketCount = (topBit - subBucketBits + 1) * subBucketCount + subBucketCount
+    /// 128 sub-buckets per power of two; values up to 2^48 - 1.
+    static let scale = LogLinearScale(subBucketBits: 7, topBit: 47)
+    static let bucketCount = scale.bucketCount
 
     private var counts: [UInt64]
     /// How many values were recorded.
@@ -63,13 +62,7 @@ public struct LatencyHistogram: Sendable {
         let p = Swift.min(100, Swift.max(0, p))
         if p == 0 { return min }
         if p == 100 { return max }
-        let rank = Swift.max(1, UInt64((p / 100 * Double(count)).rounded(.up)))
-        var seen: UInt64 = 0
-        for (index, bucketCount) in counts.enumerated() where bucketCount != 0 {
-            seen += bucketCount
-            if seen >= rank { return Swift.min(max, Swift.max(min, Self.highestValue(in: index))) }
-        }
-        return max
+        return Self.scale.value(atPercentile: p, counts: counts, count: count, min: min, max: max)
     }
 
     /// The report's eight percentiles, in microseconds.
@@ -80,19 +73,8 @@ public struct LatencyHistogram: Sendable {
     }
 
     /// The bucket of `value`: the value itself below 2 · 128; above, 128 buckets per power of two.
-    static func index(of value: UInt64) -> Int {
-        let value = Swift.min(value, (1 << (topBit + 1)) - 1)
-        let exponent = 63 - value.leadingZeroBitCount    // of the highest set bit; -1 for 0
-        guard exponent > subBucketBits else { return Int(value) }
-        let shift = exponent - subBucketBits             // ≥ 1
-        return shift * subBucketCount + Int(value >> UInt64(shift))
-    }
+    static func index(of value: UInt64) -> Int { scale.index(of: value) }
 
     /// The highest value that lands in bucket `index`.
-    static func highestValue(in index: Int) -> UInt64 {
-        guard index >= 2 * subBucketCount else { return UInt64(index) }
-        let shift = index / subBucketCount - 1
-        let subBucket = UInt64(index - shift * subBucketCount)   // in 128..<256
-        return ((subBucket + 1) << UInt64(shift)) - 1
-    }
+    static func highestValue(in index: Int) -> UInt64 { scale.highestValue(in: index) }
 }

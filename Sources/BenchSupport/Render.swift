@@ -113,10 +113,7 @@ func tables(_ report: BenchReport) -> [Table] {
         tables.append(scalingTable(report.scaling))
     }
     if !report.contention.isEmpty {
-        tables.append(Table(title: "lock contention during closed-loop logins", header: ["lock", "acquisitions", "found held", "share", "waited ms"],
-                            rows: report.contention.map {
-                                [$0.lock, "\($0.acquisitions)", "\($0.contended)", String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs)]
-                            }))
+        tables.append(contentionTable(report.contention, inFlight: report.settings.inFlight.max()))
     }
     if let memory = report.memory {
         tables.append(Table(title: "memory with flows parked at the IDP", header: ["measure", "value"], rows: [
@@ -155,6 +152,9 @@ func csv(_ report: BenchReport) -> String {
     for row in report.contention {
         add("contention", row.lock, "contended_share", row.contendedShare)
         add("contention", row.lock, "wait_ms", row.waitMs)
+        for (metric, value) in [("per_login", row.perLogin), ("hold_p50_us", row.holdP50Us), ("hold_p99_us", row.holdP99Us), ("hold_max_us", row.holdMaxUs)] {
+            if let value { add("contention", row.lock, metric, value) }
+        }
     }
     if let memory = report.memory {
         add("memory", "parked flows", "bytes_per_flow", memory.bytesPerFlow)
@@ -193,6 +193,22 @@ func csv(_ report: BenchReport) -> String {
 /// (`shared answer: …`, `floor: …`).
 func floorLabel(_ name: String) -> String {
     name.contains(": ") ? name : "floor: \(name)"
+}
+
+/// The contention section: per lock, how often it was taken and found held, the wait, and how
+/// long each acquisition held it; flow-path locks marked.
+func contentionTable(_ rows: [ContentionRow], inFlight: Int?) -> Table {
+    func micro(_ value: Double?) -> String { value.map(formatRatio) ?? "-" }
+    let level = inFlight.map { " at \(formatNumber(Double($0))) in flight" } ?? ""
+    return Table(title: "lock contention and hold times during closed-loop logins\(level)",
+                 header: ["lock", "flow path", "acquisitions", "per login", "found held", "share", "waited ms", "held p50 µs", "held p99 µs", "held max µs"],
+                 rows: rows.map {
+                     [$0.lock, $0.isFlowPath ? "yes" : "-", "\($0.acquisitions)", $0.perLogin.map(formatRatio) ?? "-", "\($0.contended)",
+                      String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs), micro($0.holdP50Us), micro($0.holdP99Us), micro($0.holdMaxUs)]
+                 },
+                 note: "A hold runs from taking the lock to releasing it. A flow-path lock is one the run took at least once per two logins "
+                     + "(acquisitions ÷ logins run while profiling ≥ \(formatRatio(ContentionRow.flowPathAcquisitionsPerLogin))): the locks logins wait behind. "
+                     + "Its hold targets: p99 ≤ \(formatRatio(HoldTimeTargets.p99Us)) µs, max ≤ \(formatNumber(HoldTimeTargets.maxUs)) µs.")
 }
 
 /// The lone login's p50 in measured parts.

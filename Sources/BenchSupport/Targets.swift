@@ -99,6 +99,7 @@ public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Target
         targets.append(TargetRow(name: "\(scenario) throughput at 4096 in flight / best level", value: ratio, limit: 0.9, met: ratio >= 0.9,
                                  detail: "\(format(deepest.throughputPerS)) vs \(format(best.throughputPerS)) flows/s at \(best.inFlight) in flight"))
     }
+    targets += evaluateHoldTimeTargets(report.contention, inFlight: report.settings.inFlight.max())
     if let memory = report.memory {
         targets.append(TargetRow(name: "resident bytes per parked flow", value: memory.bytesPerFlow, limit: 2_048,
                                  met: memory.bytesPerFlow <= 2_048, detail: "\(memory.parkedFlows) flows parked"))
@@ -117,4 +118,36 @@ public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Target
 
 private func format(_ value: Double) -> String {
     value < 100 ? String(format: "%.1f", value) : String(format: "%.0f", value)
+}
+
+/// The limits on how long a flow-path lock may be held, during closed-loop logins (the contention
+/// section), on any machine: a hold is as long on 2 cores as on 16.
+public enum HoldTimeTargets {
+    /// The most a flow-path lock's 99th-percentile hold may be, in µs.
+    public static let p99Us = 2.0
+    /// The most any one hold of a flow-path lock may be, in µs.
+    public static let maxUs = 100.0
+}
+
+/// The hold-time targets: the worst flow-path lock's p99 hold and its longest hold, each against
+/// its limit (``HoldTimeTargets``), naming every flow-path lock over it. Left out when the
+/// contention rows have no hold times or no flow-path lock (``ContentionRow/isFlowPath``).
+/// - Parameters:
+///   - rows: The contention section's rows.
+///   - inFlight: The logins in flight during the contention run.
+/// - Returns: Two rows, or none.
+func evaluateHoldTimeTargets(_ rows: [ContentionRow], inFlight: Int?) -> [TargetRow] {
+    let flowPath = rows.filter(\.isFlowPath)
+    let level = inFlight.map { "logins at \($0) in flight" } ?? "logins"
+    var targets: [TargetRow] = []
+    for (metric, limit, value) in [("p99", HoldTimeTargets.p99Us, \ContentionRow.holdP99Us), ("max", HoldTimeTargets.maxUs, \ContentionRow.holdMaxUs)] {
+        let measured = flowPath.compactMap { row in row[keyPath: value].map { (lock: row.lock, us: $0) } }
+        guard let worst = measured.max(by: { $0.us < $1.us }) else { continue }
+        let over = measured.filter { $0.us > limit }.sorted { $0.us > $1.us }
+        let detail = over.isEmpty
+            ? "µs, at most; worst \(worst.lock), \(measured.count) flow-path locks, \(level)"
+            : "µs, at most; over: " + over.map { "\($0.lock) \(formatRatio($0.us))" }.joined(separator: ", ") + " (of \(measured.count) flow-path locks, \(level))"
+        targets.append(TargetRow(name: "flow-path lock hold \(metric), \(level)", value: worst.us, limit: limit, met: over.isEmpty, detail: detail))
+    }
+    return targets
 }

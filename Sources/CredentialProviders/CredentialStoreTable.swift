@@ -22,6 +22,9 @@ struct CredentialStoreTable {
         let tenantId: String
         let userId: String
         let values: [String: String]
+        /// Names this version of the user's values: the shard's version when they were set.
+        /// ``CredentialStore`` keeps a thread's copy of an answer while the stamp is unchanged.
+        var stamp: Int = 0
         /// `values.keys`, as an array: checking that the values are exactly the asked fields walks
         /// it without hashing a field id. Entries with the same fields share one array (see
         /// ``CredentialStoreTable/set(_:hash:)``), so the check reads a buffer that stays in cache.
@@ -71,14 +74,14 @@ struct CredentialStoreTable {
 
     private var mask: Int { slots.count &- 1 }
 
-    /// The user's values, if stored, and whether they are exactly the fields `ids` asks (then
-    /// they are the answer as they are). `hash` is ``hash(_:seed:)`` of `userId`.
+    /// The user's values, if stored, whether they are exactly the fields `ids` asks (then they
+    /// are the answer as they are), and their stamp. `hash` is ``hash(_:seed:)`` of `userId`.
     @inline(__always)
-    func values(hash: UInt64, tenantId: String, userId: String, asking ids: [String]) -> (values: [String: String], exact: Bool)? {
+    func values(hash: UInt64, tenantId: String, userId: String, asking ids: [String]) -> (values: [String: String], exact: Bool, stamp: Int)? {
         // Through the buffer, the entry's fields are read in place, not copied out of the array.
         slots.withUnsafeBufferPointer { slots in
             guard let index = Self.index(slots, hash: hash, tenantId: tenantId, userId: userId) else { return nil }
-            return (slots[index].entry.values, slots[index].entry.answersExactly(ids))
+            return (slots[index].entry.values, slots[index].entry.answersExactly(ids), slots[index].entry.stamp)
         }
     }
 

@@ -15,10 +15,13 @@ import IdpSdk
 /// (``flowDidEnd(_:result:)``), so a million flows leave nothing behind. For an SDK that never
 /// reports ends, state older than `stateLifetime` is evicted when new flows arrive.
 ///
-/// Threading: one `LockedValue` guards the per-flow table; a call holds it for one lookup and
-/// update, then runs `answer` after releasing it. Flows never see each other's state. It is an
-/// `IdpSdkNonBlockingProvider`, so the SDK asks it without a hand-off: `answer` must not block
-/// (wrap a blocking source in `AsyncCredentialBridge` instead).
+/// Threading: the per-flow table is split into 32 shards by a hash of the flow id, each behind its
+/// own `LockedValue`; a call holds its flow's shard for one lookup and update, then runs `answer`
+/// after releasing it, so calls of different flows rarely meet on a lock. Flows never see each
+/// other's state. The count of flows with state (and its peak) is one pair of atomics on cache
+/// lines of their own, changed when a flow's state is made and when it is released, never by the
+/// other calls. It is an `IdpSdkNonBlockingProvider`, so the SDK asks it without a hand-off:
+/// `answer` must not block (wrap a blocking source in `AsyncCredentialBridge` instead).
 public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// What the provider knows about one flow when it is asked.
     public struct FlowState: Sendable, Equatable {
@@ -39,13 +42,24 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         var lastSeen: ContinuousClock.Instant
     }
 
-    private struct Table {
+    private struct Shard {
         var flows: [IdpSdkFlowID: Entry] = [:]
-        var peak = 0
         var callsSinceSweep = 0
     }
 
-    private let table = LockedValue(Table(), label: "MultiStepProvider.table")
+    private static let shardCount = 32
+    /// Owns the shards.
+    private let shards: [LockedValue<Shard>]
+    /// The same shards, unretained: a call borrows its shard instead of retaining and releasing
+    /// it, which would write the shard object's reference count, a cache line every thread that
+    /// serves a flow of the shard writes. Sound because `shards` keeps each one alive as long as
+    /// the provider, and a call runs inside a method of the provider.
+    private let borrowedShards: InlineArray<32, Unmanaged<LockedValue<Shard>>>
+    /// Cell 0: flows with state now; cell 1: the most at once.
+    private let flowCount = SpacedAtomics(count: 2)
+    /// A shard drops the state of flows unseen for `stateLifetime` every this many of its calls:
+    /// every 4,096 calls of the provider, spread over the shards.
+    private let sweepInterval: Int
     private let answer: @Sendable (IdpSdkInteractionData, FlowState) -> IdpSdkProvideCredentialsResult
     private let maximumRejections: Int
     private let stateLifetime: Duration
@@ -64,6 +78,28 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         self.maximumRejections = maximumRejections
         self.stateLifetime = stateLifetime
         self.answer = answer
+        // One profiler site for every shard: registering a label takes the profiler's lock.
+        let site = MultiStepProvider.lockSite
+        let shards = (0..<MultiStepProvider.shardCount).map { _ in LockedValue(Shard(), site: site) }
+        self.shards = shards
+        borrowedShards = InlineArray { Unmanaged.passUnretained(shards[$0]) }
+        sweepInterval = 4_096 / MultiStepProvider.shardCount
+    }
+
+    private static let lockSite = LockProfiler.Site(label: "MultiStepProvider.table")
+
+    /// Runs `body` under the lock of `flow`'s shard: the flow id's bits mixed (ids are often
+    /// consecutive, or a thread's block), then the top bits.
+    @inline(__always)
+    private func withShard<Result>(of flow: IdpSdkFlowID, _ body: (inout Shard) -> Result) -> Result {
+        let mixed = flow.rawValue &* 0x9E37_79B9_7F4A_7C15
+        return borrowedShards[Int(truncatingIfNeeded: mixed &>> 59) & (Self.shardCount - 1)]._withUnsafeGuaranteedRef { $0.withLock(body) }
+    }
+
+    /// Counts flows whose state was made (positive) or released (negative), and raises the peak.
+    private func countFlows(_ change: Int) {
+        let now = flowCount.add(change, at: 0)
+        if change > 0 { flowCount.raise(to: now, at: 1) }
     }
 
     /// A provider that answers attempt *n* of a step with the *n*-th candidate of each field (a
@@ -109,8 +145,15 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         let now = ContinuousClock.now
         let lifetime = stateLifetime
         let limit = maximumRejections
-        let state: FlowState? = table.withLock { table in
-            var entry = table.flows[interactionData.flowId] ?? Entry(state: FlowState(), lastSeen: now)
+        let sweepInterval = self.sweepInterval
+        let (state, made, released) = withShard(of: interactionData.flowId) { shard -> (FlowState?, Bool, Int) in
+            var entry: Entry
+            let made: Bool
+            if let found = shard.flows[interactionData.flowId] {
+                (entry, made) = (found, false)
+            } else {
+                (entry, made) = (Entry(state: FlowState(), lastSeen: now), true)
+            }
             let asksNewFields = !interactionData.inputFieldIds.allSatisfy(entry.state.answeredFields.contains)
             if interactionData.previousError != nil {
                 entry.state.rejections += 1
@@ -124,20 +167,24 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
             entry.state.calls += 1
             entry.lastSeen = now
             guard entry.state.rejections <= limit else {
-                table.flows[interactionData.flowId] = nil
-                return nil
+                shard.flows[interactionData.flowId] = nil
+                return (nil, false, made ? 0 : 1)
             }
             let asked = entry.state
             entry.state.answeredFields.formUnion(interactionData.inputFieldIds)
-            table.flows[interactionData.flowId] = entry
-            table.peak = max(table.peak, table.flows.count)
-            table.callsSinceSweep += 1
-            if table.callsSinceSweep >= 4096 {
-                table.callsSinceSweep = 0
-                table.flows = table.flows.filter { now - $0.value.lastSeen < lifetime }
+            shard.flows[interactionData.flowId] = entry
+            shard.callsSinceSweep += 1
+            var swept = 0
+            if shard.callsSinceSweep >= sweepInterval {
+                shard.callsSinceSweep = 0
+                let before = shard.flows.count
+                shard.flows = shard.flows.filter { now - $0.value.lastSeen < lifetime }
+                swept = before - shard.flows.count
             }
-            return asked
+            return (asked, made, swept)
         }
+        if made { countFlows(1) }
+        if released > 0 { countFlows(-released) }
         guard let state else {
             return .init(error: CredentialProviderError.make(.answersExhausted, "the IDP rejected \(limit + 1) answers in this flow; giving up"))
         }
@@ -150,11 +197,11 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     ///   - flowId: The flow that ended.
     ///   - result: How it ended; not read.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
-        table.withLock { _ = $0.flows.removeValue(forKey: flowId) }
+        if withShard(of: flowId, { $0.flows.removeValue(forKey: flowId) }) != nil { countFlows(-1) }
     }
 
     /// Flows with state held now, and the most held at once.
-    public var trackedFlows: (current: Int, peak: Int) { table.withLock { ($0.flows.count, $0.peak) } }
+    public var trackedFlows: (current: Int, peak: Int) { (flowCount.load(at: 0), flowCount.load(at: 1)) }
 
     /// The number of flows with state now and the peak.
     public var description: String {

@@ -20,7 +20,8 @@ import Darwin
 /// lengthens them. Every pthread call's result is checked.
 ///
 /// Give it a `label` to have ``LockProfiler`` count its contention (acquisitions through
-/// ``withLock(_:)`` and ``wait(_:)``; re-acquisitions after a wait are not counted).
+/// ``withLock(_:)`` and ``wait(_:)``; re-acquisitions after a wait are not counted) and time its
+/// holds (in ``wait(_:)``, each stretch between waits is one hold).
 ///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class ConditionLockedValue<Value> {
@@ -81,8 +82,8 @@ public final class ConditionLockedValue<Value> {
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        lock()
-        defer { unlock() }
+        let hold = lock()
+        defer { unlock(hold) }
         return try body(&value)
     }
 
@@ -104,15 +105,20 @@ public final class ConditionLockedValue<Value> {
     /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
     /// - Returns: What `body` returned with ``Decision/done(_:)``.
     public func wait<Result>(_ body: (inout Value, Wake) -> Decision<Result>) -> Result {
-        lock()
-        defer { unlock() }
+        var hold = lock()
+        defer { unlock(hold) }
         var wake = Wake.first
         while true {
             switch body(&value, wake) {
             case .done(let result):
                 return result
             case .wait(let timeout):
+                // The wait releases the lock: what was held so far is one hold, and the lock taken
+                // again on waking starts the next (not counted as an acquisition).
+                let ended = hold.isProfiled ? LockProfiler.end(hold) : nil
                 wake = waitForSignal(timeout: timeout) ? .timedOut : .woken
+                if let ended { LockProfiler.record(ended) }
+                if hold.isProfiled { hold = LockProfiler.resume(id: hold.id) }
             }
         }
     }
@@ -125,12 +131,12 @@ public final class ConditionLockedValue<Value> {
     public func broadcast() { Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast") }
 
     @inlinable
-    func lock() {
+    func lock() -> LockProfiler.Hold {
         if let site, LockProfiler.isCounting {
-            site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lockNow)
-        } else {
-            lockNow()
+            return site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lockNow)
         }
+        lockNow()
+        return .notProfiled
     }
 
     @inlinable
@@ -140,7 +146,15 @@ public final class ConditionLockedValue<Value> {
     }
 
     @inlinable
-    func unlock() {
+    func unlock(_ hold: LockProfiler.Hold) {
+        guard hold.isProfiled else { return unlockNow() }
+        let ended = LockProfiler.end(hold)
+        unlockNow()
+        LockProfiler.record(ended)
+    }
+
+    @inlinable
+    func unlockNow() {
         let status = pthread_mutex_unlock(mutex)
         precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
     }

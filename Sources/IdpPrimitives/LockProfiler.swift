@@ -6,21 +6,32 @@ import Glibc
 import Darwin
 #endif
 
-/// Counts, for every labelled lock, how many acquisitions found it held and how long they waited:
-/// the contention figures of `idp-bench`.
+/// Counts, for every labelled lock, how many acquisitions found it held and how long they waited,
+/// and measures how long each acquisition held it: the contention and hold-time figures of
+/// `idp-bench`.
 ///
 /// ```swift
 /// let table = LockedValue([String: Int](), label: "MyStore.table")
 /// LockProfiler.start()
 /// // … run the workload …
-/// for lock in LockProfiler.stop() { print(lock.label, lock.contendedShare, lock.waitNanoseconds) }
+/// for lock in LockProfiler.stop() {
+///     print(lock.label, lock.contendedShare, lock.waitNanoseconds, lock.holds.p99Nanoseconds, lock.holds.maxNanoseconds)
+/// }
 /// ```
 ///
-/// Off by default; then a labelled lock pays one relaxed atomic load per acquisition. While on, an
+/// Off by default; then a labelled lock pays one relaxed atomic load per acquisition (and a test of
+/// a word that is 0 when it releases the lock). While on, an
 /// acquisition first tries the lock; only when that fails does it read the clock, block, and read
-/// the clock again. Counters are per thread (each thread adds to its own slots, relaxed atomics
-/// that no other thread writes), so measuring takes no shared lock; ``stop()`` sums them.
-/// At most ``capacity`` distinct labels are profiled; later labels are not counted.
+/// the clock again. Then it reads the clock once the lock is taken and once more right before it is
+/// released, and counts the difference, the hold, in a log-linear histogram (16 buckets per power
+/// of two: a percentile is within 1/16 of the true value, never below it) and in an exact maximum.
+/// A hold is long when the work under the lock is long, whatever the number of cores, so hold times
+/// show on 2 cores what contention shows only on many.
+///
+/// Counters and histograms are per thread (each thread adds to its own slots, relaxed atomics that
+/// no other thread writes; a thread's histogram of a label is made at its first hold of that label
+/// while profiling), so measuring takes no shared lock and writes no shared cache line; ``stop()``
+/// sums them. At most ``capacity`` distinct labels are profiled; later labels are not counted.
 public enum LockProfiler {
     /// One lock's figures, summed over all threads.
     public struct Figures: Sendable, Equatable {
@@ -32,9 +43,58 @@ public enum LockProfiler {
         public let contended: UInt64
         /// Total time those acquisitions waited, in nanoseconds.
         public let waitNanoseconds: UInt64
+        /// How long the lock was held each time, from taking it to releasing it.
+        public let holds: HoldTimes
 
         /// The share of acquisitions that found the lock held, 0…1.
         public var contendedShare: Double { acquisitions == 0 ? 0 : Double(contended) / Double(acquisitions) }
+    }
+
+    /// How long a lock was held, each time, while profiling was on: a histogram of the holds, in
+    /// nanoseconds, summed over all threads.
+    ///
+    /// A hold runs from the moment the lock is taken to the moment right before it is released, so
+    /// it includes one read of the clock (tens of nanoseconds), and any time the holding thread
+    /// was descheduled while it held the lock (on a machine with more runnable threads than cores,
+    /// a time slice: milliseconds). A ``ConditionLockedValue`` wait
+    /// counts each stretch the lock is held between waits as a hold of its own.
+    public struct HoldTimes: Sendable, Equatable {
+        /// The histogram's buckets: 16 per power of two, exact below 32 ns, up to about 18 minutes.
+        package static let scale = LogLinearScale(subBucketBits: 4, topBit: 39)
+
+        /// The number of holds in each bucket of ``scale``.
+        let counts: [UInt64]
+        /// How many holds were measured.
+        public let count: UInt64
+        /// The longest hold, exactly, in nanoseconds; 0 when none was measured.
+        public let maxNanoseconds: UInt64
+
+        /// Holds from their bucket counts and their exact maximum.
+        package init(counts: [UInt64], maxNanoseconds: UInt64) {
+            precondition(counts.count == Self.scale.bucketCount, "HoldTimes needs \(Self.scale.bucketCount) bucket counts, got \(counts.count)")
+            self.counts = counts
+            count = counts.reduce(0, &+)
+            self.maxNanoseconds = maxNanoseconds
+        }
+
+        /// No holds.
+        package static let none = HoldTimes(counts: Array(repeating: 0, count: scale.bucketCount), maxNanoseconds: 0)
+
+        /// The hold at percentile `p`: the highest value of the bucket that holds the
+        /// ⌈p% · count⌉-th shortest hold, so never below the true value and at most 1/16 above it;
+        /// the exact maximum at 100. 0 when no hold was measured.
+        /// - Parameter p: The percentile, 0 … 100.
+        /// - Returns: The hold at that percentile, in nanoseconds.
+        public func nanoseconds(atPercentile p: Double) -> UInt64 {
+            let p = min(100, max(0, p))
+            if p == 100 { return maxNanoseconds }
+            return Self.scale.value(atPercentile: p, counts: counts, count: count, max: maxNanoseconds)
+        }
+
+        /// The median hold, in nanoseconds.
+        public var p50Nanoseconds: UInt64 { nanoseconds(atPercentile: 50) }
+        /// The 99th-percentile hold, in nanoseconds.
+        public var p99Nanoseconds: UInt64 { nanoseconds(atPercentile: 99) }
     }
 
     /// The most labels profiled at once.
@@ -53,22 +113,32 @@ public enum LockProfiler {
         let (labels, threads) = registry.withLock { ($0.labels, $0.threads) }
         var figures: [Figures] = []
         for (id, label) in labels.enumerated() {
-            var acquisitions: UInt64 = 0, contended: UInt64 = 0, wait: UInt64 = 0
+            var acquisitions: UInt64 = 0, contended: UInt64 = 0, wait: UInt64 = 0, longest: UInt64 = 0
+            var holds = [UInt64](repeating: 0, count: HoldTimes.scale.bucketCount)
             for counters in threads {
                 let slot = counters.slots[id]
                 acquisitions &+= slot.acquisitions.load(ordering: .relaxed)
                 contended &+= slot.contended.load(ordering: .relaxed)
                 wait &+= slot.waitNanoseconds.load(ordering: .relaxed)
+                longest = max(longest, slot.holdMaxNanoseconds.load(ordering: .relaxed))
+                slot.addHolds(to: &holds)
             }
             if acquisitions > 0 {
-                figures.append(Figures(label: label, acquisitions: acquisitions, contended: contended, waitNanoseconds: wait))
+                figures.append(Figures(label: label, acquisitions: acquisitions, contended: contended, waitNanoseconds: wait,
+                                       holds: HoldTimes(counts: holds, maxNanoseconds: longest)))
             }
         }
         return figures.sorted { ($0.waitNanoseconds, $0.acquisitions) > ($1.waitNanoseconds, $1.acquisitions) }
     }
 
     /// Where a lock is profiled under its label. ``LockedValue`` keeps one; another lock (an
-    /// `NSCondition`, say) can keep one and take its lock through ``acquire(tryLock:lock:)``.
+    /// `NSCondition`, say) can keep one, take its lock through ``acquire(tryLock:lock:)`` and
+    /// release it through ``release(_:unlock:)``.
+    ///
+    /// ```swift
+    /// let hold = site.acquire(tryLock: { condition.try() }, lock: { condition.lock() })
+    /// defer { site.release(hold) { condition.unlock() } }
+    /// ```
     public struct Site: Sendable {
         /// The label's id, or `nil` when ``LockProfiler/capacity`` labels are taken.
         @usableFromInline let id: Int?
@@ -78,15 +148,68 @@ public enum LockProfiler {
         public init(label: String) { id = LockProfiler.register(label) }
 
         /// Takes the lock with `lock`; while profiling is on, tries `tryLock` first and times the
-        /// wait when it fails.
+        /// wait when it fails, then notes when the lock was taken.
+        /// - Parameters:
+        ///   - tryLock: Takes the lock if it is free; returns whether it did.
+        ///   - lock: Takes the lock, waiting as long as it takes.
+        /// - Returns: The hold to hand to ``release(_:unlock:)``.
         @inlinable
-        public func acquire(tryLock: () -> Bool, lock: () -> Void) {
+        public func acquire(tryLock: () -> Bool, lock: () -> Void) -> Hold {
             if let id, LockProfiler.isCounting {
-                LockProfiler.acquire(id: id, tryLock: tryLock, lock: lock)
-            } else {
-                lock()
+                return LockProfiler.acquire(id: id, tryLock: tryLock, lock: lock)
             }
+            lock()
+            return .notProfiled
         }
+
+        /// Releases the lock with `unlock` and counts the hold that ``acquire(tryLock:lock:)``
+        /// started: it ends right before `unlock`, and is counted after it, so the counting adds
+        /// nothing to the time the lock is held. A hold taken while profiling was off is not counted.
+        /// - Parameters:
+        ///   - hold: What ``acquire(tryLock:lock:)`` returned.
+        ///   - unlock: Releases the lock.
+        @inlinable
+        public func release(_ hold: Hold, unlock: () -> Void) {
+            guard hold.isProfiled else { return unlock() }
+            let ended = LockProfiler.end(hold)
+            unlock()
+            LockProfiler.record(ended)
+        }
+    }
+
+    /// One acquisition of a profiled lock: which label, and when the lock was taken.
+    ///
+    /// One word, 0 for an acquisition made while profiling was off, so that carrying it from
+    /// taking a lock to releasing it costs the unprofiled path a register and a test.
+    public struct Hold: Sendable {
+        /// The label's id plus one in the top 8 bits, and the low 56 bits of the `DispatchTime`
+        /// nanoseconds when the lock was taken (56 bits wrap after two years of uptime; a hold
+        /// is their difference modulo 2^56). 0: not profiled.
+        @usableFromInline let bits: UInt64
+
+        @usableFromInline static let timeMask: UInt64 = (1 << 56) - 1
+
+        @usableFromInline
+        init(id: Int, start: UInt64) {
+            bits = UInt64(id + 1) << 56 | start & Self.timeMask
+        }
+
+        @inlinable
+        init(bits: UInt64) { self.bits = bits }
+
+        /// An acquisition made while profiling was off: its release counts nothing.
+        @inlinable
+        static var notProfiled: Hold { Hold(bits: 0) }
+
+        /// Whether the acquisition was profiled, so its release counts the hold.
+        @inlinable
+        var isProfiled: Bool { bits != 0 }
+
+        /// The label's id.
+        var id: Int { Int(bits >> 56) - 1 }
+
+        /// The nanoseconds from when the lock was taken to `now`.
+        func nanoseconds(until now: UInt64) -> UInt64 { (now &- bits) & Self.timeMask }
     }
 
     /// The id of `label`, or `nil` when ``capacity`` labels are taken.
@@ -105,18 +228,48 @@ public enum LockProfiler {
     public static var isCounting: Bool { isOn.load(ordering: .relaxed) }
 
     /// Acquires a lock for the label `id`, counting it: `tryLock` first, and if that fails, `lock`
-    /// with the wait timed.
+    /// with the wait timed. Returns the hold, started now.
     @usableFromInline
-    static func acquire(id: Int, tryLock: () -> Bool, lock: () -> Void) {
+    static func acquire(id: Int, tryLock: () -> Bool, lock: () -> Void) -> Hold {
         let slot = ThreadCounters.current.slots[id]
         slot.acquisitions.wrappingAdd(1, ordering: .relaxed)
-        if tryLock() { return }
+        if tryLock() { return Hold(id: id, start: DispatchTime.now().uptimeNanoseconds) }
         let start = DispatchTime.now().uptimeNanoseconds
         lock()
-        let waited = DispatchTime.now().uptimeNanoseconds &- start
+        let taken = DispatchTime.now().uptimeNanoseconds
         slot.contended.wrappingAdd(1, ordering: .relaxed)
-        slot.waitNanoseconds.wrappingAdd(waited, ordering: .relaxed)
+        slot.waitNanoseconds.wrappingAdd(taken &- start, ordering: .relaxed)
+        return Hold(id: id, start: taken)
     }
+
+    /// Starts a hold of the label `id` without counting an acquisition: the lock was taken again
+    /// after a condition wait.
+    @usableFromInline
+    static func resume(id: Int) -> Hold { Hold(id: id, start: DispatchTime.now().uptimeNanoseconds) }
+
+    /// Ends `hold` now: what ``record(_:)`` counts once the lock is released.
+    @usableFromInline
+    static func end(_ hold: Hold) -> EndedHold {
+        EndedHold(id: hold.id, nanoseconds: hold.nanoseconds(until: DispatchTime.now().uptimeNanoseconds))
+    }
+
+    /// Counts an ended hold in the calling thread's histogram of its label.
+    @usableFromInline
+    static func record(_ hold: EndedHold) {
+        if dropsHolds.load(ordering: .relaxed) { return }
+        ThreadCounters.current.slots[hold.id].recordHold(hold.nanoseconds)
+    }
+
+    /// A hold that has ended: its label and length, to be counted after the lock is released.
+    @usableFromInline
+    struct EndedHold: Sendable {
+        let id: Int
+        let nanoseconds: UInt64
+    }
+
+    /// A fault only tests plant: while set, holds are not counted, so the tests of hold times can
+    /// show that they fail when hold recording is lost.
+    package static let dropsHolds = Atomic<Bool>(false)
 
     @usableFromInline
     static let isOn = Atomic<Bool>(false)
@@ -137,16 +290,57 @@ public enum LockProfiler {
             let acquisitions = Atomic<UInt64>(0)
             let contended = Atomic<UInt64>(0)
             let waitNanoseconds = Atomic<UInt64>(0)
+            let holdMaxNanoseconds = Atomic<UInt64>(0)
+            /// The address of the hold histogram's counts, one `Atomic<UInt64>` per bucket of
+            /// ``HoldTimes/scale``; 0 until this thread's first hold of the label. Written once,
+            /// by the owning thread (releasing, after the counts are initialised), and never freed:
+            /// the registry keeps every thread's counters for the life of the process.
+            private let holdCounts = Atomic<UInt>(0)
+
+            /// Counts one hold; called only by the thread that owns the slot.
+            func recordHold(_ nanoseconds: UInt64) {
+                var address = holdCounts.load(ordering: .relaxed)
+                if address == 0 {
+                    let buckets = HoldTimes.scale.bucketCount
+                    let counts = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: buckets)
+                    for bucket in 0..<buckets { (counts + bucket).initialize(to: Atomic(0)) }
+                    address = UInt(bitPattern: counts)
+                    holdCounts.store(address, ordering: .releasing)
+                }
+                counts(at: address)[HoldTimes.scale.index(of: nanoseconds)].wrappingAdd(1, ordering: .relaxed)
+                // Only this thread writes the maximum (``reset()`` aside): no compare-and-swap needed.
+                if nanoseconds > holdMaxNanoseconds.load(ordering: .relaxed) { holdMaxNanoseconds.store(nanoseconds, ordering: .relaxed) }
+            }
+
+            /// Adds this slot's hold counts to `sums`, bucket by bucket.
+            func addHolds(to sums: inout [UInt64]) {
+                let address = holdCounts.load(ordering: .acquiring)
+                guard address != 0 else { return }
+                let counts = counts(at: address)
+                for bucket in sums.indices { sums[bucket] &+= counts[bucket].load(ordering: .relaxed) }
+            }
+
+            func reset() {
+                acquisitions.store(0, ordering: .relaxed)
+                contended.store(0, ordering: .relaxed)
+                waitNanoseconds.store(0, ordering: .relaxed)
+                holdMaxNanoseconds.store(0, ordering: .relaxed)
+                let address = holdCounts.load(ordering: .acquiring)
+                guard address != 0 else { return }
+                let counts = counts(at: address)
+                for bucket in 0..<HoldTimes.scale.bucketCount { counts[bucket].store(0, ordering: .relaxed) }
+            }
+
+            private func counts(at address: UInt) -> UnsafeMutablePointer<Atomic<UInt64>> {
+                // Never 0 here: the callers checked.
+                UnsafeMutablePointer(bitPattern: address)!
+            }
         }
 
         let slots: [Slot] = (0..<LockProfiler.capacity).map { _ in Slot() }
 
         func reset() {
-            for slot in slots {
-                slot.acquisitions.store(0, ordering: .relaxed)
-                slot.contended.store(0, ordering: .relaxed)
-                slot.waitNanoseconds.store(0, ordering: .relaxed)
-            }
+            for slot in slots { slot.reset() }
         }
 
         private static let key: pthread_key_t = {

@@ -48,6 +48,22 @@ public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
         return made
     }
 
+    /// Runs `body` with the calling thread's object, made with `make` at its first use, without
+    /// retaining it: the thread's slot keeps it alive, and only this thread can replace it.
+    /// - Parameters:
+    ///   - make: Makes the thread's object.
+    ///   - body: Uses it.
+    /// - Returns: What `body` returns.
+    @inlinable
+    package func withValue<Result>(orMake make: () -> Value, _ body: (Value) throws -> Result) rethrows -> Result {
+        if let pointer = pthread_getspecific(key) {
+            return try Unmanaged<Value>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
+        }
+        let made = make()
+        set(made)
+        return try body(made)
+    }
+
     /// Makes `value` the calling thread's object, releasing the one it had.
     /// - Parameter value: The thread's new object.
     public func set(_ value: Value) {

@@ -69,6 +69,29 @@ struct BenchReportTests {
         #expect(!render(old, as: .text).contains("wake-up"))
     }
 
+    @Test("a contention row's hold times and acquisitions per login are written and shown; older reports read without them")
+    func holdTimesAreAddedFields() throws {
+        var report = sampleReport()
+        report.contention = [ContentionRow(lock: "IdpServer.grants", acquisitions: 20_000, contended: 40, contendedShare: 0.002, waitMs: 3,
+                                           perLogin: 2, holdP50Us: 0.31, holdP99Us: 4.1, holdMaxUs: 612)]
+        let json = report.json()
+        for key in ["\"per_login\" : 2", "\"hold_p50_us\" : 0.31", "\"hold_p99_us\" : 4.1", "\"hold_max_us\" : 612"] {
+            #expect(json.contains(key), "missing \(key)")
+        }
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+        let text = render(report, as: .text)
+        #expect(text.contains("held p99 µs"))
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("IdpServer.grants") })
+        for cell in ["yes", "2.00", "0.31", "4.10", "612"] { #expect(line.contains(cell), "the row lacks \(cell): \(line)") }
+        #expect(render(report, as: .csv).contains("contention,IdpServer.grants,,,,hold_p99_us,4.1"))
+
+        let old = sampleReport()
+        #expect(!old.json().contains("hold_p99_us"))
+        #expect(try BenchReport.decode(from: Data(old.json().utf8)).contention.allSatisfy { $0.holdP99Us == nil && $0.perLogin == nil })
+        let oldLine = try #require(render(old, as: .text).split(separator: "\n").first { $0.hasPrefix("IdpServer.state") })
+        #expect(oldLine.split(separator: " ").suffix(3) == ["-", "-", "-"])
+    }
+
     @Test("another schema, a non-object and a missing key are refused with a message that names the problem")
     func decodeErrors() {
         #expect(throws: BenchReportError("schema is 'idp-bench/0', expected 'idp-bench/1'")) {

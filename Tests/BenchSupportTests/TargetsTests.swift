@@ -107,3 +107,68 @@ struct FloorUnitTargetTests {
         #expect(split.engineUs == 24)
     }
 }
+
+/// The hold-time targets: every flow-path lock's p99 hold and longest hold during the contention
+/// run, on any machine.
+@Suite("evaluateTargets: flow-path lock hold times")
+struct HoldTimeTargetTests {
+    /// A run whose contention section, at 4,096 logins in flight, measured `rows`.
+    static func report(_ rows: [ContentionRow]) -> BenchReport {
+        var report = sampleReport()
+        report.settings.inFlight = [1, 1_024, 4_096]
+        report.contention = rows
+        return report
+    }
+
+    static func lock(_ label: String, perLogin: Double, p99: Double, max: Double) -> ContentionRow {
+        ContentionRow(lock: label, acquisitions: UInt64(perLogin * 10_000), contended: 0, contendedShare: 0, waitMs: 0, perLogin: perLogin,
+                      holdP50Us: p99 / 4, holdP99Us: p99, holdMaxUs: max)
+    }
+
+    static let p99 = "flow-path lock hold p99, logins at 4096 in flight"
+    static let max = "flow-path lock hold max, logins at 4096 in flight"
+
+    @Test("flow-path locks within both limits meet both targets, each naming the worst lock")
+    func withinLimits() throws {
+        let targets = evaluateTargets(Self.report([Self.lock("IdpServer.grants", perLogin: 2, p99: 1.5, max: 80),
+                                                   Self.lock("IdpSdk.Flow", perLogin: 8, p99: 0.4, max: 30)]), latency: .zero)
+        let p99 = try #require(targets.first { $0.name == Self.p99 })
+        #expect(p99.met && p99.value == 1.5 && p99.limit == 2)
+        #expect(p99.detail.contains("worst IdpServer.grants"))
+        let max = try #require(targets.first { $0.name == Self.max })
+        #expect(max.met && max.value == 80 && max.limit == 100)
+    }
+
+    @Test("a flow-path lock over a limit misses the target, and the detail names every lock over it, worst first")
+    func overTheLimitIsMissed() throws {
+        let targets = evaluateTargets(Self.report([Self.lock("IdpServer.users", perLogin: 1, p99: 2.6, max: 90),
+                                                   Self.lock("IdpServer.grants", perLogin: 2, p99: 4.1, max: 612),
+                                                   Self.lock("IdpSdk.Flow", perLogin: 8, p99: 0.4, max: 30)]), latency: .zero)
+        let p99 = try #require(targets.first { $0.name == Self.p99 })
+        #expect(!p99.met && p99.value == 4.1)
+        #expect(p99.detail.contains("over: IdpServer.grants 4.10, IdpServer.users 2.60 (of 3 flow-path locks"))
+        let max = try #require(targets.first { $0.name == Self.max })
+        #expect(!max.met && max.value == 612)
+        #expect(max.detail.contains("over: IdpServer.grants 612 (of 3"))
+    }
+
+    @Test("a lock taken less than once per two logins is not on the flow path: its long hold is not held to the targets; one taken by most is")
+    func offThePathIsNotJudged() throws {
+        let driver = Self.lock("IdpSdk.TimerDriver", perLogin: 0.001, p99: 900, max: 50_000)
+        #expect(!driver.isFlowPath)
+        let targets = evaluateTargets(Self.report([driver, Self.lock("IdpSdk.Flow", perLogin: 8, p99: 0.4, max: 30)]), latency: .zero)
+        #expect(try #require(targets.first { $0.name == Self.p99 }).met)
+        #expect(try #require(targets.first { $0.name == Self.max }).met)
+        // A store most logins take, less than once each (a thread answers repeats from its copy).
+        let store = Self.lock("CredentialStore.table", perLogin: 0.96, p99: 3, max: 40)
+        #expect(store.isFlowPath)
+        #expect(try #require(evaluateTargets(Self.report([store]), latency: .zero).first { $0.name == Self.p99 }).met == false)
+    }
+
+    @Test("contention rows without hold times (an older report) evaluate no hold-time target")
+    func olderReports() {
+        let old = ContentionRow(lock: "IdpServer.state", acquisitions: 100, contended: 5, contendedShare: 0.05, waitMs: 1.5)
+        #expect(!old.isFlowPath)
+        #expect(!evaluateTargets(Self.report([old]), latency: .zero).contains { $0.name.hasPrefix("flow-path lock hold") })
+    }
+}

@@ -1,8 +1,10 @@
 import Foundation
 import IdpPrimitives
+import Synchronization
 import Testing
 
-@Suite("LockProfiler")
+// The profiler is one per process: its tests run one at a time.
+@Suite("LockProfiler", .serialized)
 struct LockProfilerTests {
     @Test("counts every acquisition of a labelled lock, and the waits of contended ones, from per-thread counters")
     func countsAcquisitionsAndContention() async throws {
@@ -29,11 +31,142 @@ struct LockProfilerTests {
         #expect(mine.waitNanoseconds > 0)
         #expect(mine.contendedShare > 0 && mine.contendedShare <= 1)
         #expect(counter.withLock { $0 } == threads * rounds)
+        // Every acquisition is one hold.
+        #expect(mine.holds.count == mine.acquisitions)
 
         // Off again: further acquisitions are not counted.
         counter.withLock { $0 += 1 }
         LockProfiler.start()
         let idle = LockProfiler.stop()
         #expect(idle.first { $0.label == label } == nil)
+    }
+
+    @Test("a lock held while its holder waits on a semaphore until a deadline shows that hold as its maximum and in its p99")
+    func longHoldShows() async {
+        #expect(await longHoldProblems() == [])
+    }
+
+    @Test("with hold recording dropped (a fault planted for this test), the long-hold check fails")
+    func droppedHoldsAreCaught() async {
+        LockProfiler.dropsHolds.store(true, ordering: .relaxed)
+        let problems = await longHoldProblems()
+        LockProfiler.dropsHolds.store(false, ordering: .relaxed)
+        #expect(!problems.isEmpty)
+    }
+
+    @Test("a condition wait counts the stretches the lock is held as holds, not the wait between them")
+    func conditionWaitIsNotAHold() async throws {
+        // Given: a labelled condition lock, a waiter that waits for a flag, and a setter that
+        // sets it once the waiter is waiting and a deadline has passed.
+        let label = "LockProfilerTests.condition.\(UUID().uuidString)"
+        struct State { var waiting = false, flag = false, waitStarted: ContinuousClock.Instant?, waited: Duration = .zero }
+        let state = ConditionLockedValue(State(), label: label)
+        LockProfiler.start()
+        let results = await OSThreads.run(2) { thread -> Bool in
+            if thread == 0 {
+                state.wait { state, _ in
+                    if state.flag {
+                        state.waited = ContinuousClock.now - state.waitStarted!
+                        return .done(())
+                    }
+                    state.waiting = true
+                    state.waitStarted = ContinuousClock.now
+                    return .wait(timeout: .seconds(600))
+                }
+                return true
+            }
+            let deadline = ContinuousClock.now + .seconds(600)
+            while !state.withLock({ $0.waiting }) {
+                if ContinuousClock.now > deadline { return false }
+                usleep(100)
+            }
+            // The waiter waits at least this long: a semaphore no one signals, waited on until a deadline.
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(50))
+            state.withLock { $0.flag = true }
+            state.signal()
+            return true
+        }
+        let figures = LockProfiler.stop()
+        #expect(results == [true, true])
+        let mine = try #require(figures.first { $0.label == label })
+        let waited = state.withLock { $0.waited }
+
+        // Then: the waiter's two stretches and the setter's acquisitions are holds, each shorter
+        // than the wait the waiter measured between its stretches.
+        #expect(mine.holds.count > mine.acquisitions)
+        #expect(waited >= .milliseconds(50))
+        #expect(Duration.nanoseconds(Int64(mine.holds.maxNanoseconds)) < waited)
+    }
+
+    @Test("hold-time percentiles match the exact ones of the recorded values: never below, at most 1/16 above")
+    func holdPercentilesMatchExactOnes() {
+        var random = SeededRandom(seed: 7)
+        let sets: [[UInt64]] = [
+            Array(0...200),
+            (0..<20_000).map { _ in UInt64.random(in: 20...5_000, using: &random) },
+            // Mostly short, a long tail: what a lock's holds look like.
+            (0..<20_000).map { index in index % 97 == 0 ? UInt64.random(in: 10_000...50_000_000, using: &random) : UInt64.random(in: 30...400, using: &random) },
+        ]
+        for values in sets {
+            var counts = [UInt64](repeating: 0, count: LockProfiler.HoldTimes.scale.bucketCount)
+            for value in values { counts[LockProfiler.HoldTimes.scale.index(of: value)] += 1 }
+            let holds = LockProfiler.HoldTimes(counts: counts, maxNanoseconds: values.max()!)
+            let sorted = values.sorted()
+            #expect(holds.count == UInt64(values.count))
+            for p in [1, 25, 50, 75, 90, 99, 99.9, 100] {
+                // The ⌈p% · n⌉-th smallest value, computed from the sorted values.
+                let exact = sorted[max(1, Int((p / 100 * Double(sorted.count)).rounded(.up))) - 1]
+                let estimate = holds.nanoseconds(atPercentile: p)
+                #expect(estimate >= exact, "p\(p): \(estimate) < \(exact)")
+                #expect(Double(estimate - exact) <= Double(exact) / 16, "p\(p): \(estimate) vs \(exact)")
+            }
+            #expect(holds.p50Nanoseconds == holds.nanoseconds(atPercentile: 50))
+            #expect(holds.p99Nanoseconds == holds.nanoseconds(atPercentile: 99))
+            #expect(holds.nanoseconds(atPercentile: 100) == sorted.last)
+        }
+        #expect(LockProfiler.HoldTimes.none.count == 0 && LockProfiler.HoldTimes.none.p99Nanoseconds == 0)
+    }
+
+    @Test("hold-time buckets: each bucket's highest value maps back to it and the next value to the next bucket")
+    func holdBucketBoundaries() {
+        let scale = LockProfiler.HoldTimes.scale
+        let misplaced = (0..<(scale.bucketCount - 1)).filter { index in
+            let highest = scale.highestValue(in: index)
+            return scale.index(of: highest) != index || scale.index(of: highest + 1) != index + 1
+        }
+        #expect(misplaced.isEmpty)
+        #expect(scale.index(of: .max) == scale.bucketCount - 1)
+    }
+
+    /// Profiles a labelled lock taken 60 times briefly by four OS threads and once by a thread that
+    /// holds it while waiting on a semaphore until a deadline 20 ms away (no one signals it), and
+    /// returns what the figures get wrong: the long hold must be the maximum, and, being more than
+    /// 1% of the holds, the p99.
+    func longHoldProblems() async -> [String] {
+        let label = "LockProfilerTests.hold.\(UUID().uuidString)"
+        let lock = LockedValue(0, label: label)
+        let longHold = LockedValue<Duration>(.zero)
+        LockProfiler.start()
+        await OSThreads.run(5) { thread in
+            if thread == 4 {
+                lock.withLock { value in
+                    let taken = ContinuousClock.now
+                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(20))
+                    value += 1
+                    longHold.withLock { $0 = ContinuousClock.now - taken }
+                }
+                return
+            }
+            for _ in 0..<15 { lock.withLock { $0 += 1 } }
+        }
+        let figures = LockProfiler.stop()
+        guard let mine = figures.first(where: { $0.label == label }) else { return ["no figures for the lock"] }
+        let held = longHold.withLock { $0 }
+        var problems: [String] = []
+        if mine.holds.count != 61 { problems.append("\(mine.holds.count) holds counted, not 61") }
+        if held < .milliseconds(20) { problems.append("the holder held the lock only \(held)") }
+        if Duration.nanoseconds(Int64(mine.holds.maxNanoseconds)) < held { problems.append("max hold \(mine.holds.maxNanoseconds) ns is below the \(held) held") }
+        if Duration.nanoseconds(Int64(mine.holds.p99Nanoseconds)) < held { problems.append("p99 hold \(mine.holds.p99Nanoseconds) ns is below the \(held) held") }
+        return problems
     }
 }
