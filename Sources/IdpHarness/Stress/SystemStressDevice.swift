@@ -45,12 +45,21 @@ extension SystemStress {
             TokenTrouble(lostAnswers: world.transport.lostTokenAnswers(trace: me.trace.traceId), gaveUp: world.transport.mcGaveUp(trace: me.trace.traceId))
         }
 
+        /// How often the trace's MC had given a request up when the current MC was made: one that
+        /// gives up later restarts itself some time after (a task of its own), logging everyone
+        /// out, so from then on a "not logged in" may be that restart's doing.
+        var gaveUpBeforeThisMc = 0
+
         init(world: World, participant: World.Participant, context: StressContext) {
             self.world = world
             me = participant
             self.context = context
             mc = Device.masterController(world, store)
         }
+
+        /// Whether the current MC gave a request up (lost its connection twice), so it may have
+        /// restarted itself meanwhile.
+        var mcMayHaveRestarted: Bool { world.transport.mcGaveUp(trace: me.trace.traceId) > gaveUpBeforeThisMc }
 
         static func masterController(_ world: World, _ store: McTokenStore) -> MasterController {
             var configuration = MasterController.Configuration(idpUrl: "https://stress.idp.test", transport: world.transport, tokenStore: store,
@@ -167,7 +176,7 @@ extension SystemStress {
                 return
             }
             let moved = world.clock.now().timeIntervalSince(since)
-            if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(user) || tokenTrouble != trouble
+            if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(user) || tokenTrouble != trouble || mcMayHaveRestarted
                 || moved >= world.server.configuration.accessTokenLifetime.timeInterval {
                 world.excused(.liveness)
                 return
@@ -266,6 +275,7 @@ extension SystemStress {
                 }
             case .restart:
                 mc = Device.masterController(world, store)
+                gaveUpBeforeThisMc = world.transport.mcGaveUp(trace: me.trace.traceId)
                 _ = world.send(KSMStartEvent(), to: mc, as: KSMStartResultEvent.self, me, context)
                 current = nil
             case .logoutAll, .logoutAccessAndRefresh, .logoutOffline:
@@ -383,7 +393,7 @@ extension SystemStress {
                 let grant = granted[loggedInUser]
                 let sinceGrant = world.clock.now().timeIntervalSince(grant?.at ?? world.clock.now())
                 let duringStorm = world.clock.now().timeIntervalSince(stormStart)
-                if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(loggedInUser)
+                if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(loggedInUser) || mcMayHaveRestarted
                     || tokenTrouble != grant?.token ?? tokenTrouble
                     || sinceGrant >= configuration.refreshTokenLifetime.timeInterval || duringStorm >= configuration.accessTokenLifetime.timeInterval {
                     world.excused(.oneRefresh)
