@@ -95,13 +95,13 @@ extension SystemStress {
 
         /// GetAstClientData, the login flow, SetAuthorisationCode.
         @discardableResult
-        func login(_ user: String, password: String? = nil, cancel: Bool = false) -> IdpSdkResult? {
+        func login(_ user: String, password: String? = nil, cancel: Bool = false, refusalExpected: Bool = false) -> IdpSdkResult? {
             step += 1
             guard let ast = world.send(KSMGetAstClientDataEvent(userIdentifier: identifier(user)), to: mc, as: KSMGetAstClientDataResultEvent.self, me, context),
                   ast.status == .kOk else { return nil }
             let answers = ["username": user, "password": password ?? self.password(user)]
             let result = world.authorize(me, context: context, ast: AstClientDataInfo(astClientData: ast), clientId: "KssIdpLogin",
-                                         userId: user, answers: answers, cancel: cancel)
+                                         userId: user, answers: answers, count: 1, cancel: cancel, expectRefusal: refusalExpected)?.first
             guard let code = result?.authorizationCode else { return result }
             setCode(code, clientId: "KssIdpLogin", identifier: identifier(user), for: user)
             return result
@@ -319,7 +319,10 @@ extension SystemStress {
                 || results.contains { $0.idpSdkError?.errorCode == IdpSdkError.Code.timedOut.rawValue }
             let lockouts = results.filter { $0.authenticationResult.map { if case .lockout = $0 { true } else { false } } ?? false }.count
             world.advanceClock(by: .seconds(61), me, "the lock ends")
-            login(locker)
+            // A storm flow that timed out may have had a wrong guess on its way to the IDP, which
+            // lands now and can lock the account again: then the login is refused, rightly.
+            let orphans = results.contains { $0.idpSdkError?.code == .timedOut }
+            login(locker, refusalExpected: orphans)
             // The storm, then the login after the lock ended: every decision the IDP made on the
             // locker.
             let decisions = world.settledDecisions(of: locker)
@@ -331,7 +334,7 @@ extension SystemStress {
             // again, up to one more lock.
             world.checked(.lockoutExact, replay.problem == nil, "\(what): \(replay.problem ?? "") (decisions: \(replay.script))")
             if replay.liftedByClock {
-                world.saw(.lockLiftedDuringStorm, me, what)
+                world.saw(.lockLiftedDuringStorm, me, "\(what) (decisions: \(replay.script))")
             } else if !faulted {
                 // Nothing lifted the lock and no fault touched the storm: exactly the limit.
                 world.checked(.lockoutExact, replay.evaluated == limit && replay.locks == 1 && lockouts >= 1, what)
