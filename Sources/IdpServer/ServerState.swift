@@ -259,14 +259,14 @@ struct GrantKey: Hashable, Sendable {
             && lhs.words.3 == rhs.words.3 && lhs.words.4 == rhs.words.4 && lhs.words.5 == rhs.words.5
     }
 
+    /// Hashes the first 16 bytes and the length: every grant this server issues is random there
+    /// (at least 122 bits once the route is set), so more bytes would spread keys no better, and a
+    /// table probe of the grant tables, done under their shard's lock, hashes a third as much.
+    /// Equality still compares every byte.
     func hash(into hasher: inout Hasher) {
         hasher.combine(length)
         hasher.combine(words.0)
         hasher.combine(words.1)
-        hasher.combine(words.2)
-        hasher.combine(words.3)
-        hasher.combine(words.4)
-        hasher.combine(words.5)
     }
 }
 
@@ -302,31 +302,29 @@ struct GrantShard {
         redeemedExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
             if let redeemed = redeemedCodes[key], redeemed.forgetAt <= before { redeemedCodes[key] = nil }
         }
-        for kind in [TokenRecord.Kind.access, .refresh, .offline] {
-            var queue = expiries(of: kind)
-            queue.popExpired(now: before, limit: prunedPerRequest) { key in
-                if let token = tokens[key], token.expiresAt <= before { tokens[key] = nil }
-            }
-            setExpiries(of: kind, queue)
-        }
+        Self.prune(&tokens, from: &shortTokenExpiries, before: before)
+        Self.prune(&tokens, from: &refreshTokenExpiries, before: before)
+        Self.prune(&tokens, from: &offlineTokenExpiries, before: before)
         familyExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
             if let family = families[key], family.expiresAt <= before { families[key] = nil }
         }
     }
 
-    private func expiries(of kind: TokenRecord.Kind) -> ExpiryQueue<GrantKey> {
-        switch kind {
-        case .access, .exchanged: shortTokenExpiries
-        case .refresh: refreshTokenExpiries
-        case .offline: offlineTokenExpiries
+    /// Drops from `tokens` a few of `queue`'s tokens that expired by `before`. Each table and
+    /// queue is changed in place: a copy of a queue would copy its whole ring.
+    private static func prune(_ tokens: inout [GrantKey: TokenRecord], from queue: inout ExpiryQueue<GrantKey>, before: Date) {
+        queue.popExpired(now: before, limit: prunedPerRequest) { key in
+            if let token = tokens[key], token.expiresAt <= before { tokens[key] = nil }
         }
     }
 
-    private mutating func setExpiries(of kind: TokenRecord.Kind, _ queue: ExpiryQueue<GrantKey>) {
+    /// Enters `token` into the expiry queue of its kind, in place (a copy of a queue would copy
+    /// its whole ring).
+    private mutating func enqueue(_ token: GrantKey, _ kind: TokenRecord.Kind, expiresAt: Date) {
         switch kind {
-        case .access, .exchanged: shortTokenExpiries = queue
-        case .refresh: refreshTokenExpiries = queue
-        case .offline: offlineTokenExpiries = queue
+        case .access, .exchanged: shortTokenExpiries.append(token, expiresAt: expiresAt)
+        case .refresh: refreshTokenExpiries.append(token, expiresAt: expiresAt)
+        case .offline: offlineTokenExpiries.append(token, expiresAt: expiresAt)
         }
     }
 
@@ -366,17 +364,18 @@ struct GrantShard {
     /// on these large records allocated its frame on the heap).
     mutating func add(_ record: TokenRecord, as token: GrantKey) {
         tokens.updateValue(record, forKey: token)
-        var queue = expiries(of: record.kind)
-        queue.append(token, expiresAt: record.expiresAt)
-        setExpiries(of: record.kind, queue)
+        enqueue(token, record.kind, expiresAt: record.expiresAt)
     }
 
-    /// Opens `family` with its first tokens (a code redemption's).
+    /// Opens `family` with its first tokens (a code redemption's): an access, a refresh and an
+    /// offline token, the last living as long as the family.
     mutating func openFamily(_ family: GrantKey, expiresAt: Date, astClientId: String, tenant: String, clientId: String, userId: String,
-                             tokens issued: [(key: GrantKey, kind: TokenRecord.Kind, expiresAt: Date)]) {
+                             access: (key: GrantKey, expiresAt: Date), refresh: (key: GrantKey, expiresAt: Date), offline: GrantKey) {
         families.updateValue(TokenFamily(expiresAt: expiresAt, astClientId: astClientId), forKey: family)
         familyExpiries.append(family, expiresAt: expiresAt)
-        for token in issued { addToken(token.key, token.kind, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: token.expiresAt) }
+        addToken(access.key, .access, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: access.expiresAt)
+        addToken(refresh.key, .refresh, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: refresh.expiresAt)
+        addToken(offline, .offline, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: expiresAt)
     }
 }
 

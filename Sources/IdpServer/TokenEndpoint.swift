@@ -101,12 +101,9 @@ extension IdpServer {
             }
             let accessLifetime = planted.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
             let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
-            state.openFamily(family, expiresAt: offlineSessionEnd, astClientId: record.astClientId,
-                             tenant: tenantId, clientId: clientId, userId: record.userId, tokens: [
-                                (keys.access, .access, now.addingTimeInterval(accessLifetime)),
-                                (keys.refresh, .refresh, now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)),
-                                (keys.offline, .offline, offlineSessionEnd),
-                             ])
+            state.openFamily(family, expiresAt: offlineSessionEnd, astClientId: record.astClientId, tenant: tenantId, clientId: clientId, userId: record.userId,
+                             access: (keys.access, now.addingTimeInterval(accessLifetime)),
+                             refresh: (keys.refresh, now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)), offline: keys.offline)
             return .issue(record)
         }
         switch decision {
