@@ -1,9 +1,9 @@
 import Foundation
 import IdpPrimitives
 
-/// An ``IdpSdkService``'s SDK threads: one ``WorkerPool`` per four cores, each with its own lock,
+/// An ``IdpSdkService``'s SDK threads: one ``WorkerPool`` per two cores, each with its own lock,
 /// queue and threads, so that on a many-core machine the flows' hand-offs do not all meet on one
-/// lock. On up to four cores it is one pool, exactly as a ``WorkerPool`` alone.
+/// lock. On up to three cores it is one pool, exactly as a ``WorkerPool`` alone.
 ///
 /// A job submitted from a pool thread goes to that thread's own pool (a flow's steps stay where
 /// they started, and the pool's count of threads running non-blocking code stays its own); from
@@ -12,7 +12,7 @@ import IdpPrimitives
 /// reading the pools' queue lengths without their locks.
 final class WorkerPools: Sendable {
     /// Cores per pool.
-    static let coresPerPool = 4
+    static let coresPerPool = 2
     private let pools: [WorkerPool]
 
     /// - Parameters:
