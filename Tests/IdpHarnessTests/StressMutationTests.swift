@@ -104,7 +104,7 @@ struct StressMutationTests {
         for strategy in [ScheduleStrategy.pct(depth: 3, steps: 100), nil] {
             var options = Self.options(nil, strategy: strategy)
             options.duration = nil
-            options.runs = strategy == nil ? 40 : 12
+            options.runs = strategy == nil ? 20 : 8
             let report = await SystemStress.run(options)
             #expect(report.passed, "\(report)")
             for invariant in SystemStress.Invariant.allCases {
@@ -123,9 +123,8 @@ struct StressVerdictTests {
     ])
     func unjudgedInvariantIsNotExercised(_ invariant: SystemStress.Invariant) async {
         // Given the default stress, with the judgment of one invariant skipped (a planted stress bug)
-        var options = StressMutationTests.options(nil, strategy: nil)
-        options.duration = nil
-        options.runs = 20
+        var options = StressMutationTests.options(nil, strategy: .pct(depth: 3, steps: 100))
+        options.runs = 4
         options.unjudged = invariant
         // When it runs
         let report = await SystemStress.run(options)

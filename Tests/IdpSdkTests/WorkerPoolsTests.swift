@@ -5,7 +5,7 @@ import IdpPrimitives
 import Testing
 import TestSupport
 
-@Suite("The SDK's worker pools: one per four cores")
+@Suite("The SDK's worker pools: one per two cores")
 struct WorkerPoolsTests {
     static func pools(cores: Int, maximumThreads: Int = 64) -> WorkerPools {
         WorkerPools(maximumThreads: maximumThreads, keepAlive: WorkerPoolTests.keepsThreads, cores: cores, spin: .zero)
@@ -14,12 +14,13 @@ struct WorkerPoolsTests {
     /// The pool the calling pool thread belongs to, as a number.
     static var currentPool: UInt { UInt(bitPattern: PoolThread.current?.pool) }
 
-    @Test("one pool up to four cores, one per four cores above")
+    @Test("one pool up to three cores, one per two cores above")
     func poolCount() {
         #expect(Self.pools(cores: 1).count == 1)
-        #expect(Self.pools(cores: 4).count == 1)
-        #expect(Self.pools(cores: 8).count == 2)
-        #expect(Self.pools(cores: 16).count == 4)
+        #expect(Self.pools(cores: 3).count == 1)
+        #expect(Self.pools(cores: 4).count == 2)
+        #expect(Self.pools(cores: 8).count == 4)
+        #expect(Self.pools(cores: 16).count == 8)
     }
 
     @Test("a job submitted from a pool thread runs on that thread's pool")
