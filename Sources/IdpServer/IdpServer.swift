@@ -75,7 +75,7 @@ public final class IdpServer: Sendable {
         public var lockout: LockoutPolicy
         /// Takes over the server's decision points for a controlled stress run (`IdpHarness`'s
         /// `SystemStress`): before it decides a login step, an authorization code's redemption or a
-        /// refresh, a request pauses there (``ExecutionController/pause(at:)``), so another
+        /// refresh, a request pauses there (`ExecutionController.pause(at:)`), so another
         /// request may be decided first. `nil`, the default: requests run straight through.
         public var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
