@@ -88,13 +88,18 @@ final class StressTransport: Transport {
     /// How many token requests of `trace` lost their answer after the IDP had acted on them.
     func lostTokenAnswers(trace: String) -> Int { lostTokenAnswers.withLock { $0[trace] ?? 0 } }
 
-    /// Per trace, the MC's token requests that lost their connection once (the MC sends them once
-    /// more), and how often a resent one lost it again: the MC then reports NOT_REACHABLE and
-    /// restarts itself, logging every user out.
-    private let connectionRetries = LockedValue<[String: (pending: [[UInt8]], gaveUp: Int)]>([:])
+    /// Per trace, the bodies (their hashes) of the MC's token requests that lost their
+    /// connection (the MC sends such a request once more), and how often a request whose body had
+    /// lost it before lost it again: the MC may then have given the request up, reported
+    /// NOT_REACHABLE and restarted itself, logging every user out. A body is never cleared by a
+    /// request that went through: concurrent events send token requests with one body (a storm's
+    /// token exchanges), so a request that went through may be another event's, and the resend
+    /// still to come.
+    private let connectionRetries = LockedValue<[String: (lost: Set<Int>, gaveUp: Int)]>([:])
 
-    /// How often the MC on `trace` gave up a request after losing its connection twice (and so
-    /// restarted itself).
+    /// How often the MC on `trace` may have given up a request after losing its connection twice
+    /// (and so restarted itself): counted whenever a token request's body lost its connection a
+    /// second time.
     func mcGaveUp(trace: String) -> Int { connectionRetries.withLock { $0[trace]?.gaveUp ?? 0 } }
 
     init(inner: any Transport, scheduler: ControlledScheduler?, faults: StressFaults, monitor: FreeRunMonitor?) {
@@ -128,13 +133,12 @@ final class StressTransport: Transport {
             return fires
         }
         let connectionLost = fault(.transportConnectionLost)
-        if isTokenRequest {
-            let lost = connectionLost
+        if isTokenRequest, connectionLost {
+            // Hashed before the lock; two bodies with one hash only excuse more.
+            let body = request.body.hashValue
             connectionRetries.withLock { retries in
                 var entry = retries[trace] ?? ([], 0)
-                let resent = entry.pending.firstIndex(of: request.body)
-                if let resent { entry.pending.remove(at: resent) }
-                if lost { if resent != nil { entry.gaveUp += 1 } else { entry.pending.append(request.body) } }
+                if !entry.lost.insert(body).inserted { entry.gaveUp += 1 }
                 retries[trace] = entry
             }
         }
