@@ -58,9 +58,14 @@ final class Flow: Sendable {
     /// Every flow's lock counts as `IdpSdk.Flow` in ``LockProfiler``; registered once.
     private static let lockSite = LockProfiler.Site(label: "IdpSdk.Flow")
     private let onEnd: @Sendable (Flow) -> Void
+    /// When the flow times out on the service's clock: its timer fires then, and an ending the
+    /// engine reaches at or after it, before the timer's thread got to fire, is a timeout too
+    /// (``finish(_:from:)``), however late that thread runs.
+    private let deadline: Date
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context
+        deadline = context.configuration.clock.now().addingTimeInterval(context.configuration.flowTimeout.timeInterval)
         self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
         self.onEnd = onEnd
     }
@@ -78,8 +83,11 @@ final class Flow: Sendable {
     enum Origin { case engine, outside }
 
     /// Ends the flow with `outcome` unless it has ended already. Returns whether this call ended it.
+    /// An ending the engine reaches at or after the flow's deadline is `timedOut`: the flow did
+    /// not end within its timeout.
     @discardableResult
     func finish(_ outcome: Result<String, IdpSdkError>, from origin: Origin = .outside) -> Bool {
+        let outcome = origin == .engine && context.configuration.clock.now() >= deadline ? .failure(timedOutError) : outcome
         let result = IdpSdkResult(outcome, flowId: id, user: AuthenticationUserInformation(
             tenantId: context.tenantId, userId: context.userId, clientId: context.clientId))
         let observing = context.provider.observer != nil
@@ -112,8 +120,11 @@ final class Flow: Sendable {
 
     /// The timer fired: end with `timedOut`.
     func timeOut() {
-        let timeout = context.configuration.flowTimeout
-        finish(.failure(IdpSdkError(.timedOut, "the flow did not end within \(timeout)")))
+        finish(.failure(timedOutError))
+    }
+
+    private var timedOutError: IdpSdkError {
+        IdpSdkError(.timedOut, "the flow did not end within \(context.configuration.flowTimeout)")
     }
 
     var isFinished: Bool { machine.withLock { $0.isFinished } }

@@ -292,6 +292,32 @@ struct CompletionTests {
         #expect(sdk.flowsInFlight == 0)
     }
 
+    /// A clock the timers can only poll: it reads one instant until `jump()` moves it an hour on.
+    private final class JumpingClock: IdpClock {
+        private let jumped = Atomic<Bool>(false)
+        private let start = Date(timeIntervalSince1970: 1_767_225_600)
+        func jump() { jumped.store(true, ordering: .releasing) }
+        func now() -> Date { jumped.load(ordering: .acquiring) ? start.addingTimeInterval(3600) : start }
+    }
+
+    @Test("an answer that comes after the flow's deadline, before its timer fired, ends the flow with timedOut")
+    func answerPastDeadline() async throws {
+        // Given a one-minute flow timeout on a clock the timers poll, and a provider that answers
+        // rightly once the clock has passed the minute (the timers have not looked yet)
+        let idp = TestIDP()
+        idp.activeUser("noah", password: "pw-noah")
+        let clock = JumpingClock()
+        let provider = ObservingClosureProvider { data in
+            clock.jump()
+            return .init(credentials: ["username": data.userId ?? "", "password": "pw-noah"])
+        }
+        let sdk = idp.sdk(.init(flowTimeout: .seconds(60), clock: clock))
+        // When the flow runs, it ends with timedOut, its timer gone
+        let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "noah")
+        #expect(result.idpSdkError?.code == .timedOut, "\(result)")
+        #expect(await eventuallyOnOSThread { sdk.armedTimeouts == 0 && sdk.flowsInFlight == 0 })
+    }
+
     @Test("a flow that ends cancels its timeout at once")
     func endedFlowCancelsTimeout() async throws {
         let idp = TestIDP()
