@@ -27,18 +27,16 @@ final class FlowRig: Sendable {
 
     enum Scenario: String, CaseIterable { case activation, login }
 
-    init(devices count: Int, latency: Duration, seed: UInt64, workerSpin: Duration? = nil) async throws {
+    init(devices count: Int, latency: Duration, seed: UInt64, workerSpin: Duration? = nil, workerKeepAlive: Duration? = nil) async throws {
         self.seed = seed
         idp = IdpServer(configuration: .init(auditLogCapacity: 4_096))
         try idp.addTenant(Self.tenant)
         let url = "https://idp-bench-\(UUID().uuidString.prefix(8).lowercased()).invalid"
         IdpNetwork.shared.register(idp, at: url, latency: latency)
-        if let workerSpin {
-            sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: url, certificateChain: Data(), shouldHashPin: false,
-                                configuration: .init(workerSpin: workerSpin))
-        } else {
-            sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: url, certificateChain: Data(), shouldHashPin: false)
-        }
+        var configuration = IdpSdkService.Configuration()
+        if let workerSpin { configuration.workerSpin = workerSpin }
+        if let workerKeepAlive { configuration.workerKeepAlive = workerKeepAlive }
+        sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: url, certificateChain: Data(), shouldHashPin: false, configuration: configuration)
         var devices: [Device] = []
         devices.reserveCapacity(count)
         for index in 0..<count {

@@ -21,6 +21,8 @@ struct Options: Sendable {
     var latency: Duration = .zero
     /// The SDK's worker spin in the flows and contention sections; `nil`: the SDK's default.
     var workerSpin: Duration?
+    /// How long an idle SDK thread lives in flows/contention; `nil`: the SDK's own.
+    var workerKeepAlive: Duration?
     /// Open-loop arrival rate; `nil`: half the closed-loop login throughput measured at 256 in flight.
     var openLoopRate: Double?
     /// Measuring time of one flow cell in a scaling child, after its warm-up.
@@ -82,6 +84,9 @@ struct Options: Sendable {
       --latency MS         simulated IDP round trip per request in flows/contention (default 0)
       --worker-spin US     how long an SDK thread out of work watches for the next job in
                            flows/contention, µs (default: the SDK's own, 250)
+      --worker-keep-alive MS
+                           how long an idle SDK thread lives in flows/contention, ms, at
+                           least 1 (default: the SDK's own, 2000)
       --rate N             open-loop arrivals per second (default: half the lowest closed-loop
                            login throughput with more than one flow in flight)
       --parked N           flows parked in the memory section (default 100000)
@@ -145,6 +150,7 @@ struct Options: Sendable {
                 options.secondsPerFlowCell = seconds
             case "--latency": options.latency = .milliseconds(try number(argument))
             case "--worker-spin": options.workerSpin = .microseconds(try number(argument))
+            case "--worker-keep-alive": options.workerKeepAlive = .milliseconds(try number(argument, minimum: 1))
             case "--rate": options.openLoopRate = Double(try number(argument, minimum: 1))
             case "--parked": options.parkedFlows = try number(argument, minimum: 1)
             case "--parked-latency": options.parkedLatencyMilliseconds = try number(argument)
