@@ -39,7 +39,9 @@ public final class IdpSdkService: Sendable {
         public var redirectUri: String
         /// How long one `getAuthorizationCode` may take before it ends with
         /// ``IdpSdkError/Code/timedOut`` (a provider still blocked then is left to return; its
-        /// answer is discarded).
+        /// answer is discarded). A deadline on ``clock``, counted from the call: a flow whose
+        /// last answer arrives at or after it ends with `timedOut` too, even when the timer's
+        /// thread has not run yet.
         public var flowTimeout: Duration
         /// The longest credential value accepted, in UTF-8 bytes.
         public var maximumFieldLength: Int
