@@ -58,14 +58,14 @@ final class Flow: Sendable {
     /// Every flow's lock counts as `IdpSdk.Flow` in ``LockProfiler``; registered once.
     private static let lockSite = LockProfiler.Site(label: "IdpSdk.Flow")
     private let onEnd: @Sendable (Flow) -> Void
-    /// When the flow times out on the service's clock: its timer fires then, and an ending the
-    /// engine reaches at or after it, before the timer's thread got to fire, is a timeout too
-    /// (``finish(_:from:)``), however late that thread runs.
+    /// When the flow times out on the service's clock (``FlowTimers/deadline(after:from:)``): its
+    /// timer fires then, and an ending the engine reaches at or after it, before the timer's
+    /// thread got to fire, is a timeout too (``finish(_:from:)``), however late that thread runs.
     private let deadline: Date
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context
-        deadline = context.configuration.clock.now().addingTimeInterval(context.configuration.flowTimeout.timeInterval)
+        deadline = FlowTimers.deadline(after: context.configuration.flowTimeout, from: context.configuration.clock.now())
         self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
         self.onEnd = onEnd
     }
@@ -74,7 +74,7 @@ final class Flow: Sendable {
 
     /// Arms the timeout and sends the authorize request.
     func start() {
-        context.timers.arm(self, after: context.configuration.flowTimeout)
+        context.timers.arm(self, at: deadline)
         send(FlowRequests.authorize(context), answeredInline: false)
     }
 

@@ -115,8 +115,14 @@ final class FlowTimers: Sendable {
 
     private func shard(_ flow: Flow) -> FlowTimerShard { shards[Int(truncatingIfNeeded: flow.id.rawValue) & mask] }
 
-    /// Times `flow` out `timeout` from now on the service's clock, unless cancelled first.
-    func arm(_ flow: Flow, after timeout: Duration) { shard(flow).arm(flow, after: timeout) }
+    /// The deadline `timeout` after `now`: a negative timeout is due at once, and one over a
+    /// hundred years is a hundred years.
+    static func deadline(after timeout: Duration, from now: Date) -> Date {
+        now.addingTimeInterval(min(max(0, timeout.timeInterval), 100 * 365 * 24 * 3600))
+    }
+
+    /// Times `flow` out at `deadline` on the service's clock, unless cancelled first.
+    func arm(_ flow: Flow, at deadline: Date) { shard(flow).arm(flow, at: deadline) }
 
     /// Forgets `flow`'s timer (it ended).
     func cancel(_ flow: Flow) { shard(flow).cancel(flow) }
@@ -191,10 +197,9 @@ final class FlowTimerShard: Sendable {
         }
     }
 
-    /// Times `flow` out `timeout` from now on the service's clock, unless cancelled first.
-    func arm(_ flow: Flow, after timeout: Duration) {
+    /// Times `flow` out at `deadline` on the service's clock, unless cancelled first.
+    func arm(_ flow: Flow, at deadline: Date) {
         let now = clock.now()
-        let deadline = now.addingTimeInterval(min(max(0, timeout.timeInterval), 100 * 365 * 24 * 3600))
         if pacing == .inline {
             state.withLock { $0.deadlines.insert(flow, id: flow.id.rawValue, deadline: deadline) }
             if deadline <= now { fireDue() }
@@ -245,7 +250,7 @@ final class FlowTimerShard: Sendable {
         case fire([Flow])
         /// Look again within this long (`nil`: when woken).
         case wait(Duration?)
-        /// Nothing is armed: stop serving this heap until the next ``arm(_:after:)``.
+        /// Nothing is armed: stop serving this heap until the next ``arm(_:at:)``.
         case idle
     }
 

@@ -167,7 +167,6 @@ public final class IdpSdkService: Sendable {
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
     }
 
-
     /// Obtains an authorization code for `clientId`.
     ///
     /// - Parameters:
