@@ -88,11 +88,8 @@ extension IdpServer {
             guard verifierIsValid else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier is malformed (RFC 7636 §4.1)", userId: record.userId)
             }
-            let verified = switch record.codeChallengeMethod {
-            case PKCE.methodS256: ConstantTime.equals(verifierChallenge, record.codeChallenge)
-            case PKCE.methodPlain: ConstantTime.equals(verifier, record.codeChallenge)
-            default: false
-            }
+            let verified = PKCE.matches(verifier: verifier, s256Challenge: verifierChallenge, challenge: record.codeChallenge,
+                                        method: record.codeChallengeMethod)
             guard planted.isOn(.idpSkipsPkceCheck) || verified else {
                 return .refuse(status: 400, error: "invalid_grant", "code_verifier does not match the code challenge", userId: record.userId)
             }

@@ -60,14 +60,25 @@ public enum PKCE {
     /// - Returns: `true` only when the verifier is well formed, the method is known and the
     ///   verifier matches; the comparison runs in constant time.
     public static func verify(verifier: String, challenge: String, method: String) -> Bool {
-        guard isValidVerifier(verifier) else { return false }
+        isValidVerifier(verifier) && matches(verifier: verifier, s256Challenge: PKCE.challenge(for: verifier), challenge: challenge, method: method)
+    }
+
+    /// Checks a verifier of valid form (``isValidVerifier(_:)``) against the challenge sent with
+    /// the authorization request, given the verifier's S256 challenge (``challenge(for:)``),
+    /// which is evaluated only for ``methodS256``: a caller that must not hash at the moment of
+    /// the check (under a lock, say) passes one it made beforehand.
+    /// - Parameters:
+    ///   - verifier: The `code_verifier` from the token request, already checked for its form.
+    ///   - s256Challenge: The verifier's S256 challenge.
+    ///   - challenge: The `code_challenge` from the authorization request.
+    ///   - method: The `code_challenge_method`: ``methodS256`` or ``methodPlain``.
+    /// - Returns: `true` only when the method is known and the verifier matches; the comparison
+    ///   runs in constant time.
+    public static func matches(verifier: String, s256Challenge: @autoclosure () -> String, challenge: String, method: String) -> Bool {
         switch method {
-        case methodS256:
-            return ConstantTime.equals(PKCE.challenge(for: verifier), challenge)
-        case methodPlain:
-            return ConstantTime.equals(verifier, challenge)
-        default:
-            return false
+        case methodS256: ConstantTime.equals(s256Challenge(), challenge)
+        case methodPlain: ConstantTime.equals(verifier, challenge)
+        default: false
         }
     }
 }

@@ -51,6 +51,22 @@ struct PKCETests {
         #expect(!PKCE.verify(verifier: Self.appendixBVerifier, challenge: Self.appendixBChallenge, method: PKCE.methodPlain))
     }
 
+    @Test("matches takes a verifier's S256 challenge made beforehand, and asks for it only under S256")
+    func matchesPrepared() {
+        var asked = 0
+        func prepared() -> String {
+            asked += 1
+            return Self.appendixBChallenge
+        }
+        // Called outside #expect, which evaluates a call's arguments itself to show them.
+        let s256 = PKCE.matches(verifier: Self.appendixBVerifier, s256Challenge: prepared(), challenge: Self.appendixBChallenge, method: PKCE.methodS256)
+        let s256Wrong = PKCE.matches(verifier: Self.appendixBVerifier, s256Challenge: prepared(), challenge: "", method: PKCE.methodS256)
+        #expect(s256 && !s256Wrong && asked == 2)
+        let plain = PKCE.matches(verifier: Self.appendixBVerifier, s256Challenge: prepared(), challenge: Self.appendixBVerifier, method: PKCE.methodPlain)
+        let unknown = PKCE.matches(verifier: Self.appendixBVerifier, s256Challenge: prepared(), challenge: Self.appendixBChallenge, method: "s256")
+        #expect(plain && !unknown && asked == 2)
+    }
+
     @Test("verifier form: 43 to 128 unreserved characters")
     func verifierForm() {
         #expect(PKCE.isValidVerifier(String(repeating: "a", count: 43)))
