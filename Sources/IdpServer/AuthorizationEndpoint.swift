@@ -158,12 +158,8 @@ extension IdpServer {
             guard execution == session.step + 1 else {
                 return .page(Page.errorResponse(status: 400, code: "stale_form", "the form of step \(execution) was submitted while the flow is at step \(session.step + 1)"), audit: nil)
             }
-            // Every user this step can touch is this one: named by an earlier step or by this
-            // step's username field. (A step without either is refused before any user is
-            // looked at; its key names nobody, as no user id is empty.)
-            let fields = client.configuration.steps[session.step]
-            let named = session.userId ?? fields.first { $0.role == .username }.flatMap { answers[$0.id] }
-            let key = UserKey(tenant: tenantId, user: named ?? "")
+            // Every user this step can touch is this one (``AuthSession/userKey(of:answers:)``).
+            let key = session.userKey(of: client.configuration.steps[session.step], answers: answers)
             return state.userShard(key).withLock { users in
                 decideStep(session: session, sessionCode: sessionCode, sessions: &sessions, users: &users, key: key, tenant: tenant,
                            client: client, answers: answers, prepared: prepared)
@@ -278,7 +274,6 @@ extension IdpServer {
         case .reject(let rejection):
             session.attemptsOnStep += 1
             if rejection.countsAgainstUser, let userId = evaluation.identifiedUser {
-
                 var policy = configuration.lockout
                 if configuration.plantedBug.isOn(.idpLocksOneGuessLate), policy.maximumFailures > 0 { policy.maximumFailures += 1 }
                 // In place: one entry of this shard changes, nothing is copied.
@@ -390,11 +385,10 @@ extension IdpServer {
         if let session = state.sessionShard(sessionCode).withLock({ $0.sessions[sessionCode] }),
            let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count {
             let fields = client.configuration.steps[session.step]
-            let named = session.userId ?? fields.first { $0.role == .username }.flatMap { answers[$0.id] }
-            let key = UserKey(tenant: session.tenant, user: named ?? "")
+            let key = session.userKey(of: fields, answers: answers)
             let user = state.userShard(key).withLock { $0.users[key].map { (salt: $0.salt, lock: $0.lockState) } }
             if let user { salt = user.salt }
-            secrets = fields.filter { [.password, .currentPassword, .newPassword].contains($0.role) }.compactMap { answers[$0.id] }
+            secrets = fields.filter(\.isSecret).compactMap { answers[$0.id] }
             // A planted bug decides the lock on this copy, read before the decision's lock.
             if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy), let user { staleLock = (key, user.lock) }
         }
@@ -448,6 +442,15 @@ private enum StepOutcome {
     case nextStep(AuthSession, PreparedClient)
     /// Every step passed; `code` is to be stored in its grant shard.
     case completed(AuthSession, IdpClientConfiguration, userId: String, code: CodeRecord)
+}
+
+extension AuthSession {
+    /// The user a step with `fields` concerns, the only one it can touch: named by an earlier
+    /// step or by this step's username field. A step without either is refused before any user
+    /// is looked at; its key names nobody, as no user id is empty.
+    func userKey(of fields: [IdpFormField], answers: FormParameters) -> UserKey {
+        UserKey(tenant: tenant, user: userId ?? fields.first { $0.role == .username }.flatMap { answers[$0.id] } ?? "")
+    }
 }
 
 /// What a step's decision needs that is made before its locks are taken (see
