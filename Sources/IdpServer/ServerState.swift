@@ -188,6 +188,17 @@ struct ExpiryQueue<Key> {
     }
 }
 
+extension ExpiryQueue where Key: Hashable {
+    /// Drops from `table` a few of this queue's keys that expired by `before` (``prunedPerRequest``),
+    /// each only if its entry in `table` expired by then too (`expiresAt`): a key entered again
+    /// with a later expiry stays. Table and queue are changed in place.
+    mutating func prune<Value>(_ table: inout [Key: Value], before: Date, expiresAt: (Value) -> Date) {
+        popExpired(now: before, limit: prunedPerRequest) { key in
+            if let value = table[key], expiresAt(value) <= before { table[key] = nil }
+        }
+    }
+}
+
 extension ExpiryQueue: Sendable where Key: Sendable {}
 
 /// How many expired entries each of a shard's queues drops per request: more than a request adds,
@@ -211,10 +222,7 @@ struct SessionShard {
 
     /// Drops a few sessions that expired a day ago or more.
     mutating func pruneSome(now: Date) {
-        let before = now.addingTimeInterval(-keptAfterExpiry)
-        expiries.popExpired(now: before, limit: prunedPerRequest) { code in
-            if let session = sessions[code], session.expiresAt <= before { sessions[code] = nil }
-        }
+        expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
     }
 }
 
@@ -296,26 +304,12 @@ struct GrantShard {
     /// expire.
     mutating func pruneSome(now: Date) {
         let before = now.addingTimeInterval(-keptAfterExpiry)
-        codeExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
-            if let code = codes[key], code.expiresAt <= before { codes[key] = nil }
-        }
-        redeemedExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
-            if let redeemed = redeemedCodes[key], redeemed.forgetAt <= before { redeemedCodes[key] = nil }
-        }
-        Self.prune(&tokens, from: &shortTokenExpiries, before: before)
-        Self.prune(&tokens, from: &refreshTokenExpiries, before: before)
-        Self.prune(&tokens, from: &offlineTokenExpiries, before: before)
-        familyExpiries.popExpired(now: before, limit: prunedPerRequest) { key in
-            if let family = families[key], family.expiresAt <= before { families[key] = nil }
-        }
-    }
-
-    /// Drops from `tokens` a few of `queue`'s tokens that expired by `before`. Each table and
-    /// queue is changed in place: a copy of a queue would copy its whole ring.
-    private static func prune(_ tokens: inout [GrantKey: TokenRecord], from queue: inout ExpiryQueue<GrantKey>, before: Date) {
-        queue.popExpired(now: before, limit: prunedPerRequest) { key in
-            if let token = tokens[key], token.expiresAt <= before { tokens[key] = nil }
-        }
+        codeExpiries.prune(&codes, before: before) { $0.expiresAt }
+        redeemedExpiries.prune(&redeemedCodes, before: before) { $0.forgetAt }
+        shortTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
+        refreshTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
+        offlineTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
+        familyExpiries.prune(&families, before: before) { $0.expiresAt }
     }
 
     /// Enters `token` into the expiry queue of its kind, in place (a copy of a queue would copy
