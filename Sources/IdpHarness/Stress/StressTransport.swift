@@ -221,27 +221,24 @@ final class StressTransport: Transport {
         monitor?.beginWork()
         inner.send(request) { [self] response in
             let response = drop ? StressTransport.lost : response
+            // The request is under way until its response is delivered.
             let respond: @Sendable () -> Void = {
                 completion(response)
                 if duplicate { completion(response) }
+                monitor?.endWork()
             }
             if reorder || drop {
-                // Under way until it is sent on: free-running, waiting for a quiet moment would
-                // wait for every other device, so after a millisecond the trace's held answers
-                // go anyway.
-                held.withLock { $0[trace, default: []].append { respond(); monitor?.endWork() } }
+                // Free-running, waiting for a quiet moment would wait for every other device, so
+                // after a millisecond the trace's held answers go anyway.
+                held.withLock { $0[trace, default: []].append(respond) }
                 DispatchQueue.global().asyncAfter(deadline: .now(plus: .milliseconds(1))) { [self] in
                     held.withLock { $0.removeValue(forKey: trace) }?.forEach { $0() }
                 }
             } else if delay {
                 // 100-500 µs: long enough for the trace's other flows and other devices to go first.
-                DispatchQueue.global().asyncAfter(deadline: .now(plus: .microseconds(100 + 100 * Int64(step % 5)))) {
-                    respond()
-                    monitor?.endWork()
-                }
+                DispatchQueue.global().asyncAfter(deadline: .now(plus: .microseconds(100 + 100 * Int64(step % 5))), execute: respond)
             } else {
                 respond()
-                monitor?.endWork()
             }
         }
     }

@@ -175,14 +175,19 @@ extension SystemStress {
                 world.checked(.liveness, true, "")
                 return
             }
-            let moved = world.clock.now().timeIntervalSince(since)
-            if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(user) || tokenTrouble != trouble || mcMayHaveRestarted
-                || moved >= world.server.configuration.accessTokenLifetime.timeInterval {
+            if tokensMayBeGone(of: user, faultsBefore: faultsBefore, trouble: trouble) || world.clock.now().timeIntervalSince(since) >= lifetime {
                 world.excused(.liveness)
                 return
             }
             world.checked(.liveness, false,
                           "\(user) logged in on participant \(me.index)'s device (\(what) kOk), and its next ExchangeIamToken answered \(answer.map { "\($0.status)" } ?? "nothing")")
+        }
+
+        /// Whether what the stress did may have left the MC without `user`'s tokens: an answer lost
+        /// since `faultsBefore` faults of this participant, a replayed code that revoked them,
+        /// token trouble since `trouble`, or the MC's own restart.
+        func tokensMayBeGone(of user: String, faultsBefore: Int, trouble: TokenTrouble) -> Bool {
+            world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(user) || tokenTrouble != trouble || mcMayHaveRestarted
         }
 
         /// A token for another audience. ExchangeIamToken names no user: it answers for the MC's
@@ -396,8 +401,7 @@ extension SystemStress {
                 let grant = granted[loggedInUser]
                 let sinceGrant = world.clock.now().timeIntervalSince(grant?.at ?? world.clock.now())
                 let duringStorm = world.clock.now().timeIntervalSince(stormStart)
-                if world.answerLost(for: me.index, after: faultsBefore) || revoked.contains(loggedInUser) || mcMayHaveRestarted
-                    || tokenTrouble != grant?.token ?? tokenTrouble
+                if tokensMayBeGone(of: loggedInUser, faultsBefore: faultsBefore, trouble: grant?.token ?? tokenTrouble)
                     || sinceGrant >= configuration.refreshTokenLifetime.timeInterval || duringStorm >= configuration.accessTokenLifetime.timeInterval {
                     world.excused(.oneRefresh)
                 } else {
