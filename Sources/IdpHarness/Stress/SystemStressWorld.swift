@@ -403,6 +403,8 @@ extension SystemStress {
         /// other error is explained by what the stress did or injected.
         private func judgeEnding(of result: IdpSdkResult, _ me: Participant, _ window: FlowWindow) {
             let flowId = result.flowId
+            // Named only when a judgment fails (`checked` takes its detail lazily).
+            func flow() -> String { "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?")" }
             let (injected, endedDuringCall) = ledger.withLock { ledger in
                 (flowId.flatMap { ledger.providerErrors[$0] }, flowId.map { ledger.endedDuringCall.contains($0) } ?? false)
             }
@@ -410,7 +412,7 @@ extension SystemStress {
                let owner = ledger.withLock({ $0.providerErrors.first { $0.value == error }?.key }) {
                 // Another flow's provider error: the engine handed that answer to this flow.
                 triggered(.noCrossTalk)
-                checked(.noCrossTalk, false, "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with the error the provider returned for flow \(owner): \(error)")
+                checked(.noCrossTalk, false, "\(flow()) ended with the error the provider returned for flow \(owner): \(error)")
                 return
             }
             if let injected, !endedDuringCall {
@@ -418,7 +420,7 @@ extension SystemStress {
                 // provider's return and the engine's taking its error.
                 let endedFirst = result.idpSdkError.map { [.cancelled, .timedOut].contains($0.code) && Self.explanation(of: $0, window: window) != nil } ?? false
                 checked(.errorsUnchanged, result.idpSdkError == injected || endedFirst,
-                        "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), but its provider returned \(injected) and the flow was still running")
+                        "\(flow()) ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), but its provider returned \(injected) and the flow was still running")
                 return
             }
             var window = window
@@ -437,12 +439,12 @@ extension SystemStress {
                 triggered(.noCrossTalk)
                 let right = flowId.map(answeredRight) ?? false
                 checked(.noCrossTalk, !right,
-                        "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(error), though its provider had answered every asked field with the flow's own values")
+                        "\(flow()) ended with \(error), though its provider had answered every asked field with the flow's own values")
                 return
             }
             let why = Self.explanation(of: error, window: window)
             checked(.errorsUnchanged, why != nil,
-                    "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?") ended with \(error), which nothing the stress did explains (faults meanwhile: \(window.faults.isEmpty ? "none" : window.faults.map(\.rawValue).joined(separator: ", "))\(window.cancelled ? "; cancelled by its caller" : ""))")
+                    "\(flow()) ended with \(error), which nothing the stress did explains (faults meanwhile: \(window.faults.isEmpty ? "none" : window.faults.map(\.rawValue).joined(separator: ", "))\(window.cancelled ? "; cancelled by its caller" : ""))")
         }
 
         /// The errors the engine ends a flow with when it refuses the provider's answer.
