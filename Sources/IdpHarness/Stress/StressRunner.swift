@@ -78,7 +78,6 @@ public enum StressRunner {
         return violations
     }
 
-
     /// Explores `runs` runs, each with its own seed derived from `seed`; on the first failure it
     /// replays the reproducer `replays` times and shrinks it.
     public static func explore<World>(_ scenario: StressScenario<World>, strategy: ScheduleStrategy, seed: UInt64, runs: Int,

@@ -26,7 +26,6 @@ final class FaultingProvider: IdpSdkFlowObserving, Sendable {
     /// answer, and the app may meanwhile have started its next flow on the same trace.
     private let endedDuringCall = LockedValue<Set<IdpSdkFlowID>>([])
 
-
     /// How a hanging call is let go.
     private enum Release {
         case participant(Int)
