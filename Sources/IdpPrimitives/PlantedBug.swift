@@ -39,8 +39,9 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     case mcClearedRefreshNeverEnds = "mc.cleared-refresh-never-ends"
 
     // The IdpServer.
-    /// A wrong secret is counted on a copy of the user read before the decision's lock, and the
-    /// copy is written back (check, then act).
+    /// A step decided on a copy of the user's record is committed without checking that the
+    /// record is unchanged: the copy is written back over the decisions made since (check, then
+    /// act).
     case idpCountsFailureOnStaleCopy = "idp.counts-failure-on-stale-copy"
     /// The account locks one wrong secret after the policy's limit.
     case idpLocksOneGuessLate = "idp.locks-one-guess-late"

@@ -229,8 +229,8 @@ public final class IdpServer: Sendable {
             user.status = .active
         }
         try state.userShard(key).withLock { (shard) throws(IdpServerError) in
-            guard shard.users[key] == nil else { throw IdpServerError(.userExists(userId)) }
-            shard.users[key] = user
+            guard shard[key] == nil else { throw IdpServerError(.userExists(userId)) }
+            shard.store(user, for: key)
         }
     }
 
@@ -290,8 +290,9 @@ public final class IdpServer: Sendable {
         let key = UserKey(tenant: tenantId, user: userId)
         guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
         try state.userShard(key).withLock { (shard) throws(IdpServerError) in
-            guard shard.users[key] != nil else { throw IdpServerError(.unknownUser(userId)) }
-            if let refusal = store(&shard.users[key]!, code, expiresAt) { throw refusal }
+            let refusal = shard.update(key) { store(&$0, code, expiresAt) }
+            guard let refusal else { throw IdpServerError(.unknownUser(userId)) }
+            if let refusal { throw refusal }
         }
         return code
     }
@@ -301,7 +302,7 @@ public final class IdpServer: Sendable {
         let now = self.now
         let key = UserKey(tenant: tenantId, user: userId)
         return state.userShard(key).withLock { shard in
-            shard.users[key].map { IdpUserSnapshot($0, now: now) }
+            shard[key].map { IdpUserSnapshot($0, now: now) }
         }
     }
 
@@ -311,8 +312,7 @@ public final class IdpServer: Sendable {
         let key = UserKey(tenant: tenantId, user: userId)
         guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
         try state.userShard(key).withLock { (shard) throws(IdpServerError) in
-            guard shard.users[key] != nil else { throw IdpServerError(.unknownUser(userId)) }
-            shard.users[key]!.recordSuccess()
+            guard shard.update(key, { $0.recordSuccess() }) != nil else { throw IdpServerError(.unknownUser(userId)) }
         }
     }
 

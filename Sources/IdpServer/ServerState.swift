@@ -18,8 +18,11 @@ import IdpWireFormats
 /// - **Lock order**: a `sessions` shard, then a `users` shard, then a `grants` shard; never two
 ///   shards of one kind at once. A `tenants` replica is a leaf: read and released before any other
 ///   lock is taken (administration takes all replicas in index order and nothing else).
-/// - Lockout counting (check locked, evaluate, count, lock) happens with the flow's session shard
-///   and the user's shard held, so parallel guesses for one user are decided one after another.
+/// - A form step (check locked, evaluate, count and lock, or complete) is decided on copies of
+///   the flow's session and its user's record, and committed with the session's shard and the
+///   user's shard held only if both are still the revisions it read; otherwise it is decided
+///   again. So parallel guesses for one user are decided one after another, and the locks are
+///   held for a comparison and two writes.
 /// - A code, the token family its redemption creates and every token rotated or exchanged from
 ///   that family live in one `grants` shard: ``ShardRouting`` puts the shard into the token
 ///   itself. Code single use and family revocation on reuse are therefore one shard's decisions.
@@ -220,6 +223,18 @@ struct SessionShard {
         expiries.append(code, expiresAt: session.expiresAt)
     }
 
+    /// Writes what a step decided for the session `code` (``StepDecision/SessionWrite``): a
+    /// stored session is the next revision.
+    mutating func apply(_ write: StepDecision.SessionWrite, code: String) {
+        switch write {
+        case .none: break
+        case .store(var session):
+            session.revision = (sessions[code]?.revision ?? 0) &+ 1
+            sessions.updateValue(session, forKey: code)
+        case .remove: sessions[code] = nil
+        }
+    }
+
     /// Drops a few sessions that expired a day ago or more.
     mutating func pruneSome(now: Date) {
         expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
@@ -233,9 +248,27 @@ struct UserKey: Hashable {
 }
 
 /// User records by tenant and id: plain values, changed in place under the shard's lock (a
-/// write goes to one entry; nothing is copied on the way).
+/// write goes to one entry; nothing is copied on the way). Every change makes a new
+/// ``UserRecord/revision``, so a step decided on a copy of a record (`StepDecision`) can tell, when
+/// it commits, whether the record is still the one it read.
 struct UserShard {
-    var users: [UserKey: UserRecord] = [:]
+    private var records: [UserKey: UserRecord] = [:]
+
+    subscript(key: UserKey) -> UserRecord? { records[key] }
+
+    /// Stores `record` under `key`, as the next revision of what is there.
+    mutating func store(_ record: UserRecord, for key: UserKey) {
+        var record = record
+        record.revision = (records[key]?.revision ?? 0) &+ 1
+        records.updateValue(record, forKey: key)
+    }
+
+    /// Changes the record under `key` in place, as its next revision; `nil` if there is none.
+    mutating func update<Result, Failure: Error>(_ key: UserKey, _ change: (inout UserRecord) throws(Failure) -> Result) throws(Failure) -> Result? {
+        guard records[key] != nil else { return nil }
+        records[key]!.revision &+= 1
+        return try change(&records[key]!)
+    }
 }
 
 /// A code, token or token family id as a key of the grant tables: its UTF-8 bytes packed into
@@ -411,6 +444,8 @@ struct UserRecord {
     /// those decisions (``AuditEntry/userDecision``), so a reader can put them back in the order
     /// they were decided in without one lock around every decision and its audit.
     var decisions: UInt64 = 0
+    /// Bumped by every change stored in the user's shard (``UserShard``).
+    var revision: UInt64 = 0
 
     init(id: String, salt: [UInt8], attributes: [String: String]) {
         self.id = id
@@ -439,39 +474,6 @@ struct PendingPassword {
 
     /// The digest, if it was made with `salt` (the user's).
     func digest(forSalt salt: [UInt8]) -> [UInt8]? { salt == self.salt ? digest : nil }
-}
-
-/// One login flow between the authorize request and the redirect.
-struct AuthSession {
-    let tenant: String
-    let clientId: String
-    let redirectURI: String
-    let responseMode: String
-    let state: String?
-    let nonce: String?
-    let codeChallenge: String
-    let codeChallengeMethod: String
-    let loginHint: String?
-    let astClientId: String?
-    let traceParent: String?
-    let expiresAt: Date
-    /// Index into the client's steps.
-    var step = 0
-    /// Answers given to the current step.
-    var attemptsOnStep = 0
-    /// The user named by the username field, once given.
-    var userId: String?
-    /// Changes applied only when the whole flow succeeds, so an abandoned flow changes nothing.
-    var pendingPassword: PendingPassword?
-    var pendingActivationCode: String?
-    var pendingResetCode: String?
-    /// The password hash the current password was proven against (change password); completion
-    /// requires it unchanged, so a flow proven against an old password cannot overwrite a newer one.
-    var provenPasswordHash: [UInt8]?
-    /// The number of the last decision on this flow's user (``UserRecord/decisions``), and that
-    /// user; `nil` when the step named no existing user.
-    var userDecision: UInt64?
-    var decidedUser: String?
 }
 
 struct CodeRecord {

@@ -182,7 +182,7 @@ extension IdpServer {
             guard record.clientId == clientId else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
             }
-            guard record.userId == userKey.user, let user = users.users[userKey], user.status == .active else {
+            guard record.userId == userKey.user, let user = users[userKey], user.status == .active else {
                 return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
             }
             if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }

@@ -9,7 +9,8 @@ import TestSupport
 /// parent gets every report, and the fix passes every run.
 @Suite("Real-world crash shapes: a verdict in every run, crash or not", .serialized)
 struct RealWorldCrashShapeTests {
-    static let runs = 20
+    /// As many runs as the calibration makes (``RaceCalibrationTests/runs``).
+    static let runs = RaceCalibrationTests.runs
 
     /// The calibration's settings (8 rounds after the warm-up, 4 threads, 16 calls each).
     static var settings: ProviderConformanceKit.Configuration { RaceCalibrationTests.settings }
