@@ -2,7 +2,7 @@ import Foundation
 
 /// Deadlines by id, earliest first: a binary heap of (deadline, id) beside a table of the live
 /// entries. A plain value, so that a shard's timers can be decided on under its lock and tested
-/// without one.
+/// without one; ``FlowTimerShardStateMachine`` holds it.
 ///
 /// Removal is lazy: ``remove(_:)`` forgets the entry in the table at once (so its payload is
 /// released) and leaves the heap slot, which is dropped when it reaches the top, or when stale
