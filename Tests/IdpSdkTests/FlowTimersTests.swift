@@ -447,4 +447,99 @@ extension FlowTimersTests {
             #expect(driver.sleep(Self.nap(), timedOut: true) == .stop)
         }
     }
+
+    @Suite("A flow timer shard on a manual clock")
+    struct FlowTimerShardTests {
+        /// A flow-like payload that logs its seam and its timeout, and opens a gate when it times out.
+        final class Probe: FlowTimerPayload {
+            let timerID: UInt64
+            let log: LockedValue<[String]>
+            let timedOut = Gate()
+            let timeOuts = LockedValue(0)
+
+            init(_ id: UInt64, log: LockedValue<[String]>) {
+                timerID = id
+                self.log = log
+            }
+
+            func timeOut() {
+                timeOuts.withLock { $0 += 1 }
+                log.withLock { $0.append("timeOut \(timerID)") }
+                timedOut.open()
+            }
+
+            func pauseAtTimerSeam() { log.withLock { $0.append("seam \(timerID)") } }
+        }
+
+        @Test("a payload times out once on the driver's thread when the clock passes its deadline, and a later one waits for its own")
+        func firesOnceWhenClockMoves() async {
+            // Given a shard on a manual clock with timers at one and two minutes
+            let clock = ManualClock()
+            let shard = FlowTimerShard<Probe>(clock: clock)
+            let log = LockedValue<[String]>([])
+            let first = Probe(1, log: log), second = Probe(2, log: log)
+            shard.arm(first, at: clock.now().addingTimeInterval(60))
+            shard.arm(second, at: clock.now().addingTimeInterval(120))
+            #expect(shard.armed == 2)
+
+            // When the clock passes the first minute
+            clock.advance(by: .seconds(61))
+
+            // Then the first times out (waited for, not slept on), and the second, not due, does not
+            #expect(await OSThreads.run { first.timedOut.wait(timeout: .seconds(300)) })
+            #expect(second.timeOuts.withLock { $0 } == 0)
+            #expect(shard.armed == 1)
+
+            // When the clock passes the second minute
+            clock.advance(by: .seconds(60))
+
+            // Then the second times out, and the first never again; neither passed a controller's seam
+            #expect(await OSThreads.run { second.timedOut.wait(timeout: .seconds(300)) })
+            #expect(first.timeOuts.withLock { $0 } == 1)
+            #expect(second.timeOuts.withLock { $0 } == 1)
+            #expect(log.withLock { $0 } == ["timeOut 1", "timeOut 2"])
+            #expect(shard.armed == 0)
+        }
+
+        @Test("a cancelled payload never times out, though the clock passes its deadline")
+        func cancelledNeverFires() async {
+            // Given two timers on a manual clock, the earlier one cancelled
+            let clock = ManualClock()
+            let shard = FlowTimerShard<Probe>(clock: clock)
+            let log = LockedValue<[String]>([])
+            let cancelled = Probe(1, log: log), kept = Probe(2, log: log)
+            shard.arm(cancelled, at: clock.now().addingTimeInterval(60))
+            shard.arm(kept, at: clock.now().addingTimeInterval(90))
+            shard.cancel(cancelled)
+
+            // When the clock passes both deadlines
+            clock.advance(by: .seconds(100))
+
+            // Then the kept one times out, and the cancelled one, which would have come first, did not
+            #expect(await OSThreads.run { kept.timedOut.wait(timeout: .seconds(300)) })
+            #expect(log.withLock { $0 } == ["timeOut 2"])
+            #expect(shard.armed == 0)
+        }
+
+        @Test("a shard that fires on move times payloads out on the moving thread, in deadline order, each after its seam")
+        func firesOnMove() {
+            // Given a controlled run's shard, with timers at 30 s and 20 s
+            let clock = ManualClock()
+            let shard = FlowTimerShard<Probe>(clock: clock, firesOnMove: true)
+            let log = LockedValue<[String]>([])
+            shard.arm(Probe(1, log: log), at: clock.now().addingTimeInterval(30))
+            shard.arm(Probe(2, log: log), at: clock.now().addingTimeInterval(20))
+
+            // When one already due is armed, it times out within the arm
+            shard.arm(Probe(3, log: log), at: clock.now())
+            #expect(log.withLock { $0 } == ["seam 3", "timeOut 3"])
+
+            // When the clock moves past both others
+            clock.advance(by: .seconds(31))
+
+            // Then both timed out before the move returned, earliest first, each after its seam
+            #expect(log.withLock { $0 } == ["seam 3", "timeOut 3", "seam 2", "timeOut 2", "seam 1", "timeOut 1"])
+            #expect(shard.armed == 0)
+        }
+    }
 }
