@@ -1,98 +1,6 @@
 import Foundation
 import IdpPrimitives
 
-/// Deadlines by id, earliest first: a binary heap of (deadline, id) beside a table of the live
-/// entries. A plain value; ``FlowTimers`` holds it in its lock.
-///
-/// Removal is lazy: ``remove(_:)`` forgets the entry in the table at once (so its payload is
-/// released) and leaves the heap slot, which is dropped when it reaches the top, or when stale
-/// slots outnumber live ones and the heap is rebuilt (amortised O(1) per removal). So an ended flow
-/// costs 16 bytes of heap until then, never its payload. Each id may be inserted once.
-struct DeadlineHeap<Payload> {
-    private struct Slot {
-        var deadline: Date
-        var id: UInt64
-    }
-
-    private var heap: [Slot] = []
-    private var live: [UInt64: Payload] = [:]
-
-    /// The number of live entries.
-    var count: Int { live.count }
-
-    mutating func insert(_ payload: Payload, id: UInt64, deadline: Date) {
-        live[id] = payload
-        heap.append(Slot(deadline: deadline, id: id))
-        siftUp(heap.count - 1)
-    }
-
-    /// Forgets the entry `id`. Returns whether it was live.
-    @discardableResult
-    mutating func remove(_ id: UInt64) -> Bool {
-        guard live.removeValue(forKey: id) != nil else { return false }
-        if heap.count > 64 && heap.count > 2 * live.count { rebuild() }
-        return true
-    }
-
-    /// The earliest live deadline.
-    mutating func nextDeadline() -> Date? {
-        dropStaleTop()
-        return heap.first?.deadline
-    }
-
-    /// Removes and returns the payloads of every entry due at `now`, earliest first.
-    mutating func popDue(at now: Date) -> [Payload] {
-        var due: [Payload] = []
-        while let top = nextDeadline(), top <= now {
-            let slot = heap[0]
-            removeTop()
-            if let payload = live.removeValue(forKey: slot.id) { due.append(payload) }
-        }
-        return due
-    }
-
-    private mutating func dropStaleTop() {
-        while let top = heap.first, live[top.id] == nil { removeTop() }
-    }
-
-    private mutating func removeTop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        siftDown(0)
-    }
-
-    private mutating func rebuild() {
-        heap.removeAll { live[$0.id] == nil }
-        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
-    }
-
-    private mutating func siftUp(_ start: Int) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { return }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func siftDown(_ start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
-}
-
-extension DeadlineHeap: Sendable where Payload: Sendable {}
-
 /// The flow timeouts of one ``IdpSdkService``, in shards: every flow arms a timeout when it
 /// starts and cancels it when it ends, so with one heap behind one lock every flow of the service
 /// would write the same cache lines. A flow's shard is picked by its id, so its start and its end
@@ -101,7 +9,7 @@ extension DeadlineHeap: Sendable where Payload: Sendable {}
 /// On the system clock there are ``ThreadStripe/count`` shards. On any other clock there is one:
 /// a test's manual clock fires its timeouts in deadline order, which shards would not keep.
 final class FlowTimers: Sendable {
-    private let shards: [FlowTimerShard]
+    private let shards: [FlowTimerShard<Flow>]
     /// `shards.count - 1` (a power of two minus one).
     private let mask: Int
 
@@ -113,7 +21,7 @@ final class FlowTimers: Sendable {
         mask = count - 1
     }
 
-    private func shard(_ flow: Flow) -> FlowTimerShard { shards[Int(truncatingIfNeeded: flow.id.rawValue) & mask] }
+    private func shard(_ flow: Flow) -> FlowTimerShard<Flow> { shards[Int(truncatingIfNeeded: flow.id.rawValue) & mask] }
 
     /// The deadline `timeout` after `now`: a negative timeout is due at once, and one over a
     /// hundred years is a hundred years.
@@ -131,227 +39,126 @@ final class FlowTimers: Sendable {
     var armed: Int { shards.reduce(0) { $0 + $1.armed } }
 }
 
+/// What a ``FlowTimerShard`` times out: a protocol so that a test can arm a payload of its own and
+/// watch it fire; the SDK's payload is ``Flow``.
+protocol FlowTimerPayload: Sendable {
+    /// The payload's id, unique among those armed on one shard.
+    var timerID: UInt64 { get }
+    /// The timer fired: end with a timeout. Called once, with no lock held.
+    func timeOut()
+    /// Called just before ``timeOut()`` when it runs on the thread that moved a controlled run's
+    /// clock: the run's controller may pause there.
+    func pauseAtTimerSeam()
+}
+
+extension Flow: FlowTimerPayload {
+    var timerID: UInt64 { id.rawValue }
+
+    func pauseAtTimerSeam() {
+        context.configuration.controller?.pause(at: Seam("timer", trace: context.seamTrace))
+    }
+}
+
 /// One shard of an ``IdpSdkService``'s flow timeouts (``FlowTimers``): one ``DeadlineHeap`` on the
-/// service's clock, instead of a Dispatch timer per flow. One process-wide OS thread (``TimerDriver``) serves the
-/// heaps of every service, so a process with many services does not hold a thread for each.
+/// service's clock, instead of a Dispatch timer per flow. One process-wide OS thread
+/// (``TimerDriver``) serves the shards of every service, so a process with many services does not
+/// hold a thread for each.
 ///
-/// A flow's timer is armed when it starts and cancelled when it ends, so an ended flow is released
-/// at once.
+/// The storage of a ``FlowTimerShardStateMachine``: each arm, cancel and look of the driver is one
+/// section of its lock, the decision taken there and acted on after it (register with or wake the
+/// driver, time flows out), so no other lock is ever taken while it is held.
 ///
 /// How long the driver may sleep depends on the clock:
 /// - ``SystemClock``: until the earliest deadline, at most one second at a time (so a wall-clock
 ///   jump is noticed within a second);
 /// - ``ManualClock``: until the clock is moved (``ManualClock`` wakes the driver), so a test that
 ///   advances the clock past a deadline sees the flow time out without waiting any wall time;
-/// - any other ``IdpClock``: at most ``pollPeriod`` at a time, as it cannot say when it moves.
+/// - any other ``IdpClock``: at most ``FlowTimerShardStateMachine/pollPeriod`` at a time, as it
+///   cannot say when it moves.
 ///
 /// Expired flows are ended on the driver's thread after every lock is released; ``Flow`` hands
 /// their completions to the worker pool from there.
-final class FlowTimerShard: Sendable {
-    /// How often the timers look at a clock that is neither the system's nor a ``ManualClock``.
-    static let pollPeriod: Duration = .milliseconds(10)
-    /// How long the driver keeps serving a heap that has become empty (so a service whose flows
-    /// come one at a time does not register and wake the driver for each), and the longest it
-    /// sleeps on a registered heap of a system or polled clock.
-    static let linger: Duration = .seconds(2)
+final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
+    typealias Machine = FlowTimerShardStateMachine<Payload>
 
-    private struct State: Sendable {
-        var deadlines = DeadlineHeap<Flow>()
-        /// Whether the driver serves this heap (it has or had timers since the driver last
-        /// found it empty for ``FlowTimers/linger``).
-        var registered = false
-        /// When the driver first found the heap empty (monotonic ns), or `nil` while it has timers.
-        var emptySince: UInt64?
-    }
-
-    /// `inline`: a controlled run's manual clock; due timers fire on the thread that moves it.
-    private enum Pacing: Sendable { case system, woken, polled, inline }
-
-    private let state = LockedValue(State(), label: "IdpSdk.FlowTimers")
+    private let state: LockedValue<Machine>
     private let clock: any IdpClock
-    private let pacing: Pacing
 
     /// - Parameter firesOnMove: With a ``ManualClock``, fire due timeouts on the thread that moves
     ///   the clock, in deadline order, instead of on the driver's thread (a controlled run, where
     ///   which thread does what must repeat).
     init(clock: any IdpClock, firesOnMove: Bool = false) {
         self.clock = clock
-        if firesOnMove, let manual = clock as? ManualClock {
-            pacing = .inline
-            manual.whenMoved { [weak self] in
+        let manual = clock as? ManualClock
+        let pacing: Machine.Pacing =
+            if firesOnMove && manual != nil {
+                .inline
+            } else if clock is SystemClock {
+                .system
+            } else if manual != nil {
+                .woken
+            } else {
+                .polled
+            }
+        state = LockedValue(Machine(pacing: pacing), label: "IdpSdk.FlowTimers")
+        switch pacing {
+        case .inline:
+            manual?.whenMoved { [weak self] in
                 guard let self else { return false }
-                fireDue()
+                let now = self.clock.now()
+                fire(state.withLock { $0.takeDue(at: now) }, inline: true)
                 return true
             }
-        } else if clock is SystemClock {
-            pacing = .system
-        } else if let manual = clock as? ManualClock {
-            pacing = .woken
-            manual.whenMoved { [weak self] in
+        case .woken:
+            manual?.whenMoved { [weak self] in
                 guard self != nil else { return false }
                 TimerDriver.shared.wake()
                 return true
             }
-        } else {
-            pacing = .polled
+        case .system, .polled:
+            break
         }
     }
 
-    /// Times `flow` out at `deadline` on the service's clock, unless cancelled first.
-    func arm(_ flow: Flow, at deadline: Date) {
+    /// Times `payload` out at `deadline` on the shard's clock, unless cancelled first.
+    func arm(_ payload: Payload, at deadline: Date) {
         let now = clock.now()
-        if pacing == .inline {
-            state.withLock { $0.deadlines.insert(flow, id: flow.id.rawValue, deadline: deadline) }
-            if deadline <= now { fireDue() }
-            return
-        }
-        // The driver looks at a registered heap again within `linger` (system and polled clocks)
-        // or when the clock moves (a manual clock): only a deadline before that needs a wake.
-        let soon = pacing == .woken ? deadline <= now : deadline < now.addingTimeInterval(Self.linger.timeInterval)
-        let action = state.withLock { state -> (register: Bool, wake: Bool) in
-            let earliest = state.deadlines.nextDeadline()
-            state.deadlines.insert(flow, id: flow.id.rawValue, deadline: deadline)
-            state.emptySince = nil
-            let register = !state.registered
-            state.registered = true
-            return (register, soon && earliest.map { deadline < $0 } ?? true)
-        }
-        if action.register {
-            TimerDriver.shared.register(self)
-        } else if action.wake {
-            TimerDriver.shared.wake()
+        switch state.withLock({ $0.arm(payload, id: payload.timerID, at: deadline, now: now) }) {
+        case .none: break
+        case .register(let token): TimerDriver.shared.register(self, token: token)
+        case .wake: TimerDriver.shared.wake()
+        case .fire(let due): fire(due, inline: true)
         }
     }
 
-    /// Ends the flows whose deadline has passed, on the calling thread (``Pacing/inline`` only).
-    private func fireDue() {
-        let now = clock.now()
-        let due = state.withLock { $0.deadlines.popDue(at: now) }
-        for flow in due {
-            flow.context.configuration.controller?.pause(at: Seam("timer", trace: flow.context.seamTrace))
-            flow.timeOut()
-        }
-    }
-
-    /// Forgets `flow`'s timer (it ended).
-    func cancel(_ flow: Flow) {
-        state.withLock { _ = $0.deadlines.remove(flow.id.rawValue) }
+    /// Forgets `payload`'s timer (it ended).
+    func cancel(_ payload: Payload) {
+        state.withLock { $0.cancel(payload.timerID) }
     }
 
     /// Timers armed and not yet fired or cancelled.
-    var armed: Int { state.withLock { $0.deadlines.count } }
+    var armed: Int { state.withLock { $0.armed } }
 
-    /// Whether the driver is to serve this heap.
-    var isRegistered: Bool { state.withLock { $0.registered } }
-
-    /// What the driver is to do with this heap after one look.
-    enum Look {
-        /// Fire these flows' timeouts (after the lock), then look again.
-        case fire([Flow])
-        /// Look again within this long (`nil`: when woken).
-        case wait(Duration?)
-        /// Nothing is armed: stop serving this heap until the next ``arm(_:at:)``.
-        case idle
-    }
-
-    /// The driver's look at this heap, on the driver's thread.
-    func look() -> Look {
+    /// The driver's look at this shard, on the driver's thread.
+    func look() -> TimerLook {
         let now = clock.now()
-        return state.withLock { state -> Look in
-            let due = state.deadlines.popDue(at: now)
-            if !due.isEmpty { return .fire(due) }
-            guard let next = state.deadlines.nextDeadline() else {
-                let monotonic = DispatchTime.now().uptimeNanoseconds
-                guard let emptySince = state.emptySince else {
-                    state.emptySince = monotonic
-                    return .wait(Self.linger)
-                }
-                let empty = Duration.nanoseconds(Int64(bitPattern: monotonic &- emptySince))
-                guard empty >= Self.linger else { return .wait(Self.linger - empty) }
-                state.registered = false
-                state.emptySince = nil
-                return .idle
-            }
-            return switch pacing {
-            case .system: .wait(min(.seconds(1), .seconds(max(0, next.timeIntervalSince(now)))))
-            case .woken: .wait(nil)
-            case .polled: .wait(Self.pollPeriod)
-            case .inline: .idle   // never registered with the driver
-            }
-        }
-    }
-}
-
-/// The one OS thread (`IdpSdk-timers`) that fires the flow timeouts of every ``FlowTimerShard`` with
-/// timers armed. It starts with the first armed timer and exits after two seconds with none.
-final class TimerDriver: Sendable {
-    static let shared = TimerDriver()
-
-    private struct State: Sendable {
-        var heaps: [ObjectIdentifier: FlowTimerShard] = [:]
-        var threadRunning = false
-        /// Bumped by every registration and wake: a sleeping driver that sees it changed looks again.
-        var generation: UInt64 = 0
-    }
-
-    private let state = ConditionLockedValue(State(), label: "IdpSdk.TimerDriver")
-    private let keepAlive: Duration = .seconds(2)
-
-    /// Serves `timers` until it is found empty.
-    func register(_ timers: FlowTimerShard) {
-        let start = state.withLock { state -> Bool in
-            state.heaps[ObjectIdentifier(timers)] = timers
-            state.generation &+= 1
-            guard !state.threadRunning else { return false }
-            state.threadRunning = true
-            return true
-        }
-        if start {
-            let thread = Thread { [self] in run() }
-            thread.name = "IdpSdk-timers"
-            thread.start()
-        } else {
-            state.signal()
+        let monotonic = DispatchTime.now().uptimeNanoseconds
+        switch state.withLock({ $0.look(now: now, monotonic: monotonic) }) {
+        case .fire(let due):
+            fire(due, inline: false)
+            return .fired
+        case .wait(let wait):
+            return .wait(wait)
+        case .idle(let token):
+            return .idle(token: token)
         }
     }
 
-    /// Makes the driver look at every heap again (an earlier deadline, a moved clock).
-    func wake() {
-        state.withLock { $0.generation &+= 1 }
-        state.signal()
-    }
-
-    private func run() {
-        while true {
-            let (heaps, generation) = state.withLock { (Array($0.heaps.values), $0.generation) }
-            var sleep: Duration?
-            var untilWoken = false
-            var fired = false
-            for timers in heaps {
-                switch timers.look() {
-                case .fire(let flows):
-                    for flow in flows { flow.timeOut() }
-                    fired = true
-                case .wait(let wait):
-                    if let wait { sleep = min(sleep ?? wait, wait) } else { untilWoken = true }
-                case .idle:
-                    // Forget it unless an arm re-registered it meanwhile (it then is registered
-                    // again: its flag is set under its own lock before it registers here).
-                    state.withLock { state in
-                        if !timers.isRegistered { state.heaps[ObjectIdentifier(timers)] = nil }
-                    }
-                }
-            }
-            if fired { continue }
-            if sleep == nil && !untilWoken { sleep = keepAlive }
-            let keepRunning = state.wait { state, wake -> ConditionLockedValue<State>.Decision<Bool> in
-                if state.generation != generation { return .done(true) }
-                if wake != .timedOut { return .wait(timeout: sleep) }
-                guard state.heaps.isEmpty else { return .done(true) }
-                state.threadRunning = false
-                return .done(false)
-            }
-            if !keepRunning { return }
+    /// Times out `due`, in order, with no lock held.
+    private func fire(_ due: [Payload], inline: Bool) {
+        for payload in due {
+            if inline { payload.pauseAtTimerSeam() }
+            payload.timeOut()
         }
     }
 }

@@ -1,0 +1,545 @@
+import Foundation
+@testable import IdpSdk
+import IdpPrimitives
+import Testing
+import TestSupport
+
+/// An instant `seconds` after a fixed start, so deadlines read as small numbers.
+private func at(_ seconds: Double) -> Date { ManualClock.defaultStart.addingTimeInterval(seconds) }
+
+/// Monotonic nanoseconds from seconds.
+private func monotonic(_ seconds: Double) -> UInt64 { UInt64(seconds * 1e9) }
+
+/// The flow timeouts' parts, each a suite of its own, under one name so that
+/// `swift test --filter FlowTimers` runs them all.
+@Suite("Flow timers")
+struct FlowTimersTests {}
+
+extension FlowTimersTests {
+    @Suite("A deadline heap, as a value")
+    struct DeadlineHeapTests {
+        @Test("gives the earliest deadline first, whatever order the entries came in")
+        func earliestFirst() {
+            // Given entries inserted out of order
+            var heap = DeadlineHeap<String>()
+            for (id, seconds) in [(1, 30.0), (2, 10.0), (3, 20.0), (4, 5.0), (5, 25.0)] {
+                heap.insert("p\(id)", id: UInt64(id), deadline: at(seconds))
+            }
+
+            // When nothing is due yet, the earliest deadline is the smallest
+            #expect(heap.nextDeadline() == at(5))
+            #expect(heap.popDue(at: at(4)).isEmpty)
+
+            // Then everything, once due, comes out earliest first
+            #expect(heap.popDue(at: at(100)) == ["p4", "p2", "p3", "p5", "p1"])
+            #expect(heap.count == 0)
+            #expect(heap.nextDeadline() == nil)
+        }
+
+        @Test("forgets a removed entry at once and drops its slot only when it reaches the top")
+        func lazyRemoval() {
+            // Given two entries
+            var heap = DeadlineHeap<String>()
+            heap.insert("early", id: 1, deadline: at(1))
+            heap.insert("late", id: 2, deadline: at(2))
+
+            // When the earlier one is removed
+            let removed = heap.remove(1)
+            let removedAgain = heap.remove(1)
+
+            // Then it is gone from the count at once, its slot stays until it reaches the top
+            #expect(removed)
+            #expect(!removedAgain)
+            #expect(heap.count == 1)
+            #expect(heap.slots == 2)
+            // and the next deadline skips it, dropping the slot
+            #expect(heap.nextDeadline() == at(2))
+            #expect(heap.slots == 1)
+            #expect(heap.popDue(at: at(10)) == ["late"])
+        }
+
+        @Test("rebuilds once stale slots outnumber live ones, and keeps the order")
+        func rebuildsWhenStale() {
+            // Given a hundred entries, deadlines in reverse order of ids
+            var heap = DeadlineHeap<Int>()
+            for id in 0..<100 { heap.insert(id, id: UInt64(id), deadline: at(Double(100 - id))) }
+
+            // When half are removed, the slots stay (stale ones do not yet outnumber the live)
+            for id in stride(from: 0, to: 100, by: 2) { heap.remove(UInt64(id)) }
+            #expect(heap.count == 50)
+            #expect(heap.slots == 100)
+
+            // and one more removal tips it: the heap is rebuilt with the live slots only
+            heap.remove(1)
+            #expect(heap.count == 49)
+            #expect(heap.slots == 49)
+
+            // Then the live entries still come out earliest first
+            #expect(heap.popDue(at: at(1000)) == Array(stride(from: 99, through: 3, by: -2)))
+        }
+
+        @Test("pops each due payload once, earliest first, and leaves the rest")
+        func popDueOnce() {
+            // Given five entries, two sharing a deadline, one removed
+            var heap = DeadlineHeap<String>()
+            heap.insert("c", id: 3, deadline: at(3))
+            heap.insert("a", id: 1, deadline: at(1))
+            heap.insert("e", id: 5, deadline: at(5))
+            heap.insert("b", id: 2, deadline: at(2))
+            heap.insert("b2", id: 6, deadline: at(2))
+            heap.remove(5)
+
+            // When the time reaches the third second, twice
+            let first = heap.popDue(at: at(3))
+            let second = heap.popDue(at: at(3))
+
+            // Then the first pop takes the four due ones, the two equal ones between, and the second
+            // takes nothing; the removed one never comes out
+            #expect(first.first == "a" && first.last == "c")
+            #expect(Set(first) == ["a", "b", "b2", "c"] && first.count == 4)
+            #expect(second.isEmpty)
+            #expect(heap.popDue(at: at(100)).isEmpty)
+            #expect(heap.count == 0)
+        }
+    }
+
+    @Suite("A flow timer shard's decisions, as a value")
+    struct FlowTimerShardStateMachineTests {
+        typealias Machine = FlowTimerShardStateMachine<String>
+
+        @Test("the first arm registers the shard under a new token; later arms register nothing")
+        func firstArmRegisters() {
+            // Given an unregistered shard on the system clock
+            var machine = Machine(pacing: .system)
+            #expect(machine.registration == .unregistered)
+
+            // When two timers are armed far ahead
+            let first = machine.arm("a", id: 1, at: at(60), now: at(0))
+            let second = machine.arm("b", id: 2, at: at(50), now: at(0))
+
+            // Then only the first registers, under token 1
+            #expect(first == .register(token: 1))
+            #expect(second == ArmAction.none)
+            #expect(machine.registration == .registered(token: 1))
+            #expect(machine.armed == 2)
+        }
+
+        @Test("a later arm wakes the driver only for a deadline before every other, and before the driver looks again on its own")
+        func wakesOnlyForEarlierSoonDeadline() {
+            // Given registered shards on the system clock and on a manual clock
+            var system = Machine(pacing: .system)
+            var manual = Machine(pacing: .woken)
+            _ = system.arm("a", id: 1, at: at(10), now: at(0))
+            _ = manual.arm("a", id: 1, at: at(10), now: at(0))
+
+            // When the system shard is armed beyond the linger, within it, and within it but after that
+            let beyondLinger = system.arm("b", id: 2, at: at(5), now: at(0))
+            let withinLinger = system.arm("c", id: 3, at: at(1), now: at(0))
+            let afterEarliest = system.arm("d", id: 4, at: at(1.5), now: at(0))
+
+            // Then only the earliest one within the linger wakes the driver
+            #expect(beyondLinger == ArmAction.none)
+            #expect(withinLinger == .wake)
+            #expect(afterEarliest == ArmAction.none)
+
+            // and on a manual clock, which wakes the driver as it moves, only a deadline already due does
+            let notDue = manual.arm("b", id: 2, at: at(1), now: at(0))
+            let due = manual.arm("c", id: 3, at: at(0), now: at(0))
+            #expect(notDue == ArmAction.none)
+            #expect(due == .wake)
+        }
+
+        @Test("a look fires what is due, earliest first, and otherwise waits as the clock allows")
+        func looks() {
+            // Given timers at 29.5 s and 30 s on each pacing
+            func armed(_ pacing: Machine.Pacing) -> Machine {
+                var machine = Machine(pacing: pacing)
+                _ = machine.arm("late", id: 2, at: at(30), now: at(0))
+                _ = machine.arm("early", id: 1, at: at(29.5), now: at(0))
+                return machine
+            }
+            var system = armed(.system), manual = armed(.woken), polled = armed(.polled)
+
+            // When the driver looks before the deadlines
+            // Then the system clock sleeps until the earliest, at most a second; the manual clock until
+            // woken; the polled clock for the poll period
+            #expect(system.look(now: at(0), monotonic: 0) == .wait(.seconds(1)))
+            #expect(system.look(now: at(29), monotonic: 0) == .wait(.milliseconds(500)))
+            #expect(manual.look(now: at(0), monotonic: 0) == .wait(nil))
+            #expect(polled.look(now: at(0), monotonic: 0) == .wait(.milliseconds(10)))
+
+            // and once the clock has passed both, one look fires them, earliest first, each once
+            #expect(system.look(now: at(31), monotonic: 0) == .fire(["early", "late"]))
+            #expect(system.armed == 0)
+            #expect(system.look(now: at(31), monotonic: 0) == .wait(Machine.linger))
+        }
+
+        @Test("a shard found empty is served for the linger, then let go under its token; the next arm registers it anew")
+        func lingersThenIdles() {
+            // Given a registered shard whose only timer was cancelled
+            var machine = Machine(pacing: .system)
+            _ = machine.arm("a", id: 1, at: at(60), now: at(0))
+            machine.cancel(1)
+
+            // When the driver looks, first at 0 s of monotonic time, then at 0.5 s
+            let first = machine.look(now: at(0), monotonic: monotonic(0))
+            #expect(machine.registration == .emptySince(0, token: 1))
+            let second = machine.look(now: at(0), monotonic: monotonic(0.5))
+
+            // Then it lingers for what is left of the two seconds
+            #expect(first == .wait(.seconds(2)))
+            #expect(second == .wait(.milliseconds(1500)))
+
+            // When the two seconds have passed
+            let third = machine.look(now: at(0), monotonic: monotonic(2))
+
+            // Then the shard is let go under token 1, and the next arm registers it under token 2
+            #expect(third == .idle(token: 1))
+            #expect(machine.registration == .unregistered)
+            #expect(machine.arm("b", id: 2, at: at(60), now: at(0)) == .register(token: 2))
+        }
+
+        @Test("an arm while the shard lingers keeps its registration and ends the lingering")
+        func armWhileLingering() {
+            // Given a shard the driver found empty
+            var machine = Machine(pacing: .system)
+            _ = machine.arm("a", id: 1, at: at(60), now: at(0))
+            machine.cancel(1)
+            _ = machine.look(now: at(0), monotonic: monotonic(0))
+
+            // When a timer is armed
+            let armed = machine.arm("b", id: 2, at: at(60), now: at(0))
+
+            // Then it registers nothing (the driver still serves the shard) and the shard is no longer
+            // empty, so a look past the linger waits instead of letting it go
+            #expect(armed == ArmAction.none)
+            #expect(machine.registration == .registered(token: 1))
+            #expect(machine.look(now: at(0), monotonic: monotonic(5)) == .wait(.seconds(1)))
+        }
+
+        @Test("a look at a shard already let go lets it go again under its latest token")
+        func lookAfterIdle() {
+            // Given a shard let go under token 1
+            var machine = Machine(pacing: .woken)
+            _ = machine.arm("a", id: 1, at: at(60), now: at(0))
+            machine.cancel(1)
+            _ = machine.look(now: at(0), monotonic: monotonic(0))
+            #expect(machine.look(now: at(0), monotonic: monotonic(3)) == .idle(token: 1))
+
+            // When the driver looks again (a late registration left it in the driver's table)
+            // Then the answer is idle under the same token
+            #expect(machine.look(now: at(0), monotonic: monotonic(4)) == .idle(token: 1))
+        }
+
+        @Test("a shard that fires on the moving thread never registers, and hands out due timers in deadline order")
+        func inline() {
+            // Given a shard of a controlled run
+            var machine = Machine(pacing: .inline)
+
+            // When timers are armed, one already due
+            let future = machine.arm("b", id: 2, at: at(20), now: at(0))
+            let later = machine.arm("c", id: 3, at: at(30), now: at(0))
+            let due = machine.arm("a", id: 1, at: at(0), now: at(0))
+
+            // Then the due one is fired at once, nothing registers
+            #expect(future == ArmAction.none)
+            #expect(later == ArmAction.none)
+            #expect(due == .fire(["a"]))
+            #expect(machine.registration == .unregistered)
+
+            // and a moved clock takes the due ones in deadline order, each once
+            #expect(machine.takeDue(at: at(25)) == ["b"])
+            #expect(machine.takeDue(at: at(35)) == ["c"])
+            #expect(machine.takeDue(at: at(35)).isEmpty)
+        }
+
+        typealias ArmAction = Machine.ArmAction
+    }
+
+    @Suite("The timer driver's decisions, as a value")
+    struct TimerDriverStateMachineTests {
+        /// A stand-in for a shard: the driver's machine only needs its identity.
+        final class Shard: Sendable {}
+
+        typealias Machine = TimerDriverStateMachine<Shard>
+        typealias ShardMachine = FlowTimerShardStateMachine<String>
+
+        /// A nap gathered from these waits.
+        static func nap(_ waits: Duration?...) -> Machine.Nap {
+            var nap = Machine.Nap()
+            for wait in waits { nap.include(wait) }
+            return nap
+        }
+
+        @Test("the first registration starts the thread; one while it looks makes it look again; one while it sleeps signals it")
+        func registrations() {
+            // Given a driver with no thread
+            var machine = Machine()
+            let shard = Shard(), other = Shard()
+
+            // When a shard registers, the thread is started and looks
+            #expect(machine.register(shard, key: ObjectIdentifier(shard), token: 1) == .startThread)
+            #expect(machine.beginLook().count == 1)
+
+            // When another registers while it looks, no signal is needed, but it looks again
+            #expect(machine.register(other, key: ObjectIdentifier(other), token: 1) == Machine.Signal.none)
+            #expect(machine.sleep(Self.nap(.seconds(1)), timedOut: false) == .lookAgain)
+
+            // When it then looks and sleeps, a wake signals it, and its wake-up looks again
+            #expect(machine.beginLook().count == 2)
+            #expect(machine.sleep(Self.nap(.seconds(1)), timedOut: false) == .wait(.seconds(1)))
+            #expect(machine.thread == .sleeping)
+            #expect(machine.wake() == .signal)
+            #expect(machine.sleep(Self.nap(.seconds(1)), timedOut: false) == .lookAgain)
+        }
+
+        @Test("a wake with no thread running does nothing")
+        func wakeWithoutThread() {
+            var machine = Machine()
+            #expect(machine.wake() == Machine.Signal.none)
+            #expect(machine.thread == .stopped)
+        }
+
+        @Test("the thread sleeps for the shortest wait; with none, until woken if a shard waits for its clock, else for the keep-alive")
+        func naps() {
+            #expect(Self.nap(.seconds(1), nil, .milliseconds(10)).timeout == .milliseconds(10))
+            #expect(Self.nap(nil, nil).timeout == nil)
+            #expect(Self.nap().timeout == Machine.keepAlive)
+        }
+
+        @Test("a spurious wake-up sleeps again; a sleep that runs out looks again while a shard is served, and stops the thread when none is")
+        func sleepsAndStops() {
+            // Given a thread serving one shard, asleep
+            var machine = Machine()
+            let shard = Shard()
+            _ = machine.register(shard, key: ObjectIdentifier(shard), token: 1)
+            _ = machine.beginLook()
+            #expect(machine.sleep(Self.nap(nil), timedOut: false) == .wait(nil))
+
+            // When it wakes with nothing new, it sleeps again
+            #expect(machine.sleep(Self.nap(nil), timedOut: false) == .wait(nil))
+            // and when its sleep runs out, it looks again, as a shard is served
+            #expect(machine.sleep(Self.nap(.seconds(1)), timedOut: true) == .lookAgain)
+
+            // When the shard is let go and the keep-alive runs out, the thread stops
+            _ = machine.beginLook()
+            machine.forget(ObjectIdentifier(shard), token: 1)
+            #expect(machine.sleep(Self.nap(), timedOut: false) == .wait(Machine.keepAlive))
+            #expect(machine.sleep(Self.nap(), timedOut: true) == .stop)
+            #expect(machine.thread == .stopped)
+
+            // and the next registration starts a thread again
+            #expect(machine.register(shard, key: ObjectIdentifier(shard), token: 2) == .startThread)
+        }
+
+        @Test("a registration is forgotten only under its own token, and an older token never replaces a newer one")
+        func forgetsOnlyItsToken() {
+            var machine = Machine()
+            let shard = Shard()
+            let key = ObjectIdentifier(shard)
+            _ = machine.register(shard, key: key, token: 2)
+            _ = machine.register(shard, key: key, token: 1)
+            #expect(machine.token(of: key) == 2)
+            machine.forget(key, token: 1)
+            #expect(machine.served == 1)
+            machine.forget(key, token: 2)
+            #expect(machine.served == 0)
+        }
+
+        /// A shard on the system clock and a driver serving it, the shard found empty for the linger
+        /// (the driver is looking, about to be told idle under token 1), and then an arm that finds it
+        /// unregistered: what the two machines hold when the driver's forget and the arm's
+        /// registration have yet to run.
+        static func armDuringIdle() -> (shard: ShardMachine, driver: Machine, object: Shard, register: ShardMachine.ArmAction, idle: ShardMachine.LookAction) {
+            var shard = ShardMachine(pacing: .system)
+            var driver = Machine()
+            let object = Shard()
+            guard case .register(let token) = shard.arm("a", id: 1, at: at(60), now: at(0)) else {
+                Issue.record("the first arm registers")
+                return (shard, driver, object, .none, .wait(nil))
+            }
+            _ = driver.register(object, key: ObjectIdentifier(object), token: token)
+            _ = driver.beginLook()
+            shard.cancel(1)
+            _ = shard.look(now: at(0), monotonic: monotonic(0))
+            // The driver's look decides idle under the shard's lock…
+            let idle = shard.look(now: at(0), monotonic: monotonic(2))
+            // …and before the driver forgets it, an arm on another thread finds the shard unregistered.
+            let register = shard.arm("b", id: 2, at: at(1), now: at(0))
+            return (shard, driver, object, register, idle)
+        }
+
+        @Test("an arm that registers a shard again while the driver lets it go keeps it served, when the driver forgets first")
+        func armDuringIdleForgetFirst() {
+            // Given the shard let go under token 1 and registering again under token 2
+            let given = Self.armDuringIdle()
+            var shard = given.shard, driver = given.driver
+            let object = given.object, key = ObjectIdentifier(given.object)
+            #expect(given.idle == .idle(token: 1))
+            #expect(given.register == .register(token: 2))
+
+            // When the driver forgets token 1, then the arm's registration arrives
+            driver.forget(key, token: 1)
+            #expect(driver.served == 0)
+            let signal = driver.register(object, key: key, token: 2)
+
+            // Then the shard is served under token 2, the driver looks again before sleeping, and that
+            // look fires the new timer when it is due
+            #expect(signal == Machine.Signal.none)
+            #expect(driver.token(of: key) == 2)
+            #expect(driver.sleep(Self.nap(), timedOut: false) == .lookAgain)
+            #expect(driver.beginLook().count == 1)
+            #expect(shard.look(now: at(2), monotonic: monotonic(3)) == .fire(["b"]))
+        }
+
+        @Test("an arm that registers a shard again while the driver lets it go keeps it served, when its registration arrives first")
+        func armDuringIdleRegisterFirst() {
+            // Given the shard let go under token 1 and registering again under token 2
+            let given = Self.armDuringIdle()
+            var shard = given.shard, driver = given.driver
+            let object = given.object, key = ObjectIdentifier(given.object)
+            #expect(given.idle == .idle(token: 1))
+            #expect(given.register == .register(token: 2))
+
+            // When the arm's registration arrives, then the driver forgets token 1
+            _ = driver.register(object, key: key, token: 2)
+            driver.forget(key, token: 1)
+
+            // Then the stale forget left the fresh registration, and the next look fires the timer
+            #expect(driver.token(of: key) == 2)
+            #expect(driver.sleep(Self.nap(), timedOut: false) == .lookAgain)
+            #expect(driver.beginLook().count == 1)
+            #expect(shard.look(now: at(2), monotonic: monotonic(3)) == .fire(["b"]))
+        }
+
+        @Test("a registration that arrives after the driver let its shard go is dropped at the next look, so the thread can still stop")
+        func lateRegistration() {
+            // Given a shard let go under token 1 and forgotten by the driver
+            var shard = ShardMachine(pacing: .system)
+            var driver = Machine()
+            let object = Shard()
+            let key = ObjectIdentifier(object)
+            _ = shard.arm("a", id: 1, at: at(60), now: at(0))
+            _ = driver.register(object, key: key, token: 1)
+            _ = driver.beginLook()
+            shard.cancel(1)
+            _ = shard.look(now: at(0), monotonic: monotonic(0))
+            guard case .idle(let token) = shard.look(now: at(0), monotonic: monotonic(2)) else {
+                Issue.record("the shard is let go after the linger")
+                return
+            }
+            driver.forget(key, token: token)
+
+            // When a delayed delivery of that registration arrives
+            _ = driver.register(object, key: key, token: 1)
+            #expect(driver.served == 1)
+
+            // Then the next look at the shard lets it go under the same token, and the driver forgets it
+            _ = driver.sleep(Self.nap(), timedOut: false)
+            #expect(driver.beginLook().count == 1)
+            guard case .idle(let again) = shard.look(now: at(0), monotonic: monotonic(3)) else {
+                Issue.record("an unregistered shard is idle")
+                return
+            }
+            driver.forget(key, token: again)
+            #expect(driver.served == 0)
+            #expect(driver.sleep(Self.nap(), timedOut: false) == .wait(Machine.keepAlive))
+            #expect(driver.sleep(Self.nap(), timedOut: true) == .stop)
+        }
+    }
+
+    @Suite("A flow timer shard on a manual clock")
+    struct FlowTimerShardTests {
+        /// A flow-like payload that logs its seam and its timeout, and opens a gate when it times out.
+        final class Probe: FlowTimerPayload {
+            let timerID: UInt64
+            let log: LockedValue<[String]>
+            let timedOut = Gate()
+            let timeOuts = LockedValue(0)
+
+            init(_ id: UInt64, log: LockedValue<[String]>) {
+                timerID = id
+                self.log = log
+            }
+
+            func timeOut() {
+                timeOuts.withLock { $0 += 1 }
+                log.withLock { $0.append("timeOut \(timerID)") }
+                timedOut.open()
+            }
+
+            func pauseAtTimerSeam() { log.withLock { $0.append("seam \(timerID)") } }
+        }
+
+        @Test("a payload times out once on the driver's thread when the clock passes its deadline, and a later one waits for its own")
+        func firesOnceWhenClockMoves() async {
+            // Given a shard on a manual clock with timers at one and two minutes
+            let clock = ManualClock()
+            let shard = FlowTimerShard<Probe>(clock: clock)
+            let log = LockedValue<[String]>([])
+            let first = Probe(1, log: log), second = Probe(2, log: log)
+            shard.arm(first, at: clock.now().addingTimeInterval(60))
+            shard.arm(second, at: clock.now().addingTimeInterval(120))
+            #expect(shard.armed == 2)
+
+            // When the clock passes the first minute
+            clock.advance(by: .seconds(61))
+
+            // Then the first times out (waited for, not slept on), and the second, not due, does not
+            #expect(await OSThreads.run { first.timedOut.wait(timeout: .seconds(300)) })
+            #expect(second.timeOuts.withLock { $0 } == 0)
+            #expect(shard.armed == 1)
+
+            // When the clock passes the second minute
+            clock.advance(by: .seconds(60))
+
+            // Then the second times out, and the first never again; neither passed a controller's seam
+            #expect(await OSThreads.run { second.timedOut.wait(timeout: .seconds(300)) })
+            #expect(first.timeOuts.withLock { $0 } == 1)
+            #expect(second.timeOuts.withLock { $0 } == 1)
+            #expect(log.withLock { $0 } == ["timeOut 1", "timeOut 2"])
+            #expect(shard.armed == 0)
+        }
+
+        @Test("a cancelled payload never times out, though the clock passes its deadline")
+        func cancelledNeverFires() async {
+            // Given two timers on a manual clock, the earlier one cancelled
+            let clock = ManualClock()
+            let shard = FlowTimerShard<Probe>(clock: clock)
+            let log = LockedValue<[String]>([])
+            let cancelled = Probe(1, log: log), kept = Probe(2, log: log)
+            shard.arm(cancelled, at: clock.now().addingTimeInterval(60))
+            shard.arm(kept, at: clock.now().addingTimeInterval(90))
+            shard.cancel(cancelled)
+
+            // When the clock passes both deadlines
+            clock.advance(by: .seconds(100))
+
+            // Then the kept one times out, and the cancelled one, which would have come first, did not
+            #expect(await OSThreads.run { kept.timedOut.wait(timeout: .seconds(300)) })
+            #expect(log.withLock { $0 } == ["timeOut 2"])
+            #expect(shard.armed == 0)
+        }
+
+        @Test("a shard that fires on move times payloads out on the moving thread, in deadline order, each after its seam")
+        func firesOnMove() {
+            // Given a controlled run's shard, with timers at 30 s and 20 s
+            let clock = ManualClock()
+            let shard = FlowTimerShard<Probe>(clock: clock, firesOnMove: true)
+            let log = LockedValue<[String]>([])
+            shard.arm(Probe(1, log: log), at: clock.now().addingTimeInterval(30))
+            shard.arm(Probe(2, log: log), at: clock.now().addingTimeInterval(20))
+
+            // When one already due is armed, it times out within the arm
+            shard.arm(Probe(3, log: log), at: clock.now())
+            #expect(log.withLock { $0 } == ["seam 3", "timeOut 3"])
+
+            // When the clock moves past both others
+            clock.advance(by: .seconds(31))
+
+            // Then both timed out before the move returned, earliest first, each after its seam
+            #expect(log.withLock { $0 } == ["seam 3", "timeOut 3", "seam 2", "timeOut 2", "seam 1", "timeOut 1"])
+            #expect(shard.armed == 0)
+        }
+    }
+}
