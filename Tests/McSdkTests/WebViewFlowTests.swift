@@ -41,17 +41,32 @@ private struct TWVBench {
     }
 
     func astData(_ activation: MaverickActivation, userId: String = "") async -> KSMGetAstClientDataResultEvent {
-        await withCheckedContinuation { continuation in
-            activation.getAstClientData(userIdentifer: KsUserIdentifier(tenantId: tenant, userId: userId)) { continuation.resume(returning: $0) }
+        await Self.delivered { deliver in
+            activation.getAstClientData(userIdentifer: KsUserIdentifier(tenantId: tenant, userId: userId)) { deliver($0) }
         }
     }
 
     func setCode(_ activation: MaverickActivation, _ type: MaverickClientIdType, _ code: String, userId: String = "") async -> KSMSetAuthorisationCodeResultEvent {
-        await withCheckedContinuation { continuation in
+        await Self.delivered { deliver in
             activation.setAuthorizationCode(userType: type, authorizationCode: code, userIdentifer: KsUserIdentifier(tenantId: tenant, userId: userId)) {
-                continuation.resume(returning: $0)
+                deliver($0)
             }
         }
+    }
+
+    /// The value the sample's completion handler delivers. It is handed over under a lock as well
+    /// as through the continuation: ThreadSanitizer does not always see the ordering a
+    /// continuation gives (one resumed while its task is still suspending), and then reports the
+    /// event's fields, written on the MC's thread, as raced with the test's reads.
+    static func delivered<Event: Sendable>(_ start: (@escaping @Sendable (Event) -> Void) -> Void) async -> Event {
+        let box = LockedValue<Event?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            start { event in
+                box.withLock { $0 = event }
+                continuation.resume()
+            }
+        }
+        return box.withLock { $0! }
     }
 
     /// Loads the sample's request in the web view, typing `username` and `password` into every form.
