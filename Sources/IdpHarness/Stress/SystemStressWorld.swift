@@ -231,7 +231,12 @@ extension SystemStress {
             return picked.map { "participant \($0.participant): \($0.text)" }
         }
 
-        var firedSites: [FaultPlan.Site] { wiring.withLock { $0?.run.fired.withLock { $0 } ?? [] } }
+        /// The fault sites that fired: the run is taken from the wiring, and its sites read after
+        /// the wiring's lock is released (no lock is taken while another is held).
+        var firedSites: [FaultPlan.Site] {
+            let run = wiring.withLock { $0?.run }
+            return run?.fired.withLock { $0 } ?? []
+        }
 
         func tally(into report: inout Report) {
             let ledger = self.ledger.withLock { $0 }
