@@ -71,7 +71,7 @@ public final class IdpSdkService: Sendable {
         /// at its seams (after a provider call, before a cancellation or a timeout takes effect).
         /// `nil`, the default: the SDK schedules its own work. With a `ManualClock` and a
         /// controller, timeouts fire on the thread that moves the clock, so a run repeats.
-        public var controller: (any ExecutionController)?
+        package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
 
@@ -90,7 +90,6 @@ public final class IdpSdkService: Sendable {
         ///   - workerKeepAlive: How long an idle SDK thread lives; 2 s.
         ///   - workerSpin: How long an SDK thread out of work watches for the next job; 250 µs.
         ///   - clock: The clock `flowTimeout` is measured on; the system's.
-        ///   - controller: Takes over the SDK's scheduling for a controlled stress run; `nil`.
         public init(
             redirectUri: String = "https://kobil/OpenIdRedirectUri",
             flowTimeout: Duration = .seconds(180),
@@ -100,8 +99,7 @@ public final class IdpSdkService: Sendable {
             maximumWorkerThreads: Int = 256,
             workerKeepAlive: Duration = .seconds(2),
             workerSpin: Duration = .microseconds(250),
-            clock: any IdpClock = SystemClock(),
-            controller: (any ExecutionController)? = nil
+            clock: any IdpClock = SystemClock()
         ) {
             self.redirectUri = redirectUri
             self.flowTimeout = flowTimeout
@@ -112,7 +110,7 @@ public final class IdpSdkService: Sendable {
             self.workerKeepAlive = workerKeepAlive
             self.workerSpin = workerSpin
             self.clock = clock
-            self.controller = controller
+            controller = nil
         }
     }
 

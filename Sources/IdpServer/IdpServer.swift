@@ -77,7 +77,7 @@ public final class IdpServer: Sendable {
         /// `SystemStress`): before it decides a login step, an authorization code's redemption or a
         /// refresh, a request pauses there (`ExecutionController.pause(at:)`), so another
         /// request may be decided first. `nil`, the default: requests run straight through.
-        public var controller: (any ExecutionController)?
+        package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
 
@@ -105,8 +105,6 @@ public final class IdpServer: Sendable {
         ///   - minimumPasswordLength: The shortest password a user may choose; 4.
         ///   - auditLogCapacity: How many audit entries each shard of the log keeps; 8 192.
         ///   - lockout: When wrong secrets lock an account; ``LockoutPolicy/disabled`` by default.
-        ///   - controller: Takes over the server's decision points for a controlled stress run;
-        ///     `nil`.
         public init(
             clock: any IdpClock = SystemClock(),
             authorizationCodeLifetime: Duration = .seconds(60),
@@ -120,8 +118,7 @@ public final class IdpServer: Sendable {
             maximumBodySize: Int = 64 * 1024,
             minimumPasswordLength: Int = 4,
             auditLogCapacity: Int = 8_192,
-            lockout: LockoutPolicy = .disabled,
-            controller: (any ExecutionController)? = nil
+            lockout: LockoutPolicy = .disabled
         ) {
             self.clock = clock
             self.authorizationCodeLifetime = authorizationCodeLifetime
@@ -136,7 +133,7 @@ public final class IdpServer: Sendable {
             self.minimumPasswordLength = minimumPasswordLength
             self.auditLogCapacity = auditLogCapacity
             self.lockout = lockout
-            self.controller = controller
+            controller = nil
         }
     }
 

@@ -84,8 +84,8 @@ extension SystemStress {
         /// scheduler's verdict does).
         private func makeServer(controller: StressController?) -> (IdpServer, problems: [String]) {
             var configuration = IdpServer.Configuration(clock: clock, auditLogCapacity: 1_000_000,
-                                                        lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration),
-                                                        controller: controller)
+                                                        lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration))
+            configuration.controller = controller
             configuration.plantedBug = options.plantedBugSwitch
             let server = IdpServer(configuration: configuration)
             var problems: [String] = []
@@ -136,7 +136,8 @@ extension SystemStress {
             let traces = Dictionary(participants.map { ($0.trace.traceId, $0.index) }, uniquingKeysWith: { first, _ in first })
             let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
             let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults, monitor: run.monitor)
-            var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock, controller: controller)
+            var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock)
+            configuration.controller = controller
             configuration.plantedBug = options.plantedBugSwitch
             let sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: "https://stress.idp.test", certificateChain: Data(), shouldHashPin: false,
                                     configuration: configuration, transport: transport)
