@@ -326,7 +326,7 @@ public final class IdpServer: Sendable {
     ///   - step: The step's index, from 0.
     ///   - sessionCode: Put into the form's action and hidden field as is; pass URL-safe
     ///     Base 64, as the IDP's own session codes are.
-    public func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
+    package func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
         guard let client = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode))?.clients[clientId],
               client.forms.indices.contains(step) else { return nil }
         return Page.form(client.forms[step], sessionCode: sessionCode, rejection: nil)
@@ -382,7 +382,7 @@ public final class IdpServer: Sendable {
     ///   first (a decision's `credentialsRejected` before its `accountLocked`). A decision made a
     ///   moment ago may not be there yet; when the numbers run from 1 to the last without a gap,
     ///   every decision up to the last is.
-    public func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
+    package func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
         let entries = audit.entries { $0.userId == userId && $0.tenant == tenant && $0.userDecision != nil }.enumerated()
         return entries.sorted { ($0.element.userDecision!, $0.offset) < ($1.element.userDecision!, $1.offset) }.map(\.element)
     }
