@@ -271,17 +271,17 @@ public final class IdpSdkService: Sendable {
     }
 
     /// Flows started and not yet completed.
-    public var flowsInFlight: Int { inFlight.value }
+    package var flowsInFlight: Int { inFlight.value }
 
     /// The SDK's worker threads: running now, the most at once, and started in all.
-    public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
+    package var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
 
     /// Flow timeouts armed and not yet fired or cancelled: one per flow in flight (a flow that
     /// ended has none).
-    public var armedTimeouts: Int { timers.armed }
+    package var armedTimeouts: Int { timers.armed }
 
     /// How often the system refused the SDK a new thread (each refusal is retried after 10 ms).
-    public var workerThreadStartFailures: Int { pool.startFailures }
+    package var workerThreadStartFailures: Int { pool.startFailures }
 
     /// Whether the calling thread is an SDK worker thread (where providers and completions run).
     public static var isSDKThread: Bool { SDKThreadMarker.isMarked }
