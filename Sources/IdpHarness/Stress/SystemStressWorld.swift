@@ -8,7 +8,7 @@ import McSdk
 extension SystemStress {
     /// One run's system: the IDP, the SDK, the devices, and the stress's own record of what it did,
     /// which the invariants are judged against.
-    public final class World: Sendable {
+    package final class World: Sendable {
         static let tenant = "stress"
         /// Longer than any clock jump a step makes (a token's 301 s), so flows time out when the
         /// watchdog fires (or a provider hangs), not whenever another app's token expires.
