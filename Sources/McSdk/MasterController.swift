@@ -222,7 +222,7 @@ public actor MasterController {
     public nonisolated func register(_ listener: any KSMEventListener) { feed.register(listener) }
 
     /// Whether `user` is logged in since the last Start or Restart.
-    public func isLoggedIn(_ user: KsUserIdentifier) -> Bool { loggedIn.contains(user) }
+    package func isLoggedIn(_ user: KsUserIdentifier) -> Bool { loggedIn.contains(user) }
 
     /// The tokens stored for `user`; for the package's own tests. The app never sees them.
     func tokenSet(for user: KsUserIdentifier) -> McTokenSet? { store.tokens(for: user) }
