@@ -123,8 +123,7 @@ public final class IdpSdkService: Sendable {
     public let certificateChain: Data
     /// Whether password fields are sent as `base64url(SHA-256(value))` instead of the value.
     public let shouldHashPin: Bool
-    /// Timeouts, limits, strictness, worker threads, the clock and the controller; fixed for the
-    /// service's life.
+    /// Timeouts, limits, strictness, worker threads and the clock; fixed for the service's life.
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPools
@@ -149,8 +148,7 @@ public final class IdpSdkService: Sendable {
     ///   - idpUrl: The IDP's base URL.
     ///   - certificateChain: The certificate chain to present to the IDP (certificate pinning).
     ///   - shouldHashPin: Whether password fields are sent as `base64url(SHA-256(value))`.
-    ///   - configuration: Timeouts, limits, strictness, worker threads, the clock and the
-    ///     execution controller.
+    ///   - configuration: Timeouts, limits, strictness, worker threads and the clock.
     ///   - transport: Carries requests to the IDP; `nil` looks `idpUrl` up in
     ///     `IdpNetwork.shared`.
     public init(tenantId: String, idpUrl: String, certificateChain: Data, shouldHashPin: Bool, configuration: Configuration, transport: (any Transport)? = nil) {
