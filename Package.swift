@@ -38,7 +38,7 @@ let package = Package(
             path: "Benchmarks/IdpBench"
         ),
         // The recipe for measuring your own provider (README, "Measure it").
-        .executableTarget(name: "MeasureProviderExample", dependencies: ["IdpHarness", "BenchSupport", "IdpSdk"], path: "Benchmarks/MeasureProvider"),
+        .executableTarget(name: "MeasureProviderExample", dependencies: ["IdpHarness"], path: "Benchmarks/MeasureProvider"),
 
         // The documents' Swift, as printed, each in a client target of its own (the samples reuse
         // the names IdpHandler, getAuthorizationCode, …), in the language mode the IdpSdk article
@@ -74,8 +74,8 @@ let package = Package(
             dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport", "Seed001ActivationSample", "Seed002LoginSample",
                            "Seed003AuthenticationResultSample", "VendorIdpSdkPagesSample", "VendorMcPagesSample", "VendorMcPagesSwift6Sample"]
         ),
-        // The README's Swift blocks, verbatim, compiled and run.
-        .testTarget(name: "ReadmeTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "BenchSupport"]),
+        // The README's Swift blocks, verbatim, compiled and run, with the products its Package.swift snippet names.
+        .testTarget(name: "ReadmeTests", dependencies: ["IdpSdk", "McSdk", "IdpServer", "CredentialProviders", "IdpHarness"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,4 @@
 import IdpHarness
-import IdpPrimitives
-import IdpSdk
 
 /// An example provider: answers from a session cache under the house lock.
 final class SessionCacheProvider: IdpSdkInteractionInterface {

@@ -1,8 +1,6 @@
 // Measure your own provider as idp-bench measures the library's (README, "Measure it").
 // swift run -c release MeasureProviderExample [text|markdown|json]
-import BenchSupport
 import IdpHarness
-import IdpSdk
 
 let report = try await ProviderBenchmark.measure(name: "SessionCacheProvider") { users in
     SessionCacheProvider(users)

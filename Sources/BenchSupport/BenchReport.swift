@@ -9,27 +9,27 @@ public struct BenchReport: Codable, Sendable, Equatable {
     /// The report's schema, ``currentSchema``.
     public var schema = BenchReport.currentSchema
     /// The machine the run measured.
-    public var machine: Machine
+    package var machine: Machine
     /// How the run was set up.
-    public var settings: Settings
+    package var settings: Settings
     /// The provider hot path: one row per strategy and thread count.
-    public var providers: [ProviderRow]
+    package var providers: [ProviderRow]
     /// The floors, and the IDP section's operations: one row per name and thread count.
-    public var floors: [FloorRow]
+    package var floors: [FloorRow]
     /// The end-to-end cells: one row per scenario, loop and level.
-    public var flows: [FlowRow]
+    package var flows: [FlowRow]
     /// The labelled locks on the hot path during closed-loop logins: contention and hold times.
-    public var contention: [ContentionRow]
+    package var contention: [ContentionRow]
     /// Resident memory and threads with many flows parked; `nil` when the section did not run.
-    public var memory: MemoryRow?
+    package var memory: MemoryRow?
     /// The targets, evaluated from this run's figures.
-    public var targets: [TargetRow]
+    package var targets: [TargetRow]
     /// The `scaling` section: one row per core count the cells ran pinned to; empty when the
     /// section did not run and in older reports.
-    public var scaling: [ScalingRow]
+    package var scaling: [ScalingRow]
     /// A lone login's p50 split into the IDP's work, the hand-back and the engine's share; `nil`
     /// when the flows section did not measure it and in older reports.
-    public var loneLoginSplit: LoneLoginSplit?
+    package var loneLoginSplit: LoneLoginSplit?
 
     /// A report of a run.
     /// - Parameters:
@@ -43,7 +43,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
     ///   - targets: The evaluated targets.
     ///   - scaling: The scaling section's rows.
     ///   - loneLoginSplit: The lone login's p50 in measured parts.
-    public init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
+    package init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
                 contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = [], scaling: [ScalingRow] = [],
                 loneLoginSplit: LoneLoginSplit? = nil) {
         self.machine = machine
@@ -121,18 +121,18 @@ public struct BenchReportError: Error, CustomStringConvertible, Equatable {
 }
 
 /// The machine a run measured.
-public struct Machine: Codable, Sendable, Equatable {
+package struct Machine: Codable, Sendable, Equatable {
     /// The processors the run could use.
-    public var cores: Int
+    package var cores: Int
     /// The operating system, as the system names it.
-    public var os: String
+    package var os: String
     /// The Swift language version the benchmark was compiled with.
-    public var swift: String
+    package var swift: String
     /// When the run started, ISO 8601.
-    public var date: String
+    package var date: String
     /// The processor's model name (`/proc/cpuinfo` on Linux); `nil` where unknown and in reports
     /// written without it.
-    public var cpu: String?
+    package var cpu: String?
 
     /// A machine as a run saw it.
     /// - Parameters:
@@ -141,7 +141,7 @@ public struct Machine: Codable, Sendable, Equatable {
     ///   - swift: The Swift language version.
     ///   - date: When the run started, ISO 8601.
     ///   - cpu: The processor's model name, if known.
-    public init(cores: Int, os: String, swift: String, date: String, cpu: String? = nil) {
+    package init(cores: Int, os: String, swift: String, date: String, cpu: String? = nil) {
         self.cores = cores
         self.os = os
         self.swift = swift
@@ -151,7 +151,7 @@ public struct Machine: Codable, Sendable, Equatable {
 
     /// The model name of this machine's processor, from `/proc/cpuinfo`; `nil` where that file
     /// does not exist or names none.
-    public static func processorModel() -> String? {
+    package static func processorModel() -> String? {
         guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("model name") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -163,21 +163,21 @@ public struct Machine: Codable, Sendable, Equatable {
 }
 
 /// How a run was set up.
-public struct Settings: Codable, Sendable, Equatable {
+package struct Settings: Codable, Sendable, Equatable {
     /// The measuring time of one run of a provider cell, in seconds.
-    public var secondsPerCell: Double
+    package var secondsPerCell: Double
     /// The simulated IDP round trip per request, in ms.
-    public var latencyMs: Double
+    package var latencyMs: Double
     /// The seed of the generated user names and passwords.
-    public var seed: UInt64
+    package var seed: UInt64
     /// The sections the run measured, in the order they ran.
-    public var sections: [String]
+    package var sections: [String]
     /// The provider thread counts.
-    public var threads: [Int]
+    package var threads: [Int]
     /// The closed loop's in-flight levels.
-    public var inFlight: [Int]
+    package var inFlight: [Int]
     /// Whether this was a `--quick` smoke run.
-    public var quick: Bool
+    package var quick: Bool
 
     /// Settings as a run used them.
     /// - Parameters:
@@ -188,7 +188,7 @@ public struct Settings: Codable, Sendable, Equatable {
     ///   - threads: The provider thread counts.
     ///   - inFlight: The closed loop's in-flight levels.
     ///   - quick: Whether this was a `--quick` smoke run.
-    public init(secondsPerCell: Double, latencyMs: Double, seed: UInt64, sections: [String], threads: [Int], inFlight: [Int], quick: Bool) {
+    package init(secondsPerCell: Double, latencyMs: Double, seed: UInt64, sections: [String], threads: [Int], inFlight: [Int], quick: Bool) {
         self.secondsPerCell = secondsPerCell
         self.latencyMs = latencyMs
         self.seed = seed
@@ -204,19 +204,19 @@ public struct Settings: Codable, Sendable, Equatable {
 }
 
 /// One provider strategy at one thread count.
-public struct ProviderRow: Codable, Sendable, Equatable {
+package struct ProviderRow: Codable, Sendable, Equatable {
     /// The strategy's name (a provider, or another SDK's pattern).
-    public var strategy: String
+    package var strategy: String
     /// `"product"` (a provider of CredentialProviders) or `"peer"` (another SDK's pattern).
-    public var kind: String
+    package var kind: String
     /// Whether this is the recommended provider (`CredentialStore`).
-    public var recommended: Bool
+    package var recommended: Bool
     /// The OS threads calling at once.
-    public var threads: Int
+    package var threads: Int
     /// Wall-clock nanoseconds per call of all threads together.
-    public var nsPerCall: Double
+    package var nsPerCall: Double
     /// The calls all threads made in the measured time.
-    public var calls: UInt64
+    package var calls: UInt64
 
     /// A provider row.
     /// - Parameters:
@@ -226,7 +226,7 @@ public struct ProviderRow: Codable, Sendable, Equatable {
     ///   - threads: The OS threads calling at once.
     ///   - nsPerCall: Wall-clock nanoseconds per call of all threads together.
     ///   - calls: The calls all threads made.
-    public init(strategy: String, kind: String, recommended: Bool, threads: Int, nsPerCall: Double, calls: UInt64) {
+    package init(strategy: String, kind: String, recommended: Bool, threads: Int, nsPerCall: Double, calls: UInt64) {
         self.strategy = strategy
         self.kind = kind
         self.recommended = recommended
@@ -239,24 +239,24 @@ public struct ProviderRow: Codable, Sendable, Equatable {
 }
 
 /// One floor (the cheapest synchronized operation of its kind) at one thread count.
-public struct FloorRow: Codable, Sendable, Equatable {
+package struct FloorRow: Codable, Sendable, Equatable {
     /// The name prefix of the rows of idp-bench's `idp` section (the IDP's own operations, set
     /// against the Mutex floor measured with them), which are shown in a table of their own.
-    public static let idpPrefix = "IDP: "
+    package static let idpPrefix = "IDP: "
     /// The floor the `idp` section's operations are set against.
-    public static let idpFloor = idpPrefix + "Mutex + dictionary lookup"
+    package static let idpFloor = idpPrefix + "Mutex + dictionary lookup"
 
     /// Whether this row belongs to the `idp` section.
-    public var isIdpOperation: Bool { name.hasPrefix(Self.idpPrefix) }
+    package var isIdpOperation: Bool { name.hasPrefix(Self.idpPrefix) }
 
     /// The floor's or the operation's name.
-    public var name: String
+    package var name: String
     /// The OS threads running it at once.
-    public var threads: Int
+    package var threads: Int
     /// Wall-clock nanoseconds per operation of all threads together.
-    public var nsPerOp: Double
+    package var nsPerOp: Double
     /// The operations all threads made in the measured time.
-    public var ops: UInt64
+    package var ops: UInt64
 
     /// A floor row.
     /// - Parameters:
@@ -264,7 +264,7 @@ public struct FloorRow: Codable, Sendable, Equatable {
     ///   - threads: The OS threads running it at once.
     ///   - nsPerOp: Wall-clock nanoseconds per operation of all threads together.
     ///   - ops: The operations all threads made.
-    public init(name: String, threads: Int, nsPerOp: Double, ops: UInt64) {
+    package init(name: String, threads: Int, nsPerOp: Double, ops: UInt64) {
         self.name = name
         self.threads = threads
         self.nsPerOp = nsPerOp
@@ -275,9 +275,9 @@ public struct FloorRow: Codable, Sendable, Equatable {
 }
 
 /// Latency percentiles, in microseconds.
-public struct Percentiles: Codable, Sendable, Equatable {
+package struct Percentiles: Codable, Sendable, Equatable {
     /// The percentiles p0 (the fastest) … p100 (the slowest), in µs.
-    public var p0, p25, p50, p75, p90, p99, p999, p100: Double
+    package var p0, p25, p50, p75, p90, p99, p999, p100: Double
 
     /// Percentiles from their values, in µs.
     /// - Parameters:
@@ -289,53 +289,53 @@ public struct Percentiles: Codable, Sendable, Equatable {
     ///   - p99: The 99th percentile.
     ///   - p999: The 99.9th percentile.
     ///   - p100: The slowest.
-    public init(p0: Double, p25: Double, p50: Double, p75: Double, p90: Double, p99: Double, p999: Double, p100: Double) {
+    package init(p0: Double, p25: Double, p50: Double, p75: Double, p90: Double, p99: Double, p999: Double, p100: Double) {
         (self.p0, self.p25, self.p50, self.p75, self.p90, self.p99, self.p999, self.p100) = (p0, p25, p50, p75, p90, p99, p999, p100)
     }
 
     /// The eight values with their names, in order.
-    public var named: [(name: String, value: Double)] {
+    package var named: [(name: String, value: Double)] {
         [("p0", p0), ("p25", p25), ("p50", p50), ("p75", p75), ("p90", p90), ("p99", p99), ("p999", p999), ("p100", p100)]
     }
 }
 
 /// One end-to-end cell: a scenario at one in-flight level (closed loop) or arrival rate (open).
-public struct FlowRow: Codable, Sendable, Equatable {
+package struct FlowRow: Codable, Sendable, Equatable {
     /// `"activation"` or `"login"`.
-    public var scenario: String
+    package var scenario: String
     /// `"closed"` or `"open"`.
-    public var mode: String
+    package var mode: String
     /// Flows in flight: the closed loop's level, or the open loop's rate × p50.
-    public var inFlight: Int
+    package var inFlight: Int
     /// The open loop's arrival rate; `nil` for the closed loop.
-    public var offeredPerS: Double?
+    package var offeredPerS: Double?
     /// Flows completed per second.
-    public var throughputPerS: Double
+    package var throughputPerS: Double
     /// Flows completed in the measured time.
-    public var completed: Int
+    package var completed: Int
     /// Flows that ended with an error.
-    public var errors: Int
+    package var errors: Int
     /// The flows' latency percentiles, in µs.
-    public var latencyUs: Percentiles
+    package var latencyUs: Percentiles
     /// The process's CPU time (user + system) over a round's measurement window divided by the
     /// flows completed in it, in µs (the median round's); what a flow costs whatever else the
     /// machine runs. `nil` in reports from before it was measured.
-    public var cpuUsPerFlow: Double?
+    package var cpuUsPerFlow: Double?
     /// The `Mutex` + dictionary lookup floor on one thread, measured for 20 ms right before each
     /// round of this closed-loop cell: the median, in ns. The unit the row's figures are judged
     /// in, measured beside them. `nil` for the open loop and in older reports.
-    public var floorNs: Double?
+    package var floorNs: Double?
     /// For a closed-loop cell at 1 in flight: the p50 of ``measureHandBack(samples:before:after:)``
     /// in a child task, as the closed loop's workers are, measured right before each round (the
     /// median of rounds), in µs. The thread wake-up a lone flow pays to hand its result back to
     /// the caller's task on Swift's pool, which no engine work shortens; `nil` at other levels
     /// and in older reports.
-    public var handBackUs: Double?
+    package var handBackUs: Double?
     /// For the closed-loop login cell at 1 in flight: the IDP handling one login's requests
     /// (authorize, credentials, token) directly through `IdpServer.handle`, one login at a time on
     /// one OS thread, 200 of them right before each round: the median of the rounds' p50s, in µs.
     /// The IDP's own share of the lone login; `nil` elsewhere and in older reports.
-    public var idpUs: Double?
+    package var idpUs: Double?
 
     /// A flow row.
     /// - Parameters:
@@ -351,7 +351,7 @@ public struct FlowRow: Codable, Sendable, Equatable {
     ///   - floorNs: The 1-thread `Mutex` floor measured beside the cell, in ns.
     ///   - handBackUs: The p50 hand-back to the caller's task at 1 in flight, in µs.
     ///   - idpUs: The IDP's own work on one login's requests, at 1 in flight, in µs.
-    public init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
+    package init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
                 cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil, idpUs: Double? = nil) {
         self.scenario = scenario
         self.mode = mode
@@ -374,38 +374,38 @@ public struct FlowRow: Codable, Sendable, Equatable {
 }
 
 /// One lock's contention and hold times during the contention run.
-public struct ContentionRow: Codable, Sendable, Equatable {
+package struct ContentionRow: Codable, Sendable, Equatable {
     /// The lock's label.
-    public var lock: String
+    package var lock: String
     /// How often the lock was taken.
-    public var acquisitions: UInt64
+    package var acquisitions: UInt64
     /// How often it was found held.
-    public var contended: UInt64
+    package var contended: UInt64
     /// `contended` ÷ `acquisitions`.
-    public var contendedShare: Double
+    package var contendedShare: Double
     /// The total time threads waited for it, in ms.
-    public var waitMs: Double
+    package var waitMs: Double
     /// Acquisitions per login the run made while the locks were profiled; `nil` in older reports.
     /// A lock taken at least ``flowPathAcquisitionsPerLogin`` times per login is a flow-path lock
     /// (``isFlowPath``).
-    public var perLogin: Double?
+    package var perLogin: Double?
     /// The median time an acquisition held the lock, in µs; `nil` in older reports.
-    public var holdP50Us: Double?
+    package var holdP50Us: Double?
     /// The 99th-percentile time an acquisition held the lock, in µs; `nil` in older reports.
-    public var holdP99Us: Double?
+    package var holdP99Us: Double?
     /// The longest time an acquisition held the lock, in µs; `nil` in older reports.
-    public var holdMaxUs: Double?
+    package var holdMaxUs: Double?
 
     /// How often per login a flow-path lock is taken at least: once per two logins. A lock logins
     /// take as they run is taken about once per login or more (the IDP's, the engine's); one that
     /// caches per thread (`CredentialStore`'s) a little less; a lock taken only now and then (a timer
     /// driver's, a registry's at setup) a handful of times in a whole run.
-    public static let flowPathAcquisitionsPerLogin = 0.5
+    package static let flowPathAcquisitionsPerLogin = 0.5
 
     /// Whether the lock is on the flow path: taken, during the run, at least
     /// ``flowPathAcquisitionsPerLogin`` times per login on average, so its hold times are ones
     /// logins wait behind. `false` in older reports, which do not say.
-    public var isFlowPath: Bool { (perLogin ?? 0) >= Self.flowPathAcquisitionsPerLogin }
+    package var isFlowPath: Bool { (perLogin ?? 0) >= Self.flowPathAcquisitionsPerLogin }
 
     /// A contention row.
     /// - Parameters:
@@ -418,7 +418,7 @@ public struct ContentionRow: Codable, Sendable, Equatable {
     ///   - holdP50Us: The median hold, in µs.
     ///   - holdP99Us: The 99th-percentile hold, in µs.
     ///   - holdMaxUs: The longest hold, in µs.
-    public init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double, perLogin: Double? = nil,
+    package init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double, perLogin: Double? = nil,
                 holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil) {
         self.lock = lock
         self.acquisitions = acquisitions
@@ -438,19 +438,19 @@ public struct ContentionRow: Codable, Sendable, Equatable {
 }
 
 /// Memory and threads with many flows parked at the IDP.
-public struct MemoryRow: Codable, Sendable, Equatable {
+package struct MemoryRow: Codable, Sendable, Equatable {
     /// The flows parked at the IDP at once.
-    public var parkedFlows: Int
+    package var parkedFlows: Int
     /// Resident bytes per parked flow.
-    public var bytesPerFlow: Double
+    package var bytesPerFlow: Double
     /// The process's OS threads while the flows were parked.
-    public var threads: Int
+    package var threads: Int
     /// The SDK's `maximumWorkerThreads`.
-    public var poolLimit: Int
+    package var poolLimit: Int
     /// Resident bytes before the flows started.
-    public var rssBeforeBytes: UInt64
+    package var rssBeforeBytes: UInt64
     /// Resident bytes with every flow parked.
-    public var rssParkedBytes: UInt64
+    package var rssParkedBytes: UInt64
 
     /// A memory row.
     /// - Parameters:
@@ -460,7 +460,7 @@ public struct MemoryRow: Codable, Sendable, Equatable {
     ///   - poolLimit: The SDK's worker thread limit.
     ///   - rssBeforeBytes: Resident bytes before.
     ///   - rssParkedBytes: Resident bytes with every flow parked.
-    public init(parkedFlows: Int, bytesPerFlow: Double, threads: Int, poolLimit: Int, rssBeforeBytes: UInt64, rssParkedBytes: UInt64) {
+    package init(parkedFlows: Int, bytesPerFlow: Double, threads: Int, poolLimit: Int, rssBeforeBytes: UInt64, rssParkedBytes: UInt64) {
         self.parkedFlows = parkedFlows
         self.bytesPerFlow = bytesPerFlow
         self.threads = threads
@@ -476,17 +476,17 @@ public struct MemoryRow: Codable, Sendable, Equatable {
 }
 
 /// One target of the benchmark (a limit the engine is held to), as measured in this run.
-public struct TargetRow: Codable, Sendable, Equatable {
+package struct TargetRow: Codable, Sendable, Equatable {
     /// The target's name.
-    public var name: String
+    package var name: String
     /// The measured figure.
-    public var value: Double
+    package var value: Double
     /// The limit the figure is held to.
-    public var limit: Double
+    package var limit: Double
     /// Whether the figure is within the limit.
-    public var met: Bool
+    package var met: Bool
     /// How the figure was computed, in words.
-    public var detail: String
+    package var detail: String
 
     /// A target row.
     /// - Parameters:
@@ -495,7 +495,7 @@ public struct TargetRow: Codable, Sendable, Equatable {
     ///   - limit: The limit.
     ///   - met: Whether the figure is within the limit.
     ///   - detail: How the figure was computed.
-    public init(name: String, value: Double, limit: Double, met: Bool, detail: String) {
+    package init(name: String, value: Double, limit: Double, met: Bool, detail: String) {
         self.name = name
         self.value = value
         self.limit = limit

@@ -2,9 +2,9 @@ import Foundation
 
 /// Two reports side by side: every figure both measured, its change, and whether it regressed
 /// past a threshold. `idp-bench compare BASE.json NEW.json` prints it and exits 2 on a regression.
-public struct Comparison: Sendable {
+package struct Comparison: Sendable {
     /// What happened to one figure.
-    public enum Verdict: String, Sendable {
+    package enum Verdict: String, Sendable {
         /// It moved the right way by more than the threshold.
         case improved
         /// It moved the wrong way by more than the threshold.
@@ -18,26 +18,26 @@ public struct Comparison: Sendable {
     }
 
     /// One figure in both reports.
-    public struct Change: Sendable {
+    package struct Change: Sendable {
         /// Which figure: section, row key and metric.
-        public let figure: String
+        package let figure: String
         /// The base report's value; `nil` if it did not measure the figure.
-        public let base: Double?
+        package let base: Double?
         /// The new report's value; `nil` if it did not measure the figure.
-        public let new: Double?
+        package let new: Double?
         /// Change from base to new, in percent of base; `nil` unless both exist.
-        public let changePercent: Double?
+        package let changePercent: Double?
         /// What happened to the figure.
-        public let verdict: Verdict
+        package let verdict: Verdict
     }
 
     /// Every figure either report measured, in the reports' order.
-    public let changes: [Change]
+    package let changes: [Change]
     /// The change, in percent, past which a figure counts as moved.
-    public let thresholdPercent: Double
+    package let thresholdPercent: Double
 
     /// Whether any figure got worse by more than the threshold.
-    public var regressed: Bool { changes.contains { $0.verdict == .regressed } }
+    package var regressed: Bool { changes.contains { $0.verdict == .regressed } }
 
     /// Matches the reports' rows by key: providers by strategy and threads (ns per call), floors
     /// by name and threads (ns per op), flows by scenario, loop and in-flight level (throughput,
@@ -48,7 +48,7 @@ public struct Comparison: Sendable {
     ///   - new: The report compared.
     ///   - thresholdPercent: The change, in percent of base, past which a figure counts as moved.
     /// - Returns: Every figure's change and verdict.
-    public static func compare(base: BenchReport, new: BenchReport, thresholdPercent: Double) -> Comparison {
+    package static func compare(base: BenchReport, new: BenchReport, thresholdPercent: Double) -> Comparison {
         var changes: [Change] = []
         func figures(_ report: BenchReport) -> [(key: String, value: Double, higherIsBetter: Bool)] {
             var figures: [(String, Double, Bool)] = []
@@ -86,7 +86,7 @@ public struct Comparison: Sendable {
     }
 
     /// An aligned table of every figure and a summary line.
-    public func render() -> String {
+    package func render() -> String {
         let rows = changes.map { change in
             [change.figure, change.base.map(formatNumber) ?? "-", change.new.map(formatNumber) ?? "-",
              change.changePercent.map { String(format: "%+.1f%%", $0) } ?? "-", change.verdict.rawValue]

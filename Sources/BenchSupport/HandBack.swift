@@ -20,7 +20,7 @@ import IdpPrimitives
 /// - Returns: the nanoseconds from each resumption to the task running, as a histogram of
 ///   `samples` values.
 /// - Precondition: `samples` ≥ 1.
-public func measureHandBack(samples: Int, before: Duration = .microseconds(40), after: Duration = .microseconds(100)) async -> LatencyHistogram {
+package func measureHandBack(samples: Int, before: Duration = .microseconds(40), after: Duration = .microseconds(100)) async -> LatencyHistogram {
     precondition(samples >= 1, "measureHandBack needs at least one sample")
     let exchange = HandBackExchange()
     let before = nanoseconds(before), after = nanoseconds(after)

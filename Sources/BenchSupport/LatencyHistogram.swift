@@ -13,28 +13,28 @@ import IdpPrimitives
 /// Values from 0 to 2^48 ns (about 78 hours) are kept; larger ones count in the top bucket and
 /// raise ``max`` exactly. Recording is a few instructions: a leading-zero count, a shift, an add.
 /// The counts are allocated once, at init (43 KB).
-public struct LatencyHistogram: Sendable {
+package struct LatencyHistogram: Sendable {
     /// 128 sub-buckets per power of two; values up to 2^48 - 1.
     static let scale = LogLinearScale(subBucketBits: 7, topBit: 47)
     static let bucketCount = scale.bucketCount
 
     private var counts: [UInt64]
     /// How many values were recorded.
-    public private(set) var count: UInt64 = 0
+    package private(set) var count: UInt64 = 0
     /// The smallest value recorded, exactly; 0 when empty.
-    public var min: UInt64 { count == 0 ? 0 : smallest }
+    package var min: UInt64 { count == 0 ? 0 : smallest }
     /// The largest value recorded, exactly; 0 when empty.
-    public private(set) var max: UInt64 = 0
+    package private(set) var max: UInt64 = 0
     private var smallest = UInt64.max
 
     /// An empty histogram.
-    public init() {
+    package init() {
         counts = Array(repeating: 0, count: Self.bucketCount)
     }
 
     /// Adds one value.
     /// - Parameter value: The latency, in nanoseconds.
-    public mutating func record(_ value: UInt64) {
+    package mutating func record(_ value: UInt64) {
         counts[Self.index(of: value)] &+= 1
         count &+= 1
         if value < smallest { smallest = value }
@@ -43,7 +43,7 @@ public struct LatencyHistogram: Sendable {
 
     /// Adds every value of `other`.
     /// - Parameter other: Another thread's histogram.
-    public mutating func merge(_ other: LatencyHistogram) {
+    package mutating func merge(_ other: LatencyHistogram) {
         guard other.count > 0 else { return }
         for index in counts.indices where other.counts[index] != 0 { counts[index] &+= other.counts[index] }
         count &+= other.count
@@ -57,7 +57,7 @@ public struct LatencyHistogram: Sendable {
     /// the maximum. 0 when empty.
     /// - Parameter p: The percentile, 0 … 100.
     /// - Returns: The value at that percentile, in nanoseconds.
-    public func value(atPercentile p: Double) -> UInt64 {
+    package func value(atPercentile p: Double) -> UInt64 {
         guard count > 0 else { return 0 }
         let p = Swift.min(100, Swift.max(0, p))
         if p == 0 { return min }
@@ -66,7 +66,7 @@ public struct LatencyHistogram: Sendable {
     }
 
     /// The report's eight percentiles, in microseconds.
-    public func percentiles() -> Percentiles {
+    package func percentiles() -> Percentiles {
         func micro(_ p: Double) -> Double { Double(value(atPercentile: p)) / 1_000 }
         return Percentiles(p0: micro(0), p25: micro(25), p50: micro(50), p75: micro(75), p90: micro(90), p99: micro(99),
                            p999: micro(99.9), p100: micro(100))

@@ -15,7 +15,7 @@ import IdpPrimitives
 /// let device = try await devices.lease()
 /// defer { devices.giveBack(device) }
 /// ```
-public final class LeasePool<Element: Sendable>: Sendable {
+package final class LeasePool<Element: Sendable>: Sendable {
     private struct State {
         var free: [Element]
         var waiters: [(id: UInt64, continuation: CheckedContinuation<Element, any Error>)] = []
@@ -33,19 +33,19 @@ public final class LeasePool<Element: Sendable>: Sendable {
 
     /// A pool that lends `elements`.
     /// - Parameter elements: What the pool lends; it may be empty, and ``giveBack(_:)`` adds to it.
-    public init(_ elements: [Element]) {
+    package init(_ elements: [Element]) {
         state = LockedValue(State(free: elements))
     }
 
     /// Values free now.
-    public var freeCount: Int { state.withLock { $0.free.count } }
+    package var freeCount: Int { state.withLock { $0.free.count } }
 
     /// Leases waiting for a value now.
-    public var waiting: Int { state.withLock { $0.waiters.count - $0.head } }
+    package var waiting: Int { state.withLock { $0.waiters.count - $0.head } }
 
     /// Takes a free value, or suspends until one is given back.
     /// - Throws: `CancellationError` if the task is cancelled before it has a value.
-    public func lease() async throws -> Element {
+    package func lease() async throws -> Element {
         let id = state.withLock { state -> UInt64 in
             state.nextId &+= 1
             state.open.insert(state.nextId)
@@ -83,7 +83,7 @@ public final class LeasePool<Element: Sendable>: Sendable {
 
     /// Returns a leased value: the longest waiter gets it, or it is free again.
     /// - Parameter element: A value ``lease()`` gave out (or a new one to add to the pool).
-    public func giveBack(_ element: Element) {
+    package func giveBack(_ element: Element) {
         let waiter = state.withLock { state -> CheckedContinuation<Element, any Error>? in
             guard state.head < state.waiters.count else {
                 state.free.append(element)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The command that regenerates `Benchmarks/RESULTS.md` from a full run.
-public let resultsCommand = "swift run -c release idp-bench --format json --output run.json --results Benchmarks/RESULTS.md"
+package let resultsCommand = "swift run -c release idp-bench --format json --output run.json --results Benchmarks/RESULTS.md"
 
 /// `Benchmarks/RESULTS.md`: the figures of one run, for people, as Markdown.
 ///
@@ -16,7 +16,7 @@ public let resultsCommand = "swift run -c release idp-bench --format json --outp
 ///
 /// - Parameter report: The run's report, as `idp-bench --format json` writes it.
 /// - Returns: The Markdown document.
-public func renderResults(_ report: BenchReport) -> String {
+package func renderResults(_ report: BenchReport) -> String {
     let machine = report.machine
     let settings = report.settings
     var lines = [

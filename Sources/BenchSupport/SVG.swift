@@ -8,7 +8,7 @@ import IdpWireFormats
 /// third: speed-up over 1 core against cores. Every axis is logarithmic.
 /// - Parameter report: The run's report.
 /// - Returns: The SVG document.
-public func renderSVG(_ report: BenchReport) -> String {
+package func renderSVG(_ report: BenchReport) -> String {
     let closed = report.flows.filter { $0.mode == "closed" }
     var latency: [Series] = []
     for scenario in orderedUnique(closed.map(\.scenario)) {

@@ -2,18 +2,18 @@ import Foundation
 
 /// What the `scaling` section measured in one child process pinned to `cores` CPUs: the flow
 /// cells, the lone login and the provider hot path, all on those cores only.
-public struct ScalingRow: Codable, Sendable, Equatable {
+package struct ScalingRow: Codable, Sendable, Equatable {
     /// The CPUs the child was pinned to (the first `cores` of the run's allowed set).
-    public var cores: Int
+    package var cores: Int
     /// Closed-loop throughput of each flow cell measured at this core count.
-    public var flows: [ScalingFlow]
+    package var flows: [ScalingFlow]
     /// The p50 of closed-loop logins at 1 in flight, in µs.
-    public var loneLoginP50Us: Double
+    package var loneLoginP50Us: Double
     /// The provider hot path with `cores` threads calling at once.
-    public var providers: [ScalingProvider]
+    package var providers: [ScalingProvider]
     /// The most contended flow-path lock during a profiled login cell at 1,024 in flight; measured
     /// only at the run's highest core count, `nil` elsewhere.
-    public var lock: ScalingLock?
+    package var lock: ScalingLock?
 
     /// A scaling row.
     /// - Parameters:
@@ -22,7 +22,7 @@ public struct ScalingRow: Codable, Sendable, Equatable {
     ///   - loneLoginP50Us: The p50 of logins at 1 in flight, in µs.
     ///   - providers: The provider cells at `cores` threads.
     ///   - lock: The most contended flow-path lock, at the highest core count only.
-    public init(cores: Int, flows: [ScalingFlow], loneLoginP50Us: Double, providers: [ScalingProvider], lock: ScalingLock? = nil) {
+    package init(cores: Int, flows: [ScalingFlow], loneLoginP50Us: Double, providers: [ScalingProvider], lock: ScalingLock? = nil) {
         self.cores = cores
         self.flows = flows
         self.loneLoginP50Us = loneLoginP50Us
@@ -35,14 +35,14 @@ public struct ScalingRow: Codable, Sendable, Equatable {
     ///   - scenario: `"login"` or `"activation"`.
     ///   - inFlight: The closed loop's level.
     /// - Returns: Flows per second, or `nil`.
-    public func throughput(_ scenario: String, inFlight: Int) -> Double? {
+    package func throughput(_ scenario: String, inFlight: Int) -> Double? {
         flows.first { $0.scenario == scenario && $0.inFlight == inFlight }?.throughputPerS
     }
 
     /// The aggregate ns per call of the provider cell `name`, if measured.
     /// - Parameter name: The cell's name, e.g. ``ScalingProvider/nothingShared``.
     /// - Returns: ns per call of all threads together, or `nil`.
-    public func nsPerCall(_ name: String) -> Double? {
+    package func nsPerCall(_ name: String) -> Double? {
         providers.first { $0.name == name }?.nsPerCall
     }
 
@@ -52,20 +52,20 @@ public struct ScalingRow: Codable, Sendable, Equatable {
 }
 
 /// One closed-loop flow cell of a scaling row.
-public struct ScalingFlow: Codable, Sendable, Equatable {
+package struct ScalingFlow: Codable, Sendable, Equatable {
     /// `"login"` or `"activation"`.
-    public var scenario: String
+    package var scenario: String
     /// Flows in flight.
-    public var inFlight: Int
+    package var inFlight: Int
     /// Flows completed per second.
-    public var throughputPerS: Double
+    package var throughputPerS: Double
 
     /// A flow cell.
     /// - Parameters:
     ///   - scenario: `"login"` or `"activation"`.
     ///   - inFlight: Flows in flight.
     ///   - throughputPerS: Flows completed per second.
-    public init(scenario: String, inFlight: Int, throughputPerS: Double) {
+    package init(scenario: String, inFlight: Int, throughputPerS: Double) {
         self.scenario = scenario
         self.inFlight = inFlight
         self.throughputPerS = throughputPerS
@@ -75,22 +75,22 @@ public struct ScalingFlow: Codable, Sendable, Equatable {
 }
 
 /// One provider cell of a scaling row: as many threads as cores.
-public struct ScalingProvider: Codable, Sendable, Equatable {
+package struct ScalingProvider: Codable, Sendable, Equatable {
     /// The name of the floor that calls a provider returning each thread's own prepared answer.
-    public static let nothingShared = "floor: nothing shared"
+    package static let nothingShared = "floor: nothing shared"
     /// The name of the recommended provider's cell.
-    public static let credentialStore = "CredentialStore"
+    package static let credentialStore = "CredentialStore"
 
     /// The cell's name: a floor (`floor: …`), a provider, or a peer pattern.
-    public var name: String
+    package var name: String
     /// Wall-clock nanoseconds per call of all threads together.
-    public var nsPerCall: Double
+    package var nsPerCall: Double
 
     /// A provider cell.
     /// - Parameters:
     ///   - name: The cell's name.
     ///   - nsPerCall: Aggregate ns per call.
-    public init(name: String, nsPerCall: Double) {
+    package init(name: String, nsPerCall: Double) {
         self.name = name
         self.nsPerCall = nsPerCall
     }
@@ -99,20 +99,20 @@ public struct ScalingProvider: Codable, Sendable, Equatable {
 }
 
 /// The flow-path lock found held most often during a profiled login cell.
-public struct ScalingLock: Codable, Sendable, Equatable {
+package struct ScalingLock: Codable, Sendable, Equatable {
     /// The lock's label.
-    public var label: String
+    package var label: String
     /// Its share of acquisitions that found it held, 0…1.
-    public var contendedShare: Double
+    package var contendedShare: Double
     /// How often it was taken.
-    public var acquisitions: UInt64
+    package var acquisitions: UInt64
 
     /// A lock figure.
     /// - Parameters:
     ///   - label: The lock's label.
     ///   - contendedShare: The share of acquisitions that found it held.
     ///   - acquisitions: How often it was taken.
-    public init(label: String, contendedShare: Double, acquisitions: UInt64) {
+    package init(label: String, contendedShare: Double, acquisitions: UInt64) {
         self.label = label
         self.contendedShare = contendedShare
         self.acquisitions = acquisitions
@@ -122,13 +122,13 @@ public struct ScalingLock: Codable, Sendable, Equatable {
 }
 
 /// Speed-up and efficiency against the 1-core row.
-public enum ScalingMath {
+package enum ScalingMath {
     /// Throughput at a core count over throughput at 1 core; `nil` when either is missing or zero.
     /// - Parameters:
     ///   - throughput: The figure at the core count.
     ///   - base: The figure at 1 core.
     /// - Returns: `throughput ÷ base`.
-    public static func speedUp(_ throughput: Double?, over base: Double?) -> Double? {
+    package static func speedUp(_ throughput: Double?, over base: Double?) -> Double? {
         guard let throughput, let base, base > 0, throughput > 0 else { return nil }
         return throughput / base
     }
@@ -138,7 +138,7 @@ public enum ScalingMath {
     ///   - speedUp: The speed-up over 1 core.
     ///   - cores: The cores it was measured on.
     /// - Returns: `speedUp ÷ cores`.
-    public static func efficiency(_ speedUp: Double, cores: Int) -> Double {
+    package static func efficiency(_ speedUp: Double, cores: Int) -> Double {
         speedUp / Double(max(1, cores))
     }
 
@@ -147,7 +147,7 @@ public enum ScalingMath {
     ///   - nsPerCall: The aggregate ns per call at the core count.
     ///   - base: The ns per call at 1 core.
     /// - Returns: `base ÷ nsPerCall`, or `nil` when either is missing or zero.
-    public static func costSpeedUp(_ nsPerCall: Double?, over base: Double?) -> Double? {
+    package static func costSpeedUp(_ nsPerCall: Double?, over base: Double?) -> Double? {
         guard let nsPerCall, let base, nsPerCall > 0, base > 0 else { return nil }
         return base / nsPerCall
     }
@@ -157,7 +157,7 @@ public enum ScalingMath {
 /// `allowed` itself when it is not a power of two.
 /// - Parameter allowed: The CPUs the run may use.
 /// - Returns: The core counts, ascending; empty when `allowed` < 1.
-public func scalingCoreCounts(allowed: Int) -> [Int] {
+package func scalingCoreCounts(allowed: Int) -> [Int] {
     var counts: [Int] = []
     var count = 1
     while count <= allowed {
@@ -169,21 +169,21 @@ public func scalingCoreCounts(allowed: Int) -> [Int] {
 }
 
 /// The flow cells every scaling row measures, in the order the tables show them.
-public let scalingFlowCells: [(scenario: String, inFlight: Int)] = [("login", 1_024), ("login", 4_096), ("activation", 1_024)]
+package let scalingFlowCells: [(scenario: String, inFlight: Int)] = [("login", 1_024), ("login", 4_096), ("activation", 1_024)]
 
 /// A scaling target that the run's core counts could not judge, and why.
-public struct UnevaluatedTarget: Sendable, Equatable {
+package struct UnevaluatedTarget: Sendable, Equatable {
     /// The target's name, as it reads when evaluated.
-    public var name: String
+    package var name: String
     /// Why it was left out, e.g. "needs ≥ 8 cores; this machine has 2".
-    public var reason: String
+    package var reason: String
 }
 
 /// The scaling targets the run measured, evaluated; see ``unevaluatedScalingTargets(_:)`` for
 /// those it could not judge.
 /// - Parameter rows: The scaling section's rows.
 /// - Returns: One row per target whose figures were measured.
-public func evaluateScalingTargets(_ rows: [ScalingRow]) -> [TargetRow] {
+package func evaluateScalingTargets(_ rows: [ScalingRow]) -> [TargetRow] {
     guard let highest = rows.max(by: { $0.cores < $1.cores }) else { return [] }
     func row(_ cores: Int) -> ScalingRow? { rows.first { $0.cores == cores } }
     var targets: [TargetRow] = []
@@ -231,7 +231,7 @@ public func evaluateScalingTargets(_ rows: [ScalingRow]) -> [TargetRow] {
 /// the scaling section did not run.
 /// - Parameter rows: The scaling section's rows.
 /// - Returns: The targets left out, in the order ``evaluateScalingTargets(_:)`` writes them.
-public func unevaluatedScalingTargets(_ rows: [ScalingRow]) -> [UnevaluatedTarget] {
+package func unevaluatedScalingTargets(_ rows: [ScalingRow]) -> [UnevaluatedTarget] {
     guard let highest = rows.map(\.cores).max() else { return [] }
     let has = "this machine has \(highest)"
     var left: [UnevaluatedTarget] = []
@@ -257,23 +257,23 @@ public func unevaluatedScalingTargets(_ rows: [ScalingRow]) -> [UnevaluatedTarge
 /// A lone login's p50 split into measured parts: the IDP's own work on the login's requests
 /// (handled by the `IdpServer` directly, in the same run), the one wake-up of the caller's task
 /// on the Swift pool (the hand-back), and the engine's share, which is the rest.
-public struct LoneLoginSplit: Codable, Sendable, Equatable {
+package struct LoneLoginSplit: Codable, Sendable, Equatable {
     /// The login's p50 at 1 in flight, in µs.
-    public var p50Us: Double
+    package var p50Us: Double
     /// The IDP handling the login's requests directly (authorize, credentials, token), in µs.
-    public var idpUs: Double
+    package var idpUs: Double
     /// The hand-back to the caller's task, p50, in µs.
-    public var handBackUs: Double
+    package var handBackUs: Double
 
     /// The rest of the p50: the engine, the MasterController and the transport, in µs.
-    public var engineUs: Double
+    package var engineUs: Double
 
     /// A split of measured parts.
     /// - Parameters:
     ///   - p50Us: The login's p50, in µs.
     ///   - idpUs: The IDP's own work, in µs.
     ///   - handBackUs: The hand-back, in µs.
-    public init(p50Us: Double, idpUs: Double, handBackUs: Double) {
+    package init(p50Us: Double, idpUs: Double, handBackUs: Double) {
         self.p50Us = p50Us
         self.idpUs = idpUs
         self.handBackUs = handBackUs
@@ -284,7 +284,7 @@ public struct LoneLoginSplit: Codable, Sendable, Equatable {
     /// IDP work and its hand-back.
     /// - Parameter flows: The run's flow rows.
     /// - Returns: The split, or `nil`.
-    public init?(flows: [FlowRow]) {
+    package init?(flows: [FlowRow]) {
         guard let lone = flows.first(where: { $0.scenario == "login" && $0.mode == "closed" && $0.inFlight == 1 }),
               let idp = lone.idpUs, let handBack = lone.handBackUs else { return nil }
         self.init(p50Us: lone.latencyUs.p50, idpUs: idp, handBackUs: handBack)

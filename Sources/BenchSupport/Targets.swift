@@ -6,7 +6,7 @@ import Foundation
 ///   - report: The run's report.
 ///   - latency: The simulated IDP latency the flows ran with.
 /// - Returns: One row per target this run measured.
-public func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
     var targets: [TargetRow] = []
     let recommended = report.providers.filter(\.recommended)
     func floor(_ threads: Int) -> FloorRow? { report.floors.first { $0.name == "Mutex + dictionary lookup" && $0.threads == threads } }
@@ -122,11 +122,11 @@ private func format(_ value: Double) -> String {
 
 /// The limits on how long a flow-path lock may be held, during closed-loop logins (the contention
 /// section), on any machine: a hold is as long on 2 cores as on 16.
-public enum HoldTimeTargets {
+package enum HoldTimeTargets {
     /// The most a flow-path lock's 99th-percentile hold may be, in µs.
-    public static let p99Us = 2.0
+    package static let p99Us = 2.0
     /// The most any one hold of a flow-path lock may be, in µs.
-    public static let maxUs = 100.0
+    package static let maxUs = 100.0
 }
 
 /// The hold-time targets: the worst flow-path lock's p99 hold and its longest hold, each against

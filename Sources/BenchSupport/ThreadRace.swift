@@ -4,15 +4,15 @@ import IdpPrimitives
 import Synchronization
 
 /// What a timed run on several OS threads did.
-public struct RaceResult: Sendable {
+package struct RaceResult: Sendable {
     /// Operations completed by all threads together.
-    public let operations: UInt64
+    package let operations: UInt64
     /// Wall-clock time from the start signal until the last thread stopped.
-    public let nanoseconds: UInt64
+    package let nanoseconds: UInt64
 
     /// Wall-clock nanoseconds per operation of all threads together (aggregate): it halves when
     /// doubling the threads doubles the throughput.
-    public var nanosecondsPerOperation: Double { Double(nanoseconds) / Double(max(1, operations)) }
+    package var nanosecondsPerOperation: Double { Double(nanoseconds) / Double(max(1, operations)) }
 }
 
 /// Runs `operation` in a loop on `threads` new OS threads, started together, for `seconds`.
@@ -29,7 +29,7 @@ public struct RaceResult: Sendable {
 ///   - makeOperation: Called once per thread with its index; returns the operation that thread
 ///     repeats, given the iteration number.
 /// - Returns: The operations of all threads and the wall-clock time they took.
-public func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: (Int) -> @Sendable (Int) -> Int) -> RaceResult {
+package func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: (Int) -> @Sendable (Int) -> Int) -> RaceResult {
     final class Signals: Sendable {
         let ready = Atomic<Int>(0)
         let go = Atomic<Bool>(false)
@@ -71,6 +71,6 @@ public func race(threads: Int, seconds: Double, batch: Int = 16, makeOperation: 
 /// Keeps a value alive as far as the optimizer can tell.
 /// - Parameter value: The value a measured operation computed.
 @inline(never)
-public func blackHole(_ value: Int) {
+package func blackHole(_ value: Int) {
     if value == 0x5eed_5eed { print("", terminator: "") }
 }

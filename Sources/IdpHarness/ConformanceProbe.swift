@@ -103,25 +103,25 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
 }
 
 /// Counts completions per flow: the exactly-once check.
-public final class CompletionLedger: Sendable {
+package final class CompletionLedger: Sendable {
     private let counts = LockedValue<[IdpSdkFlowID: Int]>([:])
 
     /// An empty ledger.
-    public init() {}
+    package init() {}
 
     /// Notes one completion of `flowId`.
-    public func record(_ flowId: IdpSdkFlowID) {
+    package func record(_ flowId: IdpSdkFlowID) {
         counts.withLock { $0[flowId, default: 0] += 1 }
     }
 
     /// Flows that completed more than once, with their counts.
-    public var duplicates: [IdpSdkFlowID: Int] { counts.withLock { $0.filter { $0.value > 1 } } }
+    package var duplicates: [IdpSdkFlowID: Int] { counts.withLock { $0.filter { $0.value > 1 } } }
 
     /// Flows that completed at least once.
-    public var completedFlows: Int { counts.withLock { $0.count } }
+    package var completedFlows: Int { counts.withLock { $0.count } }
 
     /// Completions in all.
-    public var completions: Int { counts.withLock { $0.values.reduce(0, +) } }
+    package var completions: Int { counts.withLock { $0.values.reduce(0, +) } }
 
     /// Completions per flow.
     var perFlow: [IdpSdkFlowID: Int] { counts.withLock { $0 } }

@@ -28,7 +28,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         ///   - detail: What held, or what did not.
         ///   - checked: `false` when the check could not look.
         ///   - exercised: `false` when the provider never took the path the check judges.
-        public init(name: String, passed: Bool, detail: String, checked: Bool = true, exercised: Bool = true) {
+        package init(name: String, passed: Bool, detail: String, checked: Bool = true, exercised: Bool = true) {
             self.name = name
             self.passed = passed
             self.detail = detail

@@ -16,16 +16,16 @@ import ThreadSanitizerHook
 /// again unless `TSAN_OPTIONS` has `suppress_equal_stacks=0`). Reports are attributed to a phase by
 /// counting before and after it, as Go's `go test -race` attributes races to tests: a race between
 /// two threads of another test running at the same time would be blamed on the phase too.
-public enum ThreadSanitizerReports {
+package enum ThreadSanitizerReports {
     /// Whether this process runs with ThreadSanitizer (built with `--sanitize=thread`).
-    public static var isActive: Bool { idp_tsan_is_active() != 0 }
+    package static var isActive: Bool { idp_tsan_is_active() != 0 }
 
     /// Reports printed since the process started.
-    public static var count: UInt64 { idp_tsan_report_count() }
+    package static var count: UInt64 { idp_tsan_report_count() }
 
     /// The reports numbered `first ..< count`, symbolized; reports the ring no longer holds (more
     /// than 128 since) are left out, and `lost` says how many.
-    public static func reports(since first: UInt64) -> (found: [ThreadSanitizerReport], lost: Int) {
+    package static func reports(since first: UInt64) -> (found: [ThreadSanitizerReport], lost: Int) {
         let last = count
         var reports: [ThreadSanitizerReport] = []
         var lost = 0
@@ -76,7 +76,7 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
         /// Bytes accessed.
         public let size: Int
         /// "symbol file:line" per frame, innermost first; symbols as the binary has them
-        /// (mangled), see ``ThreadSanitizerReport/readable(_:)``.
+        /// (mangled), see `ThreadSanitizerReport.readable(_:)`.
         public let frames: [String]
 
         /// An access of a report.
@@ -86,7 +86,7 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
         ///   - isAtomic: Whether it was atomic.
         ///   - size: Bytes accessed.
         ///   - frames: "symbol file:line" per frame, innermost first.
-        public init(thread: Int, isWrite: Bool, isAtomic: Bool, size: Int, frames: [String]) {
+        package init(thread: Int, isWrite: Bool, isAtomic: Bool, size: Int, frames: [String]) {
             self.thread = thread
             self.isWrite = isWrite
             self.isAtomic = isAtomic
@@ -123,7 +123,7 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
     }
 
     /// A report made by hand (for tests of the verdict).
-    public init(number: UInt64, kind: String, accesses: [Access], stack: [String]) {
+    package init(number: UInt64, kind: String, accesses: [Access], stack: [String]) {
         self.number = number
         self.kind = kind
         self.accesses = accesses
@@ -201,7 +201,7 @@ public struct ThreadSanitizerReport: Sendable, Equatable, Codable {
     }
 
     /// A frame with its Swift symbol demangled: "MutexProvider.provideCredentials(…) file:line".
-    public static func readable(_ frame: String) -> String {
+    package static func readable(_ frame: String) -> String {
         guard let space = frame.firstIndex(of: " ") else { return ThreadSanitizerReports.demangle(frame) }
         return ThreadSanitizerReports.demangle(String(frame[..<space])) + frame[space...]
     }

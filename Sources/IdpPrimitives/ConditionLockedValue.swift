@@ -19,7 +19,7 @@ import Darwin
 /// Timed waits use the monotonic clock on Linux, so a wall-clock jump neither shortens nor
 /// lengthens them. Every pthread call's result is checked.
 ///
-/// Give it a `label` to have ``LockProfiler`` count its contention (acquisitions through
+/// Give it a `label` to have `LockProfiler` count its contention (acquisitions through
 /// ``withLock(_:)`` and ``wait(_:)``; re-acquisitions after a wait are not counted) and time its
 /// holds (in ``wait(_:)``, each stretch between waits is one hold).
 ///
@@ -44,7 +44,7 @@ public final class ConditionLockedValue<Value> {
     /// Creates a lock with a condition variable around `value`.
     /// - Parameters:
     ///   - value: The value the lock guards.
-    ///   - label: Names the lock in ``LockProfiler``'s contention figures; unlabelled locks are
+    ///   - label: Names the lock in `LockProfiler`'s contention figures; unlabelled locks are
     ///     not profiled.
     public init(_ value: Value, label: String? = nil) {
         self.value = value

@@ -4,23 +4,23 @@
 ///
 /// `trace` is the W3C trace id of the flow or event the work belongs to (the SDK's traceparent,
 /// the MC event's trace context), so a controller can tell whose work it is.
-public struct Seam: Sendable, Hashable, CustomStringConvertible {
+package struct Seam: Sendable, Hashable, CustomStringConvertible {
     /// The seam's name, such as `provider.ask`.
-    public let name: String
+    package let name: String
     /// The W3C trace id of the flow or event the work belongs to; `nil` if it has none.
-    public let trace: String?
+    package let trace: String?
 
     /// A seam.
     /// - Parameters:
     ///   - name: The seam's name.
     ///   - trace: The W3C trace id of the work's flow or event, if any.
-    public init(_ name: String, trace: String?) {
+    package init(_ name: String, trace: String?) {
         self.name = name
         self.trace = trace
     }
 
     /// The name, with the first 8 characters of the trace id in brackets when there is one.
-    public var description: String { trace.map { "\(name)[\($0.prefix(8))]" } ?? name }
+    package var description: String { trace.map { "\(name)[\($0.prefix(8))]" } ?? name }
 }
 
 /// Takes over the SDK's scheduling for a controlled run (`IdpHarness`'s stress mode): every
@@ -33,7 +33,7 @@ public struct Seam: Sendable, Hashable, CustomStringConvertible {
 /// calling OS thread until the controller lets it go on; the SDK calls it only on threads that may
 /// block (its own, a transport's or the caller's, never a Swift concurrency thread it owns), and a
 /// controller must return at once when called inside a task (`withUnsafeCurrentTask`).
-public protocol ExecutionController: Sendable {
+package protocol ExecutionController: Sendable {
     /// Runs `job` later on a thread of the controller's, when it chooses; `seam` names the step.
     func post(_ seam: Seam, _ job: @escaping @Sendable () -> Void)
     /// The calling thread is at `seam`; returns when it may go on.
@@ -62,20 +62,20 @@ public protocol ExecutionController: Sendable {
 }
 
 extension ExecutionController {
-    public func postAsync(_ seam: Seam, _ body: @escaping @Sendable () async -> Void) {
+    package func postAsync(_ seam: Seam, _ body: @escaping @Sendable () async -> Void) {
         Task { await body() }
     }
 
     /// No hand-over: resumes go directly.
     /// - Parameter seam: Where the task will wait.
     /// - Returns: `nil`.
-    public func resumeHandOver(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? { nil }
+    package func resumeHandOver(at seam: Seam) -> (@Sendable (@escaping @Sendable () -> Void) -> Void)? { nil }
 
     /// Nothing to do.
     /// - Parameter seam: Where the task waits.
-    public func suspending(at seam: Seam) {}
+    package func suspending(at seam: Seam) {}
 
     /// Goes on at once.
     /// - Parameter seam: Where the task is.
-    public func checkpoint(at seam: Seam) async {}
+    package func checkpoint(at seam: Seam) async {}
 }

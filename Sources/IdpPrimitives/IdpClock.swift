@@ -57,7 +57,7 @@ public final class ManualClock: IdpClock {
     /// returns `false`. How a timer on this clock (the IdpSdk's flow timeouts) learns that it may
     /// have expired without polling.
     /// - Warning: `observer` must not block or move the clock.
-    public func whenMoved(_ observer: @escaping @Sendable () -> Bool) {
+    package func whenMoved(_ observer: @escaping @Sendable () -> Bool) {
         current.withLock { state in
             state.observers.append((state.nextObserver, observer))
             state.nextObserver += 1
@@ -91,7 +91,7 @@ extension IdpClock {
     ///     must not move the clock.
     /// - Returns: A handle whose ``ClockTimer/cancel()`` keeps `action` from running if it has not.
     @discardableResult
-    public func runAfter(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+    package func runAfter(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
         let timer = ClockTimer(action)
         if self is SystemClock {
             DispatchQueue.global().asyncAfter(deadline: .now(plus: delay)) { timer.fire() }
@@ -120,16 +120,16 @@ extension IdpClock {
 
 /// A timer set with ``IdpClock/runAfter(_:_:)``: its action runs at most once, and not at all
 /// after ``cancel()``.
-public final class ClockTimer: Sendable {
+package final class ClockTimer: Sendable {
     private let action: LockedValue<(@Sendable () -> Void)?>
 
     init(_ action: @escaping @Sendable () -> Void) { self.action = LockedValue(action) }
 
     /// Whether the action ran or the timer was cancelled.
-    public var isDone: Bool { action.withLock { $0 == nil } }
+    package var isDone: Bool { action.withLock { $0 == nil } }
 
     /// Keeps the action from running, if it has not run yet.
-    public func cancel() { action.withLock { $0 = nil } }
+    package func cancel() { action.withLock { $0 = nil } }
 
     /// Runs the action if nothing ran or cancelled it before (taken under the lock, run after it).
     func fire() {
@@ -143,12 +143,12 @@ public final class ClockTimer: Sendable {
 
 extension Duration {
     /// The duration as a `TimeInterval` (seconds).
-    public var timeInterval: TimeInterval {
+    package var timeInterval: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
     /// The duration in whole nanoseconds (what is left below a nanosecond is dropped).
-    public var nanoseconds: Int64 {
+    package var nanoseconds: Int64 {
         components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

@@ -32,22 +32,23 @@ import Darwin
 /// no other thread writes; a thread's histogram of a label is made at its first hold of that label
 /// while profiling), so measuring takes no shared lock and writes no shared cache line; ``stop()``
 /// sums them. At most ``capacity`` distinct labels are profiled; later labels are not counted.
-public enum LockProfiler {
+@usableFromInline
+package enum LockProfiler {
     /// One lock's figures, summed over all threads.
-    public struct Figures: Sendable, Equatable {
+    package struct Figures: Sendable, Equatable {
         /// The label the lock was created with.
-        public let label: String
+        package let label: String
         /// Acquisitions while profiling was on.
-        public let acquisitions: UInt64
+        package let acquisitions: UInt64
         /// Acquisitions that found the lock held and had to wait.
-        public let contended: UInt64
+        package let contended: UInt64
         /// Total time those acquisitions waited, in nanoseconds.
-        public let waitNanoseconds: UInt64
+        package let waitNanoseconds: UInt64
         /// How long the lock was held each time, from taking it to releasing it.
-        public let holds: HoldTimes
+        package let holds: HoldTimes
 
         /// The share of acquisitions that found the lock held, 0…1.
-        public var contendedShare: Double { acquisitions == 0 ? 0 : Double(contended) / Double(acquisitions) }
+        package var contendedShare: Double { acquisitions == 0 ? 0 : Double(contended) / Double(acquisitions) }
     }
 
     /// How long a lock was held, each time, while profiling was on: a histogram of the holds, in
@@ -58,16 +59,16 @@ public enum LockProfiler {
     /// was descheduled while it held the lock (on a machine with more runnable threads than cores,
     /// a time slice: milliseconds). A ``ConditionLockedValue`` wait
     /// counts each stretch the lock is held between waits as a hold of its own.
-    public struct HoldTimes: Sendable, Equatable {
+    package struct HoldTimes: Sendable, Equatable {
         /// The histogram's buckets: 16 per power of two, exact below 32 ns, up to about 18 minutes.
         package static let scale = LogLinearScale(subBucketBits: 4, topBit: 39)
 
         /// The number of holds in each bucket of ``scale``.
         let counts: [UInt64]
         /// How many holds were measured.
-        public let count: UInt64
+        package let count: UInt64
         /// The longest hold, exactly, in nanoseconds; 0 when none was measured.
-        public let maxNanoseconds: UInt64
+        package let maxNanoseconds: UInt64
 
         /// Holds from their bucket counts and their exact maximum.
         package init(counts: [UInt64], maxNanoseconds: UInt64) {
@@ -85,30 +86,30 @@ public enum LockProfiler {
         /// the exact maximum at 100. 0 when no hold was measured.
         /// - Parameter p: The percentile, 0 … 100.
         /// - Returns: The hold at that percentile, in nanoseconds.
-        public func nanoseconds(atPercentile p: Double) -> UInt64 {
+        package func nanoseconds(atPercentile p: Double) -> UInt64 {
             let p = min(100, max(0, p))
             if p == 100 { return maxNanoseconds }
             return Self.scale.value(atPercentile: p, counts: counts, count: count, max: maxNanoseconds)
         }
 
         /// The median hold, in nanoseconds.
-        public var p50Nanoseconds: UInt64 { nanoseconds(atPercentile: 50) }
+        package var p50Nanoseconds: UInt64 { nanoseconds(atPercentile: 50) }
         /// The 99th-percentile hold, in nanoseconds.
-        public var p99Nanoseconds: UInt64 { nanoseconds(atPercentile: 99) }
+        package var p99Nanoseconds: UInt64 { nanoseconds(atPercentile: 99) }
     }
 
     /// The most labels profiled at once.
-    public static let capacity = 64
+    package static let capacity = 64
 
     /// Starts counting, from zero.
-    public static func start() {
+    package static func start() {
         for counters in registry.withLock({ $0.threads }) { counters.reset() }
         isOn.store(true, ordering: .releasing)
     }
 
     /// Stops counting and returns the figures of every label that was acquired while on, busiest
     /// first.
-    public static func stop() -> [Figures] {
+    package static func stop() -> [Figures] {
         isOn.store(false, ordering: .releasing)
         let (labels, threads) = registry.withLock { ($0.labels, $0.threads) }
         var figures: [Figures] = []
@@ -139,13 +140,14 @@ public enum LockProfiler {
     /// let hold = site.acquire(tryLock: { condition.try() }, lock: { condition.lock() })
     /// defer { site.release(hold) { condition.unlock() } }
     /// ```
-    public struct Site: Sendable {
+    @usableFromInline
+    package struct Site: Sendable {
         /// The label's id, or `nil` when ``LockProfiler/capacity`` labels are taken.
         @usableFromInline let id: Int?
 
         /// Registers a site under `label` (this takes the profiler's lock: make sites once).
         /// - Parameter label: The name the contention figures show.
-        public init(label: String) { id = LockProfiler.register(label) }
+        package init(label: String) { id = LockProfiler.register(label) }
 
         /// Takes the lock with `lock`; while profiling is on, tries `tryLock` first and times the
         /// wait when it fails, then notes when the lock was taken.
@@ -154,7 +156,7 @@ public enum LockProfiler {
         ///   - lock: Takes the lock, waiting as long as it takes.
         /// - Returns: The hold to hand to ``release(_:unlock:)``.
         @inlinable
-        public func acquire(tryLock: () -> Bool, lock: () -> Void) -> Hold {
+        package func acquire(tryLock: () -> Bool, lock: () -> Void) -> Hold {
             if let id, LockProfiler.isCounting {
                 return LockProfiler.acquire(id: id, tryLock: tryLock, lock: lock)
             }
@@ -169,7 +171,7 @@ public enum LockProfiler {
         ///   - hold: What ``acquire(tryLock:lock:)`` returned.
         ///   - unlock: Releases the lock.
         @inlinable
-        public func release(_ hold: Hold, unlock: () -> Void) {
+        package func release(_ hold: Hold, unlock: () -> Void) {
             guard hold.isProfiled else { return unlock() }
             let ended = LockProfiler.end(hold)
             unlock()
@@ -181,7 +183,8 @@ public enum LockProfiler {
     ///
     /// One word, 0 for an acquisition made while profiling was off, so that carrying it from
     /// taking a lock to releasing it costs the unprofiled path a register and a test.
-    public struct Hold: Sendable {
+    @usableFromInline
+    package struct Hold: Sendable {
         /// The label's id plus one in the top 8 bits, and the low 56 bits of the `DispatchTime`
         /// nanoseconds when the lock was taken (56 bits wrap after two years of uptime; a hold
         /// is their difference modulo 2^56). 0: not profiled.
@@ -225,7 +228,7 @@ public enum LockProfiler {
 
     /// Whether acquisitions of labelled locks are being counted: one relaxed atomic load.
     @inlinable
-    public static var isCounting: Bool { isOn.load(ordering: .relaxed) }
+    package static var isCounting: Bool { isOn.load(ordering: .relaxed) }
 
     /// Acquires a lock for the label `id`, counting it: `tryLock` first, and if that fails, `lock`
     /// with the wait timed. Returns the hold, started now.

@@ -18,7 +18,8 @@ import Darwin
 /// ThreadSanitizer, so a race it reports here is a real one. Uncontended, the two cost the same
 /// (a compare-and-swap each way); `idp-bench` measures both.
 ///
-/// Give it a `label` to have ``LockProfiler`` count its contention and time its holds.
+/// Give it a `label` to have the package's lock profiler (`LockProfiler`, behind `idp-bench`'s
+/// contention and hold-time figures) count its contention and time its holds.
 ///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class LockedValue<Value> {
@@ -35,7 +36,7 @@ public final class LockedValue<Value> {
     /// Creates a lock around `value`.
     /// - Parameters:
     ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
-    ///   - label: Names the lock in ``LockProfiler``'s contention figures; unlabelled locks are
+    ///   - label: Names the lock in `LockProfiler`'s contention figures; unlabelled locks are
     ///     not profiled.
     public convenience init(_ value: Value, label: String? = nil) {
         self.init(value, site: label.map(LockProfiler.Site.init(label:)))
@@ -46,7 +47,7 @@ public final class LockedValue<Value> {
     ///   - value: The value the lock guards; reach it only through ``withLock(_:)``.
     ///   - site: A ``LockProfiler/Site`` made once and shared by many locks: what a lock
     ///     made per request or per flow uses, since registering a label takes the profiler's lock.
-    public init(_ value: Value, site: LockProfiler.Site?) {
+    package init(_ value: Value, site: LockProfiler.Site?) {
         self.value = value
         self.site = site
         mutex = UnsafeMutablePointer.allocate(capacity: 1)

@@ -12,17 +12,17 @@ import Foundation
 ///     provider.provideCredentials(data[index])
 /// }
 /// ```
-public enum OSThreads {
+package enum OSThreads {
     /// The stack size of the threads these functions start: 1 MiB, enough for the SDK's and the
     /// IDP's deepest calls, and small enough for hundreds of threads at once.
-    public static let defaultStackSize = 1 << 20
+    package static let defaultStackSize = 1 << 20
 
     /// Runs `body` on a new OS thread and returns its result.
     /// - Parameters:
     ///   - stackSize: The new thread's stack size in bytes.
     ///   - body: The work; it may block.
     /// - Returns: What `body` returned.
-    public static func run<T: Sendable>(stackSize: Int = defaultStackSize, _ body: @escaping @Sendable () -> T) async -> T {
+    package static func run<T: Sendable>(stackSize: Int = defaultStackSize, _ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             let thread = Thread { continuation.resume(returning: body()) }
             thread.stackSize = stackSize
@@ -36,7 +36,7 @@ public enum OSThreads {
     ///   - body: The work; it may block or throw.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` threw.
-    public static func run<T: Sendable>(stackSize: Int = defaultStackSize, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func run<T: Sendable>(stackSize: Int = defaultStackSize, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await run(stackSize: stackSize) { Result { try body() } }.get()
     }
 
@@ -50,7 +50,7 @@ public enum OSThreads {
     ///   - body: The work of one thread, given its index; it may block.
     /// - Returns: `body`'s results, indexed as the threads.
     @discardableResult
-    public static func run<T: Sendable>(
+    package static func run<T: Sendable>(
         _ count: Int, together: Bool = false, stackSize: Int = defaultStackSize, _ body: @escaping @Sendable (Int) -> T
     ) async -> [T] {
         guard count > 0 else { return [] }

@@ -3,7 +3,7 @@
 /// Never use it for secrets: the whole sequence follows from the seed. Use `SecureRandom` (module IdpWireFormats).
 /// The 256-bit state is expanded from the 64-bit seed with SplitMix64, as the xoshiro authors
 /// recommend, so nearby seeds still give unrelated streams and the state is never all zeros.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
+package struct SeededRandom: RandomNumberGenerator, Sendable {
     private var s0: UInt64
     private var s1: UInt64
     private var s2: UInt64
@@ -11,7 +11,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 
     /// Creates a generator whose output is fully determined by `seed`.
     /// - Parameter seed: Any value, zero included.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         var splitMix = seed
         func nextSplitMix() -> UInt64 {
             splitMix &+= 0x9e37_79b9_7f4a_7c15
@@ -28,7 +28,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 
     /// Returns the next 64 random bits and advances the state.
     /// - Returns: A uniformly distributed `UInt64`.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         let result = rotl(s1 &* 5, 7) &* 9
         let t = s1 << 17
         s2 ^= s0

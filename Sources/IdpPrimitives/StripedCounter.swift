@@ -11,20 +11,20 @@
 /// inFlight.add(-1)    // and ends, perhaps on another thread
 /// print(inFlight.value)
 /// ```
-public final class StripedCounter: Sendable {
+package final class StripedCounter: Sendable {
     private let cells = SpacedAtomics(count: ThreadStripe.count)
 
     /// A count of zero, striped over ``ThreadStripe/count`` stripes.
-    public init() {}
+    package init() {}
 
     /// Adds `delta` (negative to subtract) on the calling thread's stripe.
     /// - Parameter delta: The change.
-    public func add(_ delta: Int) {
+    package func add(_ delta: Int) {
         cells.add(delta, at: ThreadStripe.current & (cells.count - 1))
     }
 
     /// The sum of every stripe.
-    public var value: Int {
+    package var value: Int {
         (0..<cells.count).reduce(0) { $0 &+ cells.load(at: $1) }
     }
 }

@@ -23,12 +23,12 @@
 /// so its address is not reused meanwhile) and its object alive until it forgets them or ends,
 /// which may be after the instance's owner is gone: keep in the object only what may outlive the
 /// owner that long.
-public final class ThreadConfined<Object: AnyObject>: Sendable {
+package final class ThreadConfined<Object: AnyObject>: Sendable {
     /// Instances remembered per thread.
-    public static var capacity: Int { ThreadObjects.capacity }
+    package static var capacity: Int { ThreadObjects.capacity }
 
     /// An instance no thread has an object of yet.
-    public init() {}
+    package init() {}
 
     /// Runs `body` with the calling thread's object, made now with `make` if this thread has none.
     /// - Parameters:
@@ -36,7 +36,7 @@ public final class ThreadConfined<Object: AnyObject>: Sendable {
     ///   - body: Uses the object; it runs on the calling thread, and the object stays alive during it.
     /// - Returns: What `body` returns.
     @inlinable
-    public func withCurrent<Result>(orMake make: () -> Object, _ body: (Object) throws -> Result) rethrows -> Result {
+    package func withCurrent<Result>(orMake make: () -> Object, _ body: (Object) throws -> Result) rethrows -> Result {
         try threadObjects.withValue(orMake: { ThreadObjects() }) { objects in
             // While a body runs the table forgets nothing, so an object in use stays alive and a
             // nested use of the same instance finds the same object.

@@ -18,11 +18,12 @@ import Darwin
 /// reached only by that thread (the object type itself need not be `Sendable`).
 ///
 /// Its reads are inlinable: callers in other modules, on their hot paths, get them specialised.
-public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
+@usableFromInline
+package final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
     @usableFromInline let key: pthread_key_t
 
     /// A new key; no thread has an object yet.
-    public init() {
+    package init() {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { pointer in
             if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
@@ -33,7 +34,7 @@ public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
 
     /// The calling thread's object, if it has one.
     @inlinable
-    public var value: Value? {
+    package var value: Value? {
         guard let pointer = pthread_getspecific(key) else { return nil }
         return Unmanaged<Value>.fromOpaque(pointer).takeUnretainedValue()
     }
@@ -41,7 +42,7 @@ public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
     /// The calling thread's object, made with `make` at its first use.
     /// - Parameter make: Makes the thread's object.
     @inlinable
-    public func value(orMake make: () -> Value) -> Value {
+    package func value(orMake make: () -> Value) -> Value {
         if let value { return value }
         let made = make()
         set(made)
@@ -66,7 +67,8 @@ public final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
 
     /// Makes `value` the calling thread's object, releasing the one it had.
     /// - Parameter value: The thread's new object.
-    public func set(_ value: Value) {
+    @usableFromInline
+    package func set(_ value: Value) {
         let old = pthread_getspecific(key)
         let status = pthread_setspecific(key, Unmanaged.passRetained(value).toOpaque())
         precondition(status == 0, "pthread_setspecific failed: \(status)")

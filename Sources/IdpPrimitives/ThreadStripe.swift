@@ -17,7 +17,7 @@ import Synchronization
 /// ```swift
 /// let shard = shards[ThreadStripe.current % shards.count]
 /// ```
-public enum ThreadStripe {
+package enum ThreadStripe {
     /// The next number to hand out. Written once per thread, at its first ``current``.
     private static let next = Atomic<Int>(0)
 
@@ -31,7 +31,7 @@ public enum ThreadStripe {
     }()
 
     /// The calling thread's number, from 0.
-    public static var current: Int {
+    package static var current: Int {
         if let stored = pthread_getspecific(key) { return Int(bitPattern: stored) - 1 }
         let number = next.wrappingAdd(1, ordering: .relaxed).oldValue & (Int.max >> 1)
         _ = pthread_setspecific(key, UnsafeRawPointer(bitPattern: number + 1))
@@ -42,7 +42,7 @@ public enum ThreadStripe {
     /// four times the cores, from 8 to 256, chosen when the process starts. Four per core keeps
     /// two threads that run at once on one stripe rare without a registry of which thread runs
     /// where.
-    public static let count: Int = {
+    package static let count: Int = {
         let wanted = max(8, min(256, 4 * ProcessInfo.processInfo.activeProcessorCount))
         var count = 1
         while count < wanted { count <<= 1 }

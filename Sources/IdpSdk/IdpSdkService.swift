@@ -71,7 +71,7 @@ public final class IdpSdkService: Sendable {
         /// at its seams (after a provider call, before a cancellation or a timeout takes effect).
         /// `nil`, the default: the SDK schedules its own work. With a `ManualClock` and a
         /// controller, timeouts fire on the thread that moves the clock, so a run repeats.
-        public var controller: (any ExecutionController)?
+        package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
 
@@ -90,7 +90,6 @@ public final class IdpSdkService: Sendable {
         ///   - workerKeepAlive: How long an idle SDK thread lives; 2 s.
         ///   - workerSpin: How long an SDK thread out of work watches for the next job; 250 µs.
         ///   - clock: The clock `flowTimeout` is measured on; the system's.
-        ///   - controller: Takes over the SDK's scheduling for a controlled stress run; `nil`.
         public init(
             redirectUri: String = "https://kobil/OpenIdRedirectUri",
             flowTimeout: Duration = .seconds(180),
@@ -100,8 +99,7 @@ public final class IdpSdkService: Sendable {
             maximumWorkerThreads: Int = 256,
             workerKeepAlive: Duration = .seconds(2),
             workerSpin: Duration = .microseconds(250),
-            clock: any IdpClock = SystemClock(),
-            controller: (any ExecutionController)? = nil
+            clock: any IdpClock = SystemClock()
         ) {
             self.redirectUri = redirectUri
             self.flowTimeout = flowTimeout
@@ -112,7 +110,7 @@ public final class IdpSdkService: Sendable {
             self.workerKeepAlive = workerKeepAlive
             self.workerSpin = workerSpin
             self.clock = clock
-            self.controller = controller
+            controller = nil
         }
     }
 
@@ -125,8 +123,7 @@ public final class IdpSdkService: Sendable {
     public let certificateChain: Data
     /// Whether password fields are sent as `base64url(SHA-256(value))` instead of the value.
     public let shouldHashPin: Bool
-    /// Timeouts, limits, strictness, worker threads, the clock and the controller; fixed for the
-    /// service's life.
+    /// Timeouts, limits, strictness, worker threads and the clock; fixed for the service's life.
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPools
@@ -151,8 +148,7 @@ public final class IdpSdkService: Sendable {
     ///   - idpUrl: The IDP's base URL.
     ///   - certificateChain: The certificate chain to present to the IDP (certificate pinning).
     ///   - shouldHashPin: Whether password fields are sent as `base64url(SHA-256(value))`.
-    ///   - configuration: Timeouts, limits, strictness, worker threads, the clock and the
-    ///     execution controller.
+    ///   - configuration: Timeouts, limits, strictness, worker threads and the clock.
     ///   - transport: Carries requests to the IDP; `nil` looks `idpUrl` up in
     ///     `IdpNetwork.shared`.
     public init(tenantId: String, idpUrl: String, certificateChain: Data, shouldHashPin: Bool, configuration: Configuration, transport: (any Transport)? = nil) {
@@ -273,17 +269,17 @@ public final class IdpSdkService: Sendable {
     }
 
     /// Flows started and not yet completed.
-    public var flowsInFlight: Int { inFlight.value }
+    package var flowsInFlight: Int { inFlight.value }
 
     /// The SDK's worker threads: running now, the most at once, and started in all.
-    public var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
+    package var workerThreads: (current: Int, peak: Int, started: Int) { pool.statistics }
 
     /// Flow timeouts armed and not yet fired or cancelled: one per flow in flight (a flow that
     /// ended has none).
-    public var armedTimeouts: Int { timers.armed }
+    package var armedTimeouts: Int { timers.armed }
 
     /// How often the system refused the SDK a new thread (each refusal is retried after 10 ms).
-    public var workerThreadStartFailures: Int { pool.startFailures }
+    package var workerThreadStartFailures: Int { pool.startFailures }
 
     /// Whether the calling thread is an SDK worker thread (where providers and completions run).
     public static var isSDKThread: Bool { SDKThreadMarker.isMarked }

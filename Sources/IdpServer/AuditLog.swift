@@ -74,7 +74,7 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     /// on one user made at nearly the same moment can appear in either order, and one made a
     /// moment ago may not be in the log yet (a gap in the numbers);
     /// ``IdpServer/userDecisions(_:tenant:)`` reads them back in the order they were decided.
-    public var userDecision: UInt64? = nil
+    package var userDecision: UInt64? = nil
 
     /// One line: the event, then `tenant=`, `client=`, `user=`, `trace=` (`-` for `nil`) and the
     /// detail.

@@ -4,7 +4,7 @@ import IdpWireFormats
 
 extension IdpServer {
     /// The all-zero AST client id of a device that has no user yet (`IdpWire/unassignedAstClientId`).
-    public static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
+    package static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
 
     /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).
     static func uniqueParameters(_ text: String) -> Result<FormParameters, ParameterProblem> {

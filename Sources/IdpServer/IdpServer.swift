@@ -77,7 +77,7 @@ public final class IdpServer: Sendable {
         /// `SystemStress`): before it decides a login step, an authorization code's redemption or a
         /// refresh, a request pauses there (`ExecutionController.pause(at:)`), so another
         /// request may be decided first. `nil`, the default: requests run straight through.
-        public var controller: (any ExecutionController)?
+        package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
 
@@ -105,8 +105,6 @@ public final class IdpServer: Sendable {
         ///   - minimumPasswordLength: The shortest password a user may choose; 4.
         ///   - auditLogCapacity: How many audit entries each shard of the log keeps; 8 192.
         ///   - lockout: When wrong secrets lock an account; ``LockoutPolicy/disabled`` by default.
-        ///   - controller: Takes over the server's decision points for a controlled stress run;
-        ///     `nil`.
         public init(
             clock: any IdpClock = SystemClock(),
             authorizationCodeLifetime: Duration = .seconds(60),
@@ -120,8 +118,7 @@ public final class IdpServer: Sendable {
             maximumBodySize: Int = 64 * 1024,
             minimumPasswordLength: Int = 4,
             auditLogCapacity: Int = 8_192,
-            lockout: LockoutPolicy = .disabled,
-            controller: (any ExecutionController)? = nil
+            lockout: LockoutPolicy = .disabled
         ) {
             self.clock = clock
             self.authorizationCodeLifetime = authorizationCodeLifetime
@@ -136,7 +133,7 @@ public final class IdpServer: Sendable {
             self.minimumPasswordLength = minimumPasswordLength
             self.auditLogCapacity = auditLogCapacity
             self.lockout = lockout
-            self.controller = controller
+            controller = nil
         }
     }
 
@@ -329,7 +326,7 @@ public final class IdpServer: Sendable {
     ///   - step: The step's index, from 0.
     ///   - sessionCode: Put into the form's action and hidden field as is; pass URL-safe
     ///     Base 64, as the IDP's own session codes are.
-    public func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
+    package func renderStepForm(tenant tenantId: String, clientId: String, step: Int, sessionCode: String) -> HTTPResponse? {
         guard let client = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode))?.clients[clientId],
               client.forms.indices.contains(step) else { return nil }
         return Page.form(client.forms[step], sessionCode: sessionCode, rejection: nil)
@@ -385,7 +382,7 @@ public final class IdpServer: Sendable {
     ///   first (a decision's `credentialsRejected` before its `accountLocked`). A decision made a
     ///   moment ago may not be there yet; when the numbers run from 1 to the last without a gap,
     ///   every decision up to the last is.
-    public func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
+    package func userDecisions(_ userId: String, tenant: String) -> [AuditEntry] {
         let entries = audit.entries { $0.userId == userId && $0.tenant == tenant && $0.userDecision != nil }.enumerated()
         return entries.sorted { ($0.element.userDecision!, $0.offset) < ($1.element.userDecision!, $1.offset) }.map(\.element)
     }

@@ -224,10 +224,10 @@ extension IdpServer {
     }
 
     /// The grant type of RFC 8693 token exchange (`IdpWire/tokenExchangeGrantType`).
-    public static var tokenExchangeGrantType: String { IdpWire.tokenExchangeGrantType }
+    package static var tokenExchangeGrantType: String { IdpWire.tokenExchangeGrantType }
     /// The OAuth error code when the audience would get the login client's own token
     /// (`IdpWire/astClientRoleErrorCode`); the MC reports it as error code 800000287.
-    public static var astClientRoleErrorCode: String { IdpWire.astClientRoleErrorCode }
+    package static var astClientRoleErrorCode: String { IdpWire.astClientRoleErrorCode }
 
     /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693 §2.1) with
     /// `subject_token` (a live access token), `subject_token_type` (`…:access_token`), `audience`

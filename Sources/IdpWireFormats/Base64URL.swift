@@ -1,12 +1,12 @@
 /// The URL- and filename-safe Base 64 encoding (RFC 4648 §5), as used by JOSE, PKCE and tokens.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Encodes bytes with the URL-safe alphabet and without `=` padding, as RFC 7515 and
     /// RFC 7636 require.
     /// - Parameter bytes: The bytes to encode.
     /// - Returns: The encoded text; empty for no bytes.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         if let encoded = bytes.withContiguousStorageIfAvailable({ encode(raw: UnsafeRawBufferPointer($0)) }) {
             return encoded
         }
@@ -56,7 +56,7 @@ public enum Base64URL {
     /// bits are all rejected, so every byte string has exactly one accepted unpadded encoding.
     /// - Parameter text: The encoded text.
     /// - Returns: The bytes, or `nil` when the text is not valid URL-safe Base 64.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var symbols = Array(text.utf8)
         if let firstPad = symbols.firstIndex(of: UInt8(ascii: "=")) {
             // Padding is only meaningful when it completes the last quantum exactly.

@@ -2,14 +2,14 @@
 ///
 /// An early-exit `==` on a verifier or token lets an attacker learn it byte by byte from response
 /// times. Only the lengths leak, which for the fixed-size values compared here are public anyway.
-public enum ConstantTime {
+package enum ConstantTime {
     /// Compares two byte collections, looking at every byte when the lengths match.
     /// - Parameters:
     ///   - a: The first value.
     ///   - b: The second value.
     /// - Returns: `true` when both hold the same bytes in the same order.
     @inlinable
-    public static func equals(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
+    package static func equals(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         // Inlinable, and over contiguous bytes when both have them: a generic call across modules
         // looked up type metadata per byte pair and cost a sixth of an IDP login step.
@@ -43,7 +43,7 @@ public enum ConstantTime {
     ///   - b: The second value.
     /// - Returns: `true` when both strings have identical UTF-8 bytes.
     @inlinable
-    public static func equals(_ a: String, _ b: String) -> Bool {
+    package static func equals(_ a: String, _ b: String) -> Bool {
         equals(a.utf8, b.utf8)
     }
 }

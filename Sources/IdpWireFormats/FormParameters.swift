@@ -9,9 +9,9 @@
 /// let parameters = try FormParameters(uniquelyNamed: FormURLEncoding.decode("code=abc&state=xyz"))
 /// parameters["code"] // "abc"
 /// ```
-public struct FormParameters: Sendable {
+package struct FormParameters: Sendable {
     /// The parameters, in the order they came.
-    public private(set) var pairs: [(name: String, value: String)] = []
+    package private(set) var pairs: [(name: String, value: String)] = []
     /// The names, once there are more than ``indexedFrom`` (a hostile request may carry thousands).
     private var names: Set<String>?
 
@@ -19,22 +19,22 @@ public struct FormParameters: Sendable {
     static let indexedFrom = 16
 
     /// A name that appears more than once.
-    public struct RepeatedName: Error, Equatable, CustomStringConvertible {
+    package struct RepeatedName: Error, Equatable, CustomStringConvertible {
         /// The repeated name.
-        public let name: String
+        package let name: String
         /// The error for a parameter that appears more than once.
         /// - Parameter name: The repeated parameter's name.
-        public init(name: String) { self.name = name }
+        package init(name: String) { self.name = name }
         /// `parameter '<name>' is given more than once`.
-        public var description: String { "parameter '\(name)' is given more than once" }
+        package var description: String { "parameter '\(name)' is given more than once" }
     }
 
     /// No parameters.
-    public init() {}
+    package init() {}
 
     /// The given pairs, in order.
     /// - Throws: ``RepeatedName`` for the first name that appears a second time.
-    public init(uniquelyNamed pairs: [(name: String, value: String)]) throws(RepeatedName) {
+    package init(uniquelyNamed pairs: [(name: String, value: String)]) throws(RepeatedName) {
         // Checked where they are, then adopted whole: the array is shared, not copied pair by pair.
         if pairs.count >= Self.indexedFrom {
             var names = Set<String>(minimumCapacity: pairs.count)
@@ -52,7 +52,7 @@ public struct FormParameters: Sendable {
     /// Adds a parameter unless its name is already present.
     /// - Returns: `false`, changing nothing, when `name` is already present.
     @discardableResult
-    public mutating func append(name: String, value: String) -> Bool {
+    package mutating func append(name: String, value: String) -> Bool {
         if names != nil {
             // In place: `names!` mutates the stored set, which a copy bound by `if var` would not.
             guard names!.insert(name).inserted else { return false }
@@ -66,14 +66,14 @@ public struct FormParameters: Sendable {
     }
 
     /// The value of the parameter `name`, or `nil` when there is none.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         for pair in pairs where pair.name == name { return pair.value }
         return nil
     }
 
     /// How many parameters there are.
-    public var count: Int { pairs.count }
+    package var count: Int { pairs.count }
 
     /// Whether there are none.
-    public var isEmpty: Bool { pairs.isEmpty }
+    package var isEmpty: Bool { pairs.isEmpty }
 }

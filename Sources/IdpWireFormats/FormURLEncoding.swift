@@ -1,5 +1,5 @@
 /// `application/x-www-form-urlencoded` bodies and RFC 3986 percent-encoding.
-public enum FormURLEncoding {
+package enum FormURLEncoding {
     /// Encodes name/value pairs as a form body, in the given order.
     ///
     /// Only the RFC 3986 unreserved characters (ALPHA DIGIT - . _ ~) are kept; a space becomes
@@ -7,7 +7,7 @@ public enum FormURLEncoding {
     /// WHATWG serializer (which keeps `*`) but decodes identically everywhere.
     /// - Parameter pairs: The fields; names may repeat.
     /// - Returns: The body text, e.g. `a=1&b=x+y`.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         // Measured first, then written once into the string's own storage: no byte array between.
         byteClasses.withUnsafeBufferPointer { classes in
             String(unsafeUninitializedCapacity: encodedLength(pairs, classes)) { write(pairs, into: $0, classes) }
@@ -15,7 +15,7 @@ public enum FormURLEncoding {
     }
 
     /// The same encoding as ``encode(_:)``, as the bytes of a request body, written once.
-    public static func encodeBytes(_ pairs: [(String, String)]) -> [UInt8] {
+    package static func encodeBytes(_ pairs: [(String, String)]) -> [UInt8] {
         byteClasses.withUnsafeBufferPointer { classes in
             [UInt8](unsafeUninitializedCapacity: encodedLength(pairs, classes)) { buffer, count in count = write(pairs, into: buffer, classes) }
         }
@@ -61,7 +61,7 @@ public enum FormURLEncoding {
     /// - Returns: The pairs, names may repeat.
     /// - Throws: ``FormURLEncodingError`` for a malformed `%` escape (offset into `text`) or
     ///   bytes that do not decode to UTF-8.
-    public static func decode(_ text: String) throws(FormURLEncodingError) -> [(name: String, value: String)] {
+    package static func decode(_ text: String) throws(FormURLEncodingError) -> [(name: String, value: String)] {
         var contiguous = text
         // The text's own UTF-8 storage, read in place (withUTF8 makes a bridged string native).
         let decoded: Result<[(name: String, value: String)], FormURLEncodingError> = contiguous.withUTF8 { bytes in
@@ -96,7 +96,7 @@ public enum FormURLEncoding {
     /// space included, becomes `%XX` of its UTF-8 bytes.
     /// - Parameter text: Arbitrary text.
     /// - Returns: The encoded text, e.g. `a%20b%26c`.
-    public static func percentEncode(_ text: String) -> String {
+    package static func percentEncode(_ text: String) -> String {
         byteClasses.withUnsafeBufferPointer { classes in
             String(unsafeUninitializedCapacity: encodedLength(text, spaceAsPlus: false, classes)) { buffer in
                 writeEncoded(text, into: buffer, at: 0, spaceAsPlus: false, classes)
@@ -110,7 +110,7 @@ public enum FormURLEncoding {
     ///   - plusAsSpace: Whether `+` means a space, as in form bodies and query strings.
     /// - Returns: The decoded text.
     /// - Throws: ``FormURLEncodingError`` for a malformed escape or bytes that are not UTF-8.
-    public static func percentDecode(_ text: String, plusAsSpace: Bool) throws(FormURLEncodingError) -> String {
+    package static func percentDecode(_ text: String, plusAsSpace: Bool) throws(FormURLEncodingError) -> String {
         let bytes = Array(text.utf8)
         return try bytes.withUnsafeBufferPointer { (bytes) throws(FormURLEncodingError) in
             try decodeBytes(bytes, range: 0..<bytes.count, plusAsSpace: plusAsSpace, text: text)

@@ -1,7 +1,7 @@
 /// Why percent-encoded or form-encoded text could not be decoded.
-public struct FormURLEncodingError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct FormURLEncodingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong with the text.
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// The `%` at this UTF-8 byte offset is not followed by two hex digits.
         case malformedEscape(offset: Int)
         /// The decoded bytes are not valid UTF-8.
@@ -9,21 +9,21 @@ public struct FormURLEncodingError: Error, Sendable, Equatable, CustomStringConv
     }
 
     /// What was wrong.
-    public let reason: Reason
+    package let reason: Reason
     /// The text that was being decoded; offsets in ``reason`` count UTF-8 bytes into it.
-    public let text: String
+    package let text: String
 
     /// Creates an error.
     /// - Parameters:
     ///   - reason: What was wrong.
     ///   - text: The text that was being decoded.
-    public init(_ reason: Reason, text: String) {
+    package init(_ reason: Reason, text: String) {
         self.reason = reason
         self.text = text
     }
 
     /// A message naming the problem and quoting the text (its first 64 characters).
-    public var description: String {
+    package var description: String {
         let excerpt = text.count > 64 ? String(text.prefix(64)) + "…" : text
         return switch reason {
         case .malformedEscape(let offset):

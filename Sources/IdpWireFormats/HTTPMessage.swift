@@ -126,7 +126,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// Whether two field names are the same, case-insensitively: byte by byte with ASCII letters
     /// folded (field names are ASCII tokens, RFC 9110 §5.1), without making lowercased copies; a
     /// name with other bytes is compared by `lowercased()`, as before.
-    public static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+    package static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
         var lhs = lhs, rhs = rhs
         let ascii: Bool? = lhs.withUTF8 { a in
             rhs.withUTF8 { b in

@@ -1,9 +1,9 @@
 /// Base-16 text for digests, trace ids and test vectors.
-public enum Hex {
+package enum Hex {
     /// Encodes bytes as lower-case hexadecimal, two digits per byte.
     /// - Parameter bytes: The bytes to encode.
     /// - Returns: The hex text; empty for no bytes.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
@@ -27,14 +27,14 @@ public enum Hex {
     /// The lower-case hex digit, as a UTF-8 byte, of a value below 16: for callers that write hex
     /// text into a buffer of their own (trace ids, UUIDs).
     @inlinable @inline(__always)
-    public static func digit(_ value: UInt8) -> UInt8 {
+    package static func digit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// Decodes hexadecimal text; upper- and lower-case digits are both accepted.
     /// - Parameter text: Hex digits with no separators or prefix.
     /// - Returns: The bytes, or `nil` when the length is odd or a character is not a hex digit.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var output: [UInt8] = []

@@ -80,7 +80,7 @@ public final class IdpNetwork: Sendable {
     ///     registered with, if any.
     /// - Returns: The transport, or ``TransportError/Kind/unreachable`` when nothing answers at
     ///   `url`, or ``TransportError/Kind/certificatePinning`` when the chain does not match.
-    public func connect(to url: String, certificateChain: Data?) -> Result<any Transport, TransportError> {
+    package func connect(to url: String, certificateChain: Data?) -> Result<any Transport, TransportError> {
         guard let endpoint = endpoint(at: Self.normalize(url)) else {
             return .failure(TransportError(.unreachable, "no IDP answers at \(url)"))
         }

@@ -6,37 +6,37 @@
 /// ```swift
 /// let astClientId = store.deviceAstClientId ?? IdpWire.unassignedAstClientId
 /// ```
-public enum IdpWire {
+package enum IdpWire {
     /// The all-zero AST client id of a device that has no user yet.
-    public static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
+    package static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
 
     /// The grant type of RFC 8693 token exchange.
-    public static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
+    package static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
 
     /// The OAuth error code when a token exchange names the login client as audience (the
     /// exchanged token would carry the 'ast-client' role); the MC reports it as error code
     /// 800000287.
-    public static let astClientRoleErrorCode = "ast_client_role_in_audience"
+    package static let astClientRoleErrorCode = "ast_client_role_in_audience"
 
     /// The `error` codes of the authorization endpoint's error redirects and pages that a client
     /// tells apart (the lockout codes are ``LockoutInformation/temporaryErrorCode`` and
     /// ``LockoutInformation/permanentErrorCode``).
-    public enum FlowError {
+    package enum FlowError {
         /// The realm named in the request does not exist (an error page, HTTP 404).
-        public static let unknownTenant = "unknown_tenant"
+        package static let unknownTenant = "unknown_tenant"
         /// The `client_id` is not a client of the realm (an error page, HTTP 400).
-        public static let unknownClient = "unknown_client"
+        package static let unknownClient = "unknown_client"
         /// `login_hint` names a user who is not enrolled.
-        public static let userNotEnrolled = "user_not_enrolled"
+        package static let userNotEnrolled = "user_not_enrolled"
         /// A step was answered wrongly as often as the client allows.
-        public static let tooManyAttempts = "too_many_attempts"
+        package static let tooManyAttempts = "too_many_attempts"
         /// The activation code has expired.
-        public static let activationCodeExpired = "activation_code_expired"
+        package static let activationCodeExpired = "activation_code_expired"
         /// The password-reset code has expired.
-        public static let resetCodeExpired = "reset_code_expired"
+        package static let resetCodeExpired = "reset_code_expired"
         /// The login session has expired.
-        public static let sessionExpired = "session_expired"
+        package static let sessionExpired = "session_expired"
         /// The login session is unknown or has ended.
-        public static let invalidSession = "invalid_session"
+        package static let invalidSession = "invalid_session"
     }
 }

@@ -11,8 +11,8 @@ import Foundation
 /// ```
 ///
 /// The IDP sends it in its error redirect (`error=account_temporarily_locked&locked_until=…` or
-/// `error=account_permanently_locked`) and in refused token responses; ``redirectParameters`` and
-/// ``init(error:lockedUntil:)`` are the two ends of that wire form.
+/// `error=account_permanently_locked`) and in refused token responses; the IdpSdk engine and the
+/// MC read it from there.
 public struct LockoutInformation: Sendable, Hashable, CustomStringConvertible {
     /// Whether the lock never lifts by itself.
     public let isPermanent: Bool
@@ -28,9 +28,9 @@ public struct LockoutInformation: Sendable, Hashable, CustomStringConvertible {
     public static let permanent = LockoutInformation(isPermanent: true, lockedUntil: .distantFuture)
 
     /// The OAuth error code of a temporary lock.
-    public static let temporaryErrorCode = "account_temporarily_locked"
+    package static let temporaryErrorCode = "account_temporarily_locked"
     /// The OAuth error code of a permanent lock.
-    public static let permanentErrorCode = "account_permanently_locked"
+    package static let permanentErrorCode = "account_permanently_locked"
 
     private init(isPermanent: Bool, lockedUntil: Date) {
         self.isPermanent = isPermanent
@@ -40,7 +40,7 @@ public struct LockoutInformation: Sendable, Hashable, CustomStringConvertible {
     /// Reads the wire form: `error` is one of the two lockout codes; `lockedUntil` is the
     /// `locked_until` value (seconds since 1970) a temporary lock needs. `nil` if `error` is not a
     /// lockout or the time is missing or malformed.
-    public init?(error: String, lockedUntil: String?) {
+    package init?(error: String, lockedUntil: String?) {
         switch error {
         case Self.permanentErrorCode:
             self = .permanent
@@ -53,10 +53,10 @@ public struct LockoutInformation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The OAuth error code of this lock.
-    public var errorCode: String { isPermanent ? Self.permanentErrorCode : Self.temporaryErrorCode }
+    package var errorCode: String { isPermanent ? Self.permanentErrorCode : Self.temporaryErrorCode }
 
     /// `error`, and `locked_until` for a temporary lock, for a redirect or a JSON error body.
-    public var redirectParameters: [(String, String)] {
+    package var redirectParameters: [(String, String)] {
         var parameters = [("error", errorCode)]
         if !isPermanent { parameters.append(("locked_until", String(lockedUntil.timeIntervalSince1970))) }
         return parameters

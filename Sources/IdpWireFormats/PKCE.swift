@@ -1,13 +1,13 @@
 /// Proof Key for Code Exchange (RFC 7636): verifier generation, challenge derivation, checking.
-public enum PKCE {
+package enum PKCE {
     /// The `code_challenge_method` for SHA-256 challenges (RFC 7636 §4.2).
-    public static let methodS256 = "S256"
+    package static let methodS256 = "S256"
     /// The `code_challenge_method` where the challenge is the verifier itself (RFC 7636 §4.2).
-    public static let methodPlain = "plain"
+    package static let methodPlain = "plain"
 
     /// Creates a verifier from 32 secure random bytes, as RFC 7636 §4.1 recommends.
     /// - Returns: A 43-character URL-safe Base 64 verifier.
-    public static func makeVerifier() -> String {
+    package static func makeVerifier() -> String {
         Base64URL.encode(SecureRandom.bytes(32))
     }
 
@@ -15,7 +15,7 @@ public enum PKCE {
     /// reproducible with `SeededRandom` (module IdpPrimitives).
     /// - Parameter generator: The source of randomness.
     /// - Returns: A 43-character URL-safe Base 64 verifier.
-    public static func makeVerifier(using generator: inout some RandomNumberGenerator) -> String {
+    package static func makeVerifier(using generator: inout some RandomNumberGenerator) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for _ in 0..<4 {
@@ -31,7 +31,7 @@ public enum PKCE {
     /// Derives the S256 challenge: BASE64URL(SHA256(ASCII(verifier))).
     /// - Parameter verifier: The code verifier.
     /// - Returns: The 43-character challenge.
-    public static func challenge(for verifier: String) -> String {
+    package static func challenge(for verifier: String) -> String {
         Base64URL.encode(SHA256.hash(verifier))
     }
 
@@ -39,7 +39,7 @@ public enum PKCE {
     /// ALPHA / DIGIT / "-" / "." / "_" / "~".
     /// - Parameter verifier: The candidate verifier.
     /// - Returns: `true` when the form is valid.
-    public static func isValidVerifier(_ verifier: String) -> Bool {
+    package static func isValidVerifier(_ verifier: String) -> Bool {
         let utf8 = verifier.utf8
         return (43...128).contains(utf8.count) && utf8.allSatisfy(\.isURIUnreserved)
     }
@@ -47,7 +47,7 @@ public enum PKCE {
     /// Whether a challenge can be an S256 challenge: exactly 43 URL-safe Base 64 characters.
     /// - Parameter challenge: The candidate challenge.
     /// - Returns: `true` when the form is valid.
-    public static func isValidS256Challenge(_ challenge: String) -> Bool {
+    package static func isValidS256Challenge(_ challenge: String) -> Bool {
         let utf8 = challenge.utf8
         return utf8.count == 43 && utf8.allSatisfy { $0.isURIUnreserved && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "~") }
     }
@@ -59,7 +59,7 @@ public enum PKCE {
     ///   - method: The `code_challenge_method`: ``methodS256`` or ``methodPlain``.
     /// - Returns: `true` only when the verifier is well formed, the method is known and the
     ///   verifier matches; the comparison runs in constant time.
-    public static func verify(verifier: String, challenge: String, method: String) -> Bool {
+    package static func verify(verifier: String, challenge: String, method: String) -> Bool {
         isValidVerifier(verifier) && matches(verifier: verifier, s256Challenge: PKCE.challenge(for: verifier), challenge: challenge, method: method)
     }
 
@@ -74,7 +74,7 @@ public enum PKCE {
     ///   - method: The `code_challenge_method`: ``methodS256`` or ``methodPlain``.
     /// - Returns: `true` only when the method is known and the verifier matches; the comparison
     ///   runs in constant time.
-    public static func matches(verifier: String, s256Challenge: @autoclosure () -> String, challenge: String, method: String) -> Bool {
+    package static func matches(verifier: String, s256Challenge: @autoclosure () -> String, challenge: String, method: String) -> Bool {
         switch method {
         case methodS256: ConstantTime.equals(s256Challenge(), challenge)
         case methodPlain: ConstantTime.equals(verifier, challenge)

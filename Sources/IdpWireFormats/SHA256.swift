@@ -9,7 +9,7 @@
 /// hash.update("c")
 /// Hex.encode(hash.finalize()) // "ba7816bf…"
 /// ```
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     /// The eight working words H0…H7; a struct rather than an array so the round loop stays in
     /// registers and never touches the heap.
     private struct State: Sendable {
@@ -34,14 +34,14 @@ public struct SHA256: Sendable {
     private var totalLength: UInt64 = 0
 
     /// Creates a hash with the FIPS 180-4 initial value and no input.
-    public init() {}
+    package init() {}
 
     /// Feeds more message bytes.
     ///
     /// Arrays, `Data`-like contiguous collections and buffer slices take a fast path that hashes
     /// whole blocks straight from their storage.
     /// - Parameter bytes: The next bytes of the message.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         let handled: Void? = bytes.withContiguousStorageIfAvailable { storage in
             update(raw: UnsafeRawBufferPointer(storage))
         }
@@ -62,7 +62,7 @@ public struct SHA256: Sendable {
 
     /// Feeds the UTF-8 encoding of a string.
     /// - Parameter string: The next characters of the message.
-    public mutating func update(_ string: String) {
+    package mutating func update(_ string: String) {
         var text = string
         // withUTF8 makes the string native and contiguous if it was bridged, so this is always
         // the fast path.
@@ -72,7 +72,7 @@ public struct SHA256: Sendable {
     /// Returns the digest of everything fed so far, leaving this hash untouched so it can be fed
     /// more input afterwards.
     /// - Returns: The 32-byte digest.
-    public func finalize() -> [UInt8] {
+    package func finalize() -> [UInt8] {
         var copy = self
         let bitLength = totalLength &* 8
         // Padding: one 1-bit, zeros up to 56 mod 64, then the 64-bit big-endian bit length.
@@ -105,7 +105,7 @@ public struct SHA256: Sendable {
     /// Hashes a complete message in one call.
     /// - Parameter bytes: The message.
     /// - Returns: The 32-byte digest.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var hash = SHA256()
         hash.update(bytes)
         return hash.finalize()
@@ -114,7 +114,7 @@ public struct SHA256: Sendable {
     /// Hashes the UTF-8 encoding of a string in one call.
     /// - Parameter string: The message.
     /// - Returns: The 32-byte digest.
-    public static func hash(_ string: String) -> [UInt8] {
+    package static func hash(_ string: String) -> [UInt8] {
         var hash = SHA256()
         hash.update(string)
         return hash.finalize()

@@ -14,11 +14,11 @@ import Darwin
 /// so a 32-byte token costs a copy instead of a system call; no byte is handed out twice, and a
 /// forked child discards the pool it inherited (a `pthread_atfork` handler), so parent and child
 /// never share bytes.
-public enum SecureRandom {
+package enum SecureRandom {
     /// Returns fresh random bytes.
     /// - Parameter count: How many bytes; zero or a negative count gives an empty array.
     /// - Returns: `count` random bytes.
-    public static func bytes(_ count: Int) -> [UInt8] {
+    package static func bytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             fill(UnsafeMutableRawBufferPointer(buffer))
@@ -30,13 +30,13 @@ public enum SecureRandom {
     /// - Parameter byteCount: How many random bytes the token carries; 32 (256 bits) by default,
     ///   which encodes to 43 characters.
     /// - Returns: The token text.
-    public static func token(byteCount: Int = 32) -> String {
+    package static func token(byteCount: Int = 32) -> String {
         token(byteCount: byteCount) { _ in }
     }
 
     /// ``token(byteCount:)`` with the drawn bytes handed to `shape` before they are encoded: for a
     /// token that carries a few chosen bits (a shard number, say) beside its randomness.
-    public static func token(byteCount: Int = 32, shaping shape: (UnsafeMutableRawBufferPointer) -> Void) -> String {
+    package static func token(byteCount: Int = 32, shaping shape: (UnsafeMutableRawBufferPointer) -> Void) -> String {
         guard byteCount > 0 else { return "" }
         // The bytes stay on the stack (the allocation falls back to the heap only for large counts).
         return withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 1) { buffer in
@@ -54,14 +54,14 @@ public enum SecureRandom {
     /// var generator = SecureRandom.Generator()
     /// let digit = Int.random(in: 0...9, using: &generator)
     /// ```
-    public struct Generator: RandomNumberGenerator {
+    package struct Generator: RandomNumberGenerator {
         /// A generator that draws from the system's secure random source.
-        public init() {}
+        package init() {}
 
         /// 64 bits from the system's secure random source.
         ///
         /// - Returns: A uniformly random value.
-        public mutating func next() -> UInt64 {
+        package mutating func next() -> UInt64 {
             var value: UInt64 = 0
             withUnsafeMutableBytes(of: &value) { SecureRandom.fill($0) }
             return value
@@ -69,7 +69,7 @@ public enum SecureRandom {
     }
 
     /// `count` uniformly random decimal digits, as text (one-time codes).
-    public static func digits(_ count: Int) -> String {
+    package static func digits(_ count: Int) -> String {
         guard count > 0 else { return "" }
         var generator = Generator()
         return String(unsafeUninitializedCapacity: count) { buffer in

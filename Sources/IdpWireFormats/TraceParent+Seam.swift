@@ -3,7 +3,7 @@ import IdpPrimitives
 extension TraceParent {
     /// The trace id of a traceparent header value, or `nil` if it cannot be parsed; what a
     /// `Seam` carries.
-    public static func seamTrace(_ traceParent: String?) -> String? {
+    package static func seamTrace(_ traceParent: String?) -> String? {
         traceParent.flatMap { TraceParent.traceId(of: $0) }
     }
 }

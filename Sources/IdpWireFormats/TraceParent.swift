@@ -5,15 +5,15 @@
 /// let parent = try TraceParent(parsing: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 /// parent.isSampled // true
 /// ```
-public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
+package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// The format version that was parsed; 0 for values this type creates.
-    public let version: UInt8
+    package let version: UInt8
     /// The trace-id: 32 lower-case hex digits, not all zeros.
-    public let traceId: String
+    package let traceId: String
     /// The parent-id (span id): 16 lower-case hex digits, not all zeros.
-    public let parentId: String
+    package let parentId: String
     /// The trace flags; bit 0 is `sampled`, the other bits are kept as received.
-    public let flags: UInt8
+    package let flags: UInt8
 
     // Byte offsets of the fields in a version-00 value: "vv-<32 hex>-<16 hex>-ff".
     private static let versionLength = 55
@@ -35,7 +35,7 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// version 00, and anything after them must start with `-`.
     /// - Parameter text: The header value, without surrounding whitespace.
     /// - Throws: ``TraceParentError`` naming the first broken rule.
-    public init(parsing text: String) throws(TraceParentError) {
+    package init(parsing text: String) throws(TraceParentError) {
         let bytes = Array(text.utf8)
         func fail(_ reason: TraceParentError.Reason) -> TraceParentError {
             TraceParentError(reason, input: text)
@@ -85,7 +85,7 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     ///   - parentId: 16 lower-case hex digits, not all zeros.
     ///   - sampled: Whether the `sampled` flag is set.
     /// - Throws: ``TraceParentError`` when an id is malformed.
-    public init(traceId: String, parentId: String, sampled: Bool = true) throws(TraceParentError) {
+    package init(traceId: String, parentId: String, sampled: Bool = true) throws(TraceParentError) {
         self = try TraceParent(parsing: "00-\(traceId)-\(parentId)-\(sampled ? "01" : "00")")
     }
 
@@ -99,7 +99,7 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// Starts a new trace with random ids from ``SecureRandom``.
     /// - Parameter sampled: Whether the `sampled` flag is set.
     /// - Returns: A version-00 value with fresh, non-zero ids.
-    public static func random(sampled: Bool = true) -> TraceParent {
+    package static func random(sampled: Bool = true) -> TraceParent {
         // The MC starts a trace per event: the ids are drawn and written out without an array.
         withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
             let traceId = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<16])
@@ -116,7 +116,7 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
 
     /// `random(sampled:).description`, written straight into one string: what starting a trace
     /// for a header needs, without the two id strings a ``TraceParent`` holds.
-    public static func randomHeader(sampled: Bool = true) -> String {
+    package static func randomHeader(sampled: Bool = true) -> String {
         withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
             fillNonZero(UnsafeMutableRawBufferPointer(rebasing: bytes[0..<16]))
             fillNonZero(UnsafeMutableRawBufferPointer(rebasing: bytes[16..<24]))
@@ -143,13 +143,13 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the caller recorded this trace (flag bit 0).
-    public var isSampled: Bool { flags & 0x01 != 0 }
+    package var isSampled: Bool { flags & 0x01 != 0 }
 
     /// The header value in version-00 form, `00-<traceId>-<parentId>-<flags>`.
     ///
     /// A parsed higher version is written as 00 on purpose: the specification asks a participant
     /// to propagate only the version it understands.
-    public var description: String {
+    package var description: String {
         let length = 3 + traceId.utf8.count + 1 + parentId.utf8.count + 3
         return String(unsafeUninitializedCapacity: length) { buffer in
             var index = 0
@@ -190,11 +190,11 @@ extension TraceParent {
     /// The `tracestate` entry a client sends when it started a new trace because the caller's
     /// traceparent could not be parsed (W3C Trace Context, "restart the trace"); the IDP's audit
     /// log notes it.
-    public static let restartedTraceState = "idpsdk=restarted"
+    package static let restartedTraceState = "idpsdk=restarted"
 
     /// The trace id of a `traceparent` header value, or `nil` if the value is not a valid
     /// traceparent. What flows are correlated by across the SDK, the IDP's audit log and providers.
-    public static func traceId(of header: String) -> String? {
+    package static func traceId(of header: String) -> String? {
         if isCanonicalVersion00(header) {
             return String(decoding: header.utf8.dropFirst(traceIdRange.lowerBound).prefix(traceIdRange.count), as: UTF8.self)
         }
@@ -204,14 +204,14 @@ extension TraceParent {
     /// `(try? TraceParent(parsing: header))?.description`, without parsing and printing the
     /// common case again: a valid version-00 value is its own canonical form (lower-case hex,
     /// nothing after the flags), so it is returned as it is. Anything else takes the long way.
-    public static func canonical(_ header: String) -> String? {
+    package static func canonical(_ header: String) -> String? {
         if isCanonicalVersion00(header) { return header }
         return (try? TraceParent(parsing: header))?.description
     }
 
     /// Whether `header` parses as a traceparent: the common case (a valid version-00 value)
     /// without the allocations of a parse.
-    public static func isValid(_ header: String) -> Bool {
+    package static func isValid(_ header: String) -> Bool {
         isCanonicalVersion00(header) || (try? TraceParent(parsing: header)) != nil
     }
 

@@ -1,8 +1,8 @@
 /// Why a `traceparent` header value was rejected.
-public struct TraceParentError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct TraceParentError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The rule of W3C Trace Context Level 1 §3.2 that the value breaks. Lengths and positions
     /// count UTF-8 bytes from zero.
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// The value is empty.
         case empty
         /// The value has this many bytes: version 00 needs exactly 55, any version at least 55.
@@ -22,22 +22,22 @@ public struct TraceParentError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// The broken rule.
-    public let reason: Reason
+    package let reason: Reason
     /// The rejected value, cut to its first 64 characters so a hostile header cannot flood logs.
-    public let input: String
+    package let input: String
 
     /// Creates an error.
     /// - Parameters:
     ///   - reason: The broken rule.
     ///   - input: The rejected value; only its first 64 characters are kept.
-    public init(_ reason: Reason, input: String) {
+    package init(_ reason: Reason, input: String) {
         self.reason = reason
         self.input = String(input.prefix(64))
     }
 
     /// A message naming the value and the broken rule, e.g.
     /// `invalid traceparent '00-000…': trace-id is all zeros`.
-    public var description: String {
+    package var description: String {
         let problem = switch reason {
         case .empty: "value is empty"
         case .wrongLength(let length): "length is \(length), expected 55"

@@ -3,9 +3,12 @@
 /// Only what a client needs to fill in and submit the step is kept: where to send it, the
 /// inputs with their labels, and the error the IDP shows after a failed attempt.
 ///
+/// `WebViewSimulator` (module `IdpHarness`) hands each step's form to the closure that fills it:
+///
 /// ```swift
-/// let form = try XHTMLForm.parse(page)
-/// let body = FormURLEncoding.encode(form.hiddenInputs.map { ($0.name, $0.value ?? "") } + [("username", "alice")])
+/// let location = try await webView.load(request.url, headers: request.headers, until: redirectURI) { form in
+///     form.visibleInputs.contains { $0.id == "password" } ? ["username": "alice", "password": "s3cret"] : nil
+/// }
 /// ```
 public struct XHTMLForm: Sendable, Equatable {
     /// One `<input>` element of the form.
@@ -61,7 +64,7 @@ public struct XHTMLForm: Sendable, Equatable {
 
     /// The largest page, in UTF-8 bytes, that ``parse(_:)`` accepts; bigger pages are refused
     /// rather than parsed, to bound the work a hostile server can cause.
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
     /// Creates a form description.
     /// - Parameters:
@@ -110,7 +113,7 @@ public struct XHTMLForm: Sendable, Equatable {
     /// - Parameter text: The page.
     /// - Returns: The form.
     /// - Throws: ``XHTMLFormError`` when the page is too large, malformed, or has no usable form.
-    public static func parse(_ text: String) throws(XHTMLFormError) -> XHTMLForm {
+    package static func parse(_ text: String) throws(XHTMLFormError) -> XHTMLForm {
         let size = text.utf8.count
         guard size <= maximumSize else { throw XHTMLFormError(.tooLarge(size)) }
         return try XHTMLFormParser.withPage(text) { (parser) throws(XHTMLFormError) in try parser.parse() }

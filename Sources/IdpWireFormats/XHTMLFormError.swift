@@ -1,7 +1,7 @@
 /// Why an IDP page could not be read as a login form.
-public struct XHTMLFormError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct XHTMLFormError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong with the page. Offsets count UTF-8 bytes from the start of the page.
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// The page has this many bytes, more than ``XHTMLForm/maximumSize``.
         case tooLarge(Int)
         /// The page has no `<form>` element.
@@ -24,16 +24,16 @@ public struct XHTMLFormError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// What was wrong.
-    public let reason: Reason
+    package let reason: Reason
 
     /// Creates an error.
     /// - Parameter reason: What was wrong.
-    public init(_ reason: Reason) {
+    package init(_ reason: Reason) {
         self.reason = reason
     }
 
     /// A message naming the problem, and the input id or offset where there is one.
-    public var description: String {
+    package var description: String {
         let problem = switch reason {
         case .tooLarge(let size): "page is \(size) bytes, more than the \(XHTMLForm.maximumSize) allowed"
         case .noForm: "page has no <form> element"

@@ -1,12 +1,12 @@
 /// Escaping of text for XML and XHTML element content and quoted attribute values.
-public enum XMLEscaping {
+package enum XMLEscaping {
     /// Replaces the five XML special characters with entity references.
     ///
     /// The apostrophe becomes `&#39;` rather than `&apos;` because HTML 4 parsers do not know
     /// `&apos;`, and the same pages may be read by either kind of parser.
     /// - Parameter text: Arbitrary text.
     /// - Returns: Text safe inside element content and in single- or double-quoted attributes.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         // Working on UTF-8 bytes is safe: the five specials are ASCII and never occur inside a

@@ -60,7 +60,7 @@ public actor MasterController {
         /// Takes over the tasks the MC starts on its own (the token refresh, the automated
         /// restart) and the waits on a refresh in flight, for a controlled stress run (`IdpHarness`'s
         /// `SystemStress`); `nil`, the default: plain tasks.
-        public var controller: (any ExecutionController)?
+        package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
 
@@ -75,8 +75,6 @@ public actor MasterController {
         ///   - clock: The clock token expiry is measured on; the system clock by default.
         ///   - biometricPrompt: The device's biometric prompt; `nil`: the device has no biometry.
         ///   - refreshTimeout: How long a token refresh may take, on `clock`; 30 seconds by default.
-        ///   - controller: Takes over the MC's own tasks for a controlled stress run; `nil`: plain
-        ///     tasks.
         public init(
             idpUrl: String,
             certificateChain: Data? = nil,
@@ -85,8 +83,7 @@ public actor MasterController {
             tokenStore: McTokenStore = McTokenStore(),
             clock: any IdpClock = SystemClock(),
             biometricPrompt: (any BiometricPrompt)? = nil,
-            refreshTimeout: Duration = .seconds(30),
-            controller: (any ExecutionController)? = nil
+            refreshTimeout: Duration = .seconds(30)
         ) {
             self.idpUrl = idpUrl
             self.certificateChain = certificateChain
@@ -96,7 +93,7 @@ public actor MasterController {
             self.clock = clock
             self.biometricPrompt = biometricPrompt
             self.refreshTimeout = refreshTimeout
-            self.controller = controller
+            controller = nil
         }
     }
 
@@ -225,7 +222,7 @@ public actor MasterController {
     public nonisolated func register(_ listener: any KSMEventListener) { feed.register(listener) }
 
     /// Whether `user` is logged in since the last Start or Restart.
-    public func isLoggedIn(_ user: KsUserIdentifier) -> Bool { loggedIn.contains(user) }
+    package func isLoggedIn(_ user: KsUserIdentifier) -> Bool { loggedIn.contains(user) }
 
     /// The tokens stored for `user`; for the package's own tests. The app never sees them.
     func tokenSet(for user: KsUserIdentifier) -> McTokenSet? { store.tokens(for: user) }

@@ -40,10 +40,10 @@ public final class McTokenStore: Sendable {
     var isFailing: Bool { failing.withLock { $0 } }
 
     /// The activated users, in activation order.
-    public var userList: [KsUserIdentifier] { contents.withLock { $0.enrollmentOrder } }
+    package var userList: [KsUserIdentifier] { contents.withLock { $0.enrollmentOrder } }
 
     /// The user of the last successful login (SetAuthorisationCode or OfflineLogin), if any.
-    public var lastLoggedInUser: KsUserIdentifier? { contents.withLock { $0.lastLoggedInUser } }
+    package var lastLoggedInUser: KsUserIdentifier? { contents.withLock { $0.lastLoggedInUser } }
 
     /// The tokens stored for `user`, or `nil` if the user is not activated here. Internal: the MC
     /// never hands its tokens to the app (apps use ``KSMExchangeIamTokenEvent``).

@@ -1,7 +1,6 @@
 // The example of the IdpSdk article "Writing your own provider", verbatim, run through the kit.
+import CredentialProviders
 import IdpHarness
-import IdpPrimitives
-import IdpSdk
 import Testing
 
 /// Answers from an app's session cache; counts how often each user was asked.

@@ -1,7 +1,5 @@
 // README.md's block under "Activate and log in against the in-process IDP", verbatim between the markers (ReadmeBlockTests checks that it is).
 import Foundation
-import IdpPrimitives
-import IdpWireFormats
 import IdpSdk
 import IdpServer
 import McSdk

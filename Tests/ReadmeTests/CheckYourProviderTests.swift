@@ -1,7 +1,5 @@
 // README.md's block under "Check your own provider", verbatim between the markers (ReadmeBlockTests checks that it is).
 import IdpHarness
-import IdpPrimitives
-import IdpSdk
 import Testing
 
 // README block begin

@@ -1,5 +1,4 @@
 // README.md's block under "Measure it", verbatim between the markers (ReadmeBlockTests checks that it is).
-import BenchSupport
 import IdpHarness
 import Testing
 

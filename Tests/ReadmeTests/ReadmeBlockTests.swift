@@ -104,6 +104,42 @@ struct ReadmeBlockTests {
         #expect(snippet.allSatisfy { !$0.contains(".product(") || $0.contains("package: \"IdpHarness\"") })
     }
 
+    /// The library products Package.swift declares, which are also the names of their modules.
+    static func libraryProducts() throws -> Set<String> {
+        let manifest = try String(contentsOf: packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        return Set(names(after: ".library(name: \"", in: manifest.components(separatedBy: "\n")))
+    }
+
+    /// The modules of this package that a block imports.
+    static func packageImports(_ block: [String], products: Set<String>) -> Set<String> {
+        Set(block.filter { $0.hasPrefix("import ") }.map { String($0.dropFirst("import ".count)) }.filter(products.contains))
+    }
+
+    @Test("each Swift example of the README imports at most three of this package's modules, and its copy here no others")
+    func examplesImportAtMostThreeModules() throws {
+        let products = try Self.libraryProducts()
+        let blocks = try Self.readmeBlocks().filter { !Self.isManifestSnippet($0) }
+        let copies = try Self.copies()
+        for block in blocks {
+            let imported = Self.packageImports(block, products: products)
+            #expect(imported.count <= 3, "README block starting '\(Self.body(block).first ?? "")' imports \(imported.sorted())")
+            for copy in copies where copy.lines == Self.body(block) {
+                let copyImports = Self.packageImports(Array(copy.imports), products: products)
+                #expect(copyImports == imported, "\(copy.file) imports \(copyImports.sorted()), the README block \(imported.sorted())")
+            }
+        }
+    }
+
+    @Test("the README's Package.swift snippet names every product its examples import")
+    func manifestSnippetNamesImportedProducts() throws {
+        let products = try Self.libraryProducts()
+        let blocks = try Self.readmeBlocks()
+        let snippet = try #require(blocks.first(where: Self.isManifestSnippet), "no Package.swift snippet in the README")
+        let named = Set(Self.names(after: ".product(name: \"", in: snippet))
+        let imported = blocks.filter { !Self.isManifestSnippet($0) }.reduce(into: Set<String>()) { $0.formUnion(Self.packageImports($1, products: products)) }
+        #expect(imported.isSubset(of: named), "the examples import \(imported.subtracting(named).sorted()), which the snippet does not name")
+    }
+
     /// The quoted names that follow `prefix` on the lines.
     static func names(after prefix: String, in lines: [String]) -> [String] {
         lines.compactMap { line in

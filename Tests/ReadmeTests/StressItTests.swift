@@ -1,7 +1,5 @@
 // README.md's block under "Stress it, and replay a failure", verbatim between the markers (ReadmeBlockTests checks that it is).
 import IdpHarness
-import IdpPrimitives
-import IdpSdk
 import Testing
 
 @Suite("README: stressing a provider and replaying its failure")

@@ -75,7 +75,7 @@ extension ConformanceReport {
         ///   - message: The runtime's fatal error line.
         ///   - stack: The crashed thread's frames, innermost first.
         ///   - outputFile: The file holding the child's output.
-        public init(pid: Int32, cause: Cause, phase: String, hammerRound: Int? = nil, hammerRounds: Int? = nil, message: String? = nil,
+        package init(pid: Int32, cause: Cause, phase: String, hammerRound: Int? = nil, hammerRounds: Int? = nil, message: String? = nil,
                     stack: [String] = [], outputFile: String? = nil) {
             self.pid = pid
             self.cause = cause
@@ -104,7 +104,7 @@ extension ConformanceReport {
         }
 
         /// The signal's name: SIGSEGV, SIGILL, …
-        public static func signalName(_ signal: Int32) -> String {
+        package static func signalName(_ signal: Int32) -> String {
             let names: [Int32: String] = [1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
                                           9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
                                           31: "SIGSYS"]

@@ -25,7 +25,7 @@ import IdpPrimitives
 ///
 /// Threading: ``seam(_:_:)`` blocks its OS thread; call it only from participant threads, never from
 /// a Swift concurrency thread. ``outcome()`` suspends without blocking.
-public final class ControlledScheduler: Sendable {
+package final class ControlledScheduler: Sendable {
     private typealias Machine = ControlledSchedulerMachine
     private typealias Job = @Sendable () -> Void
 
@@ -101,7 +101,7 @@ public final class ControlledScheduler: Sendable {
     ///   - startTask: Starts a task on the Swift concurrency pool: an async participant's, and the
     ///     watchdog's probe of the pool. A plain `Task` by default; a test passes one that holds
     ///     tasks back to model a busy pool.
-    public init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
+    package init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
                 stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5),
                 onQuiescence: (@Sendable () -> Bool)? = nil, preemptionSeams: [String]? = nil,
                 startTask: @escaping @Sendable (@escaping @Sendable () async -> Void) -> Void = { body in Task { await body() } }) {
@@ -137,7 +137,7 @@ public final class ControlledScheduler: Sendable {
     }
 
     /// Participant `participant` is at seam `name`: waits until it is chosen to go on.
-    public func seam(_ participant: Int, _ name: String) {
+    package func seam(_ participant: Int, _ name: String) {
         adopt(participant)
         perform(decide { $0.arrive(participant, at: name, now: .now) })
         waitForTurn(participant)
@@ -157,7 +157,7 @@ public final class ControlledScheduler: Sendable {
 
     /// The async participant whose task (or a task it started) is calling, if it is this
     /// scheduler's.
-    public var currentAsync: Int? {
+    package var currentAsync: Int? {
         guard let turn = Self.asyncTurn, turn.scheduler == ObjectIdentifier(self) else { return nil }
         return turn.participant
     }
@@ -166,7 +166,7 @@ public final class ControlledScheduler: Sendable {
     /// participant until it parks (``parkAsync(_:_:)``) or ends. Its code between seams runs on
     /// Swift concurrency threads and never blocks one: its seams suspend, they do not wait.
     @discardableResult
-    public func spawnAsync(_ seam: String, parent: Int?, _ body: @escaping @Sendable () async -> Void) -> Int {
+    package func spawnAsync(_ seam: String, parent: Int?, _ body: @escaping @Sendable () async -> Void) -> Int {
         let schedulerId = ObjectIdentifier(self)
         let (participant, effect) = guarded.withLock { guarded -> (Int, Effect) in
             let (participant, action) = guarded.machine.join(at: seam, parent: parent, kind: .task, now: .now)
@@ -186,7 +186,7 @@ public final class ControlledScheduler: Sendable {
     /// The running async participant is at seam `name`, a point where another may go first: it
     /// waits to be chosen like a thread at a seam, and `resume` (which resumes its task) runs when
     /// it is. Never blocks.
-    public func yieldAsync(_ participant: Int, _ name: String, _ resume: @escaping @Sendable () -> Void) {
+    package func yieldAsync(_ participant: Int, _ name: String, _ resume: @escaping @Sendable () -> Void) {
         perform(guarded.withLock { guarded -> Effect in
             guarded.deliveries[participant] = resume
             return guarded.effect(of: guarded.machine.arrive(participant, at: name, now: .now))
@@ -194,14 +194,14 @@ public final class ControlledScheduler: Sendable {
     }
 
     /// Whether async participant `participant` runs now (under control), so it may park.
-    public func isRunning(_ participant: Int) -> Bool {
+    package func isRunning(_ participant: Int) -> Bool {
         guarded.withLock { $0.machine.isRunning(participant) }
     }
 
     /// The running async participant is about to suspend until a delivery (``unparkAsync(_:_:)``);
     /// another goes on. Never blocks: the caller's task suspends on its own continuation. If the
     /// delivery came already, it is handed over at once and the participant goes on.
-    public func parkAsync(_ participant: Int, _ name: String) {
+    package func parkAsync(_ participant: Int, _ name: String) {
         perform(guarded.withLock { guarded -> Effect in
             let action = guarded.machine.park(participant, at: name, now: .now)
             guard action == .goOn else { return guarded.effect(of: action) }
@@ -211,7 +211,7 @@ public final class ControlledScheduler: Sendable {
 
     /// Delivers to an async participant: `resume` (which resumes its task) runs when it is chosen.
     /// Never blocks. A participant that has not parked yet takes it when it parks.
-    public func unparkAsync(_ participant: Int, _ resume: @escaping @Sendable () -> Void) {
+    package func unparkAsync(_ participant: Int, _ resume: @escaping @Sendable () -> Void) {
         perform(guarded.withLock { guarded -> Effect in
             let action = guarded.machine.unpark(participant, now: .now)
             if action == .holdDelivery {
@@ -227,13 +227,13 @@ public final class ControlledScheduler: Sendable {
     private static var threadKey: UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
     /// Marks the calling OS thread as running `participant`'s work (``current`` then names it).
-    public func adopt(_ participant: Int) {
+    package func adopt(_ participant: Int) {
         threads.withLock { $0[Self.threadKey] = participant }
     }
 
     /// The participant the calling OS thread runs, or `nil` (a thread outside the run's control,
     /// or a Swift concurrency thread).
-    public var current: Int? {
+    package var current: Int? {
         threads.withLock { $0[Self.threadKey] }
     }
 
@@ -242,7 +242,7 @@ public final class ControlledScheduler: Sendable {
     /// free one) repeats with the schedule; called from elsewhere, the run is marked partially
     /// controlled. Never blocks.
     @discardableResult
-    public func spawn(_ seam: String, parent: Int? = nil, _ job: @escaping @Sendable () -> Void) -> Int {
+    package func spawn(_ seam: String, parent: Int? = nil, _ job: @escaping @Sendable () -> Void) -> Int {
         let caller = parent ?? current
         let (participant, effect) = guarded.withLock { guarded -> (Int, Effect) in
             let (participant, action) = guarded.machine.join(at: seam, parent: caller, kind: .thread, now: .now)
@@ -265,7 +265,7 @@ public final class ControlledScheduler: Sendable {
     /// The running `participant` waits for a delivery (``unpark(_:)``) and lets another go on
     /// meanwhile; returns once it is unparked and chosen again. Returns at once if it was unparked
     /// already.
-    public func park(_ participant: Int, _ name: String) {
+    package func park(_ participant: Int, _ name: String) {
         adopt(participant)
         let (action, effect) = guarded.withLock { guarded in
             let action = guarded.machine.park(participant, at: name, now: .now)
@@ -277,7 +277,7 @@ public final class ControlledScheduler: Sendable {
     }
 
     /// Makes a parked `participant` eligible to run again (its delivery came). Never blocks.
-    public func unpark(_ participant: Int) {
+    package func unpark(_ participant: Int) {
         perform(decide { $0.unpark(participant, now: .now) })
     }
 
@@ -298,7 +298,7 @@ public final class ControlledScheduler: Sendable {
     }
 
     /// Participant `participant` is done; the turn passes on.
-    public func finish(_ participant: Int) {
+    package func finish(_ participant: Int) {
         // The thread no longer runs this participant's work: its pthread id may be reused by a
         // thread that has nothing to do with the run.
         let key = Self.threadKey
@@ -307,7 +307,7 @@ public final class ControlledScheduler: Sendable {
     }
 
     /// The outcome, once every participant finished or the run deadlocked.
-    public func outcome() async -> Outcome {
+    package func outcome() async -> Outcome {
         await withCheckedContinuation { continuation in
             let ready = guarded.withLock { guarded -> Outcome? in
                 if let outcome = guarded.machine.finalOutcome { return outcome }

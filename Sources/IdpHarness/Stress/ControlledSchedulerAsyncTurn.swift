@@ -1,6 +1,6 @@
 extension ControlledScheduler {
     /// An async participant's hold on its turn, carried by its task (and the tasks it starts).
-    public struct AsyncTurn: Sendable {
+    package struct AsyncTurn: Sendable {
         let scheduler: ObjectIdentifier
         let participant: Int
     }

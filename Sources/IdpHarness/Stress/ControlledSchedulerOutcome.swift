@@ -1,23 +1,23 @@
 extension ControlledScheduler {
     /// What a run did.
-    public struct Outcome: Sendable, Equatable {
+    package struct Outcome: Sendable, Equatable {
         /// The participant chosen at each decision: the run's schedule.
-        public var decisions: [Int]
+        package var decisions: [Int]
         /// Whether a participant ran outside the scheduler's control for a while.
-        public var partiallyControlled: Bool
+        package var partiallyControlled: Bool
         /// Why, the first time: which participant was set aside, or which work was handed over
         /// from outside the run's participants.
-        public var partialControlReason: String?
+        package var partialControlReason: String?
         /// Whether every unfinished participant was blocked outside a seam.
-        public var deadlocked: Bool
+        package var deadlocked: Bool
         /// Where a replayed decision named a participant that was not waiting (nondeterminism in
         /// the code under test), or `nil`.
-        public var divergence: String?
+        package var divergence: String?
         /// Each participant's last seam (or "finished").
-        public var lastSeams: [String]
+        package var lastSeams: [String]
         /// Each participant's first seam: for one that joined during the run, the work it is and
         /// who handed it over (`transport.request[trace] from participant 3`, `completion[trace]
         /// from the quiet world`, `mc.KSMStartEvent from participant 0`).
-        public var firstSeams: [String] = []
+        package var firstSeams: [String] = []
     }
 }

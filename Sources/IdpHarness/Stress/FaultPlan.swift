@@ -6,13 +6,13 @@
 /// let plan = FaultPlan(seed: 42, rates: ["transport.duplicate": 0.05])
 /// if context.fault("transport.duplicate", step: 3) { … }   // the same answer on every replay
 /// ```
-public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
+package struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     /// The seed every decision is derived from.
-    public let seed: UInt64
+    package let seed: UInt64
     /// The probability of each fault at each of its sites.
-    public let rates: [String: Double]
+    package let rates: [String: Double]
     /// Sites that never fire (what shrinking removes).
-    public var suppressed: Set<Site>
+    package var suppressed: Set<Site>
 
     /// A plan.
     ///
@@ -20,17 +20,17 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     ///   - seed: The seed every decision is derived from.
     ///   - rates: The probability of each fault (by name) at each of its sites, from 0 to 1.
     ///   - suppressed: Sites that never fire; none by default.
-    public init(seed: UInt64, rates: [String: Double], suppressed: Set<Site> = []) {
+    package init(seed: UInt64, rates: [String: Double], suppressed: Set<Site> = []) {
         self.seed = seed
         self.rates = rates
         self.suppressed = suppressed
     }
 
     /// No faults at all.
-    public static let none = FaultPlan(seed: 0, rates: [:])
+    package static let none = FaultPlan(seed: 0, rates: [:])
 
     /// Whether `site` fires: a pure function of the seed and the site.
-    public func fires(_ site: Site) -> Bool {
+    package func fires(_ site: Site) -> Bool {
         guard let rate = rates[site.fault], rate > 0, !suppressed.contains(site) else { return false }
         var hash = seed ^ 0x9e37_79b9_7f4a_7c15
         for byte in site.fault.utf8 { hash = Self.mix(hash ^ UInt64(byte)) }
@@ -48,7 +48,7 @@ public struct FaultPlan: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `faults(seed: …, name=rate,…, off: site,…)`, for reports.
-    public var description: String {
+    package var description: String {
         let rates = self.rates.keys.sorted().map { "\($0)=\(self.rates[$0]!)" }.joined(separator: ",")
         let off = suppressed.sorted().map(\.description).joined(separator: ",")
         return "faults(seed: \(seed), \(rates)\(off.isEmpty ? "" : ", off: \(off)"))"

@@ -1,12 +1,12 @@
 extension FaultPlan {
     /// One decision point: a fault site in one flow at one step.
-    public struct Site: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package struct Site: Hashable, Sendable, Comparable, CustomStringConvertible {
         /// The fault's name, such as `transport.duplicate`.
-        public let fault: String
+        package let fault: String
         /// The flow (its index in the scenario, from 0).
-        public let flow: Int
+        package let flow: Int
         /// The flow's step at which the fault may strike.
-        public let step: Int
+        package let step: Int
 
         /// A site.
         ///
@@ -14,7 +14,7 @@ extension FaultPlan {
         ///   - fault: The fault's name.
         ///   - flow: The flow's index in the scenario.
         ///   - step: The flow's step.
-        public init(fault: String, flow: Int, step: Int) {
+        package init(fault: String, flow: Int, step: Int) {
             self.fault = fault
             self.flow = flow
             self.step = step
@@ -26,8 +26,8 @@ extension FaultPlan {
         ///   - lhs: A site.
         ///   - rhs: Another site.
         /// - Returns: Whether `lhs` comes first.
-        public static func < (lhs: Site, rhs: Site) -> Bool { (lhs.fault, lhs.flow, lhs.step) < (rhs.fault, rhs.flow, rhs.step) }
+        package static func < (lhs: Site, rhs: Site) -> Bool { (lhs.fault, lhs.flow, lhs.step) < (rhs.fault, rhs.flow, rhs.step) }
         /// `fault@flow.step`, as a reproducer writes a site.
-        public var description: String { "\(fault)@\(flow).\(step)" }
+        package var description: String { "\(fault)@\(flow).\(step)" }
     }
 }

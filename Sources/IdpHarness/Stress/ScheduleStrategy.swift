@@ -1,6 +1,6 @@
 import IdpPrimitives
 
-/// How the ``ControlledScheduler`` picks which waiting participant runs next.
+/// How the stress's controlled scheduler picks which waiting participant runs next.
 public enum ScheduleStrategy: Sendable, Equatable, CustomStringConvertible {
     /// Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random distinct
     /// priorities, the highest-priority waiting participant runs, and at `depth − 1` random

@@ -2,9 +2,9 @@ import Foundation
 import IdpPrimitives
 
 /// What a flow of a stress run sees: its index, its seams and its faults.
-public final class StressContext: Sendable {
+package final class StressContext: Sendable {
     /// The flow's index in the scenario.
-    public let flow: Int
+    package let flow: Int
     private let participant: Int
     private let scheduler: ControlledScheduler?
     private let faults: FaultPlan
@@ -22,16 +22,16 @@ public final class StressContext: Sendable {
     }
 
     /// A point where another flow may run first. Free-running, it does nothing.
-    public func seam(_ name: String) { scheduler?.seam(participant, name) }
+    package func seam(_ name: String) { scheduler?.seam(participant, name) }
 
     /// Whether this flow runs under a scheduler.
-    public var isControlled: Bool { scheduler != nil }
+    package var isControlled: Bool { scheduler != nil }
 
     /// Starts something that delivers its result later, on another thread (`start` gets the
     /// delivery), and waits for the first delivery: under control this flow parks and others go
     /// on until it comes; free-running it blocks its OS thread, for at most `limit` (then `nil`;
     /// also `nil` when the free run's watchdog found the run stuck).
-    public func wait<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ start: (@escaping @Sendable (T) -> Void) -> Void) -> T? {
+    package func wait<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ start: (@escaping @Sendable (T) -> Void) -> Void) -> T? {
         let box = LockedValue<T?>(nil)
         let semaphore = DispatchSemaphore(value: 0)
         let scheduler = self.scheduler, participant = self.participant
@@ -59,7 +59,7 @@ public final class StressContext: Sendable {
     /// only on its turn and parks (suspends) where it awaits the network, and this flow parks
     /// meanwhile; free-running, they run as concurrent tasks and this thread waits, for at most
     /// `limit` (then `nil`).
-    public func runAsync<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ bodies: [@Sendable () async -> T]) -> [T]? {
+    package func runAsync<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ bodies: [@Sendable () async -> T]) -> [T]? {
         let results = LockedValue<[Int: T]>([:])
         let count = bodies.count
         let scheduler = self.scheduler, participant = self.participant
@@ -83,7 +83,7 @@ public final class StressContext: Sendable {
     }
 
     /// Whether fault `name` strikes this flow at `step` (decided by the run's ``FaultPlan``).
-    public func fault(_ name: String, step: Int) -> Bool {
+    package func fault(_ name: String, step: Int) -> Bool {
         let site = FaultPlan.Site(fault: name, flow: flow, step: step)
         guard faults.fires(site) else { return false }
         fired.withLock { $0.append(site) }

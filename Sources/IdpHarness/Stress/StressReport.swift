@@ -2,29 +2,29 @@ import Foundation
 import IdpPrimitives
 
 /// What exploring a scenario found.
-public struct StressReport: Sendable, CustomStringConvertible {
+package struct StressReport: Sendable, CustomStringConvertible {
     /// The scenario's name.
-    public let scenario: String
+    package let scenario: String
     /// How many runs were asked for.
-    public let runs: Int
+    package let runs: Int
     /// The run (from 1) that failed first, or `nil`.
-    public let failingRun: Int?
+    package let failingRun: Int?
     /// The invariants the failing run broke; empty when none broke.
-    public let violations: [String]
+    package let violations: [String]
     /// The failing run's reproducer, or `nil`.
-    public let original: StressReproducer?
+    package let original: StressReproducer?
     /// The smallest reproducer found that fails the same way, or `nil` when none failed.
-    public let shrunk: StressReproducer?
+    package let shrunk: StressReproducer?
     /// Of the confirming replays, how many failed the same way.
-    public let replaysFailingTheSameWay: Int
+    package let replaysFailingTheSameWay: Int
     /// How many confirming replays were made.
-    public let replays: Int
+    package let replays: Int
     /// Set when the replays did not agree: nondeterminism in the code under test, not a flaky failure.
-    public let nondeterminism: String?
+    package let nondeterminism: String?
 
     /// A few lines: the failing run, what it broke, both reproducers and the replays; or that
     /// nothing broke.
-    public var description: String {
+    package var description: String {
         guard let failingRun, let original, let shrunk else { return "\(scenario): no invariant broken in \(runs) runs" }
         return """
         \(scenario): run \(failingRun) of \(runs) broke \(violations.joined(separator: "; "))

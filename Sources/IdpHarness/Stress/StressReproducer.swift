@@ -4,18 +4,18 @@ import IdpPrimitives
 /// Everything that makes a run repeat: the flows, the faults, the strategy's seed and the
 /// decisions. ``description`` is the one-line string a failing run prints; ``init(parsing:)`` reads
 /// it back.
-public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
+package struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
     /// How the scheduler chooses.
-    public var strategy: ScheduleStrategy
+    package var strategy: ScheduleStrategy
     /// The strategy's seed.
-    public var seed: UInt64
+    package var seed: UInt64
     /// The scenario's flows the run starts (indices from 0); shrinking removes some.
-    public var flows: [Int]
+    package var flows: [Int]
     /// Which faults fire where.
-    public var faults: FaultPlan
+    package var faults: FaultPlan
     /// The participant chosen at each scheduler decision, replayed before the strategy takes over;
     /// empty for a fresh run.
-    public var decisions: [Int]
+    package var decisions: [Int]
 
     /// A reproducer.
     ///
@@ -25,7 +25,7 @@ public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
     ///   - flows: The scenario's flows to start (indices from 0).
     ///   - faults: Which faults fire where.
     ///   - decisions: The scheduler decisions to replay first; empty for a fresh run.
-    public init(strategy: ScheduleStrategy, seed: UInt64, flows: [Int], faults: FaultPlan, decisions: [Int]) {
+    package init(strategy: ScheduleStrategy, seed: UInt64, flows: [Int], faults: FaultPlan, decisions: [Int]) {
         self.strategy = strategy
         self.seed = seed
         self.flows = flows
@@ -34,11 +34,11 @@ public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// flows, fault sites that may fire, and decisions: what shrinking makes smaller.
-    public var size: (flows: Int, faultRates: Int, decisions: Int) { (flows.count, faults.rates.count, decisions.count) }
+    package var size: (flows: Int, faultRates: Int, decisions: Int) { (flows.count, faults.rates.count, decisions.count) }
 
     /// One line, `idph1|strategy=…|seed=…|flows=…|faultseed=…|rates=…|off=…|log=…`: what a failing
     /// run prints and ``init(parsing:)`` reads.
-    public var description: String {
+    package var description: String {
         let strategy = switch self.strategy {
         case .pct(let depth, let steps): "pct:\(depth):\(steps)"
         case .randomWalk: "walk"
@@ -50,7 +50,7 @@ public struct StressReproducer: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a string made by ``description``.
     /// - Throws: ``StressError`` naming the part that is malformed.
-    public init(parsing text: String) throws(StressError) {
+    package init(parsing text: String) throws(StressError) {
         var fields: [String: String] = [:]
         let parts = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         guard parts.first == "idph1" else { throw StressError("a reproducer starts with 'idph1|'") }

@@ -6,10 +6,10 @@ import IdpPrimitives
 ///
 /// Threading: every run starts its flows on new OS threads; the methods are `async` and never block
 /// a Swift concurrency thread.
-public enum StressRunner {
+package enum StressRunner {
     /// One run of `scenario`'s `flows` (indices into its flows) under `reproducer`'s strategy,
     /// seed, faults and decisions.
-    public static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
+    package static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
                                   stallTimeout: Duration? = nil, deadlockTimeout: Duration? = nil) async -> StressRunResult {
         let stallTimeout = stallTimeout ?? scenario.stallTimeout
         let deadlockTimeout = deadlockTimeout ?? scenario.deadlockTimeout
@@ -47,7 +47,7 @@ public enum StressRunner {
     /// it can do nothing and the run stays quiet for a second (or the scenario's deadlock timeout,
     /// if shorter) while the Swift concurrency pool runs a probe task promptly, the flows' waits
     /// end (a stuck run: ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result says so.
-    public static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0) async -> [String] {
+    package static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0) async -> [String] {
         let world = scenario.makeWorld()
         let fired = LockedValue<[FaultPlan.Site]>([])
         // A second of a quiet world that can do nothing, with the pool free: nobody is slow then.
@@ -80,7 +80,7 @@ public enum StressRunner {
 
     /// Explores `runs` runs, each with its own seed derived from `seed`; on the first failure it
     /// replays the reproducer `replays` times and shrinks it.
-    public static func explore<World>(_ scenario: StressScenario<World>, strategy: ScheduleStrategy, seed: UInt64, runs: Int,
+    package static func explore<World>(_ scenario: StressScenario<World>, strategy: ScheduleStrategy, seed: UInt64, runs: Int,
                                       faults: FaultPlan = .none, replays: Int = 2) async -> StressReport {
         var random = SeededRandom(seed: seed)
         for run in 1...max(1, runs) {
@@ -94,7 +94,7 @@ public enum StressRunner {
     }
 
     /// Replays `reproducer` `times` times; how many broke exactly `violations`.
-    public static func replay<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer, times: Int,
+    package static func replay<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer, times: Int,
                                      expecting violations: [String]) async -> (same: Int, divergence: String?) {
         var same = 0
         var divergence: String?

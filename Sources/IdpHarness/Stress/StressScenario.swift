@@ -4,37 +4,37 @@ import IdpPrimitives
 /// A system to stress: a fresh world per run, what each flow does in it (calling
 /// ``StressContext/seam(_:)`` where another flow may go first, and ``StressContext/fault(_:step:)``
 /// where a fault may strike), and the invariants checked after the run.
-public struct StressScenario<World: Sendable>: Sendable {
+package struct StressScenario<World: Sendable>: Sendable {
     /// The scenario's name, as reports print it.
-    public let name: String
+    package let name: String
     /// How many flows a run starts.
-    public let flows: Int
+    package let flows: Int
     /// Makes a fresh world for one run; called once per run, before any flow starts.
-    public let makeWorld: @Sendable () -> World
+    package let makeWorld: @Sendable () -> World
     /// What one flow does in the world; each flow runs it on a thread of its own, with its own
     /// context.
-    public let flow: @Sendable (World, StressContext) -> Void
+    package let flow: @Sendable (World, StressContext) -> Void
     /// The names of the invariants the run broke, with what was seen; empty when all held.
-    public let check: @Sendable (World) -> [String]
+    package let check: @Sendable (World) -> [String]
     /// Called once per run, after the world is made and before any flow starts, with the run's
     /// scheduler (`nil` when free-running) and faults: where a world hands its code under test the
     /// run's `ExecutionController` and transport.
-    public let attach: (@Sendable (World, StressRun) -> Void)?
+    package let attach: (@Sendable (World, StressRun) -> Void)?
     /// Called when no flow can go on and some wait for a delivery: what the world does when it is
     /// quiet (a watchdog moving the clock). Returns whether it changed anything.
-    public let quiesce: (@Sendable (World) -> Bool)?
+    package let quiesce: (@Sendable (World) -> Bool)?
     /// How long a flow may stay away from a seam (blocked, or busy on a loaded machine) before the
     /// scheduler sets it aside and marks the run partially controlled.
-    public let stallTimeout: Duration
+    package let stallTimeout: Duration
     /// How long nobody may reach a seam, with nobody able to go on, before the run is a deadlock
     /// (a participant set aside may only be slow, or starved of a thread on a loaded machine).
-    public let deadlockTimeout: Duration
+    package let deadlockTimeout: Duration
     /// The name a deadlock (every unfinished flow blocked for ever) is reported under, before
     /// its detail: `no deadlock` by default.
-    public let deadlockVerdict: String
+    package let deadlockVerdict: String
     /// Name prefixes of the seams where a PCT change point may fall; `nil`: every decision
     /// (see ``ControlledScheduler/init(participants:strategy:seed:replay:stallTimeout:deadlockTimeout:onQuiescence:preemptionSeams:startTask:)``).
-    public let preemptionSeams: [String]?
+    package let preemptionSeams: [String]?
 
     /// A scenario.
     ///
@@ -52,7 +52,7 @@ public struct StressScenario<World: Sendable>: Sendable {
     ///   - deadlockVerdict: The name a deadlock is reported under; `no deadlock` by default.
     ///   - preemptionSeams: Name prefixes of the seams where a PCT change point may fall; `nil`
     ///     (every decision) by default.
-    public init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
+    package init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
                 attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
                 stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5), deadlockVerdict: String = "no deadlock",

@@ -5,7 +5,7 @@ import IdpServer
 import McSdk
 
 /// Stress over the whole system: the IdpSdk engine, MasterControllers (one per simulated device)
-/// and the in-process IDP, driven by a scenario mix under the ``ControlledScheduler`` with faults
+/// and the in-process IDP, driven by a scenario mix under a controlled scheduler with faults
 /// from one seed, with the system's invariants checked as it runs.
 ///
 /// ```swift
@@ -105,7 +105,7 @@ public enum SystemStress {
 
     /// Replays a reproducer (of a failure, or of ``Report/reached``) `times` times.
     /// - Throws: ``StressError`` when `reproducer` cannot be parsed.
-    public static func replayRuns(_ reproducer: String, options: Options, times: Int = 10) async throws(StressError) -> [Replay] {
+    package static func replayRuns(_ reproducer: String, options: Options, times: Int = 10) async throws(StressError) -> [Replay] {
         let parsed = try StressReproducer(parsing: reproducer)
         let scenario = scenario(options)
         var results: [Replay] = []
@@ -123,7 +123,7 @@ public enum SystemStress {
     static let preemptionSeams = ["idp.", "provider.returned", "provider.hang", "mc.store.", "mc.refresh", "cancel", "timer", "step "]
 
     /// The scenario as the generic ``StressRunner`` sees it (its world is built per run).
-    public static func scenario(_ options: Options) -> StressScenario<World> {
+    package static func scenario(_ options: Options) -> StressScenario<World> {
         StressScenario(name: "system: \(options.flows) flows, \(options.users) users, \(options.stepsPerFlow) steps each", flows: options.flows,
                        makeWorld: { World(options: options) },
                        flow: { world, context in world.play(context) },

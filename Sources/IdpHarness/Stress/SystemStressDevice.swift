@@ -63,7 +63,8 @@ extension SystemStress {
 
         static func masterController(_ world: World, _ store: McTokenStore) -> MasterController {
             var configuration = MasterController.Configuration(idpUrl: "https://stress.idp.test", transport: world.transport, tokenStore: store,
-                                                               clock: world.clock, refreshTimeout: .seconds(3600), controller: world.controller)
+                                                               clock: world.clock, refreshTimeout: .seconds(3600))
+            configuration.controller = world.controller
             configuration.plantedBug = world.options.plantedBugSwitch
             return MasterController(configuration: configuration)
         }

@@ -6,13 +6,13 @@ import McSdk
 
 extension SystemStress {
     /// One replay of a reproducer: what it broke and which interleavings it reached.
-    public struct Replay: Sendable {
+    package struct Replay: Sendable {
         /// The invariants this replay broke; empty when all held.
-        public var violations: [String]
+        package var violations: [String]
         /// How often this replay reached each interleaving.
-        public var interleavings: [Interleaving: Int]
+        package var interleavings: [Interleaving: Int]
         /// What the participants its violations name did, oldest first (all participants' when it
         /// broke nothing): the replay's account of the schedule.
-        public var eventLog: [String] = []
+        package var eventLog: [String] = []
     }
 }

@@ -8,7 +8,7 @@ import McSdk
 extension SystemStress {
     /// One run's system: the IDP, the SDK, the devices, and the stress's own record of what it did,
     /// which the invariants are judged against.
-    public final class World: Sendable {
+    package final class World: Sendable {
         static let tenant = "stress"
         /// Longer than any clock jump a step makes (a token's 301 s), so flows time out when the
         /// watchdog fires (or a provider hangs), not whenever another app's token expires.
@@ -84,8 +84,8 @@ extension SystemStress {
         /// scheduler's verdict does).
         private func makeServer(controller: StressController?) -> (IdpServer, problems: [String]) {
             var configuration = IdpServer.Configuration(clock: clock, auditLogCapacity: 1_000_000,
-                                                        lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration),
-                                                        controller: controller)
+                                                        lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration))
+            configuration.controller = controller
             configuration.plantedBug = options.plantedBugSwitch
             let server = IdpServer(configuration: configuration)
             var problems: [String] = []
@@ -136,7 +136,8 @@ extension SystemStress {
             let traces = Dictionary(participants.map { ($0.trace.traceId, $0.index) }, uniquingKeysWith: { first, _ in first })
             let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
             let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults, monitor: run.monitor)
-            var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock, controller: controller)
+            var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock)
+            configuration.controller = controller
             configuration.plantedBug = options.plantedBugSwitch
             let sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: "https://stress.idp.test", certificateChain: Data(), shouldHashPin: false,
                                     configuration: configuration, transport: transport)
