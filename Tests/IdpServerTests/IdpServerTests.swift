@@ -13,7 +13,8 @@ struct Browser {
     static let rfcChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
     init(lockout: LockoutPolicy = .disabled, controller: (any ExecutionController)? = nil, plantedBug: PlantedBug? = nil) {
-        var configuration = IdpServer.Configuration(clock: clock, lockout: lockout, controller: controller)
+        var configuration = IdpServer.Configuration(clock: clock, lockout: lockout)
+        configuration.controller = controller
         configuration.plantedBug = PlantedBugSwitch(plantedBug)
         server = IdpServer(configuration: configuration)
         try! server.addTenant("demo")
