@@ -6,6 +6,7 @@ import IdpServer
 import McSdk
 import Synchronization
 import Testing
+import StackTestSupport
 import TestSupport
 
 /// The Kotlin samples' shape: one provider object shared by every flow, answering by field id.

@@ -5,7 +5,7 @@ import IdpSdk
 import IdpServer
 @testable import McSdk
 import Testing
-import TestSupport
+import StackTestSupport
 
 @Suite("The MasterController")
 struct MasterControllerTests {
