@@ -65,8 +65,8 @@ struct RaceHammerTests {
     func staleRound() async throws {
         var configuration = Self.quick
         configuration.hangTimeout = .milliseconds(500)
-        let gate = DispatchSemaphore(value: 0)
-        defer { gate.signal() }
+        let gate = Gate()
+        defer { gate.open() }
         let report = await ProviderConformanceKit.hammer(configuration, name: "GateProvider") { (_: [ProviderConformanceKit.User]) in GateProvider(gate: gate) }
         let hammer = try #require(report.check("race hammer"))
         #expect(!hammer.passed)
@@ -76,13 +76,12 @@ struct RaceHammerTests {
     }
 }
 
-/// Waits for a gate nobody opens until the test ends; then lets every waiter through.
+/// Waits at a gate nobody opens until the test ends.
 struct GateProvider: IdpSdkInteractionInterface {
-    let gate: DispatchSemaphore
+    let gate: Gate
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        gate.wait()
-        gate.signal()
+        gate.wait(timeout: .seconds(600))
         return .init(error: IdpSdkError("GateProvider", 1, "let through"))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import IdpSdk
 import IdpPrimitives
 import Testing
+import TestSupport
 
 @Suite("Flow ids")
 struct FlowIDTests {
@@ -9,15 +10,9 @@ struct FlowIDTests {
     func distinctAndOrderedPerThread() async {
         let perThread = 3 * Int(FlowIDBlocks.blockSize) + 17
         let taken = LockedValue<[[UInt64]]>([])
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let remaining = LockedValue(8)
-            for _ in 0..<8 {
-                Thread {
-                    let ids = (0..<perThread).map { _ in IdpSdkFlowID.next().rawValue }
-                    taken.withLock { $0.append(ids) }
-                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
-                }.start()
-            }
+        await onOSThreads(8) { _ in
+            let ids = (0..<perThread).map { _ in IdpSdkFlowID.next().rawValue }
+            taken.withLock { $0.append(ids) }
         }
         let all = taken.withLock { $0 }
         #expect(all.count == 8)
