@@ -43,6 +43,15 @@ struct RaceHammerTests {
         #expect(table.rows.contains { $0.outcome.contains("its own user's values") && $0.grade == .acceptable })
     }
 
+    @Test("a forbidden answer names its flow as the engine names its own: flow-<number>, from the process's one numbering")
+    func forbiddenAnswerNamesItsFlowBriefly() async throws {
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "MixUpProvider") { users in MixUpProvider(users) }
+        let detail = try #require(report.check("race hammer")?.detail)
+        let named = detail.matches(of: /flow-([0-9]+)/).map { UInt64($0.output.1) }
+        #expect(!named.isEmpty, "\(detail)")
+        #expect(named.allSatisfy { ($0 ?? .max) < 1 << 32 }, "\(detail)")
+    }
+
     @Test("the report's outcome tables and verdicts come as JSON too")
     func reportAsJSON() async throws {
         let report = await ProviderConformanceKit.hammer(Self.quick, name: "CredentialStore") { users in

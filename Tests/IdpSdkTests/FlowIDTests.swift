@@ -20,4 +20,11 @@ struct FlowIDTests {
         #expect(all.allSatisfy { ids in zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } })
         #expect(all.joined().allSatisfy { $0 > 0 })
     }
+
+    @Test("a flow is named flow-<number> in logs and reports")
+    func name() {
+        #expect(IdpSdkFlowID(rawValue: 3).description == "flow-3")
+        let next = IdpSdkFlowID.next()
+        #expect(next.description == "flow-\(next.rawValue)")
+    }
 }
