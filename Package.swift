@@ -57,18 +57,24 @@ let package = Package(
         .target(name: "VendorMcPagesSample", dependencies: ["McSdk"], path: "Tests/DocumentSamples/VendorMcPages",
                 swiftSettings: [.swiftLanguageMode(.v5)]),
 
-        // Tests: one target per module, and the helpers they share.
-        .target(name: "TestSupport", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk"], path: "Tests/TestSupport"),
+        // Tests: one target per module, each depending on what it tests and the helpers it uses:
+        // TestSupport (gates, OS-thread runners, polling with a deadline) needs only
+        // IdpPrimitives; StackTestSupport (an in-process IDP, SDK and MC, providers, transports,
+        // a scripted web view) needs the stack.
+        .target(name: "TestSupport", dependencies: ["IdpPrimitives"], path: "Tests/TestSupport"),
+        .target(name: "StackTestSupport", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport"],
+                path: "Tests/StackTestSupport"),
         .testTarget(name: "IdpPrimitivesTests", dependencies: ["IdpPrimitives", "TestSupport"]),
         .testTarget(name: "IdpWireFormatsTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "TestSupport"]),
         .testTarget(name: "IdpServerTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "TestSupport"]),
-        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport"]),
-        .testTarget(name: "McSdkTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "IdpHarness", "TestSupport",
+        .testTarget(name: "IdpSdkTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport", "StackTestSupport"]),
+        .testTarget(name: "McSdkTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport", "StackTestSupport",
                                                        "Seed000WebViewSample", "Seed002LoginSample"]),
-        .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpServer", "IdpSdk", "CredentialProviders", "TestSupport"]),
+        .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "CredentialProviders",
+                                                                     "TestSupport"]),
         .testTarget(name: "IdpHarnessTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness",
                                                             "TestSupport"]),
-        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives", "TestSupport"]),
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives"]),
         .testTarget(
             name: "DocumentSampleTests",
             dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "TestSupport", "Seed001ActivationSample", "Seed002LoginSample",

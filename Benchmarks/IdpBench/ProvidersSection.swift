@@ -40,7 +40,7 @@ struct HotPathData {
         return (0..<1_024).map { index in
             let user = users[(thread * 7_919 + index * 31) % users.count].key
             return IdpSdkInteractionData(
-                inputFields: fields, flowId: IdpSdkFlowID(rawValue: UInt64(thread) << 32 | UInt64(index)), step: 1, attempt: 1,
+                inputFields: fields, flowId: IdpSdkFlowID.next(), step: 1, attempt: 1,
                 tenantId: user.tenantId, clientId: "KssIdpLogin", userId: user.userId, traceParent: nil, previousError: nil
             )
         }

@@ -58,7 +58,7 @@ final class ConformanceProbe: IdpSdkFlowObserving, @unchecked Sendable {
         let began = ContinuousClock.now
         let thread = IdpSdkService.currentThreadName
         if !IdpSdkService.isSDKThread || withUnsafeCurrentTask(body: { $0 != nil }) || Thread.isMainThread {
-            misplaced.withLock { $0.append("flow \(id) step \(interactionData.step) ran on \(thread)") }
+            misplaced.withLock { $0.append("\(id) step \(interactionData.step) ran on \(thread)") }
         }
         gate?.pass()
         inside.withLock { $0[id] = Inside(thread: thread, step: interactionData.step, attempt: interactionData.attempt, since: began) }

@@ -119,7 +119,7 @@ private final class Contenders: Sendable {
                       IdpSdkInputField(id: "password", label: "Password", isSecret: true)]
         return (0..<1_024).map { index in
             let user = users[(thread * 7_919 + index * 31) % users.count]
-            return IdpSdkInteractionData(inputFields: fields, flowId: IdpSdkFlowID(rawValue: 1 << 61 | UInt64(thread) << 32 | UInt64(index)),
+            return IdpSdkInteractionData(inputFields: fields, flowId: IdpSdkFlowID.next(),
                                          step: 1, attempt: 1, tenantId: user.tenantId, clientId: "KssIdpLogin", userId: user.userId,
                                          traceParent: nil, previousError: nil)
         }

@@ -81,7 +81,7 @@ struct RaceHammer {
             case .oneUser: shared
             case .mixedUsers: flow % 4 == 3 && !without.isEmpty ? without[(round + thread) % without.count] : (flow % 2 == 0 ? shared : own)
             }
-            let id = IdpSdkFlowID(rawValue: 1 << 62 | UInt64(round & 0xFFFF) << 40 | UInt64(thread & 0xFFF) << 28 | UInt64(flow))
+            let id = IdpSdkFlowID.next()
             let stepwise = (flow + thread) % 3 == 1
             let steps: [[String]] = stepwise ? [["username"], ["password"]] : [["username", "password"]]
             for (index, fields) in steps.enumerated() {

@@ -8,11 +8,18 @@ public struct IdpSdkFlowID: Hashable, Sendable, Comparable, CustomStringConverti
     public let rawValue: UInt64
 
     /// The id with this number; for tests and wrappers that make their own interaction data.
+    /// An id that must not collide with any other flow's comes from ``next()``.
     ///
     /// - Parameter rawValue: The flow's number.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
-    static func next() -> IdpSdkFlowID { IdpSdkFlowID(rawValue: FlowIDBlocks.next()) }
+    /// A new id, unique within the process: the next number of the calling thread's block, the
+    /// numbering the engine gives its own flows. For tools and wrappers that make their own
+    /// interaction data, so that their flows are named as briefly as the engine's and never share
+    /// an id with one.
+    ///
+    /// - Returns: An id no other call returned in this process.
+    public static func next() -> IdpSdkFlowID { IdpSdkFlowID(rawValue: FlowIDBlocks.next()) }
 
     /// Orders flows by their numbers: flows started on one thread in the order they started.
     ///
@@ -22,7 +29,7 @@ public struct IdpSdkFlowID: Hashable, Sendable, Comparable, CustomStringConverti
     /// - Returns: Whether `lhs` has the lower number.
     public static func < (lhs: IdpSdkFlowID, rhs: IdpSdkFlowID) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    /// `flow-<number>`, for logs.
+    /// `flow-<number>`: how logs, verdicts and reports name the flow.
     public var description: String { "flow-\(rawValue)" }
 }
 

@@ -3,7 +3,7 @@
 /// Only what a client needs to fill in and submit the step is kept: where to send it, the
 /// inputs with their labels, and the error the IDP shows after a failed attempt.
 ///
-/// `WebViewSimulator` (module `IdpHarness`) hands each step's form to the closure that fills it:
+/// `WebViewSimulator` (a test helper of this package) hands each step's form to the closure that fills it:
 ///
 /// ```swift
 /// let location = try await webView.load(request.url, headers: request.headers, until: redirectURI) { form in

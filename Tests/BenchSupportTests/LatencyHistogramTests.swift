@@ -1,5 +1,6 @@
 @testable import BenchSupport
 import Foundation
+import IdpPrimitives
 import Testing
 
 /// SplitMix64: a small seeded generator, so the data of every run is the same.
@@ -34,13 +35,11 @@ struct LatencyHistogramTests {
     /// Checks a large data set: made, recorded and sorted on an OS thread (under ThreadSanitizer
     /// that takes seconds, which a Swift concurrency thread must not spend), then judged here.
     func check(_ values: @escaping @Sendable () -> [UInt64]) async {
-        let (histogram, sorted) = await withCheckedContinuation { (done: CheckedContinuation<(LatencyHistogram, [UInt64]), Never>) in
-            Thread {
-                let made = values()
-                var histogram = LatencyHistogram()
-                for value in made { histogram.record(value) }
-                done.resume(returning: (histogram, made.sorted()))
-            }.start()
+        let (histogram, sorted) = await OSThreads.run {
+            let made = values()
+            var histogram = LatencyHistogram()
+            for value in made { histogram.record(value) }
+            return (histogram, made.sorted())
         }
         verify(histogram, sorted)
     }

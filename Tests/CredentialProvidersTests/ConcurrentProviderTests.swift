@@ -5,6 +5,7 @@ import IdpWireFormats
 import IdpSdk
 import Synchronization
 import Testing
+import TestSupport
 
 /// A step asking `fields` of `userId` (or, with `userId` nil, of the user bound to `traceParent`).
 private func ask(_ fields: [String], userId: String?, traceParent: String? = nil) -> IdpSdkInteractionData {
@@ -28,19 +29,6 @@ private func isWhole(_ answer: [String: String], of user: String) -> Bool {
     return answer == values(user, generation)
 }
 
-/// Runs `body(thread)` on `count` new OS threads at once and returns when all have returned.
-private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let left = LockedValue(count)
-        for thread in 0..<count {
-            Thread {
-                body(thread)
-                if left.withLock({ $0 -= 1; return $0 }) == 0 { continuation.resume() }
-            }.start()
-        }
-    }
-}
-
 @Suite("CredentialStore and StaticCredentials under concurrent reads and writes")
 struct StripedProviderTests {
     @Test("8 OS threads reading while another sets, removes and rebinds get only whole value sets of the asked user")
@@ -56,7 +44,7 @@ struct StripedProviderTests {
         let wrong = LockedValue<[String]>([])
 
         // When: one thread writes until 8 readers are done, each reading every user and the trace.
-        await onThreads(9) { thread in
+        await onOSThreads(9) { thread in
             if thread == 8 {
                 var generation = 0
                 while readersLeft.load(ordering: .acquiring) > 0 {
@@ -103,32 +91,36 @@ struct StripedProviderTests {
         store.set(values("alice", 0), userId: "alice", tenantId: "demo")
         let rounds = 300
         let readers = 8
-        let go = (0..<readers).map { _ in DispatchSemaphore(value: 0) }
-        let answered = DispatchSemaphore(value: 0)
+        // Each phase (the readers answer, or the writer sets) begins and ends at the barrier.
+        let barrier = Barrier(parties: readers + 1)
         let generation = LockedValue(0)
         let stale = LockedValue<[String]>([])
 
-        await onThreads(readers + 1) { thread in
+        await onOSThreads(readers + 1) { thread in
             if thread == readers {
                 for round in 1...rounds {
                     // The readers cache generation round - 1 ...
-                    for reader in go { reader.signal() }
-                    for _ in 0..<readers { answered.wait() }
+                    guard barrier.arriveAndWait(), barrier.arriveAndWait() else { return }
                     // When: the writer sets generation `round` ...
                     store.set(values("alice", round), userId: "alice", tenantId: "demo")
                     generation.withLock { $0 = round }
                     // Then: every reader's next answer is it.
-                    for reader in go { reader.signal() }
-                    for _ in 0..<readers { answered.wait() }
+                    guard barrier.arriveAndWait(), barrier.arriveAndWait() else { return }
                 }
                 return
             }
             for _ in 0..<(2 * rounds) {
-                go[thread].wait()
+                guard barrier.arriveAndWait() else {
+                    stale.withLock { $0.append("thread \(thread): timed out waiting for the writer") }
+                    return
+                }
                 let expected = values("alice", generation.withLock { $0 })
                 let answer = store.provideCredentials(ask(asked, userId: "alice")).credentials
                 if answer != expected { stale.withLock { $0.append("thread \(thread): \(answer ?? [:]) for \(expected)") } }
-                answered.signal()
+                guard barrier.arriveAndWait() else {
+                    stale.withLock { $0.append("thread \(thread): timed out waiting for the other readers") }
+                    return
+                }
             }
         }
         #expect(stale.withLock { $0 } == [])
@@ -173,7 +165,7 @@ struct StripedProviderTests {
     func staticCopies() async {
         let provider = StaticCredentials(values("alice", 3))
         let wrong = LockedValue(0)
-        await onThreads(8) { _ in
+        await onOSThreads(8) { _ in
             for _ in 0..<1_000 {
                 if provider.provideCredentials(ask(asked, userId: "alice")).credentials != values("alice", 3) { wrong.withLock { $0 += 1 } }
                 if provider.provideCredentials(ask(["pin"], userId: "alice")).credentials != ["pin": "pin-alice-3"] { wrong.withLock { $0 += 1 } }

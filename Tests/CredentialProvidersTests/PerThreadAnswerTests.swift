@@ -3,6 +3,7 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import Testing
+import TestSupport
 
 private let fields = ["username", "password"]
 
@@ -11,9 +12,6 @@ private let fields = ["username", "password"]
 private func values(_ user: String, _ generation: Int) -> [String: String] {
     ["username": user, "password": "password-of-\(user)-generation-\(generation)"]
 }
-
-/// A deadline far enough that only a stuck run reaches it.
-private func deadline() -> DispatchTime { .now() + .seconds(600) }
 
 /// Runs `readers` OS threads that take turns with a writer `rounds` times over a store of 40
 /// users: every reader answers every user (twice, so that it answers from a copy of its own), then
@@ -25,33 +23,31 @@ private func takeTurns(readers: Int, rounds: Int,
     let store = CredentialStore()
     let users = (0..<40).map { "user-\($0)" }
     for user in users { store.set(values(user, 0), userId: user, tenantId: "demo") }
-    let go = (0..<readers).map { _ in DispatchSemaphore(value: 0) }
-    let answered = DispatchSemaphore(value: 0)
+    // Each phase (the readers warm up, the writer writes, the readers check) begins and ends at
+    // the barrier.
+    let barrier = Barrier(parties: readers + 1)
     let expected = LockedValue<[String: [String: String]?]>([:])
     let wrong = LockedValue<[String]>([])
-    @Sendable func waitOrRecord(_ semaphore: DispatchSemaphore, _ what: String) -> Bool {
-        if semaphore.wait(timeout: deadline()) == .success { return true }
+    @Sendable func meetOrRecord(_ what: String) -> Bool {
+        if barrier.arriveAndWait() { return true }
         wrong.withLock { $0.append("timed out waiting for \(what)") }
         return false
     }
-    await OSThreads.run(readers + 1) { thread in
+    await onOSThreads(readers + 1) { thread in
         if thread == readers {
             for round in 1...rounds {
-                for reader in go { reader.signal() }
-                for _ in 0..<readers where !waitOrRecord(answered, "readers to warm up") { return }
+                guard meetOrRecord("readers to start"), meetOrRecord("readers to warm up") else { return }
                 // When: the writer changes the store, then lets the readers ask again.
                 let now = write(store, users, round)
                 expected.withLock { $0 = now }
-                for reader in go { reader.signal() }
-                for _ in 0..<readers where !waitOrRecord(answered, "readers to check") { return }
+                guard meetOrRecord("readers to start"), meetOrRecord("readers to check") else { return }
             }
             return
         }
         for round in 1...rounds {
-            guard waitOrRecord(go[thread], "the writer") else { return }
+            guard meetOrRecord("the writer") else { return }
             for user in users { for _ in 0..<2 { _ = store.provideCredentials(interaction(fields, userId: user)) } }
-            answered.signal()
-            guard waitOrRecord(go[thread], "the writer") else { return }
+            guard meetOrRecord("the other readers"), meetOrRecord("the writer") else { return }
             // Then: each call that starts after the write returned answers what it wrote.
             for (user, want) in expected.withLock({ $0 }) {
                 let answer = store.provideCredentials(interaction(fields, userId: user))
@@ -59,7 +55,7 @@ private func takeTurns(readers: Int, rounds: Int,
                     wrong.withLock { $0.append("round \(round), thread \(thread), \(user): \(answer) for \(want.map { "\($0)" } ?? "noCredentials")") }
                 }
             }
-            answered.signal()
+            guard meetOrRecord("the other readers") else { return }
         }
     }
     return wrong.withLock { $0 }

@@ -83,25 +83,18 @@ struct CredentialStoreTests {
         let store = CredentialStore()
         store.set(["username": "alice", "password": "v0"], userId: "alice", tenantId: "demo")
         let torn = LockedValue<Int>(0)
-        let done = LockedValue<Int>(0)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            @Sendable func finished() { if done.withLock({ $0 += 1; return $0 }) == 9 { continuation.resume() } }
-            Thread {
+        await onOSThreads(9) { thread in
+            if thread == 8 {
                 for version in 1...2_000 {
                     store.set(["username": "alice", "password": "v\(version)", "version": "v\(version)"], userId: "alice", tenantId: "demo")
                     if version % 100 == 0 { store.remove(userId: "bob", tenantId: "demo") } else { store.set(["username": "bob"], userId: "bob", tenantId: "demo") }
                 }
-                finished()
-            }.start()
-            for _ in 0..<8 {
-                Thread {
-                    for _ in 0..<2_000 {
-                        let answer = store.provideCredentials(interaction(["password", "version"]))
-                        // Either the first entry (no version yet) or one whole later entry.
-                        if let credentials = answer.credentials, credentials["password"] != credentials["version"] { torn.withLock { $0 += 1 } }
-                    }
-                    finished()
-                }.start()
+                return
+            }
+            for _ in 0..<2_000 {
+                let answer = store.provideCredentials(interaction(["password", "version"]))
+                // Either the first entry (no version yet) or one whole later entry.
+                if let credentials = answer.credentials, credentials["password"] != credentials["version"] { torn.withLock { $0 += 1 } }
             }
         }
         #expect(torn.withLock { $0 } == 0)
@@ -142,14 +135,11 @@ struct MultiStepProviderTests {
     func boundedState() async {
         let provider = MultiStepProvider { data, _ in .init(credentials: Dictionary(uniqueKeysWithValues: data.inputFieldIds.map { ($0, "x") })) }
         let flows: UInt64 = ThreadSanitizer.isActive ? 100_000 : 1_000_000
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                for flow in 1...flows {
-                    _ = provider.provideCredentials(interaction(["username"], flow: flow))
-                    provider.flowDidEnd(IdpSdkFlowID(rawValue: flow), result: IdpSdkResult(authorizationCode: "c"))
-                }
-                continuation.resume()
-            }.start()
+        await OSThreads.run {
+            for flow in 1...flows {
+                _ = provider.provideCredentials(interaction(["username"], flow: flow))
+                provider.flowDidEnd(IdpSdkFlowID(rawValue: flow), result: IdpSdkResult(authorizationCode: "c"))
+            }
         }
         #expect(provider.trackedFlows.current == 0)
         #expect(provider.trackedFlows.peak == 1)

@@ -3,6 +3,7 @@ import Foundation
 import IdpPrimitives
 import IdpSdk
 import Testing
+import TestSupport
 
 @Suite("MultiStepProvider: sharded per-flow state")
 struct ShardedFlowStateTests {
@@ -11,7 +12,7 @@ struct ShardedFlowStateTests {
         let provider = MultiStepProvider { data, _ in .init(credentials: Dictionary(uniqueKeysWithValues: data.inputFieldIds.map { ($0, "x") })) }
         let probe = MultiStepProvider { _, state in .init(credentials: ["attempt": "\(state.attempt)", "step": "\(state.step)"]) }
         let threads = 8, flows = 200
-        let wrong = await OSThreads.run(threads, together: true) { thread -> Int in
+        let wrong = await onOSThreads(threads) { thread -> Int in
             var wrong = 0
             for index in 0..<flows {
                 let flow = UInt64(thread * flows + index + 1)
@@ -23,10 +24,10 @@ struct ShardedFlowStateTests {
             }
             return wrong
         }
-        #expect(wrong.reduce(0, +) == 0)
+        #expect(wrong?.reduce(0, +) == 0)
         #expect(provider.trackedFlows.current == threads * flows)
         #expect(provider.trackedFlows.peak == threads * flows)
-        await OSThreads.run(threads, together: true) { thread in
+        await onOSThreads(threads) { thread in
             for index in 0..<flows {
                 let flow = IdpSdkFlowID(rawValue: UInt64(thread * flows + index + 1))
                 provider.flowDidEnd(flow, result: IdpSdkResult(authorizationCode: "c"))
@@ -44,7 +45,7 @@ struct RecordingLogTests {
     func everyCallOnce() async {
         let recording = RecordingProvider(StaticCredentials(["username": "alice"]))
         let threads = 8, calls = 500
-        await OSThreads.run(threads, together: true) { thread in
+        await onOSThreads(threads) { thread in
             for index in 0..<calls { _ = recording.provideCredentials(interaction(["username"], userId: "alice", flow: UInt64(thread * calls + index))) }
         }
         let logged = recording.calls.map(\.flowId.rawValue)
@@ -60,18 +61,18 @@ struct RecordingLogTests {
     func handedOverInOrder() async {
         let recording = RecordingProvider(StaticCredentials(["username": "alice"]))
         let threads = 4, turns = 50
-        let turn = (0..<threads).map { _ in DispatchSemaphore(value: 0) }
+        let order = Turns()
         let timedOut = LockedValue(false)
-        await OSThreads.run(threads) { thread in
+        await onOSThreads(threads) { thread in
             for round in 0..<turns {
-                if round > 0 || thread > 0, turn[thread].wait(timeout: .now() + .seconds(600)) == .timedOut {
+                guard order.wait(for: round * threads + thread) else {
                     timedOut.withLock { $0 = true }
                     return
                 }
                 let flow = IdpSdkFlowID(rawValue: UInt64(round * threads + thread))
                 _ = recording.provideCredentials(interaction(["username"], userId: "alice", flow: flow.rawValue))
                 recording.flowDidEnd(flow, result: IdpSdkResult(authorizationCode: "c"))
-                turn[(thread + 1) % threads].signal()
+                order.pass()
             }
         }
         #expect(!timedOut.withLock { $0 })

@@ -325,10 +325,10 @@ struct ConformanceCheckTests {
             let outcome = flows.outcomes[index]
             cancelled = outcome
             let timedOut = IdpSdkResult(error: IdpSdkError(.timedOut, "timed out"), flowId: outcome.result?.flowId)
-            flows.outcomes[index] = Run.Outcome(plan: outcome.plan, result: timedOut, latency: outcome.latency)
+            flows.outcomes[index] = Run.Outcome(plan: outcome.plan, flowId: outcome.flowId, result: timedOut, latency: outcome.latency)
         }
-        let index = try #require(cancelled?.plan.index)
-        #expect(report.check("cancellation")?.detail == "flow \(index): ended with IdpSdkError(IdpSdk, 1021, timed out) after cancel")
+        let flow = try #require(cancelled?.flowId)
+        #expect(report.check("cancellation")?.detail == "\(flow): ended with IdpSdkError(IdpSdk, 1021, timed out) after cancel")
     }
 
     @Test("a flow completed twice fails only the exactly-once check")
@@ -343,7 +343,7 @@ struct ConformanceCheckTests {
 
     @Test("a flow the watchdog found stuck fails only the deadlock check")
     func deadlock() async throws {
-        let stuck = ConformanceReport.StuckFlow(flow: "IdpSdkFlowID(7)", user: "user-003", client: "KssIdpLogin", step: 1, attempt: 1,
+        let stuck = ConformanceReport.StuckFlow(flow: "flow-7", user: "user-003", client: "KssIdpLogin", step: 1, attempt: 1,
                                                 thread: "IdpSdk-2", waited: .seconds(60))
         let report = try await Self.report(withDefectFor: "no deadlock") { $0.stuck.append(stuck) }
         #expect(report.check("no deadlock")?.detail == "1 stuck (the run stopped early): \(stuck)")
@@ -351,7 +351,7 @@ struct ConformanceCheckTests {
 
     @Test("a provider call off the SDK's threads fails only the SDK-thread check")
     func sdkThreads() async throws {
-        let report = try await Self.report(withDefectFor: "provider on SDK threads") { $0.misplacedCalls.append("flow IdpSdkFlowID(7) step 1 ran on main") }
-        #expect(report.check("provider on SDK threads")?.detail == "flow IdpSdkFlowID(7) step 1 ran on main")
+        let report = try await Self.report(withDefectFor: "provider on SDK threads") { $0.misplacedCalls.append("flow-7 step 1 ran on main") }
+        #expect(report.check("provider on SDK threads")?.detail == "flow-7 step 1 ran on main")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import IdpHarness
 import IdpPrimitives
 import Testing
+import TestSupport
 
 // Broken fixtures of the project's own, each a small model of a bug that hurts SDK integrations,
 // with seams where another flow may run first. The controlled scheduler must find each, replay it,
@@ -185,15 +186,15 @@ struct ControlledSchedulerTests {
                                             stallTimeout: .milliseconds(50), deadlockTimeout: .seconds(3))
         #expect(result.outcome?.partiallyControlled == true && result.violations.isEmpty)
 
-        let never = DispatchSemaphore(value: 0)
+        let never = Gate()
         let stuck = StressScenario(name: "stuck", flows: 2, makeWorld: { () },
-                                   flow: { _, context in context.seam("waiting"); never.wait() },
+                                   flow: { _, context in context.seam("waiting"); never.wait(timeout: .seconds(600)) },
                                    check: { _ in [] })
         let deadlock = await StressRunner.run(stuck, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: []),
                                               stallTimeout: .milliseconds(50), deadlockTimeout: .milliseconds(300))
         #expect(deadlock.outcome?.deadlocked == true)
         #expect(deadlock.violations.first?.hasPrefix("no deadlock") == true)
-        for _ in 0..<2 { never.signal() }   // let the stuck threads end
+        never.open()   // let the stuck threads end
     }
 
     @Test("a Swift concurrency pool kept busy past the deadlock timeout is no stall: the async work runs when the pool frees, fully controlled, no deadlock")
@@ -203,19 +204,21 @@ struct ControlledSchedulerTests {
         let pool = HeldPool()
         let scheduler = ControlledScheduler(participants: 1, strategy: .randomWalk, seed: 1, stallTimeout: .milliseconds(50),
                                             deadlockTimeout: .milliseconds(300), startTask: pool.start)
-        Thread {
-            scheduler.seam(0, "before")
-            scheduler.spawnAsync("event", parent: 0) { scheduler.unpark(0) }
-            scheduler.park(0, "awaiting the event")
-            scheduler.seam(0, "after")
-            scheduler.finish(0)
-        }.start()
-        Thread {
-            Thread.sleep(forTimeInterval: 3)   // how long the pool is held: the stimulus, not a wait for a result
-            pool.release()
-        }.start()
+        async let threads: [Void]? = onOSThreads(2) { thread in
+            if thread == 0 {
+                scheduler.seam(0, "before")
+                scheduler.spawnAsync("event", parent: 0) { scheduler.unpark(0) }
+                scheduler.park(0, "awaiting the event")
+                scheduler.seam(0, "after")
+                scheduler.finish(0)
+            } else {
+                Thread.sleep(forTimeInterval: 3)   // how long the pool is held: the stimulus, not a wait for a result
+                pool.release()
+            }
+        }
         // When the run ends
         let outcome = await scheduler.outcome()
+        _ = await threads
         // Then it waited for the pool: it neither deadlocked nor lost control
         #expect(outcome.deadlocked == false)
         #expect(outcome.partiallyControlled == false, "\(outcome.partialControlReason ?? "")")

@@ -52,15 +52,14 @@ final class MixUpProvider: IdpSdkInteractionInterface, Sendable {
     }
 }
 
-/// BROKEN ON PURPOSE: one user's flows wait for a gate nobody opens (until the test ends).
+/// BROKEN ON PURPOSE: one user's flows wait at a gate nobody opens (until the test ends).
 struct DeadlockingProvider: IdpSdkInteractionInterface, Sendable {
     let user: ProviderConformanceKit.User
-    let gate: DispatchSemaphore
+    let gate: Gate
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         if user.userId == "user-007" {
-            gate.wait()
-            gate.signal()
+            gate.wait(timeout: .seconds(600))
         }
         return StaticCredentials(user.credentials).provideCredentials(interactionData)
     }
@@ -105,8 +104,8 @@ struct NegativeControlTests {
 
     @Test("a provider that deadlocks is named by the watchdog with its flow, step and thread")
     func deadlock() async throws {
-        let gate = DispatchSemaphore(value: 0)
-        defer { gate.signal() }
+        let gate = Gate()
+        defer { gate.open() }
         var configuration = Self.small
         configuration.hangTimeout = .seconds(10)
         let report = await ProviderConformanceKit.run(configuration, name: "DeadlockingProvider") { user in

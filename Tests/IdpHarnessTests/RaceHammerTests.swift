@@ -43,6 +43,15 @@ struct RaceHammerTests {
         #expect(table.rows.contains { $0.outcome.contains("its own user's values") && $0.grade == .acceptable })
     }
 
+    @Test("a forbidden answer names its flow as the engine names its own: flow-<number>, from the process's one numbering")
+    func forbiddenAnswerNamesItsFlowBriefly() async throws {
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "MixUpProvider") { users in MixUpProvider(users) }
+        let detail = try #require(report.check("race hammer")?.detail)
+        let named = detail.matches(of: /flow-([0-9]+)/).map { UInt64($0.output.1) }
+        #expect(!named.isEmpty, "\(detail)")
+        #expect(named.allSatisfy { ($0 ?? .max) < 1 << 32 }, "\(detail)")
+    }
+
     @Test("the report's outcome tables and verdicts come as JSON too")
     func reportAsJSON() async throws {
         let report = await ProviderConformanceKit.hammer(Self.quick, name: "CredentialStore") { users in
@@ -65,8 +74,8 @@ struct RaceHammerTests {
     func staleRound() async throws {
         var configuration = Self.quick
         configuration.hangTimeout = .milliseconds(500)
-        let gate = DispatchSemaphore(value: 0)
-        defer { gate.signal() }
+        let gate = Gate()
+        defer { gate.open() }
         let report = await ProviderConformanceKit.hammer(configuration, name: "GateProvider") { (_: [ProviderConformanceKit.User]) in GateProvider(gate: gate) }
         let hammer = try #require(report.check("race hammer"))
         #expect(!hammer.passed)
@@ -76,13 +85,12 @@ struct RaceHammerTests {
     }
 }
 
-/// Waits for a gate nobody opens until the test ends; then lets every waiter through.
+/// Waits at a gate nobody opens until the test ends.
 struct GateProvider: IdpSdkInteractionInterface {
-    let gate: DispatchSemaphore
+    let gate: Gate
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        gate.wait()
-        gate.signal()
+        gate.wait(timeout: .seconds(600))
         return .init(error: IdpSdkError("GateProvider", 1, "let through"))
     }
 }

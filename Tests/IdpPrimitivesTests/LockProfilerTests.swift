@@ -2,6 +2,7 @@ import Foundation
 import IdpPrimitives
 import Synchronization
 import Testing
+import TestSupport
 
 // The profiler is one per process: its tests run one at a time.
 @Suite("LockProfiler", .serialized)
@@ -14,7 +15,7 @@ struct LockProfilerTests {
         LockProfiler.start()
         // Four OS threads that each hold the lock for a while: most acquisitions find it held.
         let threads = 4, rounds = 200
-        await OSThreads.run(threads) { _ in
+        await onOSThreads(threads) { _ in
             for _ in 0..<rounds {
                 counter.withLock { value in
                     value += 1
@@ -62,7 +63,7 @@ struct LockProfilerTests {
         struct State { var waiting = false, flag = false, waitStarted: ContinuousClock.Instant?, waited: Duration = .zero }
         let state = ConditionLockedValue(State(), label: label)
         LockProfiler.start()
-        let results = await OSThreads.run(2) { thread -> Bool in
+        let results = await onOSThreads(2) { thread -> Bool in
             if thread == 0 {
                 state.wait { state, _ in
                     if state.flag {
@@ -147,7 +148,7 @@ struct LockProfilerTests {
         let lock = LockedValue(0, label: label)
         let longHold = LockedValue<Duration>(.zero)
         LockProfiler.start()
-        await OSThreads.run(5) { thread in
+        await onOSThreads(5) { thread in
             if thread == 4 {
                 lock.withLock { value in
                     let taken = ContinuousClock.now

@@ -1,6 +1,7 @@
 import Foundation
 import IdpPrimitives
 import Testing
+import TestSupport
 
 @Suite("LockedValue")
 struct LockedValueTests {
@@ -8,7 +9,7 @@ struct LockedValueTests {
     func concurrentUpdates() async throws {
         // Given one locked array and eight threads appending to it
         let values = LockedValue<[Int]>([])
-        await OSThreads.run(8) { thread in
+        await onOSThreads(8) { thread in
             for i in 0..<5_000 { values.withLock { $0.append(thread * 5_000 + i) } }
         }
 

@@ -1,13 +1,14 @@
 import IdpPrimitives
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("ThreadStripe and StripedCounter")
 struct StripedCounterTests {
     @Test("a thread keeps its stripe number; threads alive at once get different numbers")
     func stripesPerThread() async {
         let numbers = LockedValue<[Int: [Int]]>([:])
-        await OSThreads.run(8) { index in
+        await onOSThreads(8) { index in
             let first = ThreadStripe.current
             let again = (0..<100).map { _ in ThreadStripe.current }
             numbers.withLock { $0[index] = [first] + again }
@@ -23,11 +24,11 @@ struct StripedCounterTests {
     @Test("adds and subtracts from 8 OS threads at once, some ending what others started, sum exactly")
     func sumsExactly() async {
         let counter = StripedCounter()
-        await OSThreads.run(8) { index in
+        await onOSThreads(8) { index in
             for _ in 0..<10_000 { counter.add(index % 2 == 0 ? 3 : -1) }
         }
         #expect(counter.value == 4 * 10_000 * 3 - 4 * 10_000)
-        await OSThreads.run(8) { index in
+        await onOSThreads(8) { index in
             for _ in 0..<10_000 { counter.add(index % 2 == 0 ? -3 : 1) }
         }
         #expect(counter.value == 0)

@@ -1,6 +1,7 @@
 import IdpPrimitives
 import Synchronization
 import Testing
+import TestSupport
 
 /// What a thread keeps for an instance in the tests: which thread made it, and how often it was used.
 private final class Mark {
@@ -15,7 +16,7 @@ struct ThreadConfinedTests {
     func ownObjectPerThreadAndInstance() async {
         let first = ThreadConfined<Mark>(), second = ThreadConfined<Mark>()
         let made = Atomic<Int>(0)
-        let results = await OSThreads.run(8, together: true) { thread -> [Int] in
+        let results = await onOSThreads(8) { thread -> [Int] in
             func use(_ confined: ThreadConfined<Mark>) -> Mark {
                 confined.withCurrent(orMake: {
                     made.wrappingAdd(1, ordering: .relaxed)
@@ -35,7 +36,7 @@ struct ThreadConfinedTests {
         }
         // Then: 16 objects made (8 threads × 2 instances), each used by its thread alone.
         #expect(made.load(ordering: .relaxed) == 16)
-        #expect(results.allSatisfy { $0 == [1_001, 1_001, 1] })
+        #expect(results?.allSatisfy { $0 == [1_001, 1_001, 1] } == true)
     }
 
     @Test("a thread that uses more instances than it keeps makes the oldest one's object again, and never frees an object in use")

@@ -6,6 +6,7 @@ import IdpServer
 import McSdk
 import Synchronization
 import Testing
+import StackTestSupport
 import TestSupport
 
 /// The Kotlin samples' shape: one provider object shared by every flow, answering by field id.
@@ -139,33 +140,28 @@ struct ConcurrentFlowTests {
         let counter = CompletionCounter()
         let wrongUser = Atomic<Int>(0)
         let failures = LockedValue<[String]>([])
-        let done = DispatchSemaphore(value: 0)
         let threads = 16, flowsPerThread = 25
 
         // When the threads start their flows and wait for each completion
-        for t in 0..<threads {
-            let thread = Thread {
-                for f in 0..<flowsPerThread {
-                    let user = "u\((t * flowsPerThread + f) % 40)"
-                    let trace = TraceParent.random()
-                    let finished = DispatchSemaphore(value: 0)
-                    sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
-                                             interactionInterface: provider, userId: user, traceParent: trace.description) { result in
-                        counter.record(result)
-                        if let error = result.idpSdkError { failures.withLock { $0.append(error.description) } }
-                        if idp.server.auditLog(traceId: trace.traceId).first(where: { $0.event == .codeIssued })?.userId != user {
-                            wrongUser.add(1, ordering: .relaxed)
-                        }
-                        finished.signal()
+        await onOSThreads(threads) { t in
+            for f in 0..<flowsPerThread {
+                let user = "u\((t * flowsPerThread + f) % 40)"
+                let trace = TraceParent.random()
+                let finished = Gate()
+                sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                         interactionInterface: provider, userId: user, traceParent: trace.description) { result in
+                    counter.record(result)
+                    if let error = result.idpSdkError { failures.withLock { $0.append(error.description) } }
+                    if idp.server.auditLog(traceId: trace.traceId).first(where: { $0.event == .codeIssued })?.userId != user {
+                        wrongUser.add(1, ordering: .relaxed)
                     }
-                    finished.wait()
+                    finished.open()
                 }
-                done.signal()
+                guard finished.wait(timeout: .seconds(600)) else {
+                    failures.withLock { $0.append("\(user)'s flow did not complete within 600 s") }
+                    return
+                }
             }
-            thread.start()
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread { for _ in 0..<threads { done.wait() }; continuation.resume() }.start()
         }
 
         // Then all 400 completed once, each with a code for its own user

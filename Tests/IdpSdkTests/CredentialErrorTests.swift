@@ -4,7 +4,7 @@ import IdpWireFormats
 import IdpSdk
 import IdpServer
 import Testing
-import TestSupport
+import StackTestSupport
 
 @Suite("Bad credentials from a provider end the flow with an error naming the field")
 struct CredentialErrorTests {

@@ -5,6 +5,7 @@ import IdpSdk
 import IdpServer
 import Synchronization
 import Testing
+import StackTestSupport
 import TestSupport
 
 @Suite("The flow engine")

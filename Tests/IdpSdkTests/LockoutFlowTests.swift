@@ -5,7 +5,7 @@ import IdpServer
 import McSdk
 import Synchronization
 import Testing
-import TestSupport
+import StackTestSupport
 
 @Suite("Lockout seen from the IdpSdk")
 struct LockoutFlowTests {

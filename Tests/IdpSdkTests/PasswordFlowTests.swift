@@ -4,7 +4,7 @@ import IdpSdk
 import IdpServer
 import McSdk
 import Testing
-import TestSupport
+import StackTestSupport
 
 @Suite("Change and forgot password through the IdpSdk")
 struct PasswordFlowTests {

@@ -53,7 +53,7 @@ import TestSupport
         for _ in 0..<3 {
             pool.submit {
                 pool.mayBlock {
-                    if arrived.withLock({ $0 += 1; return $0 }) == 3 { for _ in 0..<3 { allThree.open() } }
+                    if arrived.withLock({ $0 += 1; return $0 }) == 3 { allThree.open() }
                     _ = allThree.wait(timeout: .seconds(120))
                 }
             }

@@ -47,7 +47,7 @@ struct WorkerPoolsTests {
         let gate = Gate()
         let ranBeside = Gate()
         let ranOn = LockedValue<[Int: UInt]>([:])
-        Thread {
+        await OSThreads.run {
             // When its pool's thread blocks and a second job queues behind it
             let running = Gate()
             pools.submit { ranOn.withLock { $0[1] = Self.currentPool }; running.open(); _ = gate.wait(timeout: .seconds(120)) }
@@ -55,7 +55,7 @@ struct WorkerPoolsTests {
             pools.submit { ranOn.withLock { $0[2] = Self.currentPool } }
             // Then a third job goes to the other pool and runs while the first is still blocked
             pools.submit { ranOn.withLock { $0[3] = Self.currentPool }; ranBeside.open() }
-        }.start()
+        }
         #expect(await OSThreads.run { ranBeside.wait(timeout: .seconds(120)) })
         gate.open()
         #expect(await eventuallyOnOSThread { ranOn.withLock { $0.count } == 3 })

@@ -2,8 +2,8 @@ import Foundation
 import IdpPrimitives
 import IdpWireFormats
 import IdpServer
-import Synchronization
 import Testing
+import TestSupport
 
 extension Browser {
     /// One login attempt for alice with `password` in a fresh session: the IDP's answer.
@@ -146,22 +146,11 @@ struct LockoutTests {
         let attempts = 1_000
         let forms = try (0..<attempts).map { _ in try browser.openForm() }
         let locks = LockedValue<[LockoutInformation?]>([])
-        let start = DispatchSemaphore(value: 0)
-        let remaining = Atomic<Int>(attempts)
         // When 1,000 OS threads answer with a wrong password at once
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            for form in forms {
-                let thread = Thread {
-                    start.wait()
-                    let answer = browser.submit(form, [("username", "alice"), ("password", "wrong")])
-                    let lock = Browser.lockout(in: answer)
-                    locks.withLock { $0.append(lock) }
-                    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.resume() }
-                }
-                thread.stackSize = 256 * 1024
-                thread.start()
-            }
-            for _ in 0..<attempts { start.signal() }
+        await onOSThreads(attempts, stackSize: 256 * 1024) { index in
+            let answer = browser.submit(forms[index], [("username", "alice"), ("password", "wrong")])
+            let lock = Browser.lockout(in: answer)
+            locks.withLock { $0.append(lock) }
         }
         // Then exactly `limit` were evaluated, the limit-th of them locked, and the rest were refused unevaluated
         let results = locks.withLock { $0 }

@@ -4,6 +4,7 @@ import IdpWireFormats
 import IdpServer
 import Synchronization
 import Testing
+import TestSupport
 
 extension Browser {
     /// Step 1 of `clientId`'s flow in a fresh session.
@@ -300,7 +301,7 @@ struct ForgotPasswordServerTests {
         let resetCode = try browser.server.issuePasswordResetCode(for: "alice", tenant: "demo")
         let flows = 64
         let proven = LockedValue<[Int: XHTMLForm]>([:])
-        await OSThreads.run(flows, together: true) { index in
+        await onOSThreads(flows) { index in
             guard let response = try? browser.proveResetCode(resetCode).response,
                   let form = response.bodyText.flatMap({ try? XHTMLForm.parse($0) }), form.errorCode == nil else { return }
             proven.withLock { $0[index] = form }
@@ -309,7 +310,7 @@ struct ForgotPasswordServerTests {
         #expect(step2.count == flows)
         // When all 64 answer step 2 at once, each with its own new password
         let outcomes = LockedValue<[(password: String, fragment: [String: String])]>([])
-        await OSThreads.run(flows, together: true) { index in
+        await onOSThreads(flows) { index in
             guard let form = step2[index] else { return }
             let password = "pw-thread-\(index)"
             let fragment = Browser.fragment(of: browser.submit(form, [("new-password", password)]))
@@ -367,7 +368,7 @@ struct ActivationCodeRaceTests {
         let code = try browser.server.issueActivationCode(for: "erin", tenant: "demo")
         let flows = 32
         let proven = LockedValue<[Int: XHTMLForm]>([:])
-        await OSThreads.run(flows, together: true) { index in
+        await onOSThreads(flows) { index in
             guard let step1 = try? browser.open("KssIdpEnrollment"),
                   let step2 = try? browser.next(step1, [("username", "erin")]),
                   let step3 = try? browser.next(step2, [("activation-code", code)]), step3.errorCode == nil else { return }
@@ -377,7 +378,7 @@ struct ActivationCodeRaceTests {
         #expect(step3.count == flows)
         // When all answer the password step at once
         let fragments = LockedValue<[[String: String]]>([])
-        await OSThreads.run(flows, together: true) { index in
+        await onOSThreads(flows) { index in
             guard let form = step3[index] else { return }
             let fragment = Browser.fragment(of: browser.submit(form, [("password", "pw-erin-\(index)")]))
             fragments.withLock { $0.append(fragment) }

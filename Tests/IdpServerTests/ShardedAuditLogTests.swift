@@ -3,6 +3,7 @@ import IdpPrimitives
 @testable import IdpServer
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("The IDP's sharded audit log")
 struct ShardedAuditLogTests {
@@ -50,15 +51,15 @@ struct ShardedAuditLogTests {
         let server = IdpServer()
         let users = Self.usersInDistinctShards(2)
         let turns = 2_000
-        let batons = [DispatchSemaphore(value: 1), DispatchSemaphore(value: 0)]
+        let order = Turns()
 
         // When each appends on its turn and then hands the turn to the other
-        await OSThreads.run(2, together: true) { side in
+        await onOSThreads(2) { side in
             for turn in stride(from: side, to: turns, by: 2) {
-                batons[side].wait()
+                guard order.wait(for: turn) else { return }
                 // Half the turns name nobody: those go to the thread's own shard.
                 server.record([Self.entry("\(turn)", user: turn % 4 < 2 ? users[side] : nil)])
-                batons[1 - side].signal()
+                order.pass()
             }
         }
 
@@ -120,7 +121,7 @@ struct ShardedAuditLogTests {
         let decisions = 1_500
 
         // When each appends its decisions of two entries at once
-        await OSThreads.run(8, together: true) { thread in
+        await onOSThreads(8) { thread in
             for index in 0..<decisions {
                 let user: String? = index % 3 == 0 ? nil : users[thread % 4]
                 server.record([Self.entry("\(thread) \(index) first", user: user), Self.entry("\(thread) \(index) second", user: user)])

@@ -3,6 +3,7 @@ import IdpPrimitives
 import IdpWireFormats
 import Synchronization
 import Testing
+import TestSupport
 
 /// A transport told apart by its tag; never sent anything in these tests.
 private struct TaggedTransport: Transport {
@@ -17,36 +18,6 @@ extension IdpNetwork {
     fileprivate func tag(at url: String) -> String? {
         (try? connect(to: url, certificateChain: nil).get()).flatMap { ($0 as? TaggedTransport)?.tag }
     }
-}
-
-/// A thread that runs the closures handed to it one at a time, in order: one thread that keeps
-/// its cache between steps of a test.
-private final class StepThread: Sendable {
-    private let work = LockedValue<[@Sendable () -> Void]>([])
-    private let ready = DispatchSemaphore(value: 0)
-
-    init() {
-        Thread { [self] in
-            while true {
-                ready.wait()
-                guard let step = work.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
-                step()
-            }
-        }.start()
-    }
-
-    /// Runs `body` on the thread and waits for its result.
-    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
-        let result = LockedValue<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        work.withLock { $0.append { result.withLock { $0 = body() }; done.signal() } }
-        ready.signal()
-        done.wait()
-        return result.withLock { $0! }
-    }
-
-    /// Lets the thread end.
-    func stop() { ready.signal() }
 }
 
 @Suite("IdpNetwork's per-thread endpoint copies")
@@ -131,7 +102,7 @@ struct IdpNetworkCacheTests {
         let phases = 2_000
 
         // When eight threads connect to both while the ninth changes the network
-        await OSThreads.run(9, together: true) { thread in
+        await onOSThreads(9) { thread in
             if thread == 8 {
                 for phase in 1...phases {
                     registering.store(phase, ordering: .releasing)
@@ -158,7 +129,7 @@ struct IdpNetworkCacheTests {
         #expect(mistakes.load(ordering: .relaxed) == 0)
 
         // And afterwards every thread sees the final state
-        await OSThreads.run(8, together: true) { _ in
+        await onOSThreads(8) { _ in
             if network.tag(at: "https://toggled.test") != nil || network.tag(at: "https://fixed.test") != "fixed" {
                 mistakes.add(1, ordering: .relaxed)
             }

@@ -2,6 +2,7 @@ import Foundation
 import IdpPrimitives
 import IdpWireFormats
 import Testing
+import TestSupport
 
 @Suite("SecureRandom and SeededRandom")
 struct RandomTests {
@@ -113,7 +114,7 @@ struct SecureRandomPoolTests {
     func poolsNeverShareBytes() async {
         // Given 8 OS threads each drawing 2,048 16-byte values (8 pool refills per thread)
         let draws = LockedValue<[[UInt8]]>([])
-        await OSThreads.run(8) { _ in
+        await onOSThreads(8) { _ in
             var mine: [[UInt8]] = []
             for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
             draws.withLock { $0 += mine }

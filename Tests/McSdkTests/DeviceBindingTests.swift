@@ -5,7 +5,7 @@ import IdpSdk
 import IdpServer
 import McSdk
 import Testing
-import TestSupport
+import StackTestSupport
 
 /// Records the headers of every request before passing it on.
 final class HeaderRecordingTransport: Transport, Sendable {

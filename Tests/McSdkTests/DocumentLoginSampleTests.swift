@@ -7,7 +7,7 @@ import IdpServer
 @testable import McSdk
 @testable import Seed002LoginSample
 import Testing
-import TestSupport
+import StackTestSupport
 
 extension TestIDP {
     /// The sample's handler for `userId` on `masterController`, with the documented constructor.

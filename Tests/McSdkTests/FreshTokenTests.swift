@@ -6,6 +6,7 @@ import IdpServer
 @testable import McSdk
 import Synchronization
 import Testing
+import StackTestSupport
 import TestSupport
 
 @Suite("Fresh tokens for concurrent callers")

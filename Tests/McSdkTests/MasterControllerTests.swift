@@ -5,7 +5,7 @@ import IdpSdk
 import IdpServer
 @testable import McSdk
 import Testing
-import TestSupport
+import StackTestSupport
 
 @Suite("The MasterController")
 struct MasterControllerTests {
@@ -196,9 +196,7 @@ struct MasterControllerTests {
         let mc = idp.masterController()
         let future = mc.postEvent(KSMStartEvent())
         #expect(throws: McFutureError.blockingCallInsideTask) { try future.get() }
-        let state = await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: (try? future.get() as? KSMStartResultEvent)?.sdkState) }.start()
-        }
+        let state = await OSThreads.run { (try? future.get() as? KSMStartResultEvent)?.sdkState }
         #expect(state == .ACTIVATION_REQUIRED)
     }
 

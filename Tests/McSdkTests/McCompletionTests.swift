@@ -21,7 +21,7 @@ struct McCompletionTests {
         for _ in 0..<20 {
             let mc = MasterController(configuration: .init(idpUrl: "https://unused.invalid"))
             let done = LockedValue(0)
-            await onThread {
+            await OSThreads.run {
                 for index in 0..<50 {
                     mc.sendEvent2MasterController(Self.configuration(index)) { _ in done.withLock { $0 += 1 } }
                 }
@@ -34,23 +34,18 @@ struct McCompletionTests {
     @Test("a completion need not be Sendable: it may capture an app object, and runs once, on a thread that is not the sender's")
     func plainCompletion() async {
         let mc = MasterController(configuration: .init(idpUrl: "https://unused.invalid"))
-        let results = await onThread { () -> [String] in
+        let results = await OSThreads.run { () -> [String] in
             let screen = Screen()
-            let finished = DispatchSemaphore(value: 0)
+            let finished = Gate()
             let sender = UInt(bitPattern: Int(bitPattern: pthread_self()))
             mc.sendEvent2MasterController(Self.configuration(1)) { result in
                 screen.results.append("\(type(of: result)) on \(UInt(bitPattern: Int(bitPattern: pthread_self())) == sender ? "sender" : "other")")
-                finished.signal()
+                finished.open()
             }
-            finished.wait()
-            // The semaphore orders the completion's write before this read.
+            guard finished.wait(timeout: .seconds(600)) else { return ["no completion within 600 s"] }
+            // The gate orders the completion's write before this read.
             return screen.results
         }
         #expect(results == ["KSMStatusResultEvent on other"])
-    }
-
-    /// Runs `body` on a new OS thread and returns its result.
-    private func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in Thread { continuation.resume(returning: body()) }.start() }
     }
 }

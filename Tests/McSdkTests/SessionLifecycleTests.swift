@@ -4,7 +4,7 @@ import IdpSdk
 import IdpServer
 @testable import McSdk
 import Testing
-import TestSupport
+import StackTestSupport
 
 @Suite("Restart, OfflineLogin and ClearIamTokenCache")
 struct SessionLifecycleTests {

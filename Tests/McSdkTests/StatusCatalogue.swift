@@ -8,6 +8,7 @@ import IdpWireFormats
 import IdpSdk
 import IdpServer
 @testable import McSdk
+import StackTestSupport
 import TestSupport
 
 /// One status of one result event, and how the simulation produces it.

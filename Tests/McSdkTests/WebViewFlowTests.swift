@@ -6,11 +6,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import IdpHarness
 import IdpPrimitives
 import IdpWireFormats
 import IdpServer
 import McSdk
+import StackTestSupport
 @testable import Seed000WebViewSample
 import Testing
 

@@ -28,7 +28,7 @@ struct BlockingCheck: ConformanceCheck {
                     tally.note(.timedOut)
                 } else {
                     tally.note(round.expectSuccess ? .notSucceeded : .notTimedOut,
-                               problem: "timeout \(round.timeout): flow \(outcome.plan.index) ended with \(outcome.result?.description ?? "nothing")")
+                               problem: "timeout \(round.timeout): \(outcome.flowId) ended with \(outcome.result?.description ?? "nothing")")
                 }
             }
         }

@@ -19,13 +19,13 @@ struct CancellationCheck: ConformanceCheck {
         let cancelled = flows.outcomes.filter(\.plan.cancel)
         for outcome in cancelled {
             guard let result = outcome.result else {
-                tally.note(.noCompletion, problem: "flow \(outcome.plan.index): no completion after cancel")
+                tally.note(.noCompletion, problem: "\(outcome.flowId): no completion after cancel")
                 continue
             }
             switch result.idpSdkError {
             case nil: tally.note(.finishedFirst)
             case let error? where error.code == .cancelled: tally.note(.cancelled)
-            case let error?: tally.note(.otherError, problem: "flow \(outcome.plan.index): ended with \(error.description) after cancel")
+            case let error?: tally.note(.otherError, problem: "\(outcome.flowId): ended with \(error.description) after cancel")
             }
         }
         let detail = tally.problems.isEmpty

@@ -18,7 +18,7 @@ struct ConcurrentFlowsCheck: ConformanceCheck {
         let plain = flows.plain
         var tally = OutcomeTally<Outcome>()
         for outcome in plain {
-            let problem = "flow \(outcome.plan.index) (\(flows.userId(of: outcome)), \(outcome.plan.client)): "
+            let problem = "\(outcome.flowId) (\(flows.userId(of: outcome)), \(outcome.plan.client)): "
             switch outcome.result {
             case nil: tally.note(.noCompletion, problem: problem + "no completion")
             case let result? where result.hasError(): tally.note(.failed, problem: problem + (result.idpSdkError?.description ?? ""))

@@ -20,10 +20,10 @@ struct CrossTalkCheck: ConformanceCheck {
             let codes = entries.filter { $0.event == .codeIssued && $0.userId != expected }
             let names = entries.filter { $0.event == .credentialsRejected && $0.detail.hasSuffix("username_mismatch") }
             for entry in codes {
-                tally.note(problem: "flow \(outcome.plan.index) of \(expected) got a code for \(entry.userId ?? "?")")
+                tally.note(problem: "\(outcome.flowId) of \(expected) got a code for \(entry.userId ?? "?")")
             }
             for _ in names {
-                tally.note(problem: "flow \(outcome.plan.index) of \(expected) was answered with another user's name")
+                tally.note(problem: "\(outcome.flowId) of \(expected) was answered with another user's name")
             }
             tally.note(!codes.isEmpty ? .codeForAnotherUser : !names.isEmpty ? .anotherUsersName : .ownUser)
         }

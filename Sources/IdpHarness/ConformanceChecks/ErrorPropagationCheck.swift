@@ -18,7 +18,7 @@ struct ErrorPropagationCheck: ConformanceCheck {
         var tally = OutcomeTally<Outcome>()
         let errorFlows = flows.outcomes.filter(\.plan.expectsProviderError)
         for outcome in errorFlows {
-            let flow = "flow \(outcome.plan.index)"
+            let flow = outcome.flowId
             guard let result = outcome.result, result.flowId != nil else {
                 tally.note(.noCompletion, problem: "\(flow): no completion")
                 continue

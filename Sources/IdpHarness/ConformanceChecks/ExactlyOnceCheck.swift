@@ -20,7 +20,7 @@ struct ExactlyOnceCheck: ConformanceCheck {
             tally.note(.more, problem: "\(flow) completed \(count) times")
         }
         for outcome in flows.outcomes where outcome.result == nil {
-            tally.note(.never, problem: "flow \(outcome.plan.index) never completed")
+            tally.note(.never, problem: "\(outcome.flowId) never completed")
         }
         let completions = flows.completions.values.reduce(0, +)
         let detail = tally.problems.isEmpty ? "\(completions) completions for \(flows.outcomes.count) flows" : ConformanceBattery.list(tally.problems)

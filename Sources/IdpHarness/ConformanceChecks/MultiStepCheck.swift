@@ -23,7 +23,7 @@ struct MultiStepCheck: ConformanceCheck {
         var reasks = OutcomeTally<Outcome>()
         let reasked = flows.outcomes.filter(\.plan.corrupt)
         for outcome in reasked {
-            let flow = "flow \(outcome.plan.index)"
+            let flow = outcome.flowId
             guard let result = outcome.result, let calls = flows.calls(of: outcome) else {
                 reasks.note(.noCompletion, problem: "\(flow): no completion")
                 continue
@@ -44,7 +44,7 @@ struct MultiStepCheck: ConformanceCheck {
         let stepwise = flows.plain.filter { $0.plan.client == ProviderConformanceKit.stepwiseClient }
         for outcome in stepwise {
             if let calls = flows.calls(of: outcome), calls.lastStep < 2 {
-                steps.note(.twoStepShort, problem: "flow \(outcome.plan.index): two-step client answered in \(calls.lastStep) step(s)")
+                steps.note(.twoStepShort, problem: "\(outcome.flowId): two-step client answered in \(calls.lastStep) step(s)")
             } else {
                 switch outcome.result {
                 case nil: steps.note(.noCompletion)

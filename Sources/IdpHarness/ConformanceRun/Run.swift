@@ -42,7 +42,6 @@ struct Run: Sendable {
     }
 
     struct Plan: Sendable {
-        let index: Int
         let user: Int
         let client: String
         let trace: TraceParent
@@ -53,6 +52,8 @@ struct Run: Sendable {
 
     struct Outcome: Sendable {
         let plan: Plan
+        /// The engine's id of the flow, which names it in the verdicts, whether or not it completed.
+        let flowId: IdpSdkFlowID
         let result: IdpSdkResult?
         let latency: Duration
     }
@@ -219,7 +220,7 @@ struct Run: Sendable {
             let corrupt = !expectsError && configuration.reaskEvery > 0 && index % configuration.reaskEvery == 0
             let cancel = !expectsError && !corrupt && configuration.cancelEvery > 0 && index % configuration.cancelEvery == 1
             let client = index % 2 == 0 ? "KssIdpLogin" : ProviderConformanceKit.stepwiseClient
-            plans.append(Plan(index: index, user: user, client: client, trace: .random(), corrupt: corrupt, cancel: cancel, expectsProviderError: expectsError))
+            plans.append(Plan(user: user, client: client, trace: .random(), corrupt: corrupt, cancel: cancel, expectsProviderError: expectsError))
         }
         let transport = CorruptingTransport(inner: InProcessTransport(server: idp, latency: configuration.latency))
         for plan in plans where plan.corrupt { transport.corruptFirstSubmission(of: plan.trace.traceId) }
@@ -266,7 +267,7 @@ struct Run: Sendable {
             let watchdog = Watchdog()
             let outcomes = await OSThreads.run(count, together: true) { index -> [Outcome] in
                 let user = index % max(1, configuration.users)
-                let plan = Plan(index: index, user: user, client: "KssIdpLogin", trace: .random(), corrupt: false, cancel: false, expectsProviderError: false)
+                let plan = Plan(user: user, client: "KssIdpLogin", trace: .random(), corrupt: false, cancel: false, expectsProviderError: false)
                 return [runFlow(plan, sdk: sdk, probe: world.probes[user], user: world.users[user], ledger: ledger, watchdog: watchdog)]
             }.flatMap { $0 }
             // Let blocked providers return and any late completion arrive before counting.
@@ -330,7 +331,7 @@ struct Run: Sendable {
             handle.cancel()
             _ = done.wait(timeout: .now() + .seconds(10))
         }
-        return Outcome(plan: plan, result: box.withLock { $0 }, latency: ContinuousClock.now - began)
+        return Outcome(plan: plan, flowId: handle.flowId, result: box.withLock { $0 }, latency: ContinuousClock.now - began)
     }
 
     /// Each probe once, for a provider shared by several users.

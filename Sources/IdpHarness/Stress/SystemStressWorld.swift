@@ -363,7 +363,7 @@ extension SystemStress {
                             if times == 1 { state.results.append(result) }
                             return (times, times == 1 && state.results.count == count ? state.results : nil)
                         }
-                        checked(.exactlyOnce, times == 1, "flow \(result.flowId.map { "\($0)" } ?? "?") of participant \(me.index) completed \(times) times")
+                        checked(.exactlyOnce, times == 1, "\(result.flowId.map { "\($0)" } ?? "a flow without an id") of participant \(me.index) completed \(times) times")
                         ledger.withLock { $0.completions += 1 }
                         if let all { deliver(all) }
                     }
@@ -410,7 +410,7 @@ extension SystemStress {
         private func judgeEnding(of result: IdpSdkResult, _ me: Participant, _ window: FlowWindow) {
             let flowId = result.flowId
             // Named only when a judgment fails (`checked` takes its detail lazily).
-            func flow() -> String { "participant \(me.index)'s flow \(flowId.map { "\($0)" } ?? "?")" }
+            func flow() -> String { "participant \(me.index)'s \(flowId.map { "\($0)" } ?? "flow without an id")" }
             let (injected, endedDuringCall) = ledger.withLock { ledger in
                 (flowId.flatMap { ledger.providerErrors[$0] }, flowId.map { ledger.endedDuringCall.contains($0) } ?? false)
             }
@@ -418,7 +418,7 @@ extension SystemStress {
                let owner = ledger.withLock({ $0.providerErrors.first { $0.value == error }?.key }) {
                 // Another flow's provider error: the engine handed that answer to this flow.
                 triggered(.noCrossTalk)
-                checked(.noCrossTalk, false, "\(flow()) ended with the error the provider returned for flow \(owner): \(error)")
+                checked(.noCrossTalk, false, "\(flow()) ended with the error the provider returned for \(owner): \(error)")
                 return
             }
             if let injected, !endedDuringCall {

@@ -5,6 +5,7 @@ import IdpSdk
 import IdpServer
 import McSdk
 import Synchronization
+import TestSupport
 
 /// One in-process IDP at a URL of its own, with a tenant "demo", for one test.
 public struct TestIDP: Sendable {
@@ -116,19 +117,6 @@ public final class CompletionCounter: Sendable {
 
     public var completions: Int { total.load(ordering: .relaxed) }
     public var flowsCompletedMoreThanOnce: Int { counts.withLock { $0.values.filter { $0 > 1 }.count } }
-}
-
-/// A one-shot gate that OS threads can wait on; for providers that must block.
-public final class Gate: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    public init() {}
-    public func open() { semaphore.signal() }
-    /// Blocks the calling (non-task) thread until opened or `timeout` passes; returns whether opened.
-    @discardableResult
-    public func wait(timeout: Duration) -> Bool {
-        semaphore.wait(timeout: .now(plus: timeout)) == .success
-    }
 }
 
 extension IdpSdkService {
