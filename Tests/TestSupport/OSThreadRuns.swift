@@ -17,7 +17,7 @@ import Testing
 /// - Returns: `body`'s results in index order; `nil`, with an issue recorded at the caller, when a
 ///   thread was still running at the deadline (it is left running).
 @discardableResult
-public func onOSThreads<T: Sendable>(
+package func onOSThreads<T: Sendable>(
     _ count: Int, within limit: Duration = .seconds(600), stackSize: Int = OSThreads.defaultStackSize,
     sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping @Sendable (Int) -> T
 ) async -> [T]? {
