@@ -471,15 +471,23 @@ extension FlowTimersTests {
             func pauseAtTimerSeam() { log.withLock { $0.append("seam \(timerID)") } }
         }
 
-        @Test("a payload times out once on the driver's thread when the clock passes its deadline, and a later one waits for its own")
-        func firesOnceWhenClockMoves() async {
-            // Given a shard on a manual clock with timers at one and two minutes
+        /// A shard on a new manual clock with two probes (1 and 2) armed `first` and `second`
+        /// seconds from now, both logging into `log`.
+        static func twoTimers(at first: TimeInterval, _ second: TimeInterval)
+            -> (clock: ManualClock, shard: FlowTimerShard<Probe>, log: LockedValue<[String]>, first: Probe, second: Probe) {
             let clock = ManualClock()
             let shard = FlowTimerShard<Probe>(clock: clock)
             let log = LockedValue<[String]>([])
-            let first = Probe(1, log: log), second = Probe(2, log: log)
-            shard.arm(first, at: clock.now().addingTimeInterval(60))
-            shard.arm(second, at: clock.now().addingTimeInterval(120))
+            let probes = (Probe(1, log: log), Probe(2, log: log))
+            shard.arm(probes.0, at: clock.now().addingTimeInterval(first))
+            shard.arm(probes.1, at: clock.now().addingTimeInterval(second))
+            return (clock, shard, log, probes.0, probes.1)
+        }
+
+        @Test("a payload times out once on the driver's thread when the clock passes its deadline, and a later one waits for its own")
+        func firesOnceWhenClockMoves() async {
+            // Given a shard on a manual clock with timers at one and two minutes
+            let (clock, shard, log, first, second) = Self.twoTimers(at: 60, 120)
             #expect(shard.armed == 2)
 
             // When the clock passes the first minute
@@ -504,12 +512,7 @@ extension FlowTimersTests {
         @Test("a cancelled payload never times out, though the clock passes its deadline")
         func cancelledNeverFires() async {
             // Given two timers on a manual clock, the earlier one cancelled
-            let clock = ManualClock()
-            let shard = FlowTimerShard<Probe>(clock: clock)
-            let log = LockedValue<[String]>([])
-            let cancelled = Probe(1, log: log), kept = Probe(2, log: log)
-            shard.arm(cancelled, at: clock.now().addingTimeInterval(60))
-            shard.arm(kept, at: clock.now().addingTimeInterval(90))
+            let (clock, shard, log, cancelled, kept) = Self.twoTimers(at: 60, 90)
             shard.cancel(cancelled)
 
             // When the clock passes both deadlines
