@@ -121,7 +121,7 @@ extension IdpServer {
     /// `POST …/login-actions/authenticate`: decides one step's answers.
     ///
     /// The step is decided on copies, with no lock held: the flow's session and its user's record
-    /// are read, each in a short lock section of its own (``readStep(_:tenant:)``), the step is
+    /// are read, each in a short lock section of its own (``readStep(_:tenant:previous:)``), the step is
     /// decided on them (``StepRules``), and the decision is committed with the session's shard
     /// and then the user's shard locked (the lock order of `ServerState`), only if neither
     /// changed since it was read (``commit(_:read:)``). Another decision on the same flow or user
@@ -135,24 +135,8 @@ extension IdpServer {
         }
         let sessionCode = submission.sessionCode
         let tenant = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode))
-        let rules = StepRules(configuration)
-        var decided: (decision: StepDecision, now: Date, newCode: String)?
-        var tries = 0
-        var previous: StepSnapshot?
-        while decided == nil {
-            tries += 1
-            let read = readStep(submission, tenant: tenant, previous: previous)
-            previous = read
-            // A controlled stress run may decide another request first.
-            configuration.controller?.pause(at: Seam("idp.step", trace: TraceParent.seamTrace(traceParent)))
-            if tries > Self.optimisticTries {
-                decided = (decideUnderLocks(submission, read: read, rules: rules, tenantId: tenantId, tenant: tenant), read.now, read.newCode)
-            } else {
-                let decision = rules.decide(submission, on: read, tenantId: tenantId, tenant: tenant)
-                if commit(decision, read: read) { decided = (decision, read.now, read.newCode) }
-            }
-        }
-        guard let (decision, now, newCode) = decided else { preconditionFailure("the loop ends with a decision") }
+        let (decision, read) = decideStep(submission, tenantId: tenantId, tenant: tenant, traceParent: traceParent)
+        let now = read.now, newCode = read.newCode
         // The code was not handed out yet, so storing it after the locks are released leaves no
         // window in which it could be presented and not found.
         if case .completed(_, _, _, let code) = decision.outcome {
@@ -162,6 +146,28 @@ extension IdpServer {
             }
         }
         return respond(to: decision, sessionCode: sessionCode, newCode: newCode, now: now, tenantId: tenantId, traceParent: traceParent)
+    }
+
+    /// Decides `submission` and commits the decision: on copies while it is not overtaken, under
+    /// the locks after ``optimisticTries`` tries that were. Returns the decision and the snapshot
+    /// of its last try (whose time and issued values the decision used).
+    private func decideStep(_ submission: StepSubmission, tenantId: String, tenant: TenantConfiguration?,
+                            traceParent: String?) -> (StepDecision, StepSnapshot) {
+        let rules = StepRules(configuration)
+        var previous: StepSnapshot?
+        var tries = 0
+        while true {
+            tries += 1
+            let read = readStep(submission, tenant: tenant, previous: previous)
+            previous = read
+            // A controlled stress run may decide another request first.
+            configuration.controller?.pause(at: Seam("idp.step", trace: TraceParent.seamTrace(traceParent)))
+            if tries > Self.optimisticTries {
+                return (decideUnderLocks(submission, read: read, rules: rules, tenantId: tenantId, tenant: tenant), read)
+            }
+            let decision = rules.decide(submission, on: read, tenantId: tenantId, tenant: tenant)
+            if commit(decision, read: read) { return (decision, read) }
+        }
     }
 
     /// How many times a step is decided on copies before it is decided under its locks: a flow
@@ -178,12 +184,10 @@ extension IdpServer {
         var record: UserRecord?
         var secrets: [String] = []
         let session = state.sessionShard(sessionCode).withLock { $0.sessions[sessionCode] }
-        if let session, let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count {
-            let fields = client.configuration.steps[session.step]
-            let userKey = session.userKey(of: fields, answers: submission.answers)
-            key = userKey
-            record = state.userShard(userKey).withLock { $0[userKey] }
-            secrets = fields.filter(\.isSecret).compactMap { submission.answers[$0.id] }
+        if let step = session?.currentStep(in: tenant, answers: submission.answers) {
+            key = step.key
+            record = state.userShard(step.key).withLock { $0[step.key] }
+            secrets = step.fields.filter(\.isSecret).compactMap { submission.answers[$0.id] }
         }
         let salt = record?.salt ?? newSalt
         let digests = previous.map(\.digests).flatMap { $0.salt == salt && $0.secrets == secrets ? $0 : nil }
@@ -210,8 +214,7 @@ extension IdpServer {
             let skipsCheck = configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy)
             return state.userShard(key).withLock { users in
                 guard skipsCheck || users[key]?.revision == read.record?.revision else { return false }
-                sessions.apply(decision.session, code: sessionCode)
-                if let record = decision.user { users.store(record, for: key) }
+                decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
                 return true
             }
         }
@@ -224,16 +227,14 @@ extension IdpServer {
         let sessionCode = submission.sessionCode
         return state.sessionShard(sessionCode).withLock { sessions in
             let session = sessions.sessions[sessionCode]
-            guard let session, let client = tenant?.clients[session.clientId], session.step < client.configuration.steps.count else {
+            guard let key = session?.currentStep(in: tenant, answers: submission.answers)?.key else {
                 let decision = rules.decide(submission, on: read.with(session: session, key: nil, record: nil), tenantId: tenantId, tenant: tenant)
                 sessions.apply(decision.session, code: sessionCode)
                 return decision
             }
-            let key = session.userKey(of: client.configuration.steps[session.step], answers: submission.answers)
             return state.userShard(key).withLock { users in
                 let decision = rules.decide(submission, on: read.with(session: session, key: key, record: users[key]), tenantId: tenantId, tenant: tenant)
-                sessions.apply(decision.session, code: sessionCode)
-                if let record = decision.user { users.store(record, for: key) }
+                decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
                 return decision
             }
         }

@@ -93,6 +93,13 @@ struct StepDecision {
     static func page(_ response: HTTPResponse) -> StepDecision {
         StepDecision(session: .none, outcome: .page(response))
     }
+
+    /// Writes the decision: the session `sessionCode`'s stage, and the record of the user `key`
+    /// if it changed. The caller holds both shards' locks and has decided the copies are current.
+    func write(sessionCode: String, sessions: inout SessionShard, key: UserKey, users: inout UserShard) {
+        sessions.apply(session, code: sessionCode)
+        if let user { users.store(user, for: key) }
+    }
 }
 
 /// What a flow is told about its step.
@@ -278,6 +285,14 @@ struct StepRules {
 }
 
 extension AuthSession {
+    /// The fields of the step the flow is at, in its client of `tenant`, and the user they
+    /// concern; `nil` if the tenant, the client or the step does not exist.
+    func currentStep(in tenant: TenantConfiguration?, answers: FormParameters) -> (fields: [IdpFormField], key: UserKey)? {
+        guard let client = tenant?.clients[request.clientId], step < client.configuration.steps.count else { return nil }
+        let fields = client.configuration.steps[step]
+        return (fields, userKey(of: fields, answers: answers))
+    }
+
     /// The user a step with `fields` concerns, the only one it can touch: named by an earlier
     /// step or by this step's username field. A step without either is refused before any user
     /// is looked at; its key names nobody, as no user id is empty.
