@@ -40,8 +40,8 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
 
     // The IdpServer.
     /// A step decided on a copy of the user's record is committed without checking that the
-    /// record is unchanged: the copy is written back over the decisions made since (check, then
-    /// act).
+    /// record is unchanged: the copy's failure counts are written back over the ones counted
+    /// since (check, then act; a lost update of the lockout counter only).
     case idpCountsFailureOnStaleCopy = "idp.counts-failure-on-stale-copy"
     /// The account locks one wrong secret after the policy's limit.
     case idpLocksOneGuessLate = "idp.locks-one-guess-late"

@@ -199,8 +199,9 @@ extension IdpServer {
     /// Stores what `decision` writes if the session and the user's record are still the ones
     /// `read` holds; returns whether it did. A decision that writes nothing needs no commit.
     ///
-    /// With ``PlantedBug/idpCountsFailureOnStaleCopy`` the user's record is not compared: a
-    /// decision made on a stale copy overwrites the decisions committed since.
+    /// With ``PlantedBug/idpCountsFailureOnStaleCopy`` a decision made on a stale copy of the
+    /// user's record is committed anyway: its lockout counters overwrite the ones committed since
+    /// (a lost update), while its other changes are applied to the current record.
     private func commit(_ decision: StepDecision, read: StepSnapshot) -> Bool {
         if case .none = decision.session, decision.user == nil { return true }
         guard let readSession = read.session else { return true }
@@ -213,8 +214,17 @@ extension IdpServer {
             }
             let skipsCheck = configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy)
             return state.userShard(key).withLock { users in
-                guard skipsCheck || users[key]?.revision == read.record?.revision else { return false }
-                decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
+                let current = users[key]
+                if current?.revision == read.record?.revision {
+                    decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
+                    return true
+                }
+                guard skipsCheck else { return false }
+                var stale = decision
+                if let written = decision.user, let current {
+                    stale.user = current.withLostUpdate(from: written, read: read.record)
+                }
+                stale.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
                 return true
             }
         }
