@@ -146,6 +146,15 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     /// The check with this name.
     public func check(_ name: String) -> Check? { checks.first { $0.name == name } }
 
+    /// The one-line reproducer of the controlled phase's failing schedule, shrunk, for
+    /// ``ProviderConformanceKit/replay(_:times:shrinking:name:makeProvider:)``; `nil` when no
+    /// schedule failed.
+    public var controlledReproducer: String? {
+        guard let check = check(ControlledInterleavingsCheck().name), !check.passed,
+              let range = check.detail.range(of: ControlledInterleavingsCheck.reproducerLabel) else { return nil }
+        return String(check.detail[range.upperBound...])
+    }
+
     /// Flows per second over the whole run.
     public var throughput: Double {
         let seconds = Self.seconds(elapsed)

@@ -107,6 +107,19 @@ public enum ProviderConformanceKit {
         public var engineCallsTogether = 8
         /// Engine phase: the longest a provider call is held for others to join it.
         public var engineCallWindow: Duration = .milliseconds(20)
+        /// Schedules the controlled phase explores (it stops at the first that fails): threads
+        /// calling the provider one at a time between the points of the controlled primitives,
+        /// in orders chosen by PCT and a random walk from ``controlledSeed`` (0: no controlled
+        /// phase). See <doc:ControlledInterleavings>.
+        public var controlledSchedules = 64
+        /// Threads of each controlled schedule; thread t calls instance `t % instances` of the
+        /// schedule's one user, so two threads share an instance and two do not.
+        public var controlledThreads = 3
+        /// Calls each thread of a controlled schedule makes.
+        public var controlledCalls = 2
+        /// Seeds the controlled phase: the same seed explores the same schedules and gives the
+        /// same verdict.
+        public var controlledSeed: UInt64 = 1
         /// Where the run happens: by default in a child process, so that a provider that
         /// crashes yields a verdict (see ``Isolation``).
         public var isolation = Isolation.automatic

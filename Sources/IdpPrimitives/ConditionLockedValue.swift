@@ -23,6 +23,11 @@ import Darwin
 /// ``withLock(_:)`` and ``wait(_:)``; re-acquisitions after a wait are not counted) and time its
 /// holds (in ``wait(_:)``, each stretch between waits is one hold).
 ///
+/// In the conformance kit's controlled phase, taking the lock, releasing it, waiting and signalling
+/// are points of the kit's scheduler, which knows who holds the lock and who waits (see
+/// ``LockedValue``); a timed wait ends by its timeout only when no other thread of the phase can
+/// go on. Outside that phase each costs one relaxed load.
+///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class ConditionLockedValue<Value> {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -82,6 +87,7 @@ public final class ConditionLockedValue<Value> {
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        if _slowPath(ControlPoints.isActive), let control = ControlPoints.current { return try withControlledLock(control, body) }
         let hold = lock()
         defer { unlock(hold) }
         return try body(&value)
@@ -105,6 +111,7 @@ public final class ConditionLockedValue<Value> {
     /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
     /// - Returns: What `body` returned with ``Decision/done(_:)``.
     public func wait<Result>(_ body: (inout Value, Wake) -> Decision<Result>) -> Result {
+        if let control = ControlPoints.current { return controlledWait(control, body) }
         var hold = lock()
         defer { unlock(hold) }
         var wake = Wake.first
@@ -125,10 +132,57 @@ public final class ConditionLockedValue<Value> {
 
     /// Wakes one thread waiting in ``wait(_:)``. May be called with or without the lock held;
     /// change the value under the lock first, so a waiter that has not started waiting yet sees it.
-    public func signal() { Self.check(pthread_cond_signal(condition), "pthread_cond_signal") }
+    public func signal() {
+        if ControlPoints.isActive { ControlPoints.signal(ObjectIdentifier(self), all: false) }
+        Self.check(pthread_cond_signal(condition), "pthread_cond_signal")
+    }
 
     /// Wakes every thread waiting in ``wait(_:)``.
-    public func broadcast() { Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast") }
+    public func broadcast() {
+        if ControlPoints.isActive { ControlPoints.signal(ObjectIdentifier(self), all: true) }
+        Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast")
+    }
+
+    /// The name a controlled run's schedule shows for this lock.
+    private var controlName: String { "ConditionLockedValue<\(Value.self)>" }
+
+    /// ``withLock(_:)`` on a participant's thread of a controlled run: acquiring is the run's
+    /// point. Not profiled.
+    @usableFromInline
+    func withControlledLock<Result, Failure: Error>(_ control: ControlPoints.Context,
+                                                    _ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        let id = ObjectIdentifier(self)
+        control.acquire(id, name: controlName)
+        lockNow()
+        defer {
+            unlockNow()
+            control.release(id, name: controlName)
+        }
+        return try body(&value)
+    }
+
+    /// ``wait(_:)`` on a participant's thread of a controlled run: the run takes the lock from the
+    /// waiter and gives it back once a signal (or, for a timed wait, nothing else left to run)
+    /// ends the wait. Not profiled.
+    private func controlledWait<Result>(_ control: ControlPoints.Context, _ body: (inout Value, Wake) -> Decision<Result>) -> Result {
+        let id = ObjectIdentifier(self)
+        control.acquire(id, name: controlName)
+        lockNow()
+        var wake = Wake.first
+        while true {
+            switch body(&value, wake) {
+            case .done(let result):
+                unlockNow()
+                control.release(id, name: controlName)
+                return result
+            case .wait(let timeout):
+                unlockNow()
+                let timedOut = control.wait(on: id, releasing: id, name: controlName, timed: timeout != nil)
+                lockNow()
+                wake = timedOut ? .timedOut : .woken
+            }
+        }
+    }
 
     @inlinable
     func lock() -> LockProfiler.Hold {

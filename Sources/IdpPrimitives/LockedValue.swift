@@ -21,6 +21,11 @@ import Darwin
 /// Give it a `label` to have the package's lock profiler (`LockProfiler`, behind `idp-bench`'s
 /// contention and hold-time figures) count its contention and time its holds.
 ///
+/// In the conformance kit's controlled phase, each acquisition and release is a point where the
+/// kit's scheduler may run another of its threads, and a thread asking for the lock while another
+/// of them holds it waits for that one's release: the kit explores the orders of a provider's
+/// critical sections and replays the one that failed. Outside that phase it costs one relaxed load.
+///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class LockedValue<Value> {
     // Inlinable (with its stored properties usable from inline code) so that callers in other
@@ -75,6 +80,9 @@ public final class LockedValue<Value> {
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        // A controlled run in progress (the conformance kit's controlled phase): one relaxed load
+        // of a word no thread writes otherwise.
+        if _slowPath(ControlPoints.isActive), let control = ControlPoints.current { return try withControlledLock(control, body) }
         // Profiling off (the usual case), a labelled lock costs one relaxed load and, on release,
         // a test of a word that is 0. (Calling `body` on a path of its own per case instead, or
         // through a function that takes it, added more: code too large to inline, or a retain of
@@ -97,6 +105,30 @@ public final class LockedValue<Value> {
             }
         }
         return try body(&value)
+    }
+
+    /// ``withLock(_:)`` on a participant's thread of a controlled run: acquiring is the run's
+    /// point, and the run decides when the lock is the participant's. Not profiled.
+    @usableFromInline
+    func withControlledLock<Result, Failure: Error>(_ control: ControlPoints.Context,
+                                                    _ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        let id = ObjectIdentifier(self)
+        let name = "LockedValue<\(Value.self)>"
+        control.acquire(id, name: name)
+        lock()
+        defer {
+            unlock()
+            control.release(id, name: name)
+        }
+        return try body(&value)
+    }
+
+    /// ``withLock(_:)`` that is never a controlled run's point, nor profiled: for the bookkeeping of
+    /// controlled runs themselves.
+    func withPlainLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock()
+        defer { unlock() }
+        return body(&value)
     }
 
     @inlinable

@@ -74,4 +74,12 @@ package final class ThreadSpecific<Value: AnyObject>: @unchecked Sendable {
         precondition(status == 0, "pthread_setspecific failed: \(status)")
         if let old { Unmanaged<AnyObject>.fromOpaque(old).release() }
     }
+
+    /// Releases the calling thread's object; the thread has none afterwards.
+    package func clear() {
+        let old = pthread_getspecific(key)
+        let status = pthread_setspecific(key, nil)
+        precondition(status == 0, "pthread_setspecific failed: \(status)")
+        if let old { Unmanaged<AnyObject>.fromOpaque(old).release() }
+    }
 }

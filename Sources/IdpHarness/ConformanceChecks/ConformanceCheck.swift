@@ -28,7 +28,7 @@ enum ConformanceBattery {
     /// The checks of the direct calls (the race hammer's, the several instances', the answers
     /// after the expiry crossings) and of ThreadSanitizer's reports: first in every report, also
     /// in a run of the race hammer alone.
-    static let raceChecks: [any ConformanceCheck] = [RaceHammerCheck(), SeveralInstancesCheck(), ExpiryStormsCheck(), DataRaceCheck()]
+    static let raceChecks: [any ConformanceCheck] = [RaceHammerCheck(), SeveralInstancesCheck(), ExpiryStormsCheck(), ControlledInterleavingsCheck(), DataRaceCheck()]
 
     /// The checks of the engine's flows, after the race checks (and after a failure that stopped
     /// the run before its flows).

@@ -13,6 +13,10 @@ struct ConformanceEvidence: Sendable {
     /// Why the several-instances rounds did not run although the run asked for them (one
     /// instance serves every user, say); `nil` when they ran or were not asked for.
     var severalInstancesNotExercised: String? = nil
+    /// What the controlled phase found; `nil` when it did not run.
+    var controlled: ControlledPhase.Findings? = nil
+    /// Why the controlled phase did not run although the run asked for it.
+    var controlledNotExercised: String? = nil
     /// ThreadSanitizer's reports during the run's phases.
     var threadSanitizer: ThreadSanitizerEvidence
     /// Why the run stopped before its flows (the IDP could not be set up), as a failed check.

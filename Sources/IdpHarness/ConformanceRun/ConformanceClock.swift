@@ -7,6 +7,9 @@ import Synchronization
 /// expiry crossing, and it counts its reads, so the kit can tell whether the provider looked at
 /// the time after a crossing (whether its expiry was exercised at all).
 ///
+/// In the kit's controlled phase each read is a point where the kit's scheduler may run another of
+/// its threads; outside it, a read costs one relaxed load more.
+///
 /// Lock-free on purpose: a read is two relaxed atomic operations, which order nothing for
 /// ThreadSanitizer. A clock behind a lock would order every provider call that reads it after
 /// every earlier one, and hide the provider's own races from the hammer. Reads are counted on the
@@ -21,6 +24,8 @@ final class ConformanceClock: IdpClock {
 
     /// The kit's time: ``start`` plus every advance so far. Counts the read.
     func now() -> Date {
+        // In the kit's controlled phase, a read is a point where another thread may go first.
+        ControlPoints.point("read the kit's clock")
         readCount.add(1)
         return Self.start.addingTimeInterval(Double(offset.load(ordering: .relaxed)) / 1e9)
     }

@@ -36,6 +36,10 @@ struct Run: Sendable {
         var instances: RaceHammer.Findings?
         /// Why the several-instances rounds did not run, when the run asked for them.
         var instancesNotExercised: String?
+        /// What the controlled phase found.
+        var controlled: ControlledPhase.Findings?
+        /// Why the controlled phase did not run, when the run asked for it.
+        var controlledNotExercised: String?
 
         /// ThreadSanitizer's reports of each phase that ran.
         var reports: [ThreadSanitizerPhase] { [hammer?.reports, instances?.reports].compactMap { $0 } }
@@ -84,7 +88,7 @@ struct Run: Sendable {
     /// Runs the phases the phase machine asks for, one after another, and collects what they saw.
     func evidence() async -> ConformanceEvidence {
         let started = ContinuousClock.now
-        let direct = configuration.hammerRounds > 0 || configuration.instanceRounds > 0
+        let direct = configuration.hammerRounds > 0 || configuration.instanceRounds > 0 || configuration.controlledSchedules > 0
         var phases = Phases(plan: .init(hammer: direct, battery: battery, providerWait: configuration.providerWait))
         var action = phases.start()
         // The figures are the engine flows' own: the hammer before them is not counted.
@@ -111,6 +115,7 @@ struct Run: Sendable {
                 return ConformanceEvidence(
                     configuration: configuration, hammer: direct?.hammer, severalInstances: direct?.instances,
                     severalInstancesNotExercised: direct?.instancesNotExercised,
+                    controlled: direct?.controlled, controlledNotExercised: direct?.controlledNotExercised,
                     threadSanitizer: .init(phases: direct?.reports ?? [], provider: name, directory: configuration.raceReportDirectory),
                     stoppedBy: failure, elapsed: ContinuousClock.now - started)
             case .finish(.battery(let direct, let world, let flows, let blocking)):
@@ -118,6 +123,7 @@ struct Run: Sendable {
                 return ConformanceEvidence(
                     configuration: configuration, hammer: direct?.hammer, severalInstances: direct?.instances,
                     severalInstancesNotExercised: direct?.instancesNotExercised,
+                    controlled: direct?.controlled, controlledNotExercised: direct?.controlledNotExercised,
                     threadSanitizer: .init(phases: (direct?.reports ?? []) + [flowPhase], provider: name,
                                            directory: configuration.raceReportDirectory),
                     flows: Self.evidence(of: flows, in: world), blocking: blocking, elapsed: ContinuousClock.now - flowsStarted)
@@ -146,27 +152,49 @@ struct Run: Sendable {
                                     users: users, clock: clock)
             found.hammer = await hammer.run(fresh: bind, name: name)
         }
-        guard configuration.instanceRounds > 0 else { return found }
-        if sharedInstance {
-            found.instancesNotExercised = "one instance serves every user (a shared provider)"
-        } else if instances < 2 {
-            found.instancesNotExercised = "one instance per user (instances is 1)"
-        } else if let reports = found.hammer?.reports, !reports.findings.isEmpty || reports.lost > 0 {
-            // As the hammer stops its own rounds: more calls to a racy provider only risk a crash.
-            found.instancesNotExercised = "ThreadSanitizer had reported during the race hammer"
-        } else if let stale = found.hammer?.staleRound {
-            found.instancesNotExercised = "the race hammer's round \(stale) did not end (its threads may still hold what the provider holds)"
-        } else {
-            // Every thread asks for one user, so no more calls per thread than the hammer's, and
-            // enough for a crossing halfway.
-            let calls = max(4, min(8, configuration.hammerCallsPerThread))
-            let rounds = RaceHammer(settings: .init(rounds: configuration.instanceRounds, threads: max(instances, configuration.hammerThreads),
-                                                    callsPerThread: calls, hangTimeout: configuration.hangTimeout,
-                                                    instances: instances, expiryHorizon: configuration.expiryHorizon),
-                                    users: users, plan: .oneUser, phase: "several instances", clock: clock)
-            found.instances = await rounds.run(fresh: bind, name: name)
+        if configuration.instanceRounds > 0 { found.instancesNotExercised = await severalInstances(users: users, instances: instances, found: &found) }
+        if configuration.controlledSchedules > 0 {
+            if let reason = Self.stopReason(found) {
+                found.controlledNotExercised = reason
+            } else {
+                KitProgress.note(.phase("the controlled phase"))
+                let phase = ControlledPhase(settings: .init(schedules: configuration.controlledSchedules, threads: max(1, configuration.controlledThreads),
+                                                            calls: max(1, configuration.controlledCalls), instances: instances,
+                                                            horizon: configuration.expiryHorizon, seed: configuration.controlledSeed),
+                                            fresh: bind, name: name)
+                found.controlled = await phase.run()
+            }
         }
         return found
+    }
+
+    /// Why a phase after the race hammer does not run: the hammer's ThreadSanitizer reports or a
+    /// round that never ended.
+    private static func stopReason(_ found: DirectCalls) -> String? {
+        if let reports = found.hammer?.reports, !reports.findings.isEmpty || reports.lost > 0 {
+            // As the hammer stops its own rounds: more calls to a racy provider only risk a crash.
+            return "ThreadSanitizer had reported during the race hammer"
+        }
+        if let stale = found.hammer?.staleRound {
+            return "the race hammer's round \(stale) did not end (its threads may still hold what the provider holds)"
+        }
+        return nil
+    }
+
+    /// The several-instances rounds; returns why they did not run, if they did not.
+    private func severalInstances(users: [ProviderConformanceKit.User], instances: Int, found: inout DirectCalls) async -> String? {
+        if sharedInstance { return "one instance serves every user (a shared provider)" }
+        if instances < 2 { return "one instance per user (instances is 1)" }
+        if let reason = Self.stopReason(found) { return reason }
+        // Every thread asks for one user, so no more calls per thread than the hammer's, and
+        // enough for a crossing halfway.
+        let calls = max(4, min(8, configuration.hammerCallsPerThread))
+        let rounds = RaceHammer(settings: .init(rounds: configuration.instanceRounds, threads: max(instances, configuration.hammerThreads),
+                                                callsPerThread: calls, hangTimeout: configuration.hangTimeout,
+                                                instances: instances, expiryHorizon: configuration.expiryHorizon),
+                                users: users, plan: .oneUser, phase: "several instances", clock: clock)
+        found.instances = await rounds.run(fresh: bind, name: name)
+        return nil
     }
 
     /// The IDP (a one-step and a two-step login client, users with fresh random passwords, and a

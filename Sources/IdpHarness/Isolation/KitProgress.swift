@@ -68,6 +68,7 @@ enum KitProgress {
             let evidence = ConformanceEvidence(
                 configuration: configuration, hammer: direct.hammer, severalInstances: direct.instances,
                 severalInstancesNotExercised: direct.instancesNotExercised,
+                controlled: direct.controlled, controlledNotExercised: direct.controlledNotExercised,
                 threadSanitizer: ThreadSanitizerEvidence(isActive: ThreadSanitizerReports.isActive, phases: direct.reports, reportFile: nil),
                 elapsed: .zero)
             for verdict in ConformanceBattery.raceChecks.compactMap({ $0.judge(evidence) }) {

@@ -119,15 +119,16 @@ final class RotatingGrantServer: Sendable {
     }
 }
 
-/// What every port answers: the user's values while its session's access token is accepted, its
-/// own error otherwise; for a user without credentials, the no-credentials error.
-private func answer(_ data: IdpSdkInteractionData, for user: ProviderConformanceKit.User,
-                    with session: Result<RotatingGrantServer.Session, RotatingGrantServer.Refusal>) -> IdpSdkProvideCredentialsResult {
+/// What every port answers: the user's values while its session's access token is accepted (at
+/// `now`, the time the port decided on the session; the kit's clock read again if `nil`), its own
+/// error otherwise; for a user without credentials, the no-credentials error.
+func answer(_ data: IdpSdkInteractionData, for user: ProviderConformanceKit.User,
+            with session: Result<RotatingGrantServer.Session, RotatingGrantServer.Refusal>, at now: Date? = nil) -> IdpSdkProvideCredentialsResult {
     guard !user.credentials.isEmpty else {
         return .init(error: CredentialProviderError.make(.noCredentials, "no credentials for \(user.userId)"))
     }
     switch session {
-    case .success(let session) where RotatingGrantServer.shared.accepts(session.accessToken, now: user.clock.now()):
+    case .success(let session) where RotatingGrantServer.shared.accepts(session.accessToken, now: now ?? user.clock.now()):
         return StaticCredentials(user.credentials).provideCredentials(data)
     case .success:
         return .init(error: IdpSdkError("Port", 1, "the server refused the session's access token"))
@@ -137,7 +138,7 @@ private func answer(_ data: IdpSdkInteractionData, for user: ProviderConformance
 }
 
 /// The account a port's process-wide state is kept under: unique per kit run.
-private func account(_ user: ProviderConformanceKit.User) -> String {
+func account(_ user: ProviderConformanceKit.User) -> String {
     user.userId + "/" + (user.credentials["password"] ?? "")
 }
 

@@ -1,0 +1,266 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+import IdpWireFormats
+import Synchronization
+
+/// The kit's controlled phase: threads call the provider directly, one at a time between the
+/// points of the controlled primitives (``LockedValue``, ``ConditionLockedValue``,
+/// ``ControlledLock``, the kit's clock), in orders a ``ControlledScheduler`` chooses by PCT and by a
+/// random walk from one seed. Each schedule has fresh instances of a fresh user, several threads
+/// on one instance and on different ones, and the kit's clock crossing its expiry horizon at a
+/// point the schedule chooses. Every answer is graded as the race hammer grades it; every thread
+/// waiting at once is a deadlock. The first failing schedule is shrunk (fewer threads, fewer calls,
+/// fewer decisions) and printed as a one-line reproducer that replays it.
+struct ControlledPhase: Sendable {
+    struct Settings: Sendable, Equatable {
+        /// Schedules to explore (it stops at the first failure).
+        var schedules: Int
+        var threads: Int
+        var calls: Int
+        var instances: Int
+        var horizon: Duration
+        var seed: UInt64
+        /// How long a thread may stay away from a point before the kit calls it uncontrolled.
+        var stallTimeout: Duration = .seconds(2)
+    }
+
+    /// One schedule's run.
+    struct ScheduleResult: Sendable {
+        let scenario: ControlledScenario
+        /// The decisions the scheduler took: the schedule as it ran.
+        let decisions: [Int]
+        /// Each answer's grade, in thread and call order.
+        let answers: [HammerOutcome]
+        /// What failed: forbidden answers, a deadlock.
+        let problems: [String]
+        /// Why the schedule was not fully controlled (a thread blocked outside the kit's
+        /// primitives), or `nil`.
+        let uncontrolled: String?
+        /// Where a replayed decision named a participant that was not waiting, or `nil`.
+        let divergence: String?
+        let lockPoints: Int
+        let clockPoints: Int
+
+        var failed: Bool { !problems.isEmpty }
+    }
+
+    /// What the phase found.
+    struct Findings: Sendable {
+        var schedules = 0
+        var decisions = 0
+        var lockPoints = 0
+        var clockPoints = 0
+        var answers: [HammerOutcome: Int] = [:]
+        /// The first failing schedule: what failed, and its reproducer, shrunk.
+        var failure: Failure?
+        /// Why the phase stopped without a verdict on the provider's orders.
+        var uncontrolled: String?
+        var threads = 0
+        var seed: UInt64 = 0
+    }
+
+    struct Failure: Sendable {
+        let schedule: Int
+        let problems: [String]
+        /// The failing schedule as found.
+        let found: ControlledScenario
+        /// The smallest failing schedule the shrinking reached.
+        let shrunk: ControlledScenario
+        /// The decisions the shrunk schedule took in all.
+        let shrunkDecisions: Int
+    }
+
+    let settings: Settings
+    /// Makes one instance for the user.
+    let fresh: Run.Bind
+    let name: String
+
+    /// Explores up to ``Settings/schedules`` schedules.
+    func run() async -> Findings {
+        var findings = Findings()
+        findings.threads = settings.threads
+        findings.seed = settings.seed
+        var seeds = SeededRandom(seed: settings.seed)
+        var steps = 16
+        for schedule in 0..<max(0, settings.schedules) {
+            let strategy: ScheduleStrategy = schedule % 2 == 0 ? .pct(depth: 3, steps: steps) : .randomWalk
+            let scenario = ControlledScenario(threads: settings.threads, calls: settings.calls, instances: settings.instances,
+                                              horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next())
+            let result = await Self.run(scenario, fresh: fresh, stallTimeout: settings.stallTimeout)
+            findings.schedules += 1
+            findings.decisions += result.decisions.count
+            findings.lockPoints += result.lockPoints
+            findings.clockPoints += result.clockPoints
+            for answer in result.answers { findings.answers[answer, default: 0] += 1 }
+            // PCT's change points fall among as many decisions as a schedule takes.
+            if schedule == 0 { steps = max(8, result.decisions.count) }
+            if result.failed {
+                let shrunk = await shrink(result)
+                findings.failure = Failure(schedule: schedule + 1, problems: result.problems, found: scenario.with(decisions: result.decisions),
+                                           shrunk: shrunk.scenario, shrunkDecisions: shrunk.decisions.count)
+                return findings
+            }
+            if let reason = result.uncontrolled {
+                findings.uncontrolled = reason
+                return findings
+            }
+            // A provider that reached no point of the kit's primitives has no orders to explore.
+            if result.lockPoints == 0 && result.clockPoints == 0 { return findings }
+        }
+        return findings
+    }
+
+    /// The smallest schedule that still fails: fewer instances, fewer threads, fewer calls, then the
+    /// shortest prefix of decisions after which the strategy's own choices still fail.
+    func shrink(_ failed: ScheduleResult) async -> ScheduleResult {
+        var best = failed
+        var scenario = failed.scenario.with(decisions: failed.decisions)
+        func attempt(_ candidate: ControlledScenario) async -> Bool {
+            let result = await Self.run(candidate, fresh: fresh, stallTimeout: settings.stallTimeout)
+            guard result.failed, result.uncontrolled == nil else { return false }
+            best = result
+            scenario = candidate
+            return true
+        }
+        for instances in 1..<max(1, scenario.instances) where await attempt(scenario.with(instances: instances)) { break }
+        for threads in 1..<max(1, scenario.threads) where await attempt(scenario.dropping(threadsFrom: threads)) { break }
+        for calls in 1..<max(1, scenario.calls) where await attempt(scenario.with(calls: calls)) { break }
+        // The shortest failing prefix: each try follows the prefix, then the strategy's seed.
+        let full = scenario.decisions
+        var low = 0
+        var high = full.count
+        while low < high {
+            let middle = (low + high) / 2
+            if await attempt(scenario.with(decisions: Array(full.prefix(middle)))) {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+        }
+        if scenario.decisions.count != high { _ = await attempt(scenario.with(decisions: Array(full.prefix(high)))) }
+        return ScheduleResult(scenario: scenario, decisions: best.decisions, answers: best.answers, problems: best.problems,
+                              uncontrolled: best.uncontrolled, divergence: best.divergence, lockPoints: best.lockPoints, clockPoints: best.clockPoints)
+    }
+
+    /// Runs one schedule: makes a fresh user and its instances, starts a participant per thread
+    /// (and one for the clock's crossing), and grades every answer once the schedule has ended.
+    static func run(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration) async -> ScheduleResult {
+        let clock = ConformanceClock()
+        let userId = "controlled-" + SecureRandom.token(byteCount: 6)
+        let user = ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
+                                               credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)], clock: clock)
+        var made: [any IdpSdkInteractionInterface] = []
+        for _ in 0..<scenario.instances { made.append(contentsOf: await fresh([user]).value.prefix(1)) }
+        guard made.count == scenario.instances else {
+            return ScheduleResult(scenario: scenario, decisions: [], answers: [], problems: [], uncontrolled: "the provider factory made no instance",
+                                  divergence: nil, lockPoints: 0, clockPoints: 0)
+        }
+        let providers = Unverified(made)
+        let grader = RaceHammer(settings: .init(rounds: 1, threads: scenario.threads, callsPerThread: scenario.calls, hangTimeout: .seconds(1)),
+                                users: [user])
+        let calls = (0..<scenario.threads).map { thread in
+            (0..<scenario.calls).map { _ in
+                RaceHammer.Call(data: IdpSdkInteractionData(
+                    inputFields: [IdpSdkInputField(id: "username", label: "Username", isSecret: false),
+                                  IdpSdkInputField(id: "password", label: "Password", isSecret: true)],
+                    flowId: IdpSdkFlowID.next(), step: 1, attempt: 1, tenantId: user.tenantId, clientId: "KssIdpLogin",
+                    userId: userId, traceParent: nil, previousError: nil), user: 0, instance: thread % scenario.instances, endsFlow: true)
+            }
+        }
+        let locks = ScheduledLocks(participants: scenario.participants, strategy: scenario.strategy, seed: scenario.seed,
+                                   replay: scenario.decisions, stallTimeout: stallTimeout)
+        let answers = LockedValue([[IdpSdkProvideCredentialsResult?]](repeating: Array(repeating: nil, count: scenario.calls), count: scenario.threads))
+        let ended = IdpSdkResult(authorizationCode: "controlled")
+        ControlPoints.runBegan(locks)
+        for thread in 0..<scenario.threads {
+            start("IdpHarness-controlled-\(thread)") {
+                for (index, call) in calls[thread].enumerated() {
+                    locks.callPoint(thread, "thread \(thread) call \(index + 1)")
+                    // Only the provider's own code runs as the participant: the kit's locks stay plain.
+                    ControlPoints.enter(locks, participant: thread)
+                    let provider = providers.value[call.instance]
+                    let answer = provider.provideCredentials(call.data)
+                    (provider as? any IdpSdkFlowObserving)?.flowDidEnd(call.data.flowId, result: ended)
+                    ControlPoints.leave()
+                    answers.withLock { $0[thread][index] = answer }
+                }
+                locks.scheduler.finish(thread)
+            }
+        }
+        if let participant = scenario.clockParticipant {
+            let horizon = Duration.seconds(scenario.horizonSeconds)
+            start("IdpHarness-controlled-clock") {
+                locks.callPoint(participant, "cross the kit's clock")
+                clock.advance(by: horizon)
+                locks.scheduler.finish(participant)
+            }
+        }
+        let outcome = await locks.scheduler.outcome()
+        var problems: [String] = []
+        if outcome.deadlocked {
+            let waits = locks.waits
+            let stuck = (0..<scenario.threads).map { thread in "thread \(thread) \(waits[thread] ?? "is stuck at \(outcome.lastSeams[thread])")" }
+            problems.append("deadlock: " + stuck.filter { !$0.hasSuffix("finished") }.joined(separator: "; "))
+            // Its threads stay parked for good: let go, they would block in the real locks.
+            locks.abandon()
+        }
+        ControlPoints.runEnded(locks)
+        let given = answers.withLock { $0 }
+        var grades: [HammerOutcome] = []
+        for thread in 0..<scenario.threads {
+            for (index, call) in calls[thread].enumerated() {
+                let answer = given[thread][index]
+                let grade = grader.grade(call, answer)
+                grades.append(grade)
+                guard !HammerOutcome.acceptable.contains(grade), !(outcome.deadlocked && answer == nil) else { continue }
+                let error = answer?.error.map { ": \($0.description)" } ?? ""
+                problems.append("thread \(thread), call \(index + 1) (instance \(call.instance)): \(grade.rawValue)\(error)")
+            }
+        }
+        let points = locks.points
+        return ScheduleResult(scenario: scenario, decisions: outcome.decisions, answers: grades, problems: problems,
+                              uncontrolled: outcome.partiallyControlled ? outcome.partialControlReason ?? "a thread ran outside the kit's control" : nil,
+                              divergence: outcome.divergence, lockPoints: points.locks, clockPoints: points.clock)
+    }
+
+    private static func start(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.stackSize = OSThreads.defaultStackSize
+        thread.name = name
+        thread.start()
+    }
+}
+
+extension ControlledScenario {
+    func with(decisions: [Int]) -> ControlledScenario {
+        var copy = self
+        copy.decisions = decisions
+        return copy
+    }
+
+    func with(instances: Int) -> ControlledScenario {
+        var copy = self
+        copy.instances = instances
+        return copy
+    }
+
+    func with(calls: Int) -> ControlledScenario {
+        var copy = self
+        copy.calls = calls
+        return copy
+    }
+
+    /// The scenario with threads `threads …` removed: their decisions dropped, the clock's
+    /// renumbered.
+    func dropping(threadsFrom threads: Int) -> ControlledScenario {
+        var copy = self
+        copy.threads = threads
+        let clock = clockParticipant
+        copy.decisions = decisions.compactMap { decision in
+            if decision == clock { return threads }
+            return decision < threads ? decision : nil
+        }
+        return copy
+    }
+}

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A lock with `NSLock`'s shape (``lock()``, ``unlock()``, ``try()``, ``withLock(_:)``, and
+/// `NSLocking`) that the conformance kit's controlled phase sees: replace `NSLock()` with
+/// `ControlledLock()` and the kit explores, and replays, the orders in which your provider's
+/// threads take it.
+///
+/// ```swift
+/// private let lock = ControlledLock()   // was: NSLock()
+/// lock.lock(); defer { lock.unlock() }
+/// ```
+///
+/// Outside the kit's controlled phase it is a plain pthread mutex (ThreadSanitizer sees it) and
+/// costs one relaxed load more. Inside it, taking, trying and releasing it are points where the
+/// kit's scheduler may run another of its threads, and a thread asking for it while another of
+/// them holds it waits for that one's release. Like `NSLock`: not reentrant, and unlocked by the
+/// thread that locked it. Every pthread call's result is checked.
+public final class ControlledLock: NSLocking, @unchecked Sendable {
+    // Sound as Sendable: its only stored property is a `let` pointer passed only to the
+    // thread-safe pthread mutex functions.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The lock's name in a controlled run's schedule.
+    public let name: String
+
+    /// A new, unlocked lock.
+    /// - Parameter name: Names the lock in the kit's schedules and verdicts.
+    public init(name: String = "ControlledLock") {
+        self.name = name
+        mutex = UnsafeMutablePointer.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+    }
+
+    deinit {
+        let status = pthread_mutex_destroy(mutex)
+        precondition(status == 0, "pthread_mutex_destroy failed: \(status)")
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Takes the lock, waiting as long as another thread holds it.
+    public func lock() {
+        if let control = ControlPoints.current {
+            control.acquire(ObjectIdentifier(self), name: name)
+        }
+        let status = pthread_mutex_lock(mutex)
+        precondition(status == 0, "pthread_mutex_lock failed: \(status)")
+    }
+
+    /// Takes the lock if no thread holds it; returns whether it did.
+    public func `try`() -> Bool {
+        guard let control = ControlPoints.current else { return pthread_mutex_trylock(mutex) == 0 }
+        guard control.tryAcquire(ObjectIdentifier(self), name: name) else { return false }
+        if pthread_mutex_trylock(mutex) == 0 { return true }
+        // Held by a thread outside the run: not taken after all.
+        control.release(ObjectIdentifier(self), name: name)
+        return false
+    }
+
+    /// Releases the lock.
+    public func unlock() {
+        let status = pthread_mutex_unlock(mutex)
+        precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
+        if let control = ControlPoints.current {
+            control.release(ObjectIdentifier(self), name: name)
+        }
+    }
+
+    /// Runs `body` holding the lock and returns what it returns.
+    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
