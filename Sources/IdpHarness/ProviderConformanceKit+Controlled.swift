@@ -29,7 +29,7 @@ extension ProviderConformanceKit {
         var runs: [ControlledReplay.Run] = []
         var lastFailed: ControlledPhase.ScheduleResult?
         for _ in 0..<max(0, times) {
-            let result = await ControlledPhase.run(scenario, fresh: fresh, stallTimeout: .seconds(2))
+            let result = await ControlledPhase.run(scenario, fresh: fresh, stallTimeout: .seconds(1))
             runs.append(.init(problems: result.problems, decisions: result.decisions.count, divergence: result.divergence, uncontrolled: result.uncontrolled))
             if result.failed { lastFailed = result }
         }

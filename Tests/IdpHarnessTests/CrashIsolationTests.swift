@@ -127,7 +127,7 @@ struct CrashIsolationTests {
         for name in ["concurrent flows", "no cross-talk", "exactly-once completion"] {
             #expect(report.check(name)?.verdict == "not checked", "\(name)")
         }
-        #expect(report.checks.map(\.name) == ["race hammer", "several instances", "expiry storms", "no data race (ThreadSanitizer)",
+        #expect(report.checks.map(\.name) == ["race hammer", "several instances", "expiry storms", "controlled interleavings", "no data race (ThreadSanitizer)",
                                               "process survived", "concurrent flows",
                                               "multi-step and re-asks", "no cross-talk", "error propagation", "cancellation",
                                               "exactly-once completion", "no deadlock", "provider on SDK threads"])
@@ -142,7 +142,7 @@ struct CrashIsolationTests {
             return
         }
         #expect(pid != getpid())
-        #expect(report.checks.map(\.name) == ["race hammer", "several instances", "expiry storms", "no data race (ThreadSanitizer)"])
+        #expect(report.checks.map(\.name) == ["race hammer", "several instances", "expiry storms", "controlled interleavings", "no data race (ThreadSanitizer)"])
         #expect(report.description.contains("Ran in a child process (pid \(pid))"))
         #expect(report.threadSanitizer == ThreadSanitizer.isActive)
     }

@@ -18,18 +18,19 @@ struct ControlledInterleavingsCheck: ConformanceCheck {
             guard let reason = evidence.controlledNotExercised else { return nil }
             return notExercised("the controlled phase did not run: \(reason)", count: 1)
         }
-        let provider = "the provider"
+        let provider = found.providerName.isEmpty ? "the provider" : found.providerName
         if let failure = found.failure {
-            let rows = Self.rows(found) + [.init(outcome: "failing schedule (shrunk to \(failure.shrunk.threads) threads, \(failure.shrunk.calls) calls each, "
-                                                  + "\(failure.shrunkDecisions) decisions)", count: 1, grade: .forbidden)]
-            let detail = "schedule \(failure.schedule) of \(found.schedules) (seed \(found.seed)) failed: " + ConformanceBattery.list(failure.problems)
+            let shrunk = failure.shrunk
+            let rows = Self.rows(found) + [.init(outcome: "failing schedule (shrunk to \(Self.count(shrunk.threads, "thread")), \(Self.count(shrunk.calls, "call")) each, "
+                                                  + "\(Self.count(shrunk.instances, "instance")), \(Self.count(failure.shrunkDecisions, "decision")))", count: 1, grade: .forbidden)]
+            let detail = "schedule \(failure.schedule) of at most \(found.budget) (seed \(found.seed)) failed: " + ConformanceBattery.list(failure.problems)
                 + "; replay it with ProviderConformanceKit.replay — \(Self.reproducerLabel)\(failure.shrunk)"
             return ConformanceVerdict(check: .init(name: name, passed: false, detail: detail), outcomes: .init(check: name, rows: rows))
         }
         if let reason = found.uncontrolled {
             return notExercised("the controlled phase lost control of \(provider) in schedule \(found.schedules): \(reason); a lock or queue the kit "
-                                + "does not control (an NSLock, a DispatchQueue, a semaphore, an os_unfair_lock) runs unseen: use LockedValue or "
-                                + "ControlledLock", count: found.schedules)
+                                + "does not control (an NSLock, a DispatchQueue, a semaphore, an os_unfair_lock, a wait for async work) runs unseen; "
+                                + "locks written with LockedValue, ConditionLockedValue or ControlledLock are explored", count: found.schedules)
         }
         if found.lockPoints == 0 {
             let clock = found.clockPoints > 0 ? " (only reads of the kit's clock)" : ""
@@ -41,6 +42,9 @@ struct ControlledInterleavingsCheck: ConformanceCheck {
             + "\(found.decisions) scheduling decisions at \(found.lockPoints) lock points and \(found.clockPoints) clock reads: every answer right, no deadlock"
         return ConformanceVerdict(check: .init(name: name, passed: true, detail: detail), outcomes: .init(check: name, rows: Self.rows(found)))
     }
+
+    /// "1 call", "2 calls".
+    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
 
     private func notExercised(_ detail: String, count: Int) -> ConformanceVerdict {
         ConformanceVerdict(check: .init(name: name, passed: true, detail: "not exercised: " + detail, exercised: false),

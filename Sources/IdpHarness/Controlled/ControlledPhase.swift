@@ -22,7 +22,16 @@ struct ControlledPhase: Sendable {
         var horizon: Duration
         var seed: UInt64
         /// How long a thread may stay away from a point before the kit calls it uncontrolled.
-        var stallTimeout: Duration = .seconds(2)
+        var stallTimeout: Duration = .seconds(1)
+        /// A bug planted in the phase itself, which only tests turn on.
+        var planted: Plant?
+    }
+
+    /// Bugs a test plants in the phase, to show what its tests catch.
+    enum Plant: Sendable, Equatable {
+        /// The lock table gives a held lock to the next asker as well: the scheduler no longer
+        /// knows who holds what.
+        case locksIgnoreHolders
     }
 
     /// One schedule's run.
@@ -58,6 +67,10 @@ struct ControlledPhase: Sendable {
         var uncontrolled: String?
         var threads = 0
         var seed: UInt64 = 0
+        /// The provider's name, as the verdict names it.
+        var providerName = ""
+        /// The most schedules it would have explored.
+        var budget = 0
     }
 
     struct Failure: Sendable {
@@ -81,13 +94,15 @@ struct ControlledPhase: Sendable {
         var findings = Findings()
         findings.threads = settings.threads
         findings.seed = settings.seed
+        findings.providerName = name
+        findings.budget = settings.schedules
         var seeds = SeededRandom(seed: settings.seed)
         var steps = 16
         for schedule in 0..<max(0, settings.schedules) {
             let strategy: ScheduleStrategy = schedule % 2 == 0 ? .pct(depth: 3, steps: steps) : .randomWalk
             let scenario = ControlledScenario(threads: settings.threads, calls: settings.calls, instances: settings.instances,
                                               horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next())
-            let result = await Self.run(scenario, fresh: fresh, stallTimeout: settings.stallTimeout)
+            let result = await Self.run(scenario, fresh: fresh, stallTimeout: settings.stallTimeout, planted: settings.planted)
             findings.schedules += 1
             findings.decisions += result.decisions.count
             findings.lockPoints += result.lockPoints
@@ -117,7 +132,7 @@ struct ControlledPhase: Sendable {
         var best = failed
         var scenario = failed.scenario.with(decisions: failed.decisions)
         func attempt(_ candidate: ControlledScenario) async -> Bool {
-            let result = await Self.run(candidate, fresh: fresh, stallTimeout: settings.stallTimeout)
+            let result = await Self.run(candidate, fresh: fresh, stallTimeout: settings.stallTimeout, planted: settings.planted)
             guard result.failed, result.uncontrolled == nil else { return false }
             best = result
             scenario = candidate
@@ -145,7 +160,7 @@ struct ControlledPhase: Sendable {
 
     /// Runs one schedule: makes a fresh user and its instances, starts a participant per thread
     /// (and one for the clock's crossing), and grades every answer once the schedule has ended.
-    static func run(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration) async -> ScheduleResult {
+    static func run(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration, planted: Plant? = nil) async -> ScheduleResult {
         let clock = ConformanceClock()
         let userId = "controlled-" + SecureRandom.token(byteCount: 6)
         let user = ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
@@ -169,7 +184,7 @@ struct ControlledPhase: Sendable {
             }
         }
         let locks = ScheduledLocks(participants: scenario.participants, strategy: scenario.strategy, seed: scenario.seed,
-                                   replay: scenario.decisions, stallTimeout: stallTimeout)
+                                   replay: scenario.decisions, stallTimeout: stallTimeout, ignoresHolders: planted == .locksIgnoreHolders)
         let answers = LockedValue([[IdpSdkProvideCredentialsResult?]](repeating: Array(repeating: nil, count: scenario.calls), count: scenario.threads))
         let ended = IdpSdkResult(authorizationCode: "controlled")
         ControlPoints.runBegan(locks)

@@ -19,9 +19,12 @@ final class ScheduledLocks: ControlledSchedule {
     /// and clock reads.
     private let lockPoints = Atomic<Int>(0)
     private let clockPoints = Atomic<Int>(0)
+    private let ignoresHolders: Bool
 
     /// A run of `participants` threads.
-    init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int], stallTimeout: Duration) {
+    /// - Parameter ignoresHolders: Plants ``ControlledPhase/Plant/locksIgnoreHolders`` (tests only).
+    init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int], stallTimeout: Duration, ignoresHolders: Bool = false) {
+        self.ignoresHolders = ignoresHolders
         let table = self.table
         let slot = LockedValue<ControlledScheduler?>(nil)
         scheduler = ControlledScheduler(participants: participants, strategy: strategy, seed: seed, replay: replay,
@@ -53,7 +56,7 @@ final class ScheduledLocks: ControlledSchedule {
         guard !isAbandoned else { return }
         lockPoints.add(1, ordering: .relaxed)
         scheduler.seam(participant, "acquire \(name)")
-        while !isAbandoned, !table.withLock({ $0.acquire(lock, name: name, by: participant) }) {
+        while !isAbandoned, !ignoresHolders, !table.withLock({ $0.acquire(lock, name: name, by: participant) }) {
             scheduler.park(participant, "wait for \(name)")
         }
     }

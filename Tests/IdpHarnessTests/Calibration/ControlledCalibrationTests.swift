@@ -66,3 +66,4 @@ struct ControlledCalibrationTests {
         #expect(fix.failures == 0, "\(fix)")
     }
 }
+

@@ -27,6 +27,8 @@ struct RaceCalibrationTests {
         configuration.hammerThreads = 4
         configuration.hammerCallsPerThread = 16
         configuration.hangTimeout = .seconds(3)
+        // The race hammer's calibration; the controlled phase has its own (ControlledCalibrationTests).
+        configuration.controlledSchedules = 0
         return configuration
     }
 

@@ -158,11 +158,10 @@ private func auth0StoredSession(_ user: ProviderConformanceKit.User) -> Rotating
     return session
 }
 
-/// Check expiry, redeem the rotating grant, store: the renewal both Auth0 ports run, each under
-/// its own lock.
-private func auth0Renew(_ user: ProviderConformanceKit.User) -> Result<RotatingGrantServer.Session, RotatingGrantServer.Refusal> {
+/// Check expiry at `now`, redeem the rotating grant, store: the renewal both Auth0 ports run, each
+/// under its own lock.
+private func auth0Renew(_ user: ProviderConformanceKit.User, at now: Date) -> Result<RotatingGrantServer.Session, RotatingGrantServer.Refusal> {
     let key = account(user)
-    let now = user.clock.now()
     guard let stored = auth0Keychain.withLock({ $0[key] }) else { return .failure(.unknownGrant) }
     guard stored.expires <= now else { return .success(stored) }
     let renewed = RotatingGrantServer.shared.redeem(stored.grant, now: now, lifetime: 3600)
@@ -192,9 +191,10 @@ final class Auth0PerInstanceLockProvider: IdpSdkInteractionInterface, Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         guard !user.credentials.isEmpty else { return answer(interactionData, for: user, with: .failure(.unknownGrant)) }
         renewals.lock()
-        let session = auth0Renew(user)
+        let now = user.clock.now()
+        let session = auth0Renew(user, at: now)
         renewals.unlock()
-        return answer(interactionData, for: user, with: session)
+        return answer(interactionData, for: user, with: session, at: now)
     }
 }
 
@@ -215,9 +215,10 @@ final class Auth0ProcessBarrierProvider: IdpSdkInteractionInterface, Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         guard !user.credentials.isEmpty else { return answer(interactionData, for: user, with: .failure(.unknownGrant)) }
         Self.renewals.lock()
-        let session = auth0Renew(user)
+        let now = user.clock.now()
+        let session = auth0Renew(user, at: now)
         Self.renewals.unlock()
-        return answer(interactionData, for: user, with: session)
+        return answer(interactionData, for: user, with: session, at: now)
     }
 }
 
@@ -257,10 +258,10 @@ final class Auth0InstanceRenewalProvider: IdpSdkInteractionInterface, Sendable {
         defer { if serialisesRenewals { renewals.unlock() } }
         guard let session = stored.withLock({ $0 }) else { return answer(interactionData, for: user, with: .failure(.unknownGrant)) }
         let now = user.clock.now()
-        guard session.expires <= now else { return answer(interactionData, for: user, with: .success(session)) }
+        guard session.expires <= now else { return answer(interactionData, for: user, with: .success(session), at: now) }
         let renewed = RotatingGrantServer.shared.redeem(session.grant, now: now, lifetime: 3600)
         if case .success(let new) = renewed { stored.withLock { $0 = new } }
-        return answer(interactionData, for: user, with: renewed)
+        return answer(interactionData, for: user, with: renewed, at: now)
     }
 }
 
@@ -311,7 +312,7 @@ final class OktaUnstoredRefreshProvider: IdpSdkInteractionInterface, Sendable {
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         guard let refreshing = token.withLock({ $0 }) else { return answer(interactionData, for: user, with: .failure(.unknownGrant)) }
         let now = user.clock.now()
-        guard refreshing.expires <= now else { return answer(interactionData, for: user, with: .success(refreshing)) }
+        guard refreshing.expires <= now else { return answer(interactionData, for: user, with: .success(refreshing), at: now) }
         let refreshed = RotatingGrantServer.shared.redeem(refreshing.grant, now: now, lifetime: 3600, grace: oktaGrace)
         if case .success(let new) = refreshed {
             // The completion path: the token in memory.
@@ -321,7 +322,7 @@ final class OktaUnstoredRefreshProvider: IdpSdkInteractionInterface, Sendable {
             let stillCurrent = comparesIds ? current?.id == refreshing.id : current == refreshing
             if stillCurrent { oktaStorage.withLock { $0[account(user)] = new } }
         }
-        return answer(interactionData, for: user, with: refreshed)
+        return answer(interactionData, for: user, with: refreshed, at: now)
     }
 }
 
@@ -416,7 +417,7 @@ final class InterceptorHoppingProvider: IdpSdkInteractionInterface, Sendable {
         }
         switch decision {
         case .use(let session):
-            return answer(interactionData, for: user, with: session.map { .success($0) } ?? .failure(.unknownGrant))
+            return answer(interactionData, for: user, with: session.map { .success($0) } ?? .failure(.unknownGrant), at: now)
         case .wait(let wake):
             wake.wait()
         case .refresh(let credential):
@@ -430,7 +431,7 @@ final class InterceptorHoppingProvider: IdpSdkInteractionInterface, Sendable {
             for wake in waiting { wake.signal() }
         }
         let session = state.withLock { $0.credential }
-        return answer(interactionData, for: user, with: session.map { .success($0) } ?? .failure(.grantReused))
+        return answer(interactionData, for: user, with: session.map { .success($0) } ?? .failure(.grantReused), at: now)
     }
 }
 

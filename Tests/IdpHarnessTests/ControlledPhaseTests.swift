@@ -1,0 +1,196 @@
+import Foundation
+import CredentialProviders
+@testable import IdpHarness
+import IdpPrimitives
+import IdpSdk
+import Testing
+import TestSupport
+
+/// The lock table's decisions as a plain value: who holds what, who waits, who is woken.
+@Suite("The controlled phase's lock table")
+struct LockTableTests {
+    final class Token {}
+    let a = ObjectIdentifier(Token())
+    let b = ObjectIdentifier(Token())
+
+    @Test("a held lock makes the next asker wait; its release wakes the waiters in arrival order")
+    func holdAndRelease() {
+        var table = LockTable()
+        let r1 = table.acquire(a, name: "A", by: 0)
+        #expect(r1)
+        let r2 = table.acquire(a, name: "A", by: 1)
+        #expect(!r2)
+        let r3 = table.acquire(a, name: "A", by: 2)
+        #expect(!r3)
+        let r4 = table.tryAcquire(a, name: "A", by: 3)
+        #expect(!r4)
+        let r5 = table.release(a, by: 1)
+        #expect(r5 == [], "a release by a thread that does not hold it changes nothing")
+        let r6 = table.release(a, by: 0)
+        #expect(r6 == [1, 2])
+        #expect(table.holders[a] == nil)
+        let r7 = table.tryAcquire(a, name: "A", by: 2)
+        #expect(r7)
+    }
+
+    @Test("a lock asked for again by its holder waits: the controlled locks are not reentrant")
+    func notReentrant() {
+        var table = LockTable()
+        let r8 = table.acquire(a, name: "A", by: 0)
+        #expect(r8)
+        let r9 = table.acquire(a, name: "A", by: 0)
+        #expect(!r9)
+        #expect(table.waits[0] == "waits for A (held by thread 0)")
+    }
+
+    @Test("a condition wait releases the lock; a signal wakes the first waiter, a broadcast every one")
+    func conditionWaits() {
+        var table = LockTable()
+        let r10 = table.acquire(a, name: "A", by: 0)
+        #expect(r10)
+        let r11 = table.acquire(a, name: "A", by: 1)
+        #expect(!r11)
+        let r12 = table.wait(on: b, releasing: a, by: 0, timed: false)
+        #expect(r12 == [1])
+        let r13 = table.acquire(a, name: "A", by: 1)
+        #expect(r13)
+        let r14 = table.wait(on: b, releasing: a, by: 1, timed: false)
+        #expect(r14 == [])
+        let r15 = table.signal(b, all: false)
+        #expect(r15 == [0])
+        let r16 = table.signal(b, all: true)
+        #expect(r16 == [1])
+        let r17 = table.signal(b, all: true)
+        #expect(r17 == [])
+    }
+
+    @Test("with nothing else to run, the lowest-numbered timed waiter times out; untimed waits never do")
+    func timeouts() {
+        var table = LockTable()
+        _ = table.wait(on: a, releasing: b, by: 2, timed: true)
+        _ = table.wait(on: b, releasing: a, by: 1, timed: true)
+        _ = table.wait(on: b, releasing: a, by: 0, timed: false)
+        let r18 = table.timeOutOne()
+        #expect(r18 == 1)
+        let r19 = table.tookTimeout(1)
+        #expect(r19)
+        let r20 = table.tookTimeout(1)
+        #expect(!r20)
+        let r21 = table.timeOutOne()
+        #expect(r21 == 2)
+        let r22 = table.timeOutOne()
+        #expect(r22 == nil)
+        #expect(table.waits[0]?.hasPrefix("waits on") == true)
+    }
+}
+
+@Suite("The controlled phase: reproducers, verdicts on uncontrolled locks, the library's providers")
+struct ControlledPhaseTests {
+    static var settings: ProviderConformanceKit.Configuration {
+        var configuration = ProviderConformanceKit.Configuration()
+        configuration.hammerRounds = 0
+        configuration.instanceRounds = 0
+        configuration.isolation = .inProcess
+        return configuration
+    }
+
+    @Test("a reproducer reads back as the scenario that printed it")
+    func reproducerRoundTrip() throws {
+        let scenario = ControlledScenario(threads: 3, calls: 2, instances: 2, horizonSeconds: 86_400, strategy: .pct(depth: 3, steps: 40),
+                                          seed: 77, decisions: [0, 3, 1, 2])
+        #expect(try ControlledScenario(reproducer: scenario.description) == scenario)
+        let walk = ControlledScenario(threads: 1, calls: 1, instances: 1, horizonSeconds: 0, strategy: .randomWalk, seed: 0)
+        #expect(try ControlledScenario(reproducer: walk.description) == walk)
+    }
+
+    @Test("a malformed reproducer is refused with what is wrong with it", arguments: [
+        ("threads=3", "does not start with"),
+        ("controlled/1 threads=3 calls=2 instances=2 horizon=0 strategy=walk seed=1", "no decisions="),
+        ("controlled/1 threads=0 calls=2 instances=2 horizon=0 strategy=walk seed=1 decisions=-", "threads=0"),
+        ("controlled/1 threads=2 calls=2 instances=2 horizon=0 strategy=pct:3 seed=1 decisions=-", "strategy=pct:3"),
+        ("controlled/1 threads=2 calls=2 instances=2 horizon=0 strategy=walk seed=1 decisions=0.5", "participant 5"),
+        ("controlled/1 threads=2 calls=2 instances=2 horizon=0 strategy=walk seed=1 decisions=0.x", "'x'"),
+    ])
+    func malformedReproducer(_ reproducer: String, _ reason: String) async {
+        do {
+            _ = try await ProviderConformanceKit.replay(reproducer, name: "StaticCredentials") { StaticCredentials($0.credentials) }
+            Issue.record("\(reproducer) was accepted")
+        } catch {
+            #expect("\(error)".contains(reason), "\(error)")
+        }
+    }
+
+    @Test("a provider behind an NSLock gets a verdict that says the phase saw no lock it controls, naming the provider")
+    func uncontrolledLock() async throws {
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { NSLockCache($0, readsClockInside: false) }
+        let check = try #require(report.check("controlled interleavings"))
+        #expect(check.verdict == "not exercised", "\(check.detail)")
+        #expect(check.detail.contains("saw no lock the kit controls in SessionCache"), "\(check.detail)")
+        #expect(report.passed)
+    }
+
+    @Test("a provider whose thread blocks in an NSLock another thread holds at a point gets a verdict that the phase lost control")
+    func lostControl() async throws {
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { NSLockCache($0, readsClockInside: true) }
+        let check = try #require(report.check("controlled interleavings"))
+        #expect(check.verdict == "not exercised", "\(check.detail)")
+        #expect(check.detail.contains("lost control of SessionCache"), "\(check.detail)")
+    }
+
+    @Test("the library's locking providers run under the controlled phase: explored, and every answer right", arguments: ["CredentialStore", "MultiStepProvider", "RecordingProvider(FieldMappingProvider(CredentialStore))"])
+    func libraryProviders(_ name: String) async throws {
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: name) { user in Self.library(name, user) }
+        let check = try #require(report.check("controlled interleavings"))
+        #expect(check.passed && check.exercised, "\(check.detail)")
+        #expect(check.detail.contains("lock points"), "\(check.detail)")
+    }
+
+    static func library(_ name: String, _ user: ProviderConformanceKit.User) -> any IdpSdkInteractionInterface {
+        let store = CredentialStore()
+        store.set(user.credentials, userId: user.userId, tenantId: user.tenantId)
+        switch name {
+        case "MultiStepProvider":
+            return MultiStepProvider.candidates { _ in user.credentials.mapValues { [$0] } }
+        case "RecordingProvider(FieldMappingProvider(CredentialStore))":
+            return RecordingProvider(FieldMappingProvider(store, mapping: [:]))
+        default:
+            return store
+        }
+    }
+
+    @Test("planted: a lock table that lets a second thread take a held lock runs that thread into the real lock, and the phase loses control of a correct provider")
+    func plantedLocksIgnoreHolders() async throws {
+        let make = try #require(ControlledShapes.fixed.first { $0.name == "a process-wide lock over a process-wide store" }?.make)
+        let fresh = ProviderConformanceKit.perUser { make($0) }
+        var settings = ControlledPhase.Settings(schedules: 64, threads: 3, calls: 2, instances: 2, horizon: .seconds(86_400), seed: 1)
+        let found = await ControlledPhase(settings: settings, fresh: fresh, name: "process-wide lock").run()
+        #expect(found.failure == nil && found.uncontrolled == nil && found.schedules == 64 && found.lockPoints > 0)
+        settings.planted = .locksIgnoreHolders
+        let planted = await ControlledPhase(settings: settings, fresh: fresh, name: "process-wide lock").run()
+        #expect(planted.uncontrolled?.contains("stayed away from a seam") == true, "\(String(describing: planted.uncontrolled))")
+    }
+}
+
+/// A provider whose session cache sits behind an `NSLock`, a lock the kit does not control; with
+/// `readsClockInside`, it reads the kit's clock while holding it.
+final class NSLockCache: IdpSdkInteractionInterface, @unchecked Sendable {
+    // Sound: `cached` is touched only with `lock` held.
+    private let lock = NSLock()
+    private var cached: [String: String]?
+    private let user: ProviderConformanceKit.User
+    private let readsClockInside: Bool
+
+    init(_ user: ProviderConformanceKit.User, readsClockInside: Bool) {
+        self.user = user
+        self.readsClockInside = readsClockInside
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        lock.lock()
+        if readsClockInside { _ = user.clock.now() }
+        if cached == nil { cached = user.credentials }
+        let values = cached ?? [:]
+        lock.unlock()
+        return StaticCredentials(values).provideCredentials(interactionData)
+    }
+}
