@@ -87,8 +87,10 @@ public final class ConditionLockedValue<Value> {
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        if _slowPath(ControlPoints.isActive), let control = ControlPoints.current { return try withControlledLock(control, body) }
-        let hold = lock()
+        // One relaxed load of the process's instrumentation word (0: none, the usual case).
+        let flags = Instrumentation.current
+        if _slowPath(flags & Instrumentation.controlled != 0), let control = ControlPoints.current { return try withControlledLock(control, body) }
+        let hold = lock(flags)
         defer { unlock(hold) }
         return try body(&value)
     }
@@ -111,8 +113,9 @@ public final class ConditionLockedValue<Value> {
     /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
     /// - Returns: What `body` returned with ``Decision/done(_:)``.
     public func wait<Result>(_ body: (inout Value, Wake) -> Decision<Result>) -> Result {
-        if let control = ControlPoints.current { return controlledWait(control, body) }
-        var hold = lock()
+        let flags = Instrumentation.current
+        if flags & Instrumentation.controlled != 0, let control = ControlPoints.current { return controlledWait(control, body) }
+        var hold = lock(flags)
         defer { unlock(hold) }
         var wake = Wake.first
         while true {
@@ -133,13 +136,13 @@ public final class ConditionLockedValue<Value> {
     /// Wakes one thread waiting in ``wait(_:)``. May be called with or without the lock held;
     /// change the value under the lock first, so a waiter that has not started waiting yet sees it.
     public func signal() {
-        if ControlPoints.isActive { ControlPoints.signal(ObjectIdentifier(self), all: false) }
+        if Instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: false) }
         Self.check(pthread_cond_signal(condition), "pthread_cond_signal")
     }
 
     /// Wakes every thread waiting in ``wait(_:)``.
     public func broadcast() {
-        if ControlPoints.isActive { ControlPoints.signal(ObjectIdentifier(self), all: true) }
+        if Instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: true) }
         Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast")
     }
 
@@ -184,9 +187,11 @@ public final class ConditionLockedValue<Value> {
         }
     }
 
+    /// Takes the lock; with the profiling bit in `flags` (``Instrumentation/current``), a labelled
+    /// lock is profiled.
     @inlinable
-    func lock() -> LockProfiler.Hold {
-        if let site, LockProfiler.isCounting {
+    func lock(_ flags: UInt8) -> LockProfiler.Hold {
+        if flags & Instrumentation.profiling != 0, let site {
             return site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lockNow)
         }
         lockNow()

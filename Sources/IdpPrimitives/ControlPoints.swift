@@ -28,14 +28,11 @@ package protocol ControlledSchedule: AnyObject, Sendable {
 
 /// Where the controlled primitives find the controlled run their thread takes part in.
 ///
-/// Outside a controlled run, a primitive pays one relaxed load of ``isActive`` (a word no thread
-/// writes while no run starts or ends). During one, a thread that is not one of its participants
+/// Outside a controlled run, a primitive pays one relaxed load of ``Instrumentation/flags`` (a word
+/// no thread writes while no run starts or ends, the same word lock profiling is turned on in). During one, a thread that is not one of its participants
 /// (an SDK worker, a provider's own thread) uses the primitives as plain ones.
 @usableFromInline
 package enum ControlPoints {
-    /// How many controlled runs are in progress in the process.
-    @usableFromInline static let runs = Atomic<Int>(0)
-
     /// The calling thread's run and its number in it. The run's own code, called from a
     /// primitive, uses the primitives as plain ones (``current`` is `nil` meanwhile).
     @usableFromInline final class Context {
@@ -84,7 +81,7 @@ package enum ControlPoints {
 
     /// Whether a controlled run is in progress anywhere in the process: one relaxed load.
     @inlinable
-    package static var isActive: Bool { runs.load(ordering: .relaxed) != 0 }
+    package static var isActive: Bool { Instrumentation.current & Instrumentation.controlled != 0 }
 
     /// The calling thread's controlled run, if it is one of its participants and not running the
     /// run's own code.
@@ -94,19 +91,24 @@ package enum ControlPoints {
         return context
     }
 
-    /// The runs in progress, for a signal from a thread that is not a participant.
+    /// The runs in progress, for a signal from a thread that is not a participant. The
+    /// ``Instrumentation/controlled`` flag is set while it is not empty, changed under its lock.
     private static let schedules = LockedValue<[ObjectIdentifier: any ControlledSchedule]>([:])
 
     /// `schedule`'s run begins: primitives start asking ``current``.
     package static func runBegan(_ schedule: any ControlledSchedule) {
-        schedules.withPlainLock { $0[ObjectIdentifier(schedule)] = schedule }
-        runs.add(1, ordering: .relaxed)
+        schedules.withPlainLock { schedules in
+            schedules[ObjectIdentifier(schedule)] = schedule
+            Instrumentation.set(Instrumentation.controlled, true)
+        }
     }
 
     /// `schedule`'s run ended.
     package static func runEnded(_ schedule: any ControlledSchedule) {
-        runs.subtract(1, ordering: .relaxed)
-        schedules.withPlainLock { $0[ObjectIdentifier(schedule)] = nil }
+        schedules.withPlainLock { schedules in
+            schedules[ObjectIdentifier(schedule)] = nil
+            if schedules.isEmpty { Instrumentation.set(Instrumentation.controlled, false) }
+        }
     }
 
     /// Wakes the participants waiting on `condition`: in the calling participant's run, or, from

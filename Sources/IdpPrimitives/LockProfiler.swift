@@ -104,13 +104,13 @@ package enum LockProfiler {
     /// Starts counting, from zero.
     package static func start() {
         for counters in registry.withLock({ $0.threads }) { counters.reset() }
-        isOn.store(true, ordering: .releasing)
+        Instrumentation.set(Instrumentation.profiling, true)
     }
 
     /// Stops counting and returns the figures of every label that was acquired while on, busiest
     /// first.
     package static func stop() -> [Figures] {
-        isOn.store(false, ordering: .releasing)
+        Instrumentation.set(Instrumentation.profiling, false)
         let (labels, threads) = registry.withLock { ($0.labels, $0.threads) }
         var figures: [Figures] = []
         for (id, label) in labels.enumerated() {
@@ -228,7 +228,7 @@ package enum LockProfiler {
 
     /// Whether acquisitions of labelled locks are being counted: one relaxed atomic load.
     @inlinable
-    package static var isCounting: Bool { isOn.load(ordering: .relaxed) }
+    package static var isCounting: Bool { Instrumentation.current & Instrumentation.profiling != 0 }
 
     /// Acquires a lock for the label `id`, counting it: `tryLock` first, and if that fails, `lock`
     /// with the wait timed. Returns the hold, started now.
@@ -273,9 +273,6 @@ package enum LockProfiler {
     /// A fault only tests plant: while set, holds are not counted, so the tests of hold times can
     /// show that they fail when hold recording is lost.
     package static let dropsHolds = Atomic<Bool>(false)
-
-    @usableFromInline
-    static let isOn = Atomic<Bool>(false)
 
     private struct Registry {
         var labels: [String] = []

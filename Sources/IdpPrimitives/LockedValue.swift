@@ -80,13 +80,19 @@ public final class LockedValue<Value> {
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        // A controlled run in progress (the conformance kit's controlled phase): one relaxed load
-        // of a word no thread writes otherwise.
-        if _slowPath(ControlPoints.isActive), let control = ControlPoints.current { return try withControlledLock(control, body) }
-        // Profiling off (the usual case), a labelled lock costs one relaxed load and, on release,
-        // a test of a word that is 0. (Calling `body` on a path of its own per case instead, or
-        // through a function that takes it, added more: code too large to inline, or a retain of
-        // what `body` captures.)
+        // One relaxed load of the process's instrumentation word (0: none, the usual case): lock
+        // profiling and the conformance kit's controlled runs both turn on there.
+        if _slowPath(Instrumentation.current != 0) { return try withInstrumentedLock(body) }
+        lock()
+        defer { unlock() }
+        return try body(&value)
+    }
+
+    /// ``withLock(_:)`` while profiling or a controlled run is on: a participant of a controlled
+    /// run goes through the run, a labelled lock is profiled, any other takes its lock.
+    @inlinable
+    func withInstrumentedLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        if let control = ControlPoints.current { return try withControlledLock(control, body) }
         let hold: LockProfiler.Hold
         if let site, LockProfiler.isCounting {
             hold = site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lock)

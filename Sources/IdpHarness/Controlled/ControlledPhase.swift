@@ -161,6 +161,15 @@ struct ControlledPhase: Sendable {
     /// Runs one schedule: makes a fresh user and its instances, starts a participant per thread
     /// (and one for the clock's crossing), and grades every answer once the schedule has ended.
     static func run(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration, planted: Plant? = nil) async -> ScheduleResult {
+        // One schedule at a time in the process: two runs taking one process-wide lock would each
+        // think it free.
+        await ScheduleTurns.shared.begin()
+        let result = await runAlone(scenario, fresh: fresh, stallTimeout: stallTimeout, planted: planted)
+        await ScheduleTurns.shared.end()
+        return result
+    }
+
+    private static func runAlone(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration, planted: Plant?) async -> ScheduleResult {
         let clock = ConformanceClock()
         let userId = "controlled-" + SecureRandom.token(byteCount: 6)
         let user = ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
@@ -277,5 +286,31 @@ extension ControlledScenario {
             return decision < threads ? decision : nil
         }
         return copy
+    }
+}
+
+/// Lets one controlled schedule run at a time in the process, in the order they asked: suspends
+/// the asker, never blocks a thread.
+actor ScheduleTurns {
+    static let shared = ScheduleTurns()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Returns once the caller's schedule may run.
+    func begin() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// The caller's schedule is done: the next one runs.
+    func end() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }
