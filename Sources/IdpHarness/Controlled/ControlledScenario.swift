@@ -109,6 +109,7 @@ public enum ControlledReproducerError: Error, Equatable, CustomStringConvertible
     /// What is wrong with it.
     case malformed(String)
 
+    /// "not a controlled-phase reproducer: …", with what is wrong.
     public var description: String {
         switch self {
         case .malformed(let reason): "not a controlled-phase reproducer: \(reason)"
