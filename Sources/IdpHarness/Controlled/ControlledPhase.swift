@@ -226,18 +226,21 @@ struct ControlledPhase: Sendable {
             let waits = locks.waits
             let stuck = (0..<scenario.threads).map { thread in "thread \(thread) \(waits[thread] ?? "is stuck at \(outcome.lastSeams[thread])")" }
             problems.append("deadlock: " + stuck.filter { !$0.hasSuffix("finished") }.joined(separator: "; "))
-            // Its threads stay parked for good: let go, they would block in the real locks.
-            locks.abandon()
         }
+        // A deadlock's threads stay parked for good (let go, they would block in the real locks);
+        // a thread set aside as uncontrolled finishes on its own, its points returning at once.
+        locks.abandon()
         ControlPoints.runEnded(locks)
         let given = answers.withLock { $0 }
         var grades: [HammerOutcome] = []
         for thread in 0..<scenario.threads {
             for (index, call) in calls[thread].enumerated() {
                 let answer = given[thread][index]
+                // A call a deadlock kept from answering is the deadlock's problem.
+                if outcome.deadlocked && answer == nil { continue }
                 let grade = grader.grade(call, answer)
                 grades.append(grade)
-                guard !HammerOutcome.acceptable.contains(grade), !(outcome.deadlocked && answer == nil) else { continue }
+                guard !HammerOutcome.acceptable.contains(grade) else { continue }
                 let error = answer?.error.map { ": \($0.description)" } ?? ""
                 problems.append("thread \(thread), call \(index + 1) (instance \(call.instance)): \(grade.rawValue)\(error)")
             }

@@ -44,8 +44,8 @@ final class ScheduledLocks: ControlledSchedule {
     /// What each participant still waits for (a deadlock's description).
     var waits: [Int: String] { table.withLock { $0.waits } }
 
-    /// Gives the run up (a deadlock): its parked participants stay parked, and a straggler's
-    /// later calls return at once.
+    /// The run is over: a deadlock's parked participants stay parked, and a straggler's later calls
+    /// (a participant set aside as uncontrolled) return at once.
     func abandon() {
         abandoned.store(true, ordering: .relaxed)
     }
