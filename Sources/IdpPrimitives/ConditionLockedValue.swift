@@ -154,14 +154,9 @@ public final class ConditionLockedValue<Value> {
     @usableFromInline
     func withControlledLock<Result, Failure: Error>(_ control: ControlPoints.Context,
                                                     _ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        let id = ObjectIdentifier(self)
-        control.acquire(id, name: controlName)
-        lockNow()
-        defer {
-            unlockNow()
-            control.release(id, name: controlName)
+        try control.holding(ObjectIdentifier(self), name: controlName, take: lockNow, give: unlockNow) { () throws(Failure) -> Result in
+            try body(&value)
         }
-        return try body(&value)
     }
 
     /// ``wait(_:)`` on a participant's thread of a controlled run: the run takes the lock from the

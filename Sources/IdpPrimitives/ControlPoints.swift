@@ -75,6 +75,20 @@ package enum ControlPoints {
         @usableFromInline func point(_ name: String) {
             scheduling { schedule.point(name, participant: participant) }
         }
+
+        /// Runs `body` holding the lock `lock` (named `name`) for the run and for real: asks the
+        /// run for it (a point), takes it with `take`, and after `body` releases it with `give`,
+        /// then tells the run.
+        @usableFromInline func holding<Result, Failure: Error>(_ lock: ObjectIdentifier, name: String, take: () -> Void, give: () -> Void,
+                                                              _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+            acquire(lock, name: name)
+            take()
+            defer {
+                give()
+                release(lock, name: name)
+            }
+            return try body()
+        }
     }
 
     @usableFromInline static let contexts = ThreadSpecific<Context>()

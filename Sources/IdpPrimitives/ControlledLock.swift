@@ -31,17 +31,11 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
     /// - Parameter name: Names the lock in the kit's schedules and verdicts.
     public init(name: String = "ControlledLock") {
         self.name = name
-        mutex = UnsafeMutablePointer.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        mutex = PthreadMutex.make(adaptive: false)
     }
 
     deinit {
-        let status = pthread_mutex_destroy(mutex)
-        precondition(status == 0, "pthread_mutex_destroy failed: \(status)")
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        PthreadMutex.destroy(mutex)
     }
 
     /// Takes the lock, waiting as long as another thread holds it.

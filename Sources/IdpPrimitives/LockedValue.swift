@@ -55,25 +55,11 @@ public final class LockedValue<Value> {
     package init(_ value: Value, site: LockProfiler.Site?) {
         self.value = value
         self.site = site
-        mutex = UnsafeMutablePointer.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        #if os(Linux)
-        // Adaptive: a thread that finds the lock held spins briefly before it sleeps. Critical
-        // sections here are nanoseconds long, so the holder is usually done before the spin is.
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        #endif
-        let status = pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
-        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        mutex = PthreadMutex.make(adaptive: true)
     }
 
     deinit {
-        let status = pthread_mutex_destroy(mutex)
-        precondition(status == 0, "pthread_mutex_destroy failed: \(status)")
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        PthreadMutex.destroy(mutex)
     }
 
     /// Runs `body` with exclusive access to the value and returns what it returns.
@@ -118,15 +104,9 @@ public final class LockedValue<Value> {
     @usableFromInline
     func withControlledLock<Result, Failure: Error>(_ control: ControlPoints.Context,
                                                     _ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        let id = ObjectIdentifier(self)
-        let name = "LockedValue<\(Value.self)>"
-        control.acquire(id, name: name)
-        lock()
-        defer {
-            unlock()
-            control.release(id, name: name)
+        try control.holding(ObjectIdentifier(self), name: "LockedValue<\(Value.self)>", take: lock, give: unlock) { () throws(Failure) -> Result in
+            try body(&value)
         }
-        return try body(&value)
     }
 
     /// ``withLock(_:)`` that is never a controlled run's point, nor profiled: for the bookkeeping of
@@ -155,3 +135,32 @@ public final class LockedValue<Value> {
 // passed to the pthread functions, which are thread-safe. A `Value` that is `Sendable` may then be
 // handed across threads through it.
 extension LockedValue: @unchecked Sendable where Value: Sendable {}
+
+/// Makes and destroys the pthread mutexes of ``LockedValue`` and ``ControlledLock``, checking every
+/// call.
+enum PthreadMutex {
+    /// A new, unlocked mutex; `adaptive`: on Linux, a thread that finds it held spins briefly
+    /// before it sleeps (critical sections here are nanoseconds long, so the holder is usually done
+    /// before the spin is).
+    static func make(adaptive: Bool) -> UnsafeMutablePointer<pthread_mutex_t> {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        #if os(Linux)
+        if adaptive { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)) }
+        #endif
+        let status = pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        return mutex
+    }
+
+    /// Destroys and frees `mutex`.
+    static func destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+        let status = pthread_mutex_destroy(mutex)
+        precondition(status == 0, "pthread_mutex_destroy failed: \(status)")
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+}

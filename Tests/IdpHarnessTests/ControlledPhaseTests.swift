@@ -16,52 +16,37 @@ struct LockTableTests {
     @Test("a held lock makes the next asker wait; its release wakes the waiters in arrival order")
     func holdAndRelease() {
         var table = LockTable()
-        let r1 = table.acquire(a, name: "A", by: 0)
-        #expect(r1)
-        let r2 = table.acquire(a, name: "A", by: 1)
-        #expect(!r2)
-        let r3 = table.acquire(a, name: "A", by: 2)
-        #expect(!r3)
-        let r4 = table.tryAcquire(a, name: "A", by: 3)
-        #expect(!r4)
-        let r5 = table.release(a, by: 1)
-        #expect(r5 == [], "a release by a thread that does not hold it changes nothing")
-        let r6 = table.release(a, by: 0)
-        #expect(r6 == [1, 2])
+        let asked = [table.acquire(a, name: "A", by: 0), table.acquire(a, name: "A", by: 1), table.acquire(a, name: "A", by: 2),
+                     table.tryAcquire(a, name: "A", by: 3)]
+        #expect(asked == [true, false, false, false])
+        let byOther = table.release(a, by: 1)
+        #expect(byOther == [], "a release by a thread that does not hold it changes nothing")
+        let woken = table.release(a, by: 0)
+        #expect(woken == [1, 2])
         #expect(table.holders[a] == nil)
-        let r7 = table.tryAcquire(a, name: "A", by: 2)
-        #expect(r7)
+        let tried = table.tryAcquire(a, name: "A", by: 2)
+        #expect(tried)
     }
 
     @Test("a lock asked for again by its holder waits: the controlled locks are not reentrant")
     func notReentrant() {
         var table = LockTable()
-        let r8 = table.acquire(a, name: "A", by: 0)
-        #expect(r8)
-        let r9 = table.acquire(a, name: "A", by: 0)
-        #expect(!r9)
+        let asked = [table.acquire(a, name: "A", by: 0), table.acquire(a, name: "A", by: 0)]
+        #expect(asked == [true, false])
         #expect(table.waits[0] == "waits for A (held by thread 0)")
     }
 
     @Test("a condition wait releases the lock; a signal wakes the first waiter, a broadcast every one")
     func conditionWaits() {
         var table = LockTable()
-        let r10 = table.acquire(a, name: "A", by: 0)
-        #expect(r10)
-        let r11 = table.acquire(a, name: "A", by: 1)
-        #expect(!r11)
-        let r12 = table.wait(on: b, releasing: a, by: 0, timed: false)
-        #expect(r12 == [1])
-        let r13 = table.acquire(a, name: "A", by: 1)
-        #expect(r13)
-        let r14 = table.wait(on: b, releasing: a, by: 1, timed: false)
-        #expect(r14 == [])
-        let r15 = table.signal(b, all: false)
-        #expect(r15 == [0])
-        let r16 = table.signal(b, all: true)
-        #expect(r16 == [1])
-        let r17 = table.signal(b, all: true)
-        #expect(r17 == [])
+        let asked = [table.acquire(a, name: "A", by: 0), table.acquire(a, name: "A", by: 1)]
+        let firstWait = table.wait(on: b, releasing: a, by: 0, timed: false)
+        let again = table.acquire(a, name: "A", by: 1)
+        let secondWait = table.wait(on: b, releasing: a, by: 1, timed: false)
+        let signals = [table.signal(b, all: false), table.signal(b, all: true), table.signal(b, all: true)]
+        #expect(asked == [true, false] && again)
+        #expect(firstWait == [1] && secondWait == [])
+        #expect(signals == [[0], [1], []])
     }
 
     @Test("with nothing else to run, the lowest-numbered timed waiter times out; untimed waits never do")
@@ -70,29 +55,18 @@ struct LockTableTests {
         _ = table.wait(on: a, releasing: b, by: 2, timed: true)
         _ = table.wait(on: b, releasing: a, by: 1, timed: true)
         _ = table.wait(on: b, releasing: a, by: 0, timed: false)
-        let r18 = table.timeOutOne()
-        #expect(r18 == 1)
-        let r19 = table.tookTimeout(1)
-        #expect(r19)
-        let r20 = table.tookTimeout(1)
-        #expect(!r20)
-        let r21 = table.timeOutOne()
-        #expect(r21 == 2)
-        let r22 = table.timeOutOne()
-        #expect(r22 == nil)
+        let timedOut = [table.timeOutOne(), table.timeOutOne(), table.timeOutOne()]
+        #expect(timedOut == [1, 2, nil])
+        let learned = [table.tookTimeout(1), table.tookTimeout(1), table.tookTimeout(0)]
+        #expect(learned == [true, false, false])
         #expect(table.waits[0]?.hasPrefix("waits on") == true)
     }
 }
 
 @Suite("The controlled phase: reproducers, verdicts on uncontrolled locks, the library's providers")
 struct ControlledPhaseTests {
-    static var settings: ProviderConformanceKit.Configuration {
-        var configuration = ProviderConformanceKit.Configuration()
-        configuration.hammerRounds = 0
-        configuration.instanceRounds = 0
-        configuration.isolation = .inProcess
-        return configuration
-    }
+    /// The kit with only the controlled phase, in this process.
+    static var settings: ProviderConformanceKit.Configuration { ControlledCalibrationTests.settings }
 
     @Test("a reproducer reads back as the scenario that printed it")
     func reproducerRoundTrip() throws {

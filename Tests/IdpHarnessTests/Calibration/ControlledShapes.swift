@@ -97,6 +97,50 @@ final class PerInstanceLockProvider: IdpSdkInteractionInterface, Sendable {
     }
 }
 
+/// The state of the single-flight shapes: the session, whether a refresh is in flight, and the
+/// tickets of the callers waiting for it.
+struct SingleFlightState {
+    var session: RotatingGrantServer.Session?
+    var refreshing = false
+    var nextTicket = 0
+    var waiting: [Int] = []
+    /// The tickets the refresh in flight will answer (the dropped-caller shape: taken at its start).
+    var seenAtStart: [Int] = []
+    var answered: Set<Int> = []
+}
+
+/// A single-flight shape: a provider over a ``SingleFlightPort``, made with its user and whether it
+/// is the fixed variant.
+class SingleFlightShape: IdpSdkInteractionInterface, @unchecked Sendable {
+    // Sound: its one stored property is a `let` of a Sendable type; subclasses add none.
+    private let port: SingleFlightPort
+
+    init(_ user: ProviderConformanceKit.User, fixed: Bool) { port = SingleFlightPort(user, fixed: fixed) }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        respond(to: interactionData, port: port)
+    }
+
+    /// The shape's answer; each subclass gives its own.
+    func respond(to interactionData: IdpSdkInteractionData, port: SingleFlightPort) -> IdpSdkProvideCredentialsResult {
+        .init(error: IdpSdkError("Port", 9, "a single-flight shape without an answer"))
+    }
+}
+
+/// What every single-flight shape keeps: its user, its state under a lock with a condition, and
+/// whether it is the fixed one.
+struct SingleFlightPort: Sendable {
+    let user: ProviderConformanceKit.User
+    let state: ConditionLockedValue<SingleFlightState>
+    let fixed: Bool
+
+    init(_ user: ProviderConformanceKit.User, fixed: Bool) {
+        self.user = user
+        self.fixed = fixed
+        state = ConditionLockedValue(SingleFlightState(session: login(user)))
+    }
+}
+
 /// What a caller of the single-flight shapes does after its first look at the session.
 private enum Look {
     case use(RotatingGrantServer.Session)
@@ -109,23 +153,9 @@ private enum Look {
 /// the next; a waiter that runs in between finds the old, expired session and no refresh in flight,
 /// and redeems the spent grant. Fixed: the session is stored and the flag cleared in one critical
 /// section, then the waiters are woken.
-final class WokenBeforeStoreProvider: IdpSdkInteractionInterface, Sendable {
-    private struct State {
-        var session: RotatingGrantServer.Session?
-        var refreshing = false
-    }
-
-    private let user: ProviderConformanceKit.User
-    private let state: ConditionLockedValue<State>
-    private let fixed: Bool
-
-    init(_ user: ProviderConformanceKit.User, fixed: Bool) {
-        self.user = user
-        self.fixed = fixed
-        state = ConditionLockedValue(State(session: login(user)))
-    }
-
-    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+final class WokenBeforeStoreProvider: SingleFlightShape, @unchecked Sendable {
+    override func respond(to interactionData: IdpSdkInteractionData, port: SingleFlightPort) -> IdpSdkProvideCredentialsResult {
+        let (user, state, fixed) = (port.user, port.state, port.fixed)
         let now = user.clock.now()
         let look: Look = state.wait { state, _ in
             if state.refreshing { return .wait(timeout: .seconds(2)) }
@@ -161,28 +191,9 @@ final class WokenBeforeStoreProvider: IdpSdkInteractionInterface, Sendable {
 /// registers a ticket and waits for it to be answered, but the refresher answers only the tickets
 /// it saw when it started, so the later caller waits until its wait times out and answers an error.
 /// Fixed: the refresher answers every ticket registered when it ends.
-final class DroppedCallerProvider: IdpSdkInteractionInterface, Sendable {
-    private struct State {
-        var session: RotatingGrantServer.Session?
-        var refreshing = false
-        var nextTicket = 0
-        var waiting: [Int] = []
-        /// The tickets the refresh in flight will answer (the broken shape: taken at its start).
-        var seenAtStart: [Int] = []
-        var answered: Set<Int> = []
-    }
-
-    private let user: ProviderConformanceKit.User
-    private let state: ConditionLockedValue<State>
-    private let fixed: Bool
-
-    init(_ user: ProviderConformanceKit.User, fixed: Bool) {
-        self.user = user
-        self.fixed = fixed
-        state = ConditionLockedValue(State(session: login(user)))
-    }
-
-    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+final class DroppedCallerProvider: SingleFlightShape, @unchecked Sendable {
+    override func respond(to interactionData: IdpSdkInteractionData, port: SingleFlightPort) -> IdpSdkProvideCredentialsResult {
+        let (user, state, fixed) = (port.user, port.state, port.fixed)
         let now = user.clock.now()
         var ticket: Int?
         let look: Look? = state.wait { state, wake in
