@@ -27,7 +27,8 @@ final class FlowRig: Sendable {
 
     enum Scenario: String, CaseIterable { case activation, login }
 
-    init(devices count: Int, latency: Duration, seed: UInt64, workerSpin: Duration? = nil, workerKeepAlive: Duration? = nil) async throws {
+    init(devices count: Int, latency: Duration, seed: UInt64, workerSpin: Duration? = nil, workerKeepAlive: Duration? = nil,
+         coresPerPool: Int? = nil) async throws {
         self.seed = seed
         idp = IdpServer(configuration: .init(auditLogCapacity: 4_096))
         try idp.addTenant(Self.tenant)
@@ -36,6 +37,7 @@ final class FlowRig: Sendable {
         var configuration = IdpSdkService.Configuration()
         if let workerSpin { configuration.workerSpin = workerSpin }
         if let workerKeepAlive { configuration.workerKeepAlive = workerKeepAlive }
+        if let coresPerPool { configuration.coresPerWorkerPool = coresPerPool }
         sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: url, certificateChain: Data(), shouldHashPin: false, configuration: configuration)
         var devices: [Device] = []
         devices.reserveCapacity(count)

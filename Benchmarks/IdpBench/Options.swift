@@ -23,6 +23,8 @@ struct Options: Sendable {
     var workerSpin: Duration?
     /// How long an idle SDK thread lives in flows/contention; `nil`: the SDK's own.
     var workerKeepAlive: Duration?
+    /// Cores per SDK worker pool in flows/contention (`nil`: the SDK's own).
+    var coresPerPool: Int?
     /// Open-loop arrival rate; `nil`: half the closed-loop login throughput measured at 256 in flight.
     var openLoopRate: Double?
     /// Measuring time of one flow cell in a scaling child, after its warm-up.
@@ -87,6 +89,8 @@ struct Options: Sendable {
       --worker-keep-alive MS
                            how long an idle SDK thread lives in flows/contention, ms, at
                            least 1 (default: the SDK's own, 2000)
+      --cores-per-pool N   cores per SDK worker pool (its own lock, queue and threads) in
+                           flows/contention, at least 1 (default: the SDK's own, 2)
       --rate N             open-loop arrivals per second (default: half the lowest closed-loop
                            login throughput with more than one flow in flight)
       --parked N           flows parked in the memory section (default 100000)
@@ -151,6 +155,7 @@ struct Options: Sendable {
             case "--latency": options.latency = .milliseconds(try number(argument))
             case "--worker-spin": options.workerSpin = .microseconds(try number(argument))
             case "--worker-keep-alive": options.workerKeepAlive = .milliseconds(try number(argument, minimum: 1))
+            case "--cores-per-pool": options.coresPerPool = try number(argument, minimum: 1)
             case "--rate": options.openLoopRate = Double(try number(argument, minimum: 1))
             case "--parked": options.parkedFlows = try number(argument, minimum: 1)
             case "--parked-latency": options.parkedLatencyMilliseconds = try number(argument)

@@ -96,7 +96,8 @@ do {
     if options.sections.contains(.flows) || options.sections.contains(.contention) {
         progress.report("flows: setting up \(max(4_096, options.inFlight.max() ?? 0)) devices", force: true)
         let rig = try await FlowRig(devices: max(4_096, options.inFlight.max() ?? 0), latency: options.latency, seed: options.seed,
-                                    workerSpin: options.workerSpin, workerKeepAlive: options.workerKeepAlive)
+                                    workerSpin: options.workerSpin, workerKeepAlive: options.workerKeepAlive,
+                                    coresPerPool: options.coresPerPool)
         if options.sections.contains(.flows) {
             report.flows = try await runFlowsSection(options, rig: rig, progress: progress)
             report.loneLoginSplit = LoneLoginSplit(flows: report.flows)

@@ -74,6 +74,9 @@ public final class IdpSdkService: Sendable {
         package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
+        /// Cores per worker pool (each pool has its own lock, queue and threads): 2, or what
+        /// `idp-bench --cores-per-pool` measures.
+        package var coresPerWorkerPool = WorkerPools.coresPerPool
 
         /// A configuration; every parameter has a default.
         ///
@@ -159,7 +162,7 @@ public final class IdpSdkService: Sendable {
         self.configuration = configuration
         self.explicitTransport = transport
         self.pool = WorkerPools(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive,
-                                spin: configuration.workerSpin)
+                                coresPerPool: configuration.coresPerWorkerPool, spin: configuration.workerSpin)
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
     }
 

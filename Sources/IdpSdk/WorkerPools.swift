@@ -11,17 +11,19 @@ import IdpPrimitives
 /// (every one of its threads busy) hands a new job to the pool with the fewest queued instead,
 /// reading the pools' queue lengths without their locks.
 final class WorkerPools: Sendable {
-    /// Cores per pool.
-    static let coresPerPool = 2
+    /// Cores per pool, by default.
+    package static let coresPerPool = 2
     private let pools: [WorkerPool]
 
     /// - Parameters:
     ///   - maximumThreads: The most threads of all pools together (each gets its share, at least 1).
     ///   - keepAlive: How long an idle thread waits for work before it exits.
-    ///   - cores: The cores to serve; one pool per ``coresPerPool``.
+    ///   - cores: The cores to serve; one pool per `coresPerPool` of them.
+    ///   - coresPerPool: Cores per pool; ``coresPerPool`` by default.
     ///   - spin: How long a thread out of work watches for the next job.
-    init(maximumThreads: Int, keepAlive: Duration, cores: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration) {
-        let count = max(1, cores / Self.coresPerPool)
+    init(maximumThreads: Int, keepAlive: Duration, cores: Int = ProcessInfo.processInfo.activeProcessorCount,
+         coresPerPool: Int = WorkerPools.coresPerPool, spin: Duration) {
+        let count = max(1, cores / max(1, coresPerPool))
         let threads = max(1, (maximumThreads + count - 1) / count)
         let concurrency = max(1, (max(1, cores) + count - 1) / count)
         pools = (0..<count).map { _ in WorkerPool(maximumThreads: threads, keepAlive: keepAlive, concurrency: concurrency, spin: spin) }
