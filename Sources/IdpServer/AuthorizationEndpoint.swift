@@ -140,10 +140,9 @@ extension IdpServer {
         // The code was not handed out yet, so storing it after the locks are released leaves no
         // window in which it could be presented and not found.
         if case .completed(_, _, _, let code) = decision.outcome {
-            state.grantShard(newCode).withLock { grants in
-                grants.pruneSome(now: now)
-                grants.addCode(GrantKey(newCode), code)
-            }
+            let key = GrantKey(newCode)
+            // What it pruned is released after the lock.
+            _ = state.grantShard(newCode).withLock { $0.addCode(key, code, now: now) }
         }
         return respond(to: decision, sessionCode: sessionCode, newCode: newCode, now: now, tenantId: tenantId, traceParent: traceParent)
     }
