@@ -99,10 +99,8 @@ extension IdpServer {
                 astClientId: astClientId.flatMap { $0 == Self.unassignedAstClientId ? nil : $0 },
                 traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
             ))
-            sessions.withLock { shard in
-                shard.pruneSome(now: now)
-                shard.open(session, code: sessionCode)
-            }
+            // What opening pruned is released after the lock.
+            _ = sessions.withLock { $0.open(session, code: sessionCode, now: now) }
             return .serve(prepared, loginHint: loginHint)
         }()
         switch decision {
@@ -198,6 +196,10 @@ extension IdpServer {
     /// Stores what `decision` writes if the session and the user's record are still the ones
     /// `read` holds; returns whether it did. A decision that writes nothing needs no commit.
     ///
+    /// The session's shard is held for one lookup of the session (its revision compared in
+    /// place), the user's section inside it (one lookup, the record swapped in) and the session's
+    /// write where the lookup found it; the values replaced are released after both locks.
+    ///
     /// With ``PlantedBug/idpCountsFailureOnStaleCopy`` a decision made on a stale copy of the
     /// user's record is committed anyway: its lockout counters overwrite the ones committed since
     /// (a lost update), while its other changes are applied to the current record.
@@ -205,22 +207,34 @@ extension IdpServer {
         if case .none = decision.session, decision.user == nil { return true }
         guard let readSession = read.session else { return true }
         let sessionCode = read.sessionCode
+        if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy) { return commitStaleCopy(decision, read: read) }
+        let replaced: (committed: Bool, session: AuthSession?, user: UserRecord?) = state.sessionShard(sessionCode).withLock { sessions in
+            guard let slot = sessions.slot(sessionCode, ifRevision: readSession.revision) else { return (false, nil, nil) }
+            var replacedUser: UserRecord?
+            if let key = read.key {
+                switch state.userShard(key).withLock({ $0.commit(decision.user, for: key, ifRevision: read.record?.revision) }) {
+                case .stale: return (false, nil, nil)
+                case .committed(let replaced): replacedUser = replaced
+                }
+            }
+            return (true, sessions.apply(decision.session, at: slot), replacedUser)
+        }
+        return replaced.committed
+    }
+
+    /// ``commit(_:read:)`` with ``PlantedBug/idpCountsFailureOnStaleCopy``: a stale copy of the
+    /// user's record is committed over the current one, losing the lockout counters' updates.
+    private func commitStaleCopy(_ decision: StepDecision, read: StepSnapshot) -> Bool {
+        let sessionCode = read.sessionCode
         return state.sessionShard(sessionCode).withLock { sessions in
-            guard sessions.sessions[sessionCode]?.revision == readSession.revision else { return false }
+            guard sessions.sessions[sessionCode]?.revision == read.session?.revision else { return false }
             guard let key = read.key else {
                 sessions.apply(decision.session, code: sessionCode)
                 return true
             }
-            let skipsCheck = configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy)
             return state.userShard(key).withLock { users in
-                let current = users[key]
-                if current?.revision == read.record?.revision {
-                    decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
-                    return true
-                }
-                guard skipsCheck else { return false }
                 var stale = decision
-                if let written = decision.user, let current {
+                if let written = decision.user, let current = users[key], current.revision != read.record?.revision {
                     stale.user = current.withLostUpdate(from: written, read: read.record)
                 }
                 stale.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)

@@ -103,7 +103,7 @@ struct ServerState: Sendable {
     }
 
     func userShard(_ key: UserKey) -> LockedValue<UserShard> {
-        users[key.hashValue & mask]
+        users[key.hash & mask]
     }
 
     func grantShard(_ token: String) -> LockedValue<GrantShard> {
@@ -238,13 +238,42 @@ let keptAfterExpiry: TimeInterval = 24 * 3600
 
 /// Login flows in progress, by session code.
 struct SessionShard {
-    var sessions: [String: AuthSession] = [:]
+    private(set) var sessions: [String: AuthSession] = [:]
     private var expiries = ExpiryQueue<String>()
 
-    /// Opens a session.
-    mutating func open(_ session: AuthSession, code: String) {
+    /// Where a session lies in ``sessions``, found by ``slot(_:ifRevision:)``: valid until the
+    /// shard next changes.
+    typealias Slot = Dictionary<String, AuthSession>.Index
+
+    /// Opens a session; returns the sessions it pruned (a few that expired a day ago or more).
+    mutating func open(_ session: AuthSession, code: String, now: Date) -> Pruned<AuthSession> {
+        let pruned = expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
         sessions[code] = session
         expiries.append(code, expiresAt: session.expiresAt)
+        return pruned
+    }
+
+    /// Where the session `code` lies, if it is still at `revision`: one lookup, and the revision
+    /// read in place, without a copy of the session.
+    mutating func slot(_ code: String, ifRevision revision: UInt64) -> Slot? {
+        guard let index = sessions.index(forKey: code), Self.revision(of: &sessions.values[index]) == revision else { return nil }
+        return index
+    }
+
+    /// Writes what a step decided (``StepDecision/SessionWrite``) to the session at `slot`: a
+    /// stored session is the next revision. Returns the session it replaced or removed, moved out
+    /// for the caller to release after the lock.
+    mutating func apply(_ write: StepDecision.SessionWrite, at slot: Slot) -> AuthSession? {
+        switch write {
+        case .none:
+            return nil
+        case .store(var session):
+            swap(&session, &sessions.values[slot])
+            sessions.values[slot].revision = session.revision &+ 1
+            return session
+        case .remove:
+            return sessions.remove(at: slot).value
+        }
     }
 
     /// Writes what a step decided for the session `code` (``StepDecision/SessionWrite``): a
@@ -259,16 +288,33 @@ struct SessionShard {
         }
     }
 
-    /// Drops a few sessions that expired a day ago or more.
-    mutating func pruneSome(now: Date) {
-        expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
-    }
+    private static func revision(of session: inout AuthSession) -> UInt64 { session.revision }
 }
 
-/// A user's place in the server: tenant and user id.
+/// A user's place in the server: tenant and user id, hashed once when the key is made, so that a
+/// lookup under a shard's lock hashes one word instead of two strings.
 struct UserKey: Hashable {
     let tenant: String
     let user: String
+    /// The hash of tenant and user id.
+    let hash: Int
+
+    init(tenant: String, user: String) {
+        self.tenant = tenant
+        self.user = user
+        var hasher = Hasher()
+        hasher.combine(tenant)
+        hasher.combine(user)
+        hash = hasher.finalize()
+    }
+
+    static func == (lhs: UserKey, rhs: UserKey) -> Bool {
+        lhs.hash == rhs.hash && lhs.tenant == rhs.tenant && lhs.user == rhs.user
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
 }
 
 /// User records by tenant and id: plain values, changed in place under the shard's lock (a
@@ -287,12 +333,42 @@ struct UserShard {
         records.updateValue(record, forKey: key)
     }
 
+    /// What ``commit(_:for:ifRevision:)`` did.
+    enum Commit {
+        /// The record under the key is no longer the revision the caller read: nothing changed.
+        case stale
+        /// The record is stored (or, with none to store, the one there is still current);
+        /// `replaced`: the record it replaced, for the caller to release after the lock.
+        case committed(replaced: UserRecord?)
+    }
+
+    /// Stores `record` under `key`, as the next revision, if the record there is still at
+    /// `revision` (`nil`: there is none); with no `record`, only checks that. One lookup; the
+    /// revision is read in place, and the record stored is swapped in, so nothing is copied.
+    mutating func commit(_ record: UserRecord?, for key: UserKey, ifRevision revision: UInt64?) -> Commit {
+        guard let index = records.index(forKey: key) else {
+            guard revision == nil else { return .stale }
+            if var record {
+                record.revision = 1
+                records.updateValue(record, forKey: key)
+            }
+            return .committed(replaced: nil)
+        }
+        guard Self.revision(of: &records.values[index]) == revision else { return .stale }
+        guard var record else { return .committed(replaced: nil) }
+        swap(&record, &records.values[index])
+        records.values[index].revision = record.revision &+ 1
+        return .committed(replaced: record)
+    }
+
     /// Changes the record under `key` in place, as its next revision; `nil` if there is none.
     mutating func update<Result, Failure: Error>(_ key: UserKey, _ change: (inout UserRecord) throws(Failure) -> Result) throws(Failure) -> Result? {
         guard records[key] != nil else { return nil }
         records[key]!.revision &+= 1
         return try change(&records[key]!)
     }
+
+    private static func revision(of record: inout UserRecord) -> UInt64 { record.revision }
 }
 
 /// A code, token or token family id as a key of the grant tables: its UTF-8 bytes packed into
