@@ -100,7 +100,8 @@ extension IdpServer {
                 traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
             ))
             // What opening pruned is released after the lock.
-            _ = sessions.withLock { $0.open(session, code: sessionCode, now: now) }
+            let key = GrantKey(sessionCode)
+            _ = sessions.withLock { $0.open(session, code: key, now: now) }
             return .serve(prepared, loginHint: loginHint)
         }()
         switch decision {
@@ -180,7 +181,8 @@ extension IdpServer {
         var key: UserKey?
         var record: UserRecord?
         var secrets: [String] = []
-        let session = state.sessionShard(sessionCode).withLock { $0.sessions[sessionCode] }
+        let sessionKey = GrantKey(sessionCode)
+        let session = state.sessionShard(sessionCode).withLock { $0.sessions[sessionKey] }
         if let step = session?.currentStep(in: tenant, answers: submission.answers) {
             key = step.key
             record = state.userShard(step.key).withLock { $0[step.key] }
@@ -206,10 +208,10 @@ extension IdpServer {
     private func commit(_ decision: StepDecision, read: StepSnapshot) -> Bool {
         if case .none = decision.session, decision.user == nil { return true }
         guard let readSession = read.session else { return true }
-        let sessionCode = read.sessionCode
+        let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
         if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy) { return commitStaleCopy(decision, read: read) }
         let replaced: (committed: Bool, session: AuthSession?, user: UserRecord?) = state.sessionShard(sessionCode).withLock { sessions in
-            guard let slot = sessions.slot(sessionCode, ifRevision: readSession.revision) else { return (false, nil, nil) }
+            guard let slot = sessions.slot(sessionKey, ifRevision: readSession.revision) else { return (false, nil, nil) }
             var replacedUser: UserRecord?
             if let key = read.key {
                 switch state.userShard(key).withLock({ $0.commit(decision.user, for: key, ifRevision: read.record?.revision) }) {
@@ -225,11 +227,11 @@ extension IdpServer {
     /// ``commit(_:read:)`` with ``PlantedBug/idpCountsFailureOnStaleCopy``: a stale copy of the
     /// user's record is committed over the current one, losing the lockout counters' updates.
     private func commitStaleCopy(_ decision: StepDecision, read: StepSnapshot) -> Bool {
-        let sessionCode = read.sessionCode
+        let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
-            guard sessions.sessions[sessionCode]?.revision == read.session?.revision else { return false }
+            guard sessions.sessions[sessionKey]?.revision == read.session?.revision else { return false }
             guard let key = read.key else {
-                sessions.apply(decision.session, code: sessionCode)
+                sessions.apply(decision.session, code: sessionKey)
                 return true
             }
             return state.userShard(key).withLock { users in
@@ -237,7 +239,7 @@ extension IdpServer {
                 if let written = decision.user, let current = users[key], current.revision != read.record?.revision {
                     stale.user = current.withLostUpdate(from: written, read: read.record)
                 }
-                stale.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
+                stale.write(sessionCode: sessionKey, sessions: &sessions, key: key, users: &users)
                 return true
             }
         }
@@ -247,17 +249,17 @@ extension IdpServer {
     /// its user's shard (a flow that other flows kept overtaking, ``optimisticTries``).
     private func decideUnderLocks(_ submission: StepSubmission, read: StepSnapshot, rules: StepRules, tenantId: String,
                                   tenant: TenantConfiguration?) -> StepDecision {
-        let sessionCode = submission.sessionCode
+        let sessionCode = submission.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
-            let session = sessions.sessions[sessionCode]
+            let session = sessions.sessions[sessionKey]
             guard let key = session?.currentStep(in: tenant, answers: submission.answers)?.key else {
                 let decision = rules.decide(submission, on: read.with(session: session, key: nil, record: nil), tenantId: tenantId, tenant: tenant)
-                sessions.apply(decision.session, code: sessionCode)
+                sessions.apply(decision.session, code: sessionKey)
                 return decision
             }
             return state.userShard(key).withLock { users in
                 let decision = rules.decide(submission, on: read.with(session: session, key: key, record: users[key]), tenantId: tenantId, tenant: tenant)
-                decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
+                decision.write(sessionCode: sessionKey, sessions: &sessions, key: key, users: &users)
                 return decision
             }
         }

@@ -236,26 +236,29 @@ let prunedPerRequest = 2
 /// presented late is told as expired, not as unknown.
 let keptAfterExpiry: TimeInterval = 24 * 3600
 
-/// Login flows in progress, by session code.
+/// Login flows in progress, by session code (a ``GrantKey``: a probe compares and hashes the
+/// code's bytes inline, and a removal that moves its neighbours rehashes theirs without following
+/// a pointer).
 struct SessionShard {
-    private(set) var sessions: [String: AuthSession] = [:]
-    private var expiries = ExpiryQueue<String>()
+    private(set) var sessions: [GrantKey: AuthSession] = [:]
+    private var expiries = ExpiryQueue<GrantKey>()
 
     /// Where a session lies in ``sessions``, found by ``slot(_:ifRevision:)``: valid until the
     /// shard next changes.
-    typealias Slot = Dictionary<String, AuthSession>.Index
+    typealias Slot = Dictionary<GrantKey, AuthSession>.Index
 
     /// Opens a session; returns the sessions it pruned (a few that expired a day ago or more).
-    mutating func open(_ session: AuthSession, code: String, now: Date) -> Pruned<AuthSession> {
+    mutating func open(_ session: AuthSession, code: GrantKey, now: Date) -> Pruned<AuthSession> {
         let pruned = expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
-        sessions[code] = session
-        expiries.append(code, expiresAt: session.expiresAt)
+        let expiresAt = session.expiresAt
+        sessions.updateValue(session, forKey: code)
+        expiries.append(code, expiresAt: expiresAt)
         return pruned
     }
 
     /// Where the session `code` lies, if it is still at `revision`: one lookup, and the revision
     /// read in place, without a copy of the session.
-    mutating func slot(_ code: String, ifRevision revision: UInt64) -> Slot? {
+    mutating func slot(_ code: GrantKey, ifRevision revision: UInt64) -> Slot? {
         guard let index = sessions.index(forKey: code), Self.revision(of: &sessions.values[index]) == revision else { return nil }
         return index
     }
@@ -278,7 +281,7 @@ struct SessionShard {
 
     /// Writes what a step decided for the session `code` (``StepDecision/SessionWrite``): a
     /// stored session is the next revision.
-    mutating func apply(_ write: StepDecision.SessionWrite, code: String) {
+    mutating func apply(_ write: StepDecision.SessionWrite, code: GrantKey) {
         switch write {
         case .none: break
         case .store(var session):
@@ -371,10 +374,10 @@ struct UserShard {
     private static func revision(of record: inout UserRecord) -> UInt64 { record.revision }
 }
 
-/// A code, token or token family id as a key of the grant tables: its UTF-8 bytes packed into
+/// A code, token, token family id or session code as a table key: its UTF-8 bytes packed into
 /// six words, so a table probe compares and hashes inline bytes instead of following each probed
-/// key to its string's storage (the tables hold every token issued, so those were cache misses,
-/// and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
+/// key to its string's storage (the grant tables hold every token issued, so those were cache
+/// misses, and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
 /// this server never issues, maps to a key nothing is stored under.
 struct GrantKey: Hashable, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
