@@ -1,7 +1,9 @@
 import Foundation
 
-/// What an authorize request fixed for the whole of its flow.
-struct AuthRequest {
+/// What an authorize request fixed for the whole of its flow. A class, since it never changes: a
+/// copy of a session (what a step is decided on, read under the session's lock) retains one object
+/// instead of each of these strings.
+final class AuthRequest: Sendable {
     let tenant: String
     let clientId: String
     let redirectURI: String
@@ -14,6 +16,22 @@ struct AuthRequest {
     let astClientId: String?
     let traceParent: String?
     let expiresAt: Date
+
+    init(tenant: String, clientId: String, redirectURI: String, responseMode: String, state: String?, nonce: String?, codeChallenge: String,
+         codeChallengeMethod: String, loginHint: String?, astClientId: String?, traceParent: String?, expiresAt: Date) {
+        self.tenant = tenant
+        self.clientId = clientId
+        self.redirectURI = redirectURI
+        self.responseMode = responseMode
+        self.state = state
+        self.nonce = nonce
+        self.codeChallenge = codeChallenge
+        self.codeChallengeMethod = codeChallengeMethod
+        self.loginHint = loginHint
+        self.astClientId = astClientId
+        self.traceParent = traceParent
+        self.expiresAt = expiresAt
+    }
 }
 
 /// One login flow between the authorize request and the redirect: what the request fixed, and

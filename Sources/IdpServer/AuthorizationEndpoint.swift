@@ -99,10 +99,9 @@ extension IdpServer {
                 astClientId: astClientId.flatMap { $0 == Self.unassignedAstClientId ? nil : $0 },
                 traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
             ))
-            sessions.withLock { shard in
-                shard.pruneSome(now: now)
-                shard.open(session, code: sessionCode)
-            }
+            // What opening pruned is released after the lock.
+            let key = GrantKey(sessionCode)
+            _ = sessions.withLock { $0.open(session, code: key, now: now) }
             return .serve(prepared, loginHint: loginHint)
         }()
         switch decision {
@@ -140,10 +139,9 @@ extension IdpServer {
         // The code was not handed out yet, so storing it after the locks are released leaves no
         // window in which it could be presented and not found.
         if case .completed(_, _, _, let code) = decision.outcome {
-            state.grantShard(newCode).withLock { grants in
-                grants.pruneSome(now: now)
-                grants.addCode(GrantKey(newCode), code)
-            }
+            let key = GrantKey(newCode)
+            // What it pruned is released after the lock.
+            _ = state.grantShard(newCode).withLock { $0.addCode(key, code, now: now) }
         }
         return respond(to: decision, sessionCode: sessionCode, newCode: newCode, now: now, tenantId: tenantId, traceParent: traceParent)
     }
@@ -183,7 +181,8 @@ extension IdpServer {
         var key: UserKey?
         var record: UserRecord?
         var secrets: [String] = []
-        let session = state.sessionShard(sessionCode).withLock { $0.sessions[sessionCode] }
+        let sessionKey = GrantKey(sessionCode)
+        let session = state.sessionShard(sessionCode).withLock { $0.sessions[sessionKey] }
         if let step = session?.currentStep(in: tenant, answers: submission.answers) {
             key = step.key
             record = state.userShard(step.key).withLock { $0[step.key] }
@@ -199,32 +198,48 @@ extension IdpServer {
     /// Stores what `decision` writes if the session and the user's record are still the ones
     /// `read` holds; returns whether it did. A decision that writes nothing needs no commit.
     ///
+    /// The session's shard is held for one lookup of the session (its revision compared in
+    /// place), the user's section inside it (one lookup, the record swapped in) and the session's
+    /// write where the lookup found it; the values replaced are released after both locks.
+    ///
     /// With ``PlantedBug/idpCountsFailureOnStaleCopy`` a decision made on a stale copy of the
     /// user's record is committed anyway: its lockout counters overwrite the ones committed since
     /// (a lost update), while its other changes are applied to the current record.
     private func commit(_ decision: StepDecision, read: StepSnapshot) -> Bool {
         if case .none = decision.session, decision.user == nil { return true }
         guard let readSession = read.session else { return true }
-        let sessionCode = read.sessionCode
+        let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
+        if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy) { return commitStaleCopy(decision, read: read) }
+        let replaced: (committed: Bool, session: AuthSession?, user: UserRecord?) = state.sessionShard(sessionCode).withLock { sessions in
+            guard let slot = sessions.slot(sessionKey, ifRevision: readSession.revision) else { return (false, nil, nil) }
+            var replacedUser: UserRecord?
+            if let key = read.key {
+                switch state.userShard(key).withLock({ $0.commit(decision.user, for: key, ifRevision: read.record?.revision) }) {
+                case .stale: return (false, nil, nil)
+                case .committed(let replaced): replacedUser = replaced
+                }
+            }
+            return (true, sessions.apply(decision.session, at: slot), replacedUser)
+        }
+        return replaced.committed
+    }
+
+    /// ``commit(_:read:)`` with ``PlantedBug/idpCountsFailureOnStaleCopy``: a stale copy of the
+    /// user's record is committed over the current one, losing the lockout counters' updates.
+    private func commitStaleCopy(_ decision: StepDecision, read: StepSnapshot) -> Bool {
+        let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
-            guard sessions.sessions[sessionCode]?.revision == readSession.revision else { return false }
+            guard sessions.sessions[sessionKey]?.revision == read.session?.revision else { return false }
             guard let key = read.key else {
-                sessions.apply(decision.session, code: sessionCode)
+                sessions.apply(decision.session, code: sessionKey)
                 return true
             }
-            let skipsCheck = configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy)
             return state.userShard(key).withLock { users in
-                let current = users[key]
-                if current?.revision == read.record?.revision {
-                    decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
-                    return true
-                }
-                guard skipsCheck else { return false }
                 var stale = decision
-                if let written = decision.user, let current {
+                if let written = decision.user, let current = users[key], current.revision != read.record?.revision {
                     stale.user = current.withLostUpdate(from: written, read: read.record)
                 }
-                stale.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
+                stale.write(sessionCode: sessionKey, sessions: &sessions, key: key, users: &users)
                 return true
             }
         }
@@ -234,17 +249,17 @@ extension IdpServer {
     /// its user's shard (a flow that other flows kept overtaking, ``optimisticTries``).
     private func decideUnderLocks(_ submission: StepSubmission, read: StepSnapshot, rules: StepRules, tenantId: String,
                                   tenant: TenantConfiguration?) -> StepDecision {
-        let sessionCode = submission.sessionCode
+        let sessionCode = submission.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
-            let session = sessions.sessions[sessionCode]
+            let session = sessions.sessions[sessionKey]
             guard let key = session?.currentStep(in: tenant, answers: submission.answers)?.key else {
                 let decision = rules.decide(submission, on: read.with(session: session, key: nil, record: nil), tenantId: tenantId, tenant: tenant)
-                sessions.apply(decision.session, code: sessionCode)
+                sessions.apply(decision.session, code: sessionKey)
                 return decision
             }
             return state.userShard(key).withLock { users in
                 let decision = rules.decide(submission, on: read.with(session: session, key: key, record: users[key]), tenantId: tenantId, tenant: tenant)
-                decision.write(sessionCode: sessionCode, sessions: &sessions, key: key, users: &users)
+                decision.write(sessionCode: sessionKey, sessions: &sessions, key: key, users: &users)
                 return decision
             }
         }

@@ -26,6 +26,10 @@ import IdpWireFormats
 /// - A code, the token family its redemption creates and every token rotated or exchanged from
 ///   that family live in one `grants` shard: ``ShardRouting`` puts the shard into the token
 ///   itself. Code single use and family revocation on reuse are therefore one shard's decisions.
+///   A redemption takes that shard in short sections, one dictionary entry each: the first claims
+///   the code (its entry is marked redeemed where it lies), the next opens the family unless a
+///   replay in between marked the code, and one each stores a token, all before the answer hands
+///   the tokens out.
 /// - A refresh takes the user's shard, then the family's `grants` shard, so the lockout check and
 ///   the rotation are one decision.
 ///
@@ -99,7 +103,7 @@ struct ServerState: Sendable {
     }
 
     func userShard(_ key: UserKey) -> LockedValue<UserShard> {
-        users[key.hashValue & mask]
+        users[key.hash & mask]
     }
 
     func grantShard(_ token: String) -> LockedValue<GrantShard> {
@@ -192,40 +196,92 @@ struct ExpiryQueue<Key> {
 }
 
 extension ExpiryQueue where Key: Hashable {
-    /// Drops from `table` a few of this queue's keys that expired by `before` (``prunedPerRequest``),
-    /// each only if its entry in `table` expired by then too (`expiresAt`): a key entered again
-    /// with a later expiry stays. Table and queue are changed in place.
-    mutating func prune<Value>(_ table: inout [Key: Value], before: Date, expiresAt: (Value) -> Date) {
+    /// Drops from `table` up to two of this queue's keys that expired by `before`
+    /// (``prunedPerRequest``), each only if its entry in `table` expired by then too (`expiresAt`):
+    /// a key entered again with a later expiry stays. Table and queue are changed in place; the
+    /// entries dropped are returned, for the caller to release after its lock.
+    @discardableResult
+    mutating func prune<Value>(_ table: inout [Key: Value], before: Date, expiresAt: (Value) -> Date) -> Pruned<Value> {
+        var pruned = Pruned<Value>()
         popExpired(now: before, limit: prunedPerRequest) { key in
-            if let value = table[key], expiresAt(value) <= before { table[key] = nil }
+            if let value = table[key], expiresAt(value) <= before { pruned.keep(table.removeValue(forKey: key)) }
         }
+        return pruned
     }
 }
 
 extension ExpiryQueue: Sendable where Key: Sendable {}
 
-/// How many expired entries each of a shard's queues drops per request: more than a request adds,
-/// so a queue drains, and few enough that a decision's lock is held for nanoseconds.
+/// The entries one prune dropped (at most ``prunedPerRequest``), moved out of their table so that
+/// whoever holds this releases them, and frees what they own, after the lock is released.
+struct Pruned<Value> {
+    private var first: Value?
+    private var second: Value?
+
+    fileprivate mutating func keep(_ value: Value?) {
+        if first == nil { first = value } else { second = value }
+    }
+
+    /// How many of the dropped entries satisfy `predicate`.
+    func count(where predicate: (Value) -> Bool) -> Int {
+        (first.map(predicate) == true ? 1 : 0) + (second.map(predicate) == true ? 1 : 0)
+    }
+}
+
+/// How many expired entries a queue drops each time a key is entered into it: more than the one
+/// entered, so a queue drains, and few enough that the lock is held for nanoseconds.
 let prunedPerRequest = 2
 
 /// How long an expired code, token or session is kept before it is pruned: a day, so that one
 /// presented late is told as expired, not as unknown.
 let keptAfterExpiry: TimeInterval = 24 * 3600
 
-/// Login flows in progress, by session code.
+/// Login flows in progress, by session code (a ``GrantKey``: a probe compares and hashes the
+/// code's bytes inline, and a removal that moves its neighbours rehashes theirs without following
+/// a pointer).
 struct SessionShard {
-    var sessions: [String: AuthSession] = [:]
-    private var expiries = ExpiryQueue<String>()
+    private(set) var sessions: [GrantKey: AuthSession] = [:]
+    private var expiries = ExpiryQueue<GrantKey>()
 
-    /// Opens a session.
-    mutating func open(_ session: AuthSession, code: String) {
-        sessions[code] = session
-        expiries.append(code, expiresAt: session.expiresAt)
+    /// Where a session lies in ``sessions``, found by ``slot(_:ifRevision:)``: valid until the
+    /// shard next changes.
+    typealias Slot = Dictionary<GrantKey, AuthSession>.Index
+
+    /// Opens a session; returns the sessions it pruned (a few that expired a day ago or more).
+    mutating func open(_ session: AuthSession, code: GrantKey, now: Date) -> Pruned<AuthSession> {
+        let pruned = expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
+        let expiresAt = session.expiresAt
+        sessions.updateValue(session, forKey: code)
+        expiries.append(code, expiresAt: expiresAt)
+        return pruned
+    }
+
+    /// Where the session `code` lies, if it is still at `revision`: one lookup, and the revision
+    /// read in place, without a copy of the session.
+    mutating func slot(_ code: GrantKey, ifRevision revision: UInt64) -> Slot? {
+        guard let index = sessions.index(forKey: code), Self.revision(of: &sessions.values[index]) == revision else { return nil }
+        return index
+    }
+
+    /// Writes what a step decided (``StepDecision/SessionWrite``) to the session at `slot`: a
+    /// stored session is the next revision. Returns the session it replaced or removed, moved out
+    /// for the caller to release after the lock.
+    mutating func apply(_ write: StepDecision.SessionWrite, at slot: Slot) -> AuthSession? {
+        switch write {
+        case .none:
+            return nil
+        case .store(var session):
+            swap(&session, &sessions.values[slot])
+            sessions.values[slot].revision = session.revision &+ 1
+            return session
+        case .remove:
+            return sessions.remove(at: slot).value
+        }
     }
 
     /// Writes what a step decided for the session `code` (``StepDecision/SessionWrite``): a
     /// stored session is the next revision.
-    mutating func apply(_ write: StepDecision.SessionWrite, code: String) {
+    mutating func apply(_ write: StepDecision.SessionWrite, code: GrantKey) {
         switch write {
         case .none: break
         case .store(var session):
@@ -235,16 +291,33 @@ struct SessionShard {
         }
     }
 
-    /// Drops a few sessions that expired a day ago or more.
-    mutating func pruneSome(now: Date) {
-        expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
-    }
+    private static func revision(of session: inout AuthSession) -> UInt64 { session.revision }
 }
 
-/// A user's place in the server: tenant and user id.
+/// A user's place in the server: tenant and user id, hashed once when the key is made, so that a
+/// lookup under a shard's lock hashes one word instead of two strings.
 struct UserKey: Hashable {
     let tenant: String
     let user: String
+    /// The hash of tenant and user id.
+    let hash: Int
+
+    init(tenant: String, user: String) {
+        self.tenant = tenant
+        self.user = user
+        var hasher = Hasher()
+        hasher.combine(tenant)
+        hasher.combine(user)
+        hash = hasher.finalize()
+    }
+
+    static func == (lhs: UserKey, rhs: UserKey) -> Bool {
+        lhs.hash == rhs.hash && lhs.tenant == rhs.tenant && lhs.user == rhs.user
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
 }
 
 /// User records by tenant and id: plain values, changed in place under the shard's lock (a
@@ -263,18 +336,48 @@ struct UserShard {
         records.updateValue(record, forKey: key)
     }
 
+    /// What ``commit(_:for:ifRevision:)`` did.
+    enum Commit {
+        /// The record under the key is no longer the revision the caller read: nothing changed.
+        case stale
+        /// The record is stored (or, with none to store, the one there is still current);
+        /// `replaced`: the record it replaced, for the caller to release after the lock.
+        case committed(replaced: UserRecord?)
+    }
+
+    /// Stores `record` under `key`, as the next revision, if the record there is still at
+    /// `revision` (`nil`: there is none); with no `record`, only checks that. One lookup; the
+    /// revision is read in place, and the record stored is swapped in, so nothing is copied.
+    mutating func commit(_ record: UserRecord?, for key: UserKey, ifRevision revision: UInt64?) -> Commit {
+        guard let index = records.index(forKey: key) else {
+            guard revision == nil else { return .stale }
+            if var record {
+                record.revision = 1
+                records.updateValue(record, forKey: key)
+            }
+            return .committed(replaced: nil)
+        }
+        guard Self.revision(of: &records.values[index]) == revision else { return .stale }
+        guard var record else { return .committed(replaced: nil) }
+        swap(&record, &records.values[index])
+        records.values[index].revision = record.revision &+ 1
+        return .committed(replaced: record)
+    }
+
     /// Changes the record under `key` in place, as its next revision; `nil` if there is none.
     mutating func update<Result, Failure: Error>(_ key: UserKey, _ change: (inout UserRecord) throws(Failure) -> Result) throws(Failure) -> Result? {
         guard records[key] != nil else { return nil }
         records[key]!.revision &+= 1
         return try change(&records[key]!)
     }
+
+    private static func revision(of record: inout UserRecord) -> UInt64 { record.revision }
 }
 
-/// A code, token or token family id as a key of the grant tables: its UTF-8 bytes packed into
+/// A code, token, token family id or session code as a table key: its UTF-8 bytes packed into
 /// six words, so a table probe compares and hashes inline bytes instead of following each probed
-/// key to its string's storage (the tables hold every token issued, so those were cache misses,
-/// and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
+/// key to its string's storage (the grant tables hold every token issued, so those were cache
+/// misses, and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
 /// this server never issues, maps to a key nothing is stored under.
 struct GrantKey: Hashable, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
@@ -312,19 +415,25 @@ struct GrantKey: Hashable, Sendable {
 }
 
 /// Codes and tokens whose value routes here (``ShardRouting``).
+///
+/// Each change is a few dictionary operations on values made before the lock. Entering a key into
+/// an expiry queue (``ExpiryQueue``) also drops up to ``prunedPerRequest`` entries of that queue
+/// that expired a day ago or more, so a shard is pruned by its own traffic, a few entries at a
+/// time, and never scanned; what was dropped is handed out of the lock (``Pruned``).
 struct GrantShard {
-    /// Issued, not yet redeemed authorization codes.
-    private(set) var codes: [GrantKey: CodeRecord] = [:]
-    /// Redeemed codes, kept until they would have expired, so reuse is told apart from an unknown
-    /// code and can revoke what the first use issued (RFC 6749 §4.1.2).
-    private(set) var redeemedCodes: [GrantKey: RedeemedCode] = [:]
+    /// Authorization codes, issued and redeemed: a redeemed code is kept until it would have
+    /// expired, so reuse is told apart from an unknown code and can revoke what the first use
+    /// issued (RFC 6749 §4.1.2). Redeeming changes the code's entry where it lies.
+    private(set) var codes: [GrantKey: CodeEntry] = [:]
+    /// How many of ``codes`` are redeemed.
+    private(set) var redeemedCodeCount = 0
     var tokens: [GrantKey: TokenRecord] = [:]
     /// Token families by id: everything one code redemption issued and every rotation and
     /// exchange since. A token is revoked exactly when its family is gone (revoked or ended):
     /// revocation removes one entry, and a family keeps no list of its tokens.
     private(set) var families: [GrantKey: TokenFamily] = [:]
-    /// What expires when, one queue per lifetime: codes, redeemed codes, access and exchanged
-    /// tokens, refresh tokens, offline tokens, families.
+    /// What expires when, one queue per lifetime: issued codes, redeemed codes, access and
+    /// exchanged tokens, refresh tokens, offline tokens, families.
     private var codeExpiries = ExpiryQueue<GrantKey>()
     private var redeemedExpiries = ExpiryQueue<GrantKey>()
     private var shortTokenExpiries = ExpiryQueue<GrantKey>()
@@ -332,77 +441,109 @@ struct GrantShard {
     private var offlineTokenExpiries = ExpiryQueue<GrantKey>()
     private var familyExpiries = ExpiryQueue<GrantKey>()
 
-    /// Drops a few codes, tokens and families that expired a day ago or more from each queue. The
-    /// tokens of a revoked family are dead at once (their family is gone) and dropped as they
-    /// expire.
-    mutating func pruneSome(now: Date) {
-        let before = now.addingTimeInterval(-keptAfterExpiry)
-        codeExpiries.prune(&codes, before: before) { $0.expiresAt }
-        redeemedExpiries.prune(&redeemedCodes, before: before) { $0.forgetAt }
-        shortTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
-        refreshTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
-        offlineTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
-        familyExpiries.prune(&families, before: before) { $0.expiresAt }
+    /// How many of ``codes`` are issued and not redeemed.
+    var outstandingCodeCount: Int { codes.count - redeemedCodeCount }
+
+    /// Stores an issued code; returns the expired codes it pruned.
+    @discardableResult
+    mutating func addCode(_ key: GrantKey, _ code: CodeRecord, now: Date) -> Pruned<CodeEntry> {
+        let pruned = pruneCodes(redeemed: false, now: now)
+        codes.updateValue(.issued(code), forKey: key)
+        codeExpiries.append(key, expiresAt: code.expiresAt)
+        return pruned
     }
 
-    /// Enters `token` into the expiry queue of its kind, in place (a copy of a queue would copy
-    /// its whole ring).
-    private mutating func enqueue(_ token: GrantKey, _ kind: TokenRecord.Kind, expiresAt: Date) {
-        switch kind {
-        case .access, .exchanged: shortTokenExpiries.append(token, expiresAt: expiresAt)
-        case .refresh: refreshTokenExpiries.append(token, expiresAt: expiresAt)
-        case .offline: offlineTokenExpiries.append(token, expiresAt: expiresAt)
+    /// Decides the code `key`, presented for redemption by `presented`, with one lookup: an issued
+    /// code the request may redeem is marked redeemed where it lies, remembering `family`, the
+    /// family its redemption opens (``openFamily(_:_:redeemedBy:now:)``, in a section of its own);
+    /// a redeemed code has the family it opened revoked and is marked, so that a family its
+    /// redemption has yet to open stays closed (RFC 6749 §4.1.2). An expired code is dropped;
+    /// another refusal leaves the code redeemable.
+    /// - Parameter keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
+    mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, family: GrantKey, forgetAt: Date, keepsCode: Bool) -> CodeRedemption {
+        guard let index = codes.index(forKey: key) else { return .unknown }
+        switch codes.values[index] {
+        case .redeemed(var redeemed):
+            if !redeemed.revokedFamily {
+                redeemed.revokedFamily = true
+                codes.values[index] = .redeemed(redeemed)
+            }
+            return .reused(revoked: families.removeValue(forKey: redeemed.family))
+        case .issued(let record):
+            guard record.tenant == presented.tenant else { return .unknown }
+            if let refusal = presented.refusal(of: record) {
+                if refusal == .expired { codes.remove(at: index) }
+                return .refused(refusal, record)
+            }
+            guard !keepsCode else { return .redeemed(record, pruned: Pruned()) }
+            codes.values[index] = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
+            redeemedCodeCount += 1
+            // Pruned after the change: a prune may move entries, and `index` with them.
+            let pruned = pruneCodes(redeemed: true, now: presented.now)
+            redeemedExpiries.append(key, expiresAt: forgetAt)
+            return .redeemed(record, pruned: pruned)
         }
     }
 
-    /// Stores an issued code.
-    mutating func addCode(_ key: GrantKey, _ code: CodeRecord) {
-        codes[key] = code
-        codeExpiries.append(key, expiresAt: code.expiresAt)
+    /// Prunes expired codes from the queue of redeemed codes or of issued ones, keeping
+    /// ``redeemedCodeCount``.
+    private mutating func pruneCodes(redeemed: Bool, now: Date) -> Pruned<CodeEntry> {
+        let before = now.addingTimeInterval(-keptAfterExpiry)
+        let pruned = redeemed
+            ? redeemedExpiries.prune(&codes, before: before) { $0.expiresAt }
+            : codeExpiries.prune(&codes, before: before) { $0.expiresAt }
+        redeemedCodeCount -= pruned.count { if case .redeemed = $0 { true } else { false } }
+        return pruned
     }
 
-    /// Redeems a code: it is gone, and remembered as redeemed (with the family it opened) until
-    /// `forgetAt`.
-    mutating func redeem(_ key: GrantKey, family: GrantKey, forgetAt: Date) {
-        codes.removeValue(forKey: key)
-        redeemedCodes.updateValue(RedeemedCode(forgetAt: forgetAt, family: family), forKey: key)
-        redeemedExpiries.append(key, expiresAt: forgetAt)
+    /// Opens `family`, the one the code `code` was redeemed with: its tokens are live from now
+    /// until it ends or is revoked. A family whose code was presented again in between
+    /// (``redeem(_:_:family:forgetAt:keepsCode:)``) is not opened. Returns the expired families
+    /// it pruned.
+    @discardableResult
+    mutating func openFamily(_ family: GrantKey, _ value: TokenFamily, redeemedBy code: GrantKey, now: Date) -> Pruned<TokenFamily> {
+        let pruned = familyExpiries.prune(&families, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
+        if case .redeemed(let redeemed)? = codes[code], redeemed.revokedFamily { return pruned }
+        families.updateValue(value, forKey: family)
+        familyExpiries.append(family, expiresAt: value.expiresAt)
+        return pruned
     }
-
-    /// Drops a code that expired (found on its redemption).
-    mutating func dropCode(_ key: GrantKey) { codes[key] = nil }
 
     /// Whether `token`'s family has been revoked (or has ended): then the token is revoked too.
     func isRevoked(_ token: TokenRecord) -> Bool {
         families[token.family] == nil
     }
 
-    /// Revokes every token of `family`: what reuse of a rotated refresh token or of a redeemed
-    /// code does (OAuth 2.0 Security BCP §4.14.2, RFC 6749 §4.1.2).
-    mutating func revokeFamily(_ family: GrantKey) {
+    /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
+    /// Security BCP §4.14.2). Returns the family's entry, for the caller to release after the lock.
+    @discardableResult
+    mutating func revokeFamily(_ family: GrantKey) -> TokenFamily? {
         families.removeValue(forKey: family)
     }
 
-    mutating func addToken(_ token: GrantKey, _ kind: TokenRecord.Kind, tenant: String, clientId: String, userId: String, family: GrantKey, expiresAt: Date) {
-        add(TokenRecord(kind: kind, tenant: tenant, clientId: clientId, userId: userId, expiresAt: expiresAt, family: family), as: token)
-    }
-
     /// Stores `record` under `token`, entered with `updateValue` (the subscript's modify accessor
-    /// on these large records allocated its frame on the heap).
-    mutating func add(_ record: TokenRecord, as token: GrantKey) {
-        tokens.updateValue(record, forKey: token)
-        enqueue(token, record.kind, expiresAt: record.expiresAt)
-    }
-
-    /// Opens `family` with its first tokens (a code redemption's): an access, a refresh and an
-    /// offline token, the last living as long as the family.
-    mutating func openFamily(_ family: GrantKey, expiresAt: Date, astClientId: String, tenant: String, clientId: String, userId: String,
-                             access: (key: GrantKey, expiresAt: Date), refresh: (key: GrantKey, expiresAt: Date), offline: GrantKey) {
-        families.updateValue(TokenFamily(expiresAt: expiresAt, astClientId: astClientId), forKey: family)
-        familyExpiries.append(family, expiresAt: expiresAt)
-        addToken(access.key, .access, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: access.expiresAt)
-        addToken(refresh.key, .refresh, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: refresh.expiresAt)
-        addToken(offline, .offline, tenant: tenant, clientId: clientId, userId: userId, family: family, expiresAt: expiresAt)
+    /// on these large records allocated its frame on the heap); returns the expired tokens of its
+    /// kind it pruned.
+    @discardableResult
+    mutating func add(_ record: TokenRecord, as token: GrantKey, now: Date) -> Pruned<TokenRecord> {
+        let before = now.addingTimeInterval(-keptAfterExpiry)
+        // The queue is changed in place: a copy of a queue would copy its whole ring.
+        let pruned: Pruned<TokenRecord>
+        switch record.kind {
+        case .access, .exchanged:
+            pruned = shortTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
+            tokens.updateValue(record, forKey: token)
+            shortTokenExpiries.append(token, expiresAt: record.expiresAt)
+        case .refresh:
+            pruned = refreshTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
+            tokens.updateValue(record, forKey: token)
+            refreshTokenExpiries.append(token, expiresAt: record.expiresAt)
+        case .offline:
+            pruned = offlineTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
+            tokens.updateValue(record, forKey: token)
+            offlineTokenExpiries.append(token, expiresAt: record.expiresAt)
+        }
+        return pruned
     }
 }
 
@@ -508,10 +649,27 @@ struct CodeRecord {
     let expiresAt: Date
 }
 
+/// An authorization code's entry in its shard.
+enum CodeEntry {
+    case issued(CodeRecord)
+    case redeemed(RedeemedCode)
+
+    /// When the entry expires: the code's expiry while it is issued, then when its redemption is
+    /// forgotten.
+    var expiresAt: Date {
+        switch self {
+        case .issued(let record): record.expiresAt
+        case .redeemed(let redeemed): redeemed.forgetAt
+        }
+    }
+}
+
 struct RedeemedCode {
     let forgetAt: Date
     /// The family the first redemption opened; revoked if the code is presented again.
     let family: GrantKey
+    /// Whether the code was presented again, which revoked its family.
+    var revokedFamily = false
 }
 
 struct TokenRecord {

@@ -96,7 +96,7 @@ struct StepDecision {
 
     /// Writes the decision: the session `sessionCode`'s stage, and the record of the user `key`
     /// if it changed. The caller holds both shards' locks and has decided the copies are current.
-    func write(sessionCode: String, sessions: inout SessionShard, key: UserKey, users: inout UserShard) {
+    func write(sessionCode: GrantKey, sessions: inout SessionShard, key: UserKey, users: inout UserShard) {
         sessions.apply(session, code: sessionCode)
         if let user { users.store(user, for: key) }
     }

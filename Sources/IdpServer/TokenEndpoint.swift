@@ -47,82 +47,80 @@ extension IdpServer {
         let route = ShardRouting.route(of: code)
         let issued = (access: ShardRouting.token(route: route), refresh: ShardRouting.token(route: route),
                       offline: ShardRouting.token(route: route))
-        let family = GrantKey(ShardRouting.token(byteCount: 16, route: route))
-        let keys = (code: GrantKey(code), access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
+        let keys = (code: GrantKey(code), family: GrantKey(ShardRouting.token(byteCount: 16, route: route)),
+                    access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // The verifier's S256 challenge (a SHA-256) is made here, before the lock: the decision
         // compares two strings.
-        let verifierIsValid = PKCE.isValidVerifier(verifier)
-        let verifierChallenge = verifierIsValid ? PKCE.challenge(for: verifier) : ""
-        let planted = configuration.plantedBug
+        let presented = PresentedCode(tenant: tenantId, clientId: clientId, redirectURI: redirectURI, verifier: verifier,
+                                      checksVerifier: !configuration.plantedBug.isOn(.idpSkipsPkceCheck), now: now)
+        let keepsCode = configuration.plantedBug.isOn(.idpCodeStaysRedeemable)
+        let forgetAt = now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
+        let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
         // A controlled stress run may decide another request first.
         configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
 
-        enum Decision {
-            case refuse(status: Int, error: String, String, userId: String?)
-            case issue(CodeRecord)
+        // The decision claims the code: its entry is marked redeemed where it lies. The family
+        // and its tokens are entered after it, each in a section of its own, before the answer
+        // hands the tokens out; a replay in between marks the redeemed code, and the family is
+        // then never opened (``GrantShard/openFamily(_:_:redeemedBy:now:)``).
+        let shard = state.grantShard(route: route)
+        let decision: CodeRedemption = shard.withLock { grants in
+            guard tenantExists else { return .unknownTenant }
+            return grants.redeem(keys.code, presented, family: keys.family, forgetAt: forgetAt, keepsCode: keepsCode)
         }
-        let decision: Decision = state.grantShard(route: route).withLock { state in
-            guard tenantExists else {
-                return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil)
-            }
-            defer { state.pruneSome(now: now) }
-            guard let record = state.codes[keys.code], record.tenant == tenantId else {
-                if let redeemed = state.redeemedCodes[keys.code] {
-                    state.revokeFamily(redeemed.family)
-                    return .refuse(status: 400, error: "invalid_grant", "authorization code was already used; the tokens it issued are revoked", userId: nil)
-                }
-                return .refuse(status: 400, error: "invalid_grant", "authorization code is unknown", userId: nil)
-            }
-            guard record.expiresAt > now else {
-                state.dropCode(keys.code)
-                return .refuse(status: 400, error: "invalid_grant", "authorization code has expired", userId: record.userId)
-            }
-            // A mismatch does not burn the code: it stays redeemable by the party it was bound to.
-            guard record.clientId == clientId else {
-                return .refuse(status: 400, error: "invalid_grant", "authorization code was issued to another client", userId: record.userId)
-            }
-            guard record.redirectURI == redirectURI else {
-                return .refuse(status: 400, error: "invalid_grant", "redirect_uri does not match the authorization request", userId: record.userId)
-            }
-            guard verifierIsValid else {
-                return .refuse(status: 400, error: "invalid_grant", "code_verifier is malformed (RFC 7636 §4.1)", userId: record.userId)
-            }
-            let verified = PKCE.matches(verifier: verifier, s256Challenge: verifierChallenge, challenge: record.codeChallenge,
-                                        method: record.codeChallengeMethod)
-            guard planted.isOn(.idpSkipsPkceCheck) || verified else {
-                return .refuse(status: 400, error: "invalid_grant", "code_verifier does not match the code challenge", userId: record.userId)
-            }
-            if !planted.isOn(.idpCodeStaysRedeemable) {
-                state.redeem(keys.code, family: family, forgetAt: now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval))
-            }
-            let accessLifetime = planted.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
-            let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
-            state.openFamily(family, expiresAt: offlineSessionEnd, astClientId: record.astClientId, tenant: tenantId, clientId: clientId, userId: record.userId,
-                             access: (keys.access, now.addingTimeInterval(accessLifetime)),
-                             refresh: (keys.refresh, now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)), offline: keys.offline)
-            return .issue(record)
-        }
+        let record: CodeRecord
         switch decision {
-        case .refuse(let status, let error, let description, let userId):
-            record(.tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "\(error): \(description)")
-            return Page.tokenError(status: status, error, description)
-        case .issue(let record):
-            self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
-            // In code-point order of the keys, as every JSON answer of this server is written.
-            return Page.json(status: 200, members: [
-                ("access_token", .string(issued.access)),
-                ("ast_client_id", .string(record.astClientId)),
-                ("expires_in", .int(Int(lifetimes.accessTokenLifetime.timeInterval))),
-                ("offline_expires_in", .int(Int(lifetimes.offlineSessionMax.timeInterval))),
-                ("offline_token", .string(issued.offline)),
-                ("refresh_expires_in", .int(Int(lifetimes.refreshTokenLifetime.timeInterval))),
-                ("refresh_token", .string(issued.refresh)),
-                ("scope", .string("openid offline_access")),
-                ("token_type", .string("Bearer")),
-                ("user_id", .string(record.userId)),
-            ])
+        case .redeemed(let redeemed, _):
+            record = redeemed
+        case .unknownTenant:
+            return refuseToken(status: 404, "invalid_request", "tenant '\(tenantId)' does not exist", tenant: tenantId, clientId: clientId, userId: nil,
+                               traceParent: traceParent)
+        case .unknown:
+            return refuseToken(status: 400, "invalid_grant", "authorization code is unknown", tenant: tenantId, clientId: clientId, userId: nil,
+                               traceParent: traceParent)
+        case .reused:
+            return refuseToken(status: 400, "invalid_grant", "authorization code was already used; the tokens it issued are revoked", tenant: tenantId,
+                               clientId: clientId, userId: nil, traceParent: traceParent)
+        case .refused(let refusal, let refused):
+            return refuseToken(status: 400, "invalid_grant", refusal.description, tenant: tenantId, clientId: clientId, userId: refused.userId,
+                               traceParent: traceParent)
         }
+        let accessLifetime = configuration.plantedBug.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
+        let family = TokenFamily(expiresAt: offlineSessionEnd, astClientId: record.astClientId)
+        let tokens = (
+            access: TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: now.addingTimeInterval(accessLifetime),
+                                family: keys.family),
+            refresh: TokenRecord(kind: .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: forgetAt, family: keys.family),
+            offline: TokenRecord(kind: .offline, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: offlineSessionEnd,
+                                 family: keys.family)
+        )
+        // What each section pruned is released after its lock, when it goes out of scope here.
+        _ = shard.withLock { $0.openFamily(keys.family, family, redeemedBy: keys.code, now: now) }
+        _ = shard.withLock { $0.add(tokens.access, as: keys.access, now: now) }
+        _ = shard.withLock { $0.add(tokens.refresh, as: keys.refresh, now: now) }
+        _ = shard.withLock { $0.add(tokens.offline, as: keys.offline, now: now) }
+        self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
+        // In code-point order of the keys, as every JSON answer of this server is written.
+        return Page.json(status: 200, members: [
+            ("access_token", .string(issued.access)),
+            ("ast_client_id", .string(record.astClientId)),
+            ("expires_in", .int(Int(lifetimes.accessTokenLifetime.timeInterval))),
+            ("offline_expires_in", .int(Int(lifetimes.offlineSessionMax.timeInterval))),
+            ("offline_token", .string(issued.offline)),
+            ("refresh_expires_in", .int(Int(lifetimes.refreshTokenLifetime.timeInterval))),
+            ("refresh_token", .string(issued.refresh)),
+            ("scope", .string("openid offline_access")),
+            ("token_type", .string("Bearer")),
+            ("user_id", .string(record.userId)),
+        ])
+    }
+
+    /// Audits a refused token request and answers with its RFC 6749 §5.2 error.
+    private func refuseToken(status: Int, _ error: String, _ description: String, tenant tenantId: String, clientId: String, userId: String?,
+                             traceParent: String?) -> HTTPResponse {
+        record(.tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "\(error): \(description)")
+        return Page.tokenError(status: status, error, description)
     }
 
     /// `grant_type=refresh_token` (RFC 6749 §6) with `refresh_token` and `client_id`.
@@ -156,13 +154,13 @@ extension IdpServer {
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?, reused: Bool)
             case locked(LockoutInformation, userId: String)
-            case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String)
+            /// `pruned`: what entering the two tokens dropped, released after the locks.
+            case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String, pruned: (Pruned<TokenRecord>, Pruned<TokenRecord>))
         }
         let decision: Decision = state.userShard(userKey).withLock { users in state.grantShard(route: route).withLock { state in
             guard tenantExists else {
                 return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
             }
-            defer { state.pruneSome(now: now) }
             guard let record = state.tokens[keys.presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
                 return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
             }
@@ -190,11 +188,14 @@ extension IdpServer {
             let rotatedExpiresAt = record.kind == .offline
                 ? family.expiresAt
                 : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
-            state.addToken(keys.access, .access, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
-                           expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval))
-            state.addToken(keys.rotated, record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, family: record.family,
-                           expiresAt: rotatedExpiresAt)
-            return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId)
+            let pruned = (
+                state.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                      expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
+                          as: keys.access, now: now),
+                state.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: rotatedExpiresAt,
+                                      family: record.family), as: keys.rotated, now: now)
+            )
+            return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, pruned: pruned)
         } }
         switch decision {
         case .refuse(let status, let error, let description, let userId, let reused):
@@ -206,7 +207,7 @@ extension IdpServer {
             var body: [String: any Sendable] = ["error_description": "the account is \(lockout.description)"]
             for (name, value) in lockout.redirectParameters { body[name] = value }
             return Page.json(status: 400, body)
-        case .issue(let record, let rotatedExpiresAt, let astClientId):
+        case .issue(let record, let rotatedExpiresAt, let astClientId, _):
             self.record(.tokensRefreshed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent,
                         "\(record.kind.rawValue) token rotated", at: now)
             return Page.json(status: 200, [
@@ -253,7 +254,8 @@ extension IdpServer {
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         enum Decision {
             case refuse(error: String, String, userId: String?)
-            case issue(userId: String)
+            /// `pruned`: what entering the token dropped, released after the lock.
+            case issue(userId: String, pruned: Pruned<TokenRecord>)
         }
         let decision: Decision = state.grantShard(route: route).withLock { state in
             guard tenantExists else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
@@ -274,14 +276,13 @@ extension IdpServer {
             var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
                                         expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
             exchanged.audience = audience
-            state.add(exchanged, as: GrantKey(issued))
-            return .issue(userId: record.userId)
+            return .issue(userId: record.userId, pruned: state.add(exchanged, as: GrantKey(issued), now: now))
         }
         switch decision {
         case .refuse(let error, let description, let userId):
             record(.tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "\(error): \(description)")
             return Page.tokenError(error, description)
-        case .issue(let userId):
+        case .issue(let userId, _):
             record(.tokenExchanged, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "token issued for audience '\(audience)'")
             return Page.json(status: 200, [
                 "access_token": issued,

@@ -85,8 +85,8 @@ struct RefreshGrantTests {
         #expect(browser.server.isTokenActive(otherAccess, tenant: "demo"))
     }
 
-    @Test("pruning drops tokens a day after they expired, a few per request, keeps the rest, and a revoked family's tokens are dead at once")
-    func pruning() throws {
+    @Test("a revoked family's tokens are dead at once, and an expired token is kept and told as expired for a day")
+    func revokedAndExpired() throws {
         let browser = Browser()
         let login = try browser.login()
         let refresh = try #require(login["refresh_token"] as? String)
@@ -97,22 +97,36 @@ struct RefreshGrantTests {
         }
         let live = try browser.login()
         #expect(browser.server.statistics().tokens == 8)
-        // Every request to a shard drops a few entries expired a day ago: a token request goes to
-        // the shard of the token it presents, read from its first character ('A'…'9' are routes
-        // 0…63; bogus tokens, refused).
-        func requestEveryShard(times: Int) {
-            for first in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" { for _ in 0..<times { _ = browser.refresh("\(first)bogus") } }
-        }
         // Expired, but within the day they are kept: a late one is told as expired.
         browser.clock.advance(by: .seconds(1_801))
-        requestEveryShard(times: 4)
-        #expect(browser.server.statistics().tokens == 8)
+        _ = try browser.login()
+        #expect(browser.server.statistics().tokens == 11)
         let liveRefresh = try #require(live["refresh_token"] as? String)
         #expect(browser.refresh(liveRefresh).json["error_description"] as? String == "refresh token has expired")
-        // A day after the access and refresh tokens expired: only the two offline tokens are left.
-        browser.clock.advance(by: .seconds(24 * 3600))
-        requestEveryShard(times: 4)
-        #expect(browser.server.statistics().tokens == 2)
+    }
+
+    @Test("a token entered drops up to two tokens of its kind that expired a day ago or more, and keeps the rest")
+    func pruning() {
+        // Given a shard with four access tokens and a refresh token that expire at 300 s
+        var shard = GrantShard()
+        let start = Date(timeIntervalSince1970: 0)
+        func token(_ kind: TokenRecord.Kind, expiresAt: TimeInterval) -> TokenRecord {
+            TokenRecord(kind: kind, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(expiresAt),
+                        family: GrantKey("family"))
+        }
+        for index in 0..<4 { shard.add(token(.access, expiresAt: 300), as: GrantKey("access-\(index)"), now: start) }
+        shard.add(token(.refresh, expiresAt: 300), as: GrantKey("refresh"), now: start)
+        // When an access token is entered less than a day after they expired, then all are kept
+        shard.add(token(.access, expiresAt: 600), as: GrantKey("late"), now: start.addingTimeInterval(300 + keptAfterExpiry - 1))
+        #expect(shard.tokens.count == 6)
+        // When two are entered a day after, then each drops two expired access tokens, and the
+        // refresh token, of another kind, and the access token that is not a day expired stay
+        let dayAfter = start.addingTimeInterval(300 + keptAfterExpiry)
+        shard.add(token(.access, expiresAt: 900), as: GrantKey("next-1"), now: dayAfter)
+        #expect(shard.tokens.count == 5)
+        shard.add(token(.access, expiresAt: 900), as: GrantKey("next-2"), now: dayAfter)
+        #expect(shard.tokens.count == 4)
+        #expect(Set(shard.tokens.keys) == Set(["refresh", "late", "next-1", "next-2"].map(GrantKey.init)))
     }
 
     @Test("an expiry queue gives back its expired keys oldest first, a few at a time, and keeps the rest through its growth")

@@ -1,0 +1,82 @@
+import Foundation
+import IdpPrimitives
+@testable import IdpServer
+import Testing
+
+/// A code's redemption holds its grant shard in sections: the claim, then the family's opening,
+/// then each token. These tests run the sections one by one on a shard, with other requests'
+/// decisions between them.
+@Suite("An authorization code's redemption")
+struct CodeRedemptionTests {
+    let start = Date(timeIntervalSince1970: 1_000_000)
+    let code = GrantKey("code")
+    let family = GrantKey("family")
+
+    /// A shard with one issued code, bound to the RFC 7636 Appendix B challenge.
+    func shardWithCode() -> GrantShard {
+        var shard = GrantShard()
+        shard.addCode(code, CodeRecord(tenant: "demo", clientId: "KssIdpLogin", userId: "alice", redirectURI: Browser.redirect,
+                                       codeChallenge: Browser.rfcChallenge, codeChallengeMethod: "S256", astClientId: "device",
+                                       expiresAt: start.addingTimeInterval(60)), now: start)
+        return shard
+    }
+
+    func presented(verifier: String = Browser.rfcVerifier) -> PresentedCode {
+        PresentedCode(tenant: "demo", clientId: "KssIdpLogin", redirectURI: Browser.redirect, verifier: verifier, checksVerifier: true, now: start)
+    }
+
+    /// Runs the sections after the claim: the family, then an access token of it.
+    func openFamilyAndStoreAToken(_ shard: inout GrantShard) {
+        shard.openFamily(family, TokenFamily(expiresAt: start.addingTimeInterval(3_600), astClientId: "device"), redeemedBy: code, now: start)
+        shard.add(TokenRecord(kind: .access, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(300),
+                              family: family), as: GrantKey("access"), now: start)
+    }
+
+    func redeem(_ shard: inout GrantShard, verifier: String = Browser.rfcVerifier) -> CodeRedemption {
+        shard.redeem(code, presented(verifier: verifier), family: family, forgetAt: start.addingTimeInterval(1_800), keepsCode: false)
+    }
+
+    @Test("a code presented again after its claim, before its family is opened, is refused as reused, and the family stays closed")
+    func replayBetweenClaimAndFamily() throws {
+        // Given a code claimed by its redemption
+        var shard = shardWithCode()
+        guard case .redeemed = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
+        // When it is presented again before the redemption opens the family
+        let replay = redeem(&shard)
+        // Then the replay is a reuse, and the family and token the redemption stores after it are dead
+        guard case .reused(revoked: nil) = replay else { Issue.record("the replay was \(replay)"); return }
+        openFamilyAndStoreAToken(&shard)
+        #expect(shard.families[family] == nil)
+        #expect(shard.isRevoked(try #require(shard.tokens[GrantKey("access")])))
+    }
+
+    @Test("a code presented again after its family is opened revokes the family")
+    func replayAfterFamily() throws {
+        // Given a redeemed code whose family and a token are stored
+        var shard = shardWithCode()
+        guard case .redeemed = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
+        openFamilyAndStoreAToken(&shard)
+        #expect(!shard.isRevoked(try #require(shard.tokens[GrantKey("access")])))
+        // When it is presented again
+        let replay = redeem(&shard)
+        // Then the replay is a reuse that revoked the open family, and the token is dead
+        guard case .reused(revoked: .some) = replay else { Issue.record("the replay was \(replay)"); return }
+        #expect(shard.isRevoked(try #require(shard.tokens[GrantKey("access")])))
+    }
+
+    @Test("a wrong verifier leaves the code issued; the right one then redeems it, and the counts follow")
+    func refusalKeepsTheCode() {
+        // Given an issued code
+        var shard = shardWithCode()
+        #expect(shard.outstandingCodeCount == 1 && shard.redeemedCodeCount == 0)
+        // When it is presented with a wrong verifier, then it is refused and stays issued
+        guard case .refused(.wrongVerifier, _) = redeem(&shard, verifier: String(repeating: "a", count: 43)) else {
+            Issue.record("a wrong verifier was not refused")
+            return
+        }
+        #expect(shard.outstandingCodeCount == 1 && shard.redeemedCodeCount == 0)
+        // When the right one follows, then it is redeemed
+        guard case .redeemed = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
+        #expect(shard.outstandingCodeCount == 0 && shard.redeemedCodeCount == 1)
+    }
+}
