@@ -131,8 +131,12 @@ package enum FormURLEncoding {
         _ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, plusAsSpace: Bool, text: String
     ) throws(FormURLEncodingError) -> String {
         // Nothing to decode: the bytes are a piece of `text` cut at ASCII delimiters, so they are
-        // valid UTF-8 as they stand.
-        if !bytes[range].contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+        // valid UTF-8 as they stand. Found by index, as the loop below reads them: a generic
+        // sequence algorithm over a slice looks its types up at run time for every byte in an
+        // unoptimized build, under a lock every thread shares.
+        var plain = range.lowerBound
+        while plain < range.upperBound, bytes[plain] != UInt8(ascii: "%"), bytes[plain] != UInt8(ascii: "+") { plain += 1 }
+        if plain == range.upperBound {
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
         var output: [UInt8] = []

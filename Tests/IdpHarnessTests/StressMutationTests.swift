@@ -36,6 +36,9 @@ struct StressMutationTests {
         .idpIssuesExpiredAccessTokens: .liveness,
     ]
 
+    /// The default controlled strategy (PCT).
+    static let controlled = ScheduleStrategy.pct(depth: 3, steps: 100)
+
     /// `idp-bench stress`'s defaults, with `bug` planted, stopping at the first failure: at most
     /// 100 controlled runs (the same seed makes the same runs, so the run that catches a bug is
     /// the same on every machine) or 2,000 free ones.
@@ -51,6 +54,32 @@ struct StressMutationTests {
         return options
     }
 
+    /// Each planted bug's default controlled stress, run once: it makes the same runs wherever it
+    /// runs, so the test that the bug is caught and the test that the failure replays share it.
+    static let controlledRuns = ControlledRuns()
+
+    actor ControlledRuns {
+        private var runs: [PlantedBug: Task<SystemStress.Report, Never>] = [:]
+
+        /// The report of the default controlled stress with `bug` planted.
+        func report(_ bug: PlantedBug) async -> SystemStress.Report {
+            if let run = runs[bug] { return await run.value }
+            let run = Task { await SystemStress.run(StressMutationTests.options(bug, strategy: StressMutationTests.controlled)) }
+            runs[bug] = run
+            return await run.value
+        }
+    }
+
+    /// Expects `report`, of the default stress with `bug` planted, to hold a failing run that broke
+    /// the invariant named for the bug, within its budget.
+    static func expectCaught(_ bug: PlantedBug, strategy: ScheduleStrategy?, in report: SystemStress.Report) throws {
+        let failure = try #require(report.failure, "\(bug) was not caught in \(report.runs) runs: \(report)")
+        let broken = Set(failure.violations.compactMap(SystemStress.Invariant.init(violation:)))
+        let wanted = try #require(caughtBy[bug])
+        #expect(broken.contains(wanted), "\(bug) broke \(broken), not \(wanted): \(failure.violations)")
+        print("\(bug.rawValue) (\(strategy.map { "\($0)" } ?? "free")): caught by '\(wanted)' in run \(failure.run) after \(String(format: "%.1f", failure.foundAfter)) s")
+    }
+
     @Test("every planted bug is listed with the invariant it must break, and every invariant has at least two bugs")
     func everyInvariantHasBugs() {
         #expect(Set(Self.caughtBy.keys) == Set(PlantedBug.allCases))
@@ -62,34 +91,18 @@ struct StressMutationTests {
     @Test("a planted bug is caught by the default controlled stress (PCT) within 100 runs, as the invariant named for it",
           arguments: PlantedBug.allCases)
     func caughtUnderControl(_ bug: PlantedBug) async throws {
-        try await Self.expectCaught(bug, strategy: .pct(depth: 3, steps: 100))
-    }
-
-    @Test("a planted bug is caught by the default free-running stress within 2,000 runs, as the invariant named for it",
-          arguments: PlantedBug.allCases)
-    func caughtRunningFree(_ bug: PlantedBug) async throws {
-        try await Self.expectCaught(bug, strategy: nil)
-    }
-
-    static func expectCaught(_ bug: PlantedBug, strategy: ScheduleStrategy?) async throws {
-        // Given the default stress with the bug planted
-        let options = options(bug, strategy: strategy)
-        // When it runs
-        let report = await SystemStress.run(options)
+        // Given the default controlled stress with the bug planted, when it runs
+        let report = await Self.controlledRuns.report(bug)
         // Then a run breaks the invariant named for the bug, within the budget
-        let failure = try #require(report.failure, "\(bug) was not caught in \(report.runs) runs: \(report)")
-        let broken = Set(failure.violations.compactMap(SystemStress.Invariant.init(violation:)))
-        let wanted = try #require(caughtBy[bug])
-        #expect(broken.contains(wanted), "\(bug) broke \(broken), not \(wanted): \(failure.violations)")
-        print("\(bug.rawValue) (\(strategy.map { "\($0)" } ?? "free")): caught by '\(wanted)' in run \(failure.run) after \(String(format: "%.1f", failure.foundAfter)) s")
+        try Self.expectCaught(bug, strategy: Self.controlled, in: report)
     }
 
     @Test("the races controlled mode reaches at the product's seams replay: the IDP's check-then-act lockout and the engine's mis-routing, 10 of 10",
           arguments: [PlantedBug.idpCountsFailureOnStaleCopy, .engineRoutesAnswerThroughSharedSlot])
     func racesReplay(_ bug: PlantedBug) async throws {
         // Given the run in which the controlled stress caught the bug
-        let options = Self.options(bug, strategy: .pct(depth: 3, steps: 100))
-        let report = await SystemStress.run(options)
+        let options = Self.options(bug, strategy: Self.controlled)
+        let report = await Self.controlledRuns.report(bug)
         let failure = try #require(report.failure, "\(report)")
         let wanted = try #require(Self.caughtBy[bug])
         // When its reproducer is replayed 10 times
@@ -99,9 +112,18 @@ struct StressMutationTests {
         #expect(replays.allSatisfy { $0.contains { SystemStress.Invariant(violation: $0) == wanted } }, "\(replays)")
     }
 
+    @Test("a planted bug is caught by the default free-running stress within 2,000 runs, as the invariant named for it",
+          arguments: PlantedBug.allCases)
+    func caughtRunningFree(_ bug: PlantedBug) async throws {
+        // Given the default free-running stress with the bug planted, when it runs
+        let report = await SystemStress.run(Self.options(bug, strategy: nil))
+        // Then a run breaks the invariant named for the bug, within the budget
+        try Self.expectCaught(bug, strategy: nil, in: report)
+    }
+
     @Test("the unmutated product holds every invariant in the same stress, controlled and free, and each invariant is judged")
     func unmutatedHolds() async {
-        for strategy in [ScheduleStrategy.pct(depth: 3, steps: 100), nil] {
+        for strategy in [Self.controlled, nil] {
             var options = Self.options(nil, strategy: strategy)
             options.duration = nil
             options.runs = strategy == nil ? 20 : 8
@@ -123,7 +145,7 @@ struct StressVerdictTests {
     ])
     func unjudgedInvariantIsNotExercised(_ invariant: SystemStress.Invariant) async {
         // Given the default stress, with the judgment of one invariant skipped (a planted stress bug)
-        var options = StressMutationTests.options(nil, strategy: .pct(depth: 3, steps: 100))
+        var options = StressMutationTests.options(nil, strategy: StressMutationTests.controlled)
         options.runs = 4
         options.unjudged = invariant
         // When it runs

@@ -347,26 +347,38 @@ extension FlowTimersTests {
         }
 
         /// A shard on the system clock and a driver serving it, the shard found empty for the linger
-        /// (the driver is looking, about to be told idle under token 1), and then an arm that finds it
-        /// unregistered: what the two machines hold when the driver's forget and the arm's
-        /// registration have yet to run.
-        static func armDuringIdle() -> (shard: ShardMachine, driver: Machine, object: Shard, register: ShardMachine.ArmAction, idle: ShardMachine.LookAction) {
+        /// (the driver's look told idle under token 1), and then an arm that finds it unregistered
+        /// (told to register under token 2): what the two machines hold when the driver's forget
+        /// and the arm's registration have yet to run.
+        static func armDuringIdle(sourceLocation: SourceLocation = #_sourceLocation)
+            -> (shard: ShardMachine, driver: Machine, object: Shard, key: ObjectIdentifier) {
             var shard = ShardMachine(pacing: .system)
             var driver = Machine()
             let object = Shard()
+            let key = ObjectIdentifier(object)
             guard case .register(let token) = shard.arm("a", id: 1, at: at(60), now: at(0)) else {
-                Issue.record("the first arm registers")
-                return (shard, driver, object, .none, .wait(nil))
+                Issue.record("the first arm registers", sourceLocation: sourceLocation)
+                return (shard, driver, object, key)
             }
-            _ = driver.register(object, key: ObjectIdentifier(object), token: token)
+            _ = driver.register(object, key: key, token: token)
             _ = driver.beginLook()
             shard.cancel(1)
             _ = shard.look(now: at(0), monotonic: monotonic(0))
             // The driver's look decides idle under the shard's lock…
-            let idle = shard.look(now: at(0), monotonic: monotonic(2))
+            #expect(shard.look(now: at(0), monotonic: monotonic(2)) == .idle(token: 1), sourceLocation: sourceLocation)
             // …and before the driver forgets it, an arm on another thread finds the shard unregistered.
-            let register = shard.arm("b", id: 2, at: at(1), now: at(0))
-            return (shard, driver, object, register, idle)
+            #expect(shard.arm("b", id: 2, at: at(1), now: at(0)) == .register(token: 2), sourceLocation: sourceLocation)
+            return (shard, driver, object, key)
+        }
+
+        /// Expects the shard served under token 2, the driver to look again before sleeping, and
+        /// that look to fire the arm's timer when it is due.
+        static func expectServedAgain(_ shard: inout ShardMachine, _ driver: inout Machine, key: ObjectIdentifier,
+                                      sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(driver.token(of: key) == 2, sourceLocation: sourceLocation)
+            #expect(driver.sleep(Self.nap(), timedOut: false) == .lookAgain, sourceLocation: sourceLocation)
+            #expect(driver.beginLook().count == 1, sourceLocation: sourceLocation)
+            #expect(shard.look(now: at(2), monotonic: monotonic(3)) == .fire(["b"]), sourceLocation: sourceLocation)
         }
 
         @Test("an arm that registers a shard again while the driver lets it go keeps it served, when the driver forgets first")
@@ -374,9 +386,7 @@ extension FlowTimersTests {
             // Given the shard let go under token 1 and registering again under token 2
             let given = Self.armDuringIdle()
             var shard = given.shard, driver = given.driver
-            let object = given.object, key = ObjectIdentifier(given.object)
-            #expect(given.idle == .idle(token: 1))
-            #expect(given.register == .register(token: 2))
+            let object = given.object, key = given.key
 
             // When the driver forgets token 1, then the arm's registration arrives
             driver.forget(key, token: 1)
@@ -386,10 +396,7 @@ extension FlowTimersTests {
             // Then the shard is served under token 2, the driver looks again before sleeping, and that
             // look fires the new timer when it is due
             #expect(signal == Machine.Signal.none)
-            #expect(driver.token(of: key) == 2)
-            #expect(driver.sleep(Self.nap(), timedOut: false) == .lookAgain)
-            #expect(driver.beginLook().count == 1)
-            #expect(shard.look(now: at(2), monotonic: monotonic(3)) == .fire(["b"]))
+            Self.expectServedAgain(&shard, &driver, key: key)
         }
 
         @Test("an arm that registers a shard again while the driver lets it go keeps it served, when its registration arrives first")
@@ -397,19 +404,14 @@ extension FlowTimersTests {
             // Given the shard let go under token 1 and registering again under token 2
             let given = Self.armDuringIdle()
             var shard = given.shard, driver = given.driver
-            let object = given.object, key = ObjectIdentifier(given.object)
-            #expect(given.idle == .idle(token: 1))
-            #expect(given.register == .register(token: 2))
+            let object = given.object, key = given.key
 
             // When the arm's registration arrives, then the driver forgets token 1
             _ = driver.register(object, key: key, token: 2)
             driver.forget(key, token: 1)
 
             // Then the stale forget left the fresh registration, and the next look fires the timer
-            #expect(driver.token(of: key) == 2)
-            #expect(driver.sleep(Self.nap(), timedOut: false) == .lookAgain)
-            #expect(driver.beginLook().count == 1)
-            #expect(shard.look(now: at(2), monotonic: monotonic(3)) == .fire(["b"]))
+            Self.expectServedAgain(&shard, &driver, key: key)
         }
 
         @Test("a registration that arrives after the driver let its shard go is dropped at the next look, so the thread can still stop")

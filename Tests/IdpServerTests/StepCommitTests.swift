@@ -42,13 +42,20 @@ struct StepCommitTests {
         browser.server.userDecisions("alice", tenant: "demo").compactMap(\.userDecision).uniqued()
     }
 
+    /// Alice's browser, on a server whose form steps another wrong password for her overtakes,
+    /// between their read and their commit, the first `limit` times.
+    static func overtakenBrowser(limit: Int, maximumFailures: Int, plantedBug: PlantedBug? = nil) -> (Overtaker, Browser) {
+        let overtaker = Overtaker(limit: limit)
+        let browser = Browser(lockout: LockoutPolicy(maximumFailures: maximumFailures), controller: overtaker, plantedBug: plantedBug)
+        overtaker.overtake { _ = try? browser.attempt("wrong") }
+        return (overtaker, browser)
+    }
+
     @Test("a wrong password whose copy of the user another wrong password overtook is decided again: both count, numbered one after the other")
     func overtakenStepIsDecidedAgain() throws {
         // Given a step that another wrong password for the same user overtakes once, between its
         // read and its commit
-        let overtaker = Overtaker(limit: 1)
-        let browser = Browser(lockout: LockoutPolicy(maximumFailures: 5), controller: overtaker)
-        overtaker.overtake { _ = try? browser.attempt("wrong") }
+        let (overtaker, browser) = Self.overtakenBrowser(limit: 1, maximumFailures: 5)
         // When it is answered with a wrong password
         let answer = try browser.attempt("wrong")
         // Then it was overtaken, and decided again on the record the other one committed: two
@@ -62,9 +69,7 @@ struct StepCommitTests {
     @Test("a step overtaken on every try is decided under its locks after the optimistic tries, and counts once")
     func alwaysOvertakenStepEnds() throws {
         // Given a step that another wrong password overtakes every time it reaches its commit
-        let overtaker = Overtaker(limit: 1_000)
-        let browser = Browser(lockout: LockoutPolicy(maximumFailures: 1_000), controller: overtaker)
-        overtaker.overtake { _ = try? browser.attempt("wrong") }
+        let (overtaker, browser) = Self.overtakenBrowser(limit: 1_000, maximumFailures: 1_000)
         // When it is answered with a wrong password
         let answer = try browser.attempt("wrong")
         // Then it ends: overtaken on each optimistic try and once more before it decides under
@@ -80,9 +85,7 @@ struct StepCommitTests {
     @Test("planted: a commit that does not compare the user's record writes its stale copy over the overtaking decision, and a failure is lost")
     func stalCopyCommitLosesAFailure() throws {
         // Given the same overtaken step, on a server whose commit skips the comparison
-        let overtaker = Overtaker(limit: 1)
-        let browser = Browser(lockout: LockoutPolicy(maximumFailures: 5), controller: overtaker, plantedBug: .idpCountsFailureOnStaleCopy)
-        overtaker.overtake { _ = try? browser.attempt("wrong") }
+        let (overtaker, browser) = Self.overtakenBrowser(limit: 1, maximumFailures: 5, plantedBug: .idpCountsFailureOnStaleCopy)
         // When it is answered with a wrong password
         _ = try browser.attempt("wrong")
         // Then the comparison the fixed commit makes is what kept the count: one failure is lost,

@@ -15,10 +15,10 @@ import TestSupport
 /// suppression off, so a race found in run 1 is reported again in run 2.
 @Suite("Calibration: the kit catches every broken provider in every run and passes every correct one", .serialized)
 struct RaceCalibrationTests {
-    /// Runs per provider: 20 where the full calibration is asked for (`IDPHARNESS_FULL_CALIBRATION=1`,
-    /// which `.ci/run` sets), 3 otherwise. Every broken provider of the corpus is caught in every
-    /// run, so the smaller set still fails each of them; the full set shows it is every run.
-    static let runs = ProcessInfo.processInfo.environment["IDPHARNESS_FULL_CALIBRATION"] == "1" ? 20 : 3
+    /// Runs per provider: 20 where the full suite is asked for (`IDPHARNESS_FULL_SUITE=1`, which
+    /// `.ci/run` sets), 3 otherwise. Every broken provider of the corpus is caught in every run, so
+    /// the smaller set still fails each of them; the full set shows it is every run.
+    static let runs = SuiteSize.pick(3, full: 20)
 
     /// The settings of every calibration run (also in the IdpHarness article "The conformance kit").
     static var settings: ProviderConformanceKit.Configuration {
