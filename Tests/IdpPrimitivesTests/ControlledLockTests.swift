@@ -15,10 +15,11 @@ struct ControlledLockTests {
     @Test("four OS threads adding under it lose no increment")
     func mutualExclusion() async throws {
         let counter = Counter()
-        let finished = await onOSThreads(4) { _ in
+        let finished = await onOSThreads(4) { _ -> Bool in
             for _ in 0..<20_000 { counter.lock.withLock { counter.value += 1 } }
+            return true
         }
-        #expect(finished?.count == 4)
+        #expect(finished == [true, true, true, true])
         #expect(counter.lock.withLock { counter.value } == 80_000)
     }
 
