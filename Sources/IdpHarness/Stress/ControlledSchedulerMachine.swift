@@ -41,7 +41,9 @@ struct ControlledSchedulerMachine: Sendable {
         /// Done.
         case finished
 
+        var isNotArrived: Bool { if case .notArrived = self { true } else { false } }
         var isWaiting: Bool { if case .waiting = self { true } else { false } }
+        var isFinished: Bool { if case .finished = self { true } else { false } }
         var isOverdue: Bool { if case .overdue = self { true } else { false } }
         var isParked: Bool { if case .parked = self { true } else { false } }
 
@@ -194,7 +196,7 @@ struct ControlledSchedulerMachine: Sendable {
 
     /// Whether `participant` has the turn.
     func isRunning(_ participant: Int) -> Bool {
-        guard participants.indices.contains(participant) else { return false }
+        guard participant >= 0, participant < participants.count else { return false }
         if case .running = participants[participant].status { return true }
         return false
     }
@@ -209,7 +211,7 @@ struct ControlledSchedulerMachine: Sendable {
         let wasRunning = running == participant
         participants[participant].status = .waiting(seam)
         guard started else {
-            guard !participants.contains(where: { $0.status == .notArrived }) else { return .none }
+            guard !anyParticipant(\.isNotArrived) else { return .none }
             started = true
             return Self.wake(choose(previous: nil))
         }
@@ -238,7 +240,7 @@ struct ControlledSchedulerMachine: Sendable {
     /// `participant`'s delivery came: a parked participant waits to be chosen again;
     /// one that has not parked yet takes the delivery at its next park (``Action/holdDelivery``).
     mutating func unpark(_ participant: Int, now: ContinuousClock.Instant) -> Action {
-        guard participants.indices.contains(participant) else { return .none }
+        guard participant >= 0, participant < participants.count else { return .none }
         guard case .parked(let seam) = participants[participant].status else {
             participants[participant].deliveredEarly = true
             return .holdDelivery
@@ -273,14 +275,14 @@ struct ControlledSchedulerMachine: Sendable {
         lastTurn = now
         let wasRunning = running == participant
         participants[participant].status = .finished
-        if !started, !participants.contains(where: { $0.status == .notArrived }) { started = true }
+        if !started, !anyParticipant(\.isNotArrived) { started = true }
         if wasRunning { running = nil }
         var next: Turn?
         if started, running == nil { next = choose(previous: wasRunning ? participant : nil) }
-        if participants.allSatisfy({ $0.status == .finished }) { done = true }
+        if !anyParticipant({ !$0.isFinished }) { done = true }
         if let next { return .wake(next) }
         if done { return .end(outcome) }
-        if started, running == nil, participants.contains(where: \.status.isParked) { return .quiesce(judgingDeadlock: true) }
+        if started, running == nil, anyParticipant(\.isParked) { return .quiesce(judgingDeadlock: true) }
         return .none
     }
 
@@ -296,7 +298,7 @@ struct ControlledSchedulerMachine: Sendable {
         quiescing = false
         if mayChoose, let next = choose(previous: nil) { return .wake(next) }
         guard judgingDeadlock, !acted, running == nil, !done,
-              !participants.contains(where: { $0.status.isOverdue || $0.status.isWaiting }) else { return .none }
+              !anyParticipant({ $0.isOverdue || $0.isWaiting }) else { return .none }
         deadlocked = true
         done = true
         return .end(outcome)
@@ -393,14 +395,31 @@ struct ControlledSchedulerMachine: Sendable {
         turn.map(Action.wake) ?? .none
     }
 
+    /// Whether some participant's status passes `test`. A plain loop: the machine decides at every
+    /// turn, and in an unoptimized build a generic algorithm asks the runtime for type metadata,
+    /// under the runtime's process-wide lock.
+    private func anyParticipant(_ test: (Status) -> Bool) -> Bool {
+        var index = 0
+        while index < participants.count {
+            if test(participants[index].status) { return true }
+            index += 1
+        }
+        return false
+    }
+
     /// Gives the turn to a waiting participant (replayed, or by the strategy); `nil` if none waits.
     /// `previous` ran up to this decision, if any.
     private mutating func choose(previous: Int?) -> Turn? {
-        let enabled = participants.indices.filter { participants[$0].status.isWaiting }
+        var enabled: [Int] = []
+        var index = 0
+        while index < participants.count {
+            if participants[index].status.isWaiting { enabled.append(index) }
+            index += 1
+        }
         guard !enabled.isEmpty else { return nil }
         let step = decisions.count + 1
         var chosen: Int
-        if decisions.count < replay.count, enabled.contains(replay[decisions.count]) {
+        if decisions.count < replay.count, replay[decisions.count] >= 0, replay[decisions.count] < participants.count, participants[replay[decisions.count]].status.isWaiting {
             chosen = replay[decisions.count]
         } else {
             if decisions.count < replay.count, divergence == nil {

@@ -98,8 +98,21 @@ struct StrategyState: Sendable {
             if let step, let lowered = changePoints[step], let previous { priorities[chains[previous]] = Double(lowered) }
             // Within one chain (a participant and its jobs), the higher rank goes first, then the
             // earliest posted.
-            func key(_ participant: Int) -> (Double, Double, Int) { (priorities[chains[participant]], ranks[participant], -participant) }
-            return enabled.max { key($0) < key($1) }!
+            // A plain loop over plain values: this runs at every turn, and in an unoptimized build
+            // a generic algorithm over tuples asks the runtime for type metadata, under the
+            // runtime's process-wide lock.
+            var best = enabled[0]
+            var index = 1
+            while index < enabled.count {
+                let candidate = enabled[index]
+                let (bestPriority, candidatePriority) = (priorities[chains[best]], priorities[chains[candidate]])
+                if candidatePriority > bestPriority
+                    || (candidatePriority == bestPriority && (ranks[candidate] > ranks[best] || (ranks[candidate] == ranks[best] && candidate < best))) {
+                    best = candidate
+                }
+                index += 1
+            }
+            return best
         }
     }
 }
