@@ -277,8 +277,20 @@ struct ReferenceXHTMLFormParser {
         name.withUTF8Buffer { nameEquals(range, $0) }
     }
 
-    private func nameEquals(_ range: Range<Int>, _ name: some Collection<UInt8>) -> Bool {
-        range.count == name.count && zip(bytes[range], name).allSatisfy { Self.lowercased($0) == $1 }
+    private func nameEquals(_ range: Range<Int>, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard range.upperBound - range.lowerBound == name.count else { return false }
+        // Plain loops over plain values, here and below: an unoptimized build (the suite's)
+        // calls generic algorithms unspecialized, each asking the runtime for type metadata.
+        var index = 0
+        while index < name.count {
+            guard Self.lowercased(bytes[range.lowerBound + index]) == name[index] else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private func nameEquals(_ range: Range<Int>, _ name: [UInt8]) -> Bool {
+        name.withUnsafeBufferPointer { nameEquals(range, $0) }
     }
 
     // MARK: - Elements
@@ -451,8 +463,24 @@ struct ReferenceXHTMLFormParser {
         let count = prefix.utf8CodeUnitCount
         guard offset + count <= bytes.count else { return false }
         return prefix.withUTF8Buffer { pattern in
-            (0..<count).allSatisfy { bytes[offset + $0] == pattern[$0] }
+            var index = 0
+            while index < count {
+                guard bytes[offset + index] == pattern[index] else { return false }
+                index += 1
+            }
+            return true
         }
+    }
+
+    /// Whether `pattern` after its first byte stands in `bytes` after `offset` (the caller has
+    /// matched the first byte and left room for the rest).
+    private static func matches(_ bytes: [UInt8], at offset: Int, _ pattern: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 1
+        while index < pattern.count {
+            guard bytes[offset + index] == pattern[index] else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The offset of the first occurrence of `pattern` at or after `start`.
@@ -461,7 +489,7 @@ struct ReferenceXHTMLFormParser {
             guard let first = pattern.first, start <= bytes.count else { return nil }
             var index = start
             while index + pattern.count <= bytes.count {
-                if bytes[index] == first, (1..<pattern.count).allSatisfy({ bytes[index + $0] == pattern[$0] }) {
+                if bytes[index] == first, Self.matches(bytes, at: index, pattern) {
                     return index
                 }
                 index += 1
