@@ -65,6 +65,10 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     public var traceId: String? {
         traceParent.flatMap { TraceParent.traceId(of: $0) }
     }
+    /// Whether ``traceId`` is `traceId`, without parsing the traceparent of another trace.
+    package func isOfTrace(_ traceId: String) -> Bool {
+        traceParent.map { TraceParent.traceId(of: $0, is: traceId) } ?? false
+    }
     /// A short human-readable detail (step number, reason of a refusal).
     public var detail: String
     /// For a decision on a form step that named an existing user (a step passed, a wrong secret,

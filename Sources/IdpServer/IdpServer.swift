@@ -350,7 +350,7 @@ public final class IdpServer: Sendable {
     /// - Returns: The entries, oldest first.
     public func auditLog(traceId: String? = nil) -> [AuditEntry] {
         guard let traceId else { return audit.entries() }
-        return audit.entries { $0.traceId == traceId }
+        return audit.entries { $0.isOfTrace(traceId) }
     }
 
     /// Counts of live server state, for leak checks in tests and the benchmark. Shard by shard:

@@ -201,6 +201,22 @@ extension TraceParent {
         return (try? TraceParent(parsing: header))?.traceId
     }
 
+    /// Whether the trace id of `header` is `traceId`: `traceId(of: header) == traceId`, with the
+    /// bytes where every traceparent carries its trace id compared first, so that the header of
+    /// another trace is not parsed (an audit log read by trace compares every entry's header).
+    package static func traceId(of header: String, is traceId: String) -> Bool {
+        var header = header, wanted = traceId
+        let inPlace = header.withUTF8 { headerBytes in
+            wanted.withUTF8 { idBytes in
+                guard idBytes.count == traceIdRange.count, headerBytes.count >= traceIdRange.upperBound else { return false }
+                var index = 0
+                while index < idBytes.count, headerBytes[traceIdRange.lowerBound + index] == idBytes[index] { index += 1 }
+                return index == idBytes.count
+            }
+        }
+        return inPlace && Self.traceId(of: header) == traceId
+    }
+
     /// `(try? TraceParent(parsing: header))?.description`, without parsing and printing the
     /// common case again: a valid version-00 value is its own canonical form (lower-case hex,
     /// nothing after the flags), so it is returned as it is. Anything else takes the long way.

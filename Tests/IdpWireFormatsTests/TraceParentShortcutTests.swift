@@ -3,7 +3,8 @@ import IdpWireFormats
 import Testing
 
 /// The shortcuts for a `traceparent` header (``TraceParent/canonical(_:)``, ``TraceParent/isValid(_:)``,
-/// ``TraceParent/traceId(of:)``) must give what parsing (and printing) gave.
+/// ``TraceParent/traceId(of:)``, ``TraceParent/traceId(of:is:)``) must give what parsing (and
+/// printing) gave.
 @Suite("TraceParent's shortcuts for a header")
 struct TraceParentShortcutTests {
     static func expectSame(_ header: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -11,6 +12,9 @@ struct TraceParentShortcutTests {
         #expect(TraceParent.canonical(header) == parsed?.description, "\(header.debugDescription)", sourceLocation: sourceLocation)
         #expect(TraceParent.isValid(header) == (parsed != nil), "\(header.debugDescription)", sourceLocation: sourceLocation)
         #expect(TraceParent.traceId(of: header) == parsed?.traceId, "\(header.debugDescription)", sourceLocation: sourceLocation)
+        for id in [parsed?.traceId, "4bf92f3577b34da6a3ce929d0e0e4736", "4BF92F3577B34DA6A3CE929D0E0E4736", "4bf92f"].compactMap({ $0 }) {
+            #expect(TraceParent.traceId(of: header, is: id) == (parsed?.traceId == id), "\(header.debugDescription), \(id)", sourceLocation: sourceLocation)
+        }
     }
 
     @Test("valid, invalid and other-version headers")

@@ -531,7 +531,7 @@ extension SystemStress {
             let (reported, usersOfTrace) = ledger.withLock { ($0.codesRedeemed, $0.usersOfTrace) }
             for participant in participants {
                 let trace = participant.trace.traceId
-                let entries = log.filter { $0.traceId == trace }
+                let entries = log.filter { $0.isOfTrace(trace) }
                 let issued = entries.filter { $0.event == .codeIssued }
                 let redeemed = entries.filter { $0.event == .codeRedeemed }.count
                 let logins = reported[trace] ?? 0
