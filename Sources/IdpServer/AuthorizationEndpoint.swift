@@ -49,7 +49,9 @@ extension IdpServer {
                 return .refuse(Page.errorResponse(status: 400, code: IdpWire.FlowError.unknownClient, "client '\(named)' is not known to tenant '\(tenantId)'"), clientId: named, reason: "unknown client")
             }
             let client = prepared.configuration
-            guard let redirectURI = params["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
+            // The registered string, not the request's: every flow's code then compares against
+            // one string, whose bytes the token endpoint finds in cache under the grants lock.
+            guard let requested = params["redirect_uri"], let redirectURI = client.redirectURIs.first(where: { $0 == requested }) else {
                 return .refuse(Page.errorResponse(status: 400, code: "invalid_redirect_uri", "redirect_uri '\(params["redirect_uri"] ?? "")' is not registered for client '\(clientId)'"), clientId: clientId, reason: "invalid redirect_uri")
             }
             // From here on the redirect URI is trusted, so errors go back to it (RFC 6749 §4.1.2.1).
