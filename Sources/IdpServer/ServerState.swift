@@ -374,7 +374,7 @@ struct UserShard {
     private static func revision(of record: inout UserRecord) -> UInt64 { record.revision }
 }
 
-/// A code, token, token family id or session code as a table key: its UTF-8 bytes packed into
+/// A code, token or session code as a table key: its UTF-8 bytes packed into
 /// six words, so a table probe compares and hashes inline bytes instead of following each probed
 /// key to its string's storage (the grant tables hold every token issued, so those were cache
 /// misses, and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
@@ -431,7 +431,7 @@ struct GrantShard {
     /// Token families by id: everything one code redemption issued and every rotation and
     /// exchange since. A token is revoked exactly when its family is gone (revoked or ended):
     /// revocation removes one entry, and a family keeps no list of its tokens.
-    private(set) var families: [GrantKey: TokenFamily] = [:]
+    private(set) var families: [FamilyID: TokenFamily] = [:]
     /// What expires when, one queue per lifetime: issued codes, redeemed codes, access and
     /// exchanged tokens, refresh tokens, offline tokens, families.
     private var codeExpiries = ExpiryQueue<GrantKey>()
@@ -439,7 +439,7 @@ struct GrantShard {
     private var shortTokenExpiries = ExpiryQueue<GrantKey>()
     private var refreshTokenExpiries = ExpiryQueue<GrantKey>()
     private var offlineTokenExpiries = ExpiryQueue<GrantKey>()
-    private var familyExpiries = ExpiryQueue<GrantKey>()
+    private var familyExpiries = ExpiryQueue<FamilyID>()
 
     /// How many of ``codes`` are issued and not redeemed.
     var outstandingCodeCount: Int { codes.count - redeemedCodeCount }
@@ -460,7 +460,7 @@ struct GrantShard {
     /// redemption has yet to open stays closed (RFC 6749 §4.1.2). An expired code is dropped;
     /// another refusal leaves the code redeemable.
     /// - Parameter keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
-    mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, family: GrantKey, forgetAt: Date, keepsCode: Bool) -> CodeRedemption {
+    mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, family: FamilyID, forgetAt: Date, keepsCode: Bool) -> CodeRedemption {
         guard let index = codes.index(forKey: key) else { return .unknown }
         switch codes.values[index] {
         case .redeemed(var redeemed):
@@ -501,7 +501,7 @@ struct GrantShard {
     /// (``redeem(_:_:family:forgetAt:keepsCode:)``) is not opened. Returns the expired families
     /// it pruned.
     @discardableResult
-    mutating func openFamily(_ family: GrantKey, _ value: TokenFamily, redeemedBy code: GrantKey, now: Date) -> Pruned<TokenFamily> {
+    mutating func openFamily(_ family: FamilyID, _ value: TokenFamily, redeemedBy code: GrantKey, now: Date) -> Pruned<TokenFamily> {
         let pruned = familyExpiries.prune(&families, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
         if case .redeemed(let redeemed)? = codes[code], redeemed.revokedFamily { return pruned }
         families.updateValue(value, forKey: family)
@@ -517,7 +517,7 @@ struct GrantShard {
     /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
     /// Security BCP §4.14.2). Returns the family's entry, for the caller to release after the lock.
     @discardableResult
-    mutating func revokeFamily(_ family: GrantKey) -> TokenFamily? {
+    mutating func revokeFamily(_ family: FamilyID) -> TokenFamily? {
         families.removeValue(forKey: family)
     }
 
@@ -638,7 +638,9 @@ struct PendingPassword {
     func digest(forSalt salt: [UInt8]) -> [UInt8]? { salt == self.salt ? digest : nil }
 }
 
-struct CodeRecord {
+/// What an issued code is bound to. A class, since it never changes: a code's entry holds one
+/// word for it, and a redemption copies it out with one retain.
+final class CodeRecord: Sendable {
     let tenant: String
     let clientId: String
     let userId: String
@@ -647,6 +649,18 @@ struct CodeRecord {
     let codeChallengeMethod: String
     let astClientId: String
     let expiresAt: Date
+
+    init(tenant: String, clientId: String, userId: String, redirectURI: String, codeChallenge: String, codeChallengeMethod: String,
+         astClientId: String, expiresAt: Date) {
+        self.tenant = tenant
+        self.clientId = clientId
+        self.userId = userId
+        self.redirectURI = redirectURI
+        self.codeChallenge = codeChallenge
+        self.codeChallengeMethod = codeChallengeMethod
+        self.astClientId = astClientId
+        self.expiresAt = expiresAt
+    }
 }
 
 /// An authorization code's entry in its shard.
@@ -667,7 +681,7 @@ enum CodeEntry {
 struct RedeemedCode {
     let forgetAt: Date
     /// The family the first redemption opened; revoked if the code is presented again.
-    let family: GrantKey
+    let family: FamilyID
     /// Whether the code was presented again, which revoked its family.
     var revokedFamily = false
 }
@@ -679,11 +693,25 @@ struct TokenRecord {
     let clientId: String
     let userId: String
     let expiresAt: Date
-    let family: GrantKey
+    let family: FamilyID
     /// The audience of an exchanged token (RFC 8693); `nil` for the MC's own tokens.
     var audience: String? = nil
     /// A refresh or offline token that was exchanged already; presenting it again is reuse.
     var rotated = false
+}
+
+/// A token family's id: 128 random bits in two words. A family is reached only through its tokens
+/// and its code, never named by a client, so its id needs no text, and a token's record and the
+/// family table hold 16 bytes for it.
+struct FamilyID: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    /// A new id from the system's secure random source.
+    static func random() -> FamilyID {
+        var generator = SecureRandom.Generator()
+        return FamilyID(high: generator.next(), low: generator.next())
+    }
 }
 
 /// One login's tokens, by their ``TokenRecord/family``: the code redemption's and every

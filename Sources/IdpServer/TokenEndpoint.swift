@@ -47,7 +47,7 @@ extension IdpServer {
         let route = ShardRouting.route(of: code)
         let issued = (access: ShardRouting.token(route: route), refresh: ShardRouting.token(route: route),
                       offline: ShardRouting.token(route: route))
-        let keys = (code: GrantKey(code), family: GrantKey(ShardRouting.token(byteCount: 16, route: route)),
+        let keys = (code: GrantKey(code), family: FamilyID.random(),
                     access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // The verifier's S256 challenge (a SHA-256) is made here, before the lock: the decision

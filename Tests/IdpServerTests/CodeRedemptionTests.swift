@@ -10,7 +10,7 @@ import Testing
 struct CodeRedemptionTests {
     let start = Date(timeIntervalSince1970: 1_000_000)
     let code = GrantKey("code")
-    let family = GrantKey("family")
+    let family = FamilyID(high: 1, low: 2)
 
     /// A shard with one issued code, bound to the RFC 7636 Appendix B challenge.
     func shardWithCode() -> GrantShard {

@@ -112,7 +112,7 @@ struct RefreshGrantTests {
         let start = Date(timeIntervalSince1970: 0)
         func token(_ kind: TokenRecord.Kind, expiresAt: TimeInterval) -> TokenRecord {
             TokenRecord(kind: kind, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(expiresAt),
-                        family: GrantKey("family"))
+                        family: FamilyID(high: 1, low: 2))
         }
         for index in 0..<4 { shard.add(token(.access, expiresAt: 300), as: GrantKey("access-\(index)"), now: start) }
         shard.add(token(.refresh, expiresAt: 300), as: GrantKey("refresh"), now: start)
