@@ -252,10 +252,7 @@ struct ControlledPhase: Sendable {
     }
 
     private static func start(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.stackSize = OSThreads.defaultStackSize
-        thread.name = name
-        thread.start()
+        ParticipantThreads.shared.run(name, body)
     }
 }
 
