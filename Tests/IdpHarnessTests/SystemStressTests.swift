@@ -183,7 +183,7 @@ struct SystemStressInterleavingTests {
         // The slot is shared from the first flow on: the activation flows may already mix it up,
         // before any login step, so the log shows flows of either kind and how they ended.
         #expect(failure.eventLog.allSatisfy { $0.hasPrefix("participant ") }, "\(report)")
-        #expect(failure.eventLog.contains { $0.contains("KSMStartEvent") }, "\(report)")
+        #expect(failure.eventLog.contains { $0.contains("Event → KSM") }, "\(report)")
         #expect(failure.eventLog.contains { ($0.contains("KssIdpLogin flow") || $0.contains("KssIdpEnrollment flow")) && $0.contains("ended: ") }, "\(report)")
         #expect(report.description.contains("what happened"))
     }
