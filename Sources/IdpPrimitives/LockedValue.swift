@@ -67,47 +67,65 @@ public final class LockedValue<Value> {
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         // One relaxed load of the process's instrumentation word (0: none, the usual case): lock
-        // profiling and the conformance kit's controlled runs both turn on there.
-        if _slowPath(Instrumentation.current != 0) { return try withInstrumentedLock(body) }
-        lock()
-        defer { unlock() }
-        return try body(&value)
-    }
-
-    /// ``withLock(_:)`` while profiling or a controlled run is on: a participant of a controlled
-    /// run goes through the run, a labelled lock is profiled, any other takes its lock.
-    @inlinable
-    func withInstrumentedLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        if let control = ControlPoints.current { return try withControlledLock(control, body) }
-        let hold: LockProfiler.Hold
-        if let site, LockProfiler.isCounting {
-            hold = site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lock)
+        // profiling and the conformance kit's controlled runs both turn on there, and take and
+        // release the lock out of line. `body` is called in one place: on a path of its own per
+        // case, this function grows too large to inline, or retains what `body` captures.
+        let acquisition: UInt64
+        if _slowPath(Instrumentation.current != 0) {
+            acquisition = acquireInstrumented()
         } else {
             lock()
-            hold = .notProfiled
+            acquisition = Self.plainAcquisition
         }
         defer {
-            if hold.isProfiled {
-                // The hold ends before the unlock and is counted after it.
-                let ended = LockProfiler.end(hold)
-                unlock()
-                LockProfiler.record(ended)
-            } else {
-                unlock()
-            }
+            if _slowPath(acquisition != Self.plainAcquisition) { releaseInstrumented(acquisition) } else { unlock() }
         }
         return try body(&value)
     }
 
-    /// ``withLock(_:)`` on a participant's thread of a controlled run: acquiring is the run's
-    /// point, and the run decides when the lock is the participant's. Not profiled.
+    /// How ``withLock(_:)`` took the lock: plainly (this), through a controlled run
+    /// (``controlledAcquisition``), or profiled (the profiler's hold, whose bits are never 0 or 1).
+    @usableFromInline static var plainAcquisition: UInt64 { 0 }
+    @usableFromInline static var controlledAcquisition: UInt64 { 1 }
+
+    /// Takes the lock while profiling or a controlled run is on: a participant of a controlled
+    /// run asks the run for it first (a point; the run decides when the lock is the
+    /// participant's), a labelled lock is profiled, any other is taken plainly.
     @usableFromInline
-    func withControlledLock<Result, Failure: Error>(_ control: ControlPoints.Context,
-                                                    _ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        try control.holding(ObjectIdentifier(self), name: "LockedValue<\(Value.self)>", take: lock, give: unlock) { () throws(Failure) -> Result in
-            try body(&value)
+    func acquireInstrumented() -> UInt64 {
+        if let control = ControlPoints.current {
+            control.acquire(ObjectIdentifier(self), name: controlledName)
+            lock()
+            return Self.controlledAcquisition
+        }
+        if let site, LockProfiler.isCounting {
+            return site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lock).bits
+        }
+        lock()
+        return Self.plainAcquisition
+    }
+
+    /// Releases what ``acquireInstrumented()`` took: a controlled run is told after the unlock, a
+    /// profiled hold ends before it and is counted after it.
+    @usableFromInline
+    func releaseInstrumented(_ acquisition: UInt64) {
+        switch acquisition {
+        case Self.plainAcquisition:
+            unlock()
+        case Self.controlledAcquisition:
+            unlock()
+            // The participant's context, as it was at the acquisition: the thread stays a
+            // participant until its call returns, even if the run ends meanwhile.
+            ControlPoints.contexts.value?.release(ObjectIdentifier(self), name: controlledName)
+        default:
+            let ended = LockProfiler.end(LockProfiler.Hold(bits: acquisition))
+            unlock()
+            LockProfiler.record(ended)
         }
     }
+
+    /// The lock's name in a controlled run's schedule.
+    private var controlledName: String { "LockedValue<\(Value.self)>" }
 
     /// ``withLock(_:)`` that is never a controlled run's point, nor profiled: for the bookkeeping of
     /// controlled runs themselves.
