@@ -210,7 +210,8 @@ final class HammerRound: @unchecked Sendable {
             if let crossing, index == crossing.beforeCall {
                 // Every thread's first call after the crossing waits until the clock has moved, on
                 // the clock's own atomic, so its reads from here on see the new time.
-                while crossing.clock.elapsedNanoseconds < crossing.target, !abandoned.load(ordering: .relaxed) { sched_yield() }
+                var wait = PatientSpin()
+                while crossing.clock.elapsedNanoseconds < crossing.target, !abandoned.load(ordering: .relaxed) { wait.pause() }
             }
             let call = mine[index]
             slot[index] = providers[call.instance][call.user].provideCredentials(call.data)
@@ -228,7 +229,8 @@ final class HammerRound: @unchecked Sendable {
                     crossing.clock.advance(by: crossing.horizon)
                     crossed.store(true, ordering: .relaxed)
                 }
-                while called.load(ordering: .relaxed) < (index + 1) * calls.count, !abandoned.load(ordering: .relaxed) { sched_yield() }
+                var wait = PatientSpin()
+                while called.load(ordering: .relaxed) < (index + 1) * calls.count, !abandoned.load(ordering: .relaxed) { wait.pause() }
             }
         }
         let count = calls.count

@@ -63,6 +63,10 @@ final class WorkerPool: Sendable {
     /// How long a thread that ran out of work watches for a new job before it sleeps (`.zero`:
     /// it sleeps at once).
     let spin: Duration
+    /// Between two looks at the queue, a spinning thread yields its core (`nil`) or sleeps this
+    /// many microseconds: a test that holds a thread in its spin for seconds, to act while it
+    /// spins, sleeps instead of keeping a core busy.
+    let spinSleepMicroseconds: UInt32?
     /// The queue's length, stored under the lock whenever it changes; read without it only by a
     /// spinning thread, as a hint to take the lock.
     private let queuedHintStorage = Atomic<Int>(0)
@@ -74,13 +78,15 @@ final class WorkerPool: Sendable {
     private var limits: State.Limits { State.Limits(concurrency: concurrency, maximumThreads: maximumThreads) }
 
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
-         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil) {
+         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil,
+         spinSleepMicroseconds: UInt32? = nil) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         self.maximumThreads = maximumThreads
         self.concurrency = max(1, concurrency)
         self.keepAlive = max(.milliseconds(1), keepAlive)
         self.stackSize = stackSize
         self.spin = max(.zero, spin)
+        self.spinSleepMicroseconds = spinSleepMicroseconds
         state = ConditionLockedValue(State(gate: spinGate ?? SpinGate(cores: max(1, concurrency))), label: "IdpSdk.WorkerPool")
     }
 
@@ -220,7 +226,7 @@ final class WorkerPool: Sendable {
         let cpuBefore = SpinGate.Reading.threadCPUNow()
         let deadline = DispatchTime.now(plus: spin)
         while queuedHintStorage.load(ordering: .relaxed) == 0 && DispatchTime.now() < deadline {
-            sched_yield()
+            if let spinSleepMicroseconds { usleep(spinSleepMicroseconds) } else { sched_yield() }
         }
         let cpuAfter = SpinGate.Reading.threadCPUNow()
         return cpuAfter >= cpuBefore ? cpuAfter - cpuBefore : 0

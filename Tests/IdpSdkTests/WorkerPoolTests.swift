@@ -16,10 +16,11 @@ import TestSupport
 
     /// A pool whose thread spins once, the first time it runs out of work, until a job comes (5
     /// minutes at most, longer than any test waits), and never again: its gate counts any work
-    /// as busy, so every later reading refuses.
+    /// as busy, so every later reading refuses. It sleeps 200 µs between looks at the queue, so a
+    /// spin that lasts while the test waits its turn leaves the cores to the rest of the suite.
     static func spinningOnce(maximumThreads: Int = 4, concurrency: Int = 2) -> WorkerPool {
         WorkerPool(maximumThreads: maximumThreads, keepAlive: keepsThreads, concurrency: concurrency, spin: .seconds(300),
-                   spinGate: SpinGate(cores: 2, busyShare: 0, interval: .nanoseconds(1)))
+                   spinGate: SpinGate(cores: 2, busyShare: 0, interval: .nanoseconds(1)), spinSleepMicroseconds: 200)
     }
 
     @Test func aJobSubmittedWhileAThreadSpinsRunsOnItWithoutANewThread() async {
