@@ -160,16 +160,13 @@ struct ControlledPhase: Sendable {
 
     /// Runs one schedule: makes a fresh user and its instances, starts a participant per thread
     /// (and one for the clock's crossing), and grades every answer once the schedule has ended.
+    ///
+    /// One schedule at a time in the process: two runs taking one process-wide lock would each
+    /// think it free. The turn runs from making the instances (a factory may take such a lock
+    /// too) to the schedule's end, and passes to the next schedule on the OS thread that ended
+    /// this one: grading, and the resumption of this task, happen after it.
     static func run(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration, planted: Plant? = nil) async -> ScheduleResult {
-        // One schedule at a time in the process: two runs taking one process-wide lock would each
-        // think it free.
         await ScheduleTurns.shared.begin()
-        let result = await runAlone(scenario, fresh: fresh, stallTimeout: stallTimeout, planted: planted)
-        await ScheduleTurns.shared.end()
-        return result
-    }
-
-    private static func runAlone(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration, planted: Plant?) async -> ScheduleResult {
         let clock = ConformanceClock()
         let userId = "controlled-" + SecureRandom.token(byteCount: 6)
         let user = ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
@@ -177,6 +174,7 @@ struct ControlledPhase: Sendable {
         var made: [any IdpSdkInteractionInterface] = []
         for _ in 0..<scenario.instances { made.append(contentsOf: await fresh([user]).value.prefix(1)) }
         guard made.count == scenario.instances else {
+            ScheduleTurns.shared.end()
             return ScheduleResult(scenario: scenario, decisions: [], answers: [], problems: [], uncontrolled: "the provider factory made no instance",
                                   divergence: nil, lockPoints: 0, clockPoints: 0)
         }
@@ -220,17 +218,23 @@ struct ControlledPhase: Sendable {
                 locks.scheduler.finish(participant)
             }
         }
-        let outcome = await locks.scheduler.outcome()
+        let (outcome, waits) = await withCheckedContinuation { (ended: CheckedContinuation<(ControlledScheduler.Outcome, [Int: String]), Never>) in
+            locks.scheduler.whenEnded { outcome in
+                let waits = outcome.deadlocked ? locks.waits : [:]
+                // A deadlock's threads stay parked for good (let go, they would block in the real
+                // locks); a thread set aside as uncontrolled finishes on its own, its points
+                // returning at once.
+                locks.abandon()
+                ControlPoints.runEnded(locks)
+                ScheduleTurns.shared.end()
+                ended.resume(returning: (outcome, waits))
+            }
+        }
         var problems: [String] = []
         if outcome.deadlocked {
-            let waits = locks.waits
             let stuck = (0..<scenario.threads).map { thread in "thread \(thread) \(waits[thread] ?? "is stuck at \(outcome.lastSeams[thread])")" }
             problems.append("deadlock: " + stuck.filter { !$0.hasSuffix("finished") }.joined(separator: "; "))
         }
-        // A deadlock's threads stay parked for good (let go, they would block in the real locks);
-        // a thread set aside as uncontrolled finishes on its own, its points returning at once.
-        locks.abandon()
-        ControlPoints.runEnded(locks)
         let given = answers.withLock { $0 }
         var grades: [HammerOutcome] = []
         for thread in 0..<scenario.threads {
@@ -290,27 +294,59 @@ extension ControlledScenario {
 }
 
 /// Lets one controlled schedule run at a time in the process, in the order they asked: suspends
-/// the asker, never blocks a thread.
-actor ScheduleTurns {
+/// the asker, never blocks a thread. A turn ends on any thread (``end()`` is synchronous), so the
+/// OS thread that ends a schedule hands the turn on at once.
+final class ScheduleTurns: Sendable {
     static let shared = ScheduleTurns()
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    /// Returns once the caller's schedule may run.
-    func begin() async {
-        guard busy else {
+    private struct State {
+        var busy = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var next = 0
+
+        /// Takes the turn if it is free.
+        mutating func take() -> Bool {
+            guard !busy else { return false }
             busy = true
-            return
+            return true
         }
-        await withCheckedContinuation { waiting.append($0) }
+
+        /// The turn ends: the next waiter, which now holds it, or `nil` (it is free).
+        mutating func pass() -> CheckedContinuation<Void, Never>? {
+            guard next < waiting.count else {
+                busy = false
+                waiting.removeAll(keepingCapacity: true)
+                next = 0
+                return nil
+            }
+            defer {
+                next += 1
+                if next >= 64 && next * 2 >= waiting.count {
+                    waiting.removeFirst(next)
+                    next = 0
+                }
+            }
+            return waiting[next]
+        }
+    }
+
+    private let state = LockedValue(State(), label: "IdpHarness.ScheduleTurns")
+
+    /// Returns once the caller's schedule may run: at once if no schedule runs or waits.
+    func begin() async {
+        if state.withLock({ $0.take() }) { return }
+        await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.take() { return true }
+                state.waiting.append(turn)
+                return false
+            }
+            if now { turn.resume() }
+        }
     }
 
     /// The caller's schedule is done: the next one runs.
     func end() {
-        if waiting.isEmpty {
-            busy = false
-        } else {
-            waiting.removeFirst().resume()
-        }
+        state.withLock { $0.pass() }?.resume()
     }
 }

@@ -43,7 +43,8 @@ package final class ControlledScheduler: Sendable {
         /// Deliveries that came before their async participant parked (it was set aside meanwhile
         /// and its job ran): its park runs them at once.
         var earlyDeliveries: [Int: Job] = [:]
-        var waiters: [CheckedContinuation<Outcome, Never>] = []
+        /// What runs once the run has ended, with its outcome (``whenEnded(_:)``).
+        var waiters: [@Sendable (Outcome) -> Void] = []
 
         /// What performing `action` needs from the side tables, taken out now.
         mutating func effect(of action: Machine.Action) -> Effect {
@@ -68,7 +69,7 @@ package final class ControlledScheduler: Sendable {
         case run(Job)
         case quiesce(judgingDeadlock: Bool)
         case startPoolProbe
-        case end(Outcome, [CheckedContinuation<Outcome, Never>])
+        case end(Outcome, [@Sendable (Outcome) -> Void])
     }
 
     private let guarded: LockedValue<Guarded>
@@ -131,7 +132,7 @@ package final class ControlledScheduler: Sendable {
         case .quiesce(let judgingDeadlock): quiesce(judgingDeadlock: judgingDeadlock)
         case .startPoolProbe: startPoolProbe()
         case .end(let outcome, let waiters):
-            for waiter in waiters { waiter.resume(returning: outcome) }
+            for waiter in waiters { waiter(outcome) }
             ended.signal()
         }
     }
@@ -309,13 +310,20 @@ package final class ControlledScheduler: Sendable {
     /// The outcome, once every participant finished or the run deadlocked.
     package func outcome() async -> Outcome {
         await withCheckedContinuation { continuation in
-            let ready = guarded.withLock { guarded -> Outcome? in
-                if let outcome = guarded.machine.finalOutcome { return outcome }
-                guarded.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
+            whenEnded { continuation.resume(returning: $0) }
         }
+    }
+
+    /// Runs `body` with the outcome once every participant finished or the run deadlocked: on
+    /// the OS thread that ended the run (a participant's or the watchdog's), or on the calling
+    /// thread at once if the run has already ended. It must not block.
+    package func whenEnded(_ body: @escaping @Sendable (Outcome) -> Void) {
+        let ready = guarded.withLock { guarded -> Outcome? in
+            if let outcome = guarded.machine.finalOutcome { return outcome }
+            guarded.waiters.append(body)
+            return nil
+        }
+        if let ready { body(ready) }
     }
 
     /// The watchdog's loop: wakes every `period` (or at once when the run ends), lets the machine
