@@ -301,8 +301,8 @@ final class ScheduleTurns: Sendable {
 
     private struct State {
         var busy = false
+        /// The askers waiting for the turn, first come first: as many as schedules asked at once.
         var waiting: [CheckedContinuation<Void, Never>] = []
-        var next = 0
 
         /// Takes the turn if it is free.
         mutating func take() -> Bool {
@@ -313,20 +313,11 @@ final class ScheduleTurns: Sendable {
 
         /// The turn ends: the next waiter, which now holds it, or `nil` (it is free).
         mutating func pass() -> CheckedContinuation<Void, Never>? {
-            guard next < waiting.count else {
+            guard !waiting.isEmpty else {
                 busy = false
-                waiting.removeAll(keepingCapacity: true)
-                next = 0
                 return nil
             }
-            defer {
-                next += 1
-                if next >= 64 && next * 2 >= waiting.count {
-                    waiting.removeFirst(next)
-                    next = 0
-                }
-            }
-            return waiting[next]
+            return waiting.removeFirst()
         }
     }
 
