@@ -196,7 +196,7 @@ struct ControlledSchedulerMachine: Sendable {
 
     /// Whether `participant` has the turn.
     func isRunning(_ participant: Int) -> Bool {
-        guard participant >= 0, participant < participants.count else { return false }
+        guard isParticipant(participant) else { return false }
         if case .running = participants[participant].status { return true }
         return false
     }
@@ -240,7 +240,7 @@ struct ControlledSchedulerMachine: Sendable {
     /// `participant`'s delivery came: a parked participant waits to be chosen again;
     /// one that has not parked yet takes the delivery at its next park (``Action/holdDelivery``).
     mutating func unpark(_ participant: Int, now: ContinuousClock.Instant) -> Action {
-        guard participant >= 0, participant < participants.count else { return .none }
+        guard isParticipant(participant) else { return .none }
         guard case .parked(let seam) = participants[participant].status else {
             participants[participant].deliveredEarly = true
             return .holdDelivery
@@ -395,9 +395,13 @@ struct ControlledSchedulerMachine: Sendable {
         turn.map(Action.wake) ?? .none
     }
 
+    /// Whether `number` names a participant (`participants.indices.contains`, without the generic
+    /// call).
+    private func isParticipant(_ number: Int) -> Bool { number >= 0 && number < participants.count }
+
     /// Whether some participant's status passes `test`. A plain loop: the machine decides at every
     /// turn, and in an unoptimized build a generic algorithm asks the runtime for type metadata,
-    /// under the runtime's process-wide lock.
+    /// which under ThreadSanitizer takes a lock every thread asking for that metadata shares.
     private func anyParticipant(_ test: (Status) -> Bool) -> Bool {
         var index = 0
         while index < participants.count {
@@ -419,7 +423,7 @@ struct ControlledSchedulerMachine: Sendable {
         guard !enabled.isEmpty else { return nil }
         let step = decisions.count + 1
         var chosen: Int
-        if decisions.count < replay.count, replay[decisions.count] >= 0, replay[decisions.count] < participants.count, participants[replay[decisions.count]].status.isWaiting {
+        if decisions.count < replay.count, isParticipant(replay[decisions.count]), participants[replay[decisions.count]].status.isWaiting {
             chosen = replay[decisions.count]
         } else {
             if decisions.count < replay.count, divergence == nil {

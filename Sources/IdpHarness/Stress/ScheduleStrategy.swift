@@ -99,8 +99,8 @@ struct StrategyState: Sendable {
             // Within one chain (a participant and its jobs), the higher rank goes first, then the
             // earliest posted.
             // A plain loop over plain values: this runs at every turn, and in an unoptimized build
-            // a generic algorithm over tuples asks the runtime for type metadata, under the
-            // runtime's process-wide lock.
+            // a generic algorithm over tuples asks the runtime for type metadata, which under
+            // ThreadSanitizer takes a lock every thread asking for that metadata shares.
             var best = enabled[0]
             var index = 1
             while index < enabled.count {
