@@ -74,6 +74,10 @@ struct RaceHammer {
         let shared = withCredentials[round % withCredentials.count]
         let own = withCredentials[(round + 1 + thread) % withCredentials.count]
         let instance = thread % max(1, settings.instances)
+        func fields(_ ids: [String]) -> [IdpSdkInputField] {
+            ids.map { IdpSdkInputField(id: $0, label: $0.capitalized, isSecret: $0 == "password") }
+        }
+        let together = [fields(["username", "password"])], stepwiseFields = [fields(["username"]), fields(["password"])]
         var calls: [Call] = []
         var flow = 0
         while calls.count < settings.callsPerThread {
@@ -83,10 +87,10 @@ struct RaceHammer {
             }
             let id = IdpSdkFlowID.next()
             let stepwise = (flow + thread) % 3 == 1
-            let steps: [[String]] = stepwise ? [["username"], ["password"]] : [["username", "password"]]
-            for (index, fields) in steps.enumerated() {
+            let steps = stepwise ? stepwiseFields : together
+            for index in 0..<steps.count {
                 let data = IdpSdkInteractionData(
-                    inputFields: fields.map { IdpSdkInputField(id: $0, label: $0.capitalized, isSecret: $0 == "password") },
+                    inputFields: steps[index],
                     flowId: id, step: index + 1, attempt: 1, tenantId: users[user].tenantId,
                     clientId: stepwise ? ProviderConformanceKit.stepwiseClient : "KssIdpLogin",
                     userId: users[user].userId, traceParent: nil, previousError: nil)
@@ -362,7 +366,9 @@ extension RaceHammer {
             if round >= 0 { findings.roundsRun += 1 }
             let beforeCall = hammerRound.crossing?.beforeCall ?? Int.max
             for thread in calls.indices {
-                for (index, (call, answer)) in zip(calls[thread], hammerRound.answers(thread: thread)).enumerated() {
+                let answers = hammerRound.answers(thread: thread)
+                for index in 0..<min(calls[thread].count, answers.count) {
+                    let call = calls[thread][index], answer = answers[index]
                     let outcome = grade(call, answer)
                     let afterCrossing = exercised && index >= beforeCall
                     findings.answers[AnswerKey(instance: call.instance, outcome: outcome, afterCrossing: afterCrossing), default: 0] += 1

@@ -61,7 +61,7 @@ package enum LockProfiler {
     /// counts each stretch the lock is held between waits as a hold of its own.
     package struct HoldTimes: Sendable, Equatable {
         /// The histogram's buckets: 16 per power of two, exact below 32 ns, up to about 18 minutes.
-        package static let scale = LogLinearScale(subBucketBits: 4, topBit: 39)
+        package static var scale: LogLinearScale { LogLinearScale(subBucketBits: 4, topBit: 39) }
 
         /// The number of holds in each bucket of ``scale``.
         let counts: [UInt64]

@@ -69,8 +69,8 @@ package struct LogLinearScale: Sendable, Equatable {
         guard count > 0 else { return 0 }
         let rank = Swift.max(1, UInt64((p / 100 * Double(count)).rounded(.up)))
         var seen: UInt64 = 0
-        for (index, bucketCount) in counts.enumerated() where bucketCount != 0 {
-            seen += bucketCount
+        for index in 0..<counts.count where counts[index] != 0 {
+            seen += counts[index]
             if seen >= rank { return Swift.min(max, Swift.max(min, highestValue(in: index))) }
         }
         return max

@@ -40,6 +40,21 @@ package struct SeededRandom: RandomNumberGenerator, Sendable {
         return result
     }
 
+    /// A number in `0..<bound`, by Lemire's multiply-and-shift (a bias below 2⁻³² for any bound
+    /// a test uses). Plain arithmetic: the standard library's generic `random(in:using:)` looks
+    /// its types up at run time on every call, which under ThreadSanitizer takes a lock.
+    /// - Parameter bound: Above 0.
+    /// - Returns: A number below `bound`.
+    package mutating func below(_ bound: Int) -> Int {
+        precondition(bound > 0, "SeededRandom.below(\(bound)): the bound must be above 0")
+        return Int(next().multipliedFullWidth(by: UInt64(bound)).high)
+    }
+
+    /// A `Double` in `0..<1`, from the top 53 bits of the next number.
+    package mutating func unit() -> Double {
+        Double(next() >> 11) * 0x1p-53
+    }
+
     @inline(__always)
     private func rotl(_ value: UInt64, _ count: UInt64) -> UInt64 {
         (value << count) | (value >> (64 - count))

@@ -354,7 +354,8 @@ extension IdpServer {
                     text[index] = character
                     index += 1
                 }
-                for (position, byte) in bytes.enumerated() {
+                for position in 0..<bytes.count {
+                    let byte = bytes[position]
                     if position == 4 || position == 6 || position == 8 || position == 10 { append(UInt8(ascii: "-")) }
                     append(Hex.digit(byte >> 4))
                     append(Hex.digit(byte & 0x0F))

@@ -41,9 +41,10 @@ package struct FormParameters: Sendable {
             for pair in pairs where !names.insert(pair.name).inserted { throw RepeatedName(name: pair.name) }
             self.names = names
         } else {
-            for index in pairs.indices.dropFirst() {
+            // Index loops: a slice's generic `contains(where:)` looks its types up at run time.
+            for index in 0..<pairs.count {
                 let name = pairs[index].name
-                if pairs[..<index].contains(where: { $0.name == name }) { throw RepeatedName(name: name) }
+                for earlier in 0..<index where pairs[earlier].name == name { throw RepeatedName(name: name) }
             }
         }
         self.pairs = pairs

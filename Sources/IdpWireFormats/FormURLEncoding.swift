@@ -40,7 +40,8 @@ package enum FormURLEncoding {
 
     private static func write(_ pairs: [(String, String)], into buffer: UnsafeMutableBufferPointer<UInt8>, _ classes: UnsafeBufferPointer<UInt8>) -> Int {
         var offset = 0
-        for (index, (name, value)) in pairs.enumerated() {
+        for index in 0..<pairs.count {
+            let (name, value) = pairs[index]
             if index > 0 {
                 buffer[offset] = UInt8(ascii: "&")
                 offset += 1

@@ -99,12 +99,20 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     /// Removes every field of this name.
     public mutating func remove(_ name: String) {
-        fields.removeAll { Self.namesMatch($0.name, name) }
+        // By index, in place: a generic `removeAll(where:)` looks its types up at run time, which
+        // under ThreadSanitizer takes the runtime's lock on every call.
+        var kept = 0
+        for index in 0..<fields.count where !Self.namesMatch(fields[index].name, name) {
+            if kept != index { fields.swapAt(kept, index) }
+            kept += 1
+        }
+        if kept < fields.count { fields.removeLast(fields.count - kept) }
     }
 
     /// The first value of the field, or `nil`.
     public subscript(_ name: String) -> String? {
-        fields.first { Self.namesMatch($0.name, name) }?.value
+        for index in 0..<fields.count where Self.namesMatch(fields[index].name, name) { return fields[index].value }
+        return nil
     }
 
     /// Every value of the field, in order.
@@ -130,7 +138,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         var lhs = lhs, rhs = rhs
         let ascii: Bool? = lhs.withUTF8 { a in
             rhs.withUTF8 { b in
-                guard a.count == b.count else { return a.allSatisfy { $0 < 0x80 } && b.allSatisfy { $0 < 0x80 } ? false : nil }
+                guard a.count == b.count else { return isASCII(a) && isASCII(b) ? false : nil }
                 var same = true
                 for index in 0..<a.count {
                     let x = a[index], y = b[index]
@@ -141,6 +149,11 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
             }
         }
         return ascii ?? (lhs.lowercased() == rhs.lowercased())
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<bytes.count where bytes[index] >= 0x80 { return false }
+        return true
     }
 }
 

@@ -83,8 +83,12 @@ struct XHTMLFormParser: ~Copyable {
 
     /// Reused for every text run with references, so plain text costs no allocation.
     private var scratch: [UInt8] = []
-    /// The attributes of the tag being read, reused from tag to tag.
+    /// The attributes of the tag being read: the first ``attributeCount`` of the array, whose
+    /// slots are reused from tag to tag. Clearing the array instead goes through the standard
+    /// library's generic range replacement, which under ThreadSanitizer looks its types up at run
+    /// time (taking the runtime's lock for each) on every tag.
     private var attributes: [Attribute] = []
+    private var attributeCount = 0
 
     /// Lends a parser the UTF-8 bytes of `text` in place.
     static func withPage<Result>(
@@ -216,7 +220,7 @@ struct XHTMLFormParser: ~Copyable {
     /// Reads attributes up to and including `>` or `/>` into ``attributes``; returns whether the
     /// tag closed itself. Every value's entity references are checked here, used or not.
     private mutating func readAttributes(tagOffset: Int) throws(XHTMLFormError) -> Bool {
-        attributes.removeAll(keepingCapacity: true)
+        attributeCount = 0
         let count = bytes.count
         while true {
             skipWhitespace()
@@ -275,7 +279,12 @@ struct XHTMLFormParser: ~Copyable {
                     try Self.decodeEntities(bytes, valueRange, into: &scratch)
                 }
             }
-            attributes.append(attribute)
+            if attributeCount < attributes.count {
+                attributes[attributeCount] = attribute
+            } else {
+                attributes.append(attribute)
+            }
+            attributeCount += 1
         }
     }
 
@@ -284,9 +293,13 @@ struct XHTMLFormParser: ~Copyable {
     /// The closures here and below capture only `bytes` and `attributes`, never `self`: a
     /// closure that captured the parser copied all of it on every call.
     private func findAttribute(_ name: StaticString) -> Attribute? {
-        let bytes = bytes, attributes = attributes
+        let bytes = bytes, attributes = attributes, count = attributeCount
         return name.withUTF8Buffer { name in
-            for attribute in attributes where Self.nameEquals(bytes, attribute.name, name) { return attribute }
+            var index = 0
+            while index < count {
+                if Self.nameEquals(bytes, attributes[index].name, name) { return attributes[index] }
+                index += 1
+            }
             return nil
         }
     }
@@ -310,12 +323,13 @@ struct XHTMLFormParser: ~Copyable {
     private func attribute(_ name: StaticString, is value: StaticString) -> Bool {
         guard let attribute = findAttribute(name) else { return false }
         guard !attribute.hasEntity else {
-            return value.withUTF8Buffer { self.value(of: attribute).utf8.elementsEqual($0) }
+            var decoded = self.value(of: attribute)
+            return value.withUTF8Buffer { expected in decoded.withUTF8 { Self.bytesEqual($0, expected) } }
         }
         let range = attribute.value ?? 0..<0
         let bytes = bytes
         return value.withUTF8Buffer { expected in
-            range.count == expected.count && UnsafeBufferPointer(rebasing: bytes[range]).elementsEqual(expected)
+            Self.bytesEqual(UnsafeBufferPointer(rebasing: bytes[range]), expected)
         }
     }
 
@@ -426,13 +440,14 @@ struct XHTMLFormParser: ~Copyable {
         if inputIds != nil {
             guard inputIds!.insert(id).inserted else { throw XHTMLFormError(.duplicateInputId(id)) }
         } else {
-            guard !inputs.contains(where: { $0.id == id }) else { throw XHTMLFormError(.duplicateInputId(id)) }
+            var index = 0
+            while index < inputs.count {
+                guard inputs[index].id != id else { throw XHTMLFormError(.duplicateInputId(id)) }
+                index += 1
+            }
         }
-        let type = Self.nonEmpty(attribute("type")).map { type in
-            type.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
-                ? String(decoding: type.utf8.map(\.asciiLowercased), as: UTF8.self) : type
-        }
-        inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type ?? "text", value: attribute("value")))
+        let type = Self.nonEmpty(attribute("type")).map(Self.asciiLowercased) ?? "text"
+        inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type, value: attribute("value")))
     }
 
     private mutating func handleEndTag(_ name: Range<Int>) {
@@ -529,7 +544,7 @@ struct XHTMLFormParser: ~Copyable {
     /// The character an entity name (between `&` and `;`) stands for, or `nil`.
     private static func entityValue(_ name: UnsafeBufferPointer<UInt8>) -> Unicode.Scalar? {
         func named(_ text: StaticString) -> Bool {
-            text.withUTF8Buffer { name.elementsEqual($0) }
+            text.withUTF8Buffer { Self.bytesEqual(name, $0) }
         }
         if named("amp") { return "&" }
         if named("lt") { return "<" }
@@ -564,6 +579,14 @@ struct XHTMLFormParser: ~Copyable {
         precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
         guard let found = memchr(base + range.lowerBound, Int32(byte), range.count) else { return nil }
         return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+    }
+
+    /// Whether `a` and `b` hold the same bytes: a count and a `memcmp`, never a generic sequence
+    /// comparison.
+    private static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let left = a.baseAddress, let right = b.baseAddress else { return true }
+        return memcmp(left, right, a.count) == 0
     }
 
     private func hasPrefix(_ prefix: StaticString, at offset: Int) -> Bool {
@@ -626,15 +649,30 @@ struct XHTMLFormParser: ~Copyable {
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+        byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")
     }
 
     private static func uppercased(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? byte - 32 : byte
+        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte
+    }
+
+    /// `text` with ASCII capitals lowered; `text` itself when it has none.
+    private static func asciiLowercased(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count, !(bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z")) { index += 1 }
+            guard index < bytes.count else { return nil }
+            return String(unsafeUninitializedCapacity: bytes.count) { output in
+                for offset in 0..<bytes.count { output[offset] = bytes[offset].asciiLowercased }
+                return bytes.count
+            }
+        } ?? text
     }
 
     private static func isBlank(_ text: String) -> Bool {
-        text.utf8.allSatisfy(isWhitespace)
+        for byte in text.utf8 where !isWhitespace(byte) { return false }
+        return true
     }
 
     private static func nonEmpty(_ text: String?) -> String? {
@@ -644,10 +682,10 @@ struct XHTMLFormParser: ~Copyable {
 
     /// The text without leading and trailing XML whitespace.
     private static func trimmed(_ text: [UInt8]) -> String {
-        guard let first = text.firstIndex(where: { !isWhitespace($0) }),
-              let last = text.lastIndex(where: { !isWhitespace($0) })
-        else { return "" }
-        return String(decoding: text[first...last], as: UTF8.self)
+        var first = 0, end = text.count
+        while first < end, isWhitespace(text[first]) { first += 1 }
+        while end > first, isWhitespace(text[end - 1]) { end -= 1 }
+        return text.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[first..<end]), as: UTF8.self) }
     }
 
     /// The text trimmed, with each run of XML whitespace inside it replaced by one space.

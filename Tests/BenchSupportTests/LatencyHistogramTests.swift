@@ -3,18 +3,6 @@ import Foundation
 import IdpPrimitives
 import Testing
 
-/// SplitMix64: a small seeded generator, so the data of every run is the same.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The exact percentile by the same rank rule as the histogram: the ⌈p% · n⌉-th smallest value.
 func exactPercentile(_ sorted: [UInt64], _ p: Double) -> UInt64 {
     if p == 0 { return sorted.first! }
@@ -59,17 +47,18 @@ struct LatencyHistogramTests {
     @Test("percentiles of uniform data are within 0.8% of the exact ones, never below")
     func uniform() async {
         await check {
-            var random = SplitMix64(state: 1)
-            return (0..<100_000).map { _ in UInt64.random(in: 0...5_000_000, using: &random) }
+            var random = SeededRandom(seed: 1)
+            return (0..<100_000).map { _ in UInt64(random.below(5_000_001)) }
         }
     }
 
     @Test("percentiles of long-tailed (log-normal-like) latencies are within 0.8%")
     func longTailed() async {
         await check {
-            var random = SplitMix64(state: 2)
+            var random = SeededRandom(seed: 2)
             return (0..<100_000).map { _ in
-                let normal = (0..<12).reduce(-6.0) { sum, _ in sum + Double.random(in: 0..<1, using: &random) }
+                var normal = -6.0
+                for _ in 0..<12 { normal += random.unit() }   // Irwin–Hall: close to a standard normal
                 return UInt64(exp(11 + 1.5 * normal))   // median ~60 µs, tail to seconds
             }
         }
@@ -98,8 +87,8 @@ struct LatencyHistogramTests {
 
     @Test("merging two halves gives what recording everything into one gives")
     func mergeEqualsWhole() {
-        var random = SplitMix64(state: 3)
-        let values = (0..<20_000).map { _ in UInt64.random(in: 1...1_000_000_000, using: &random) }
+        var random = SeededRandom(seed: 3)
+        let values = (0..<20_000).map { _ in 1 + UInt64(random.below(1_000_000_000)) }
         var whole = LatencyHistogram(), first = LatencyHistogram(), second = LatencyHistogram()
         for value in values { whole.record(value) }
         for value in values.prefix(7_000) { first.record(value) }

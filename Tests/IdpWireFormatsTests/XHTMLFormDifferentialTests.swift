@@ -88,10 +88,10 @@ struct XHTMLFormDifferentialTests {
             let alphabet = Array("<>/=\"'&;# \n!-?[]abcdefinoprstuxADFIT0189é".utf8)
             return (0..<Self.corpusSize).map { round in
                 var bytes = Array(Self.pages[round % Self.pages.count].utf8)
-                for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                    let index = Int.random(in: 0...bytes.count, using: &generator)
-                    let byte = alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
-                    switch Int.random(in: 0..<3, using: &generator) {
+                for _ in 0..<(1 + generator.below(4)) {
+                    let index = generator.below(bytes.count + 1)
+                    let byte = alphabet[generator.below(alphabet.count)]
+                    switch generator.below(3) {
                     case 0 where index < bytes.count: bytes.remove(at: index)
                     case 1 where index < bytes.count: bytes[index] = byte
                     default: bytes.insert(byte, at: index)
@@ -107,15 +107,19 @@ struct XHTMLFormDifferentialTests {
     func soup() async {
         let differences = await Self.differences {
             var generator = SeededRandom(seed: 1212)
+            let fragments = Self.fragments
             return (0..<Self.corpusSize).map { round in
                 var text = ""
                 if round % 3 == 0 {
-                    let bytes = (0..<Int.random(in: 0...200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                    text = String(decoding: bytes, as: UTF8.self)
+                    let count = generator.below(201)
+                    text = String(unsafeUninitializedCapacity: count) { bytes in
+                        for index in 0..<count { bytes[index] = UInt8(truncatingIfNeeded: generator.next()) }
+                        return count
+                    }
                 } else {
                     if round % 3 == 1 { text = "<form action=\"/a\">" }
-                    for _ in 0..<Int.random(in: 0...60, using: &generator) {
-                        text += Self.fragments[Int.random(in: 0..<Self.fragments.count, using: &generator)]
+                    for _ in 0..<generator.below(61) {
+                        text += fragments[generator.below(fragments.count)]
                     }
                     if round % 3 == 1 { text += "</form>" }
                 }
