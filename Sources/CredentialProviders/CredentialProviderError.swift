@@ -50,7 +50,7 @@ extension IdpSdkProvideCredentialsResult {
         let ids = data.inputFieldIds
         // Every stored key is asked and there are as many keys as ids: then the two sets are equal
         // (ids cannot repeat, or some id would have no key).
-        if values.count == ids.count, values.keys.allSatisfy(ids.contains) {
+        if values.count == ids.count, Self.asksEveryKey(ids, of: values) {
             return .init(credentials: values)
         }
         var credentials: [String: String] = [:]
@@ -62,6 +62,17 @@ extension IdpSdkProvideCredentialsResult {
             credentials[id] = value
         }
         return .init(credentials: credentials)
+    }
+
+    /// Whether every key of `values` is among `ids`. A plain loop: under ThreadSanitizer the
+    /// generic `allSatisfy` and `contains` look their types up at run time, taking a lock.
+    private static func asksEveryKey(_ ids: [String], of values: [String: String]) -> Bool {
+        for key in values.keys {
+            var found = false
+            for index in 0..<ids.count where ids[index] == key { found = true; break }
+            if !found { return false }
+        }
+        return true
     }
 }
 

@@ -78,7 +78,10 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
 
         init(inputFields: [IdpSdkInputField], flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
              clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
-            self.inputFieldIds = inputFields.map(\.id)
+            var ids: [String] = []
+            ids.reserveCapacity(inputFields.count)
+            for index in 0..<inputFields.count { ids.append(inputFields[index].id) }
+            self.inputFieldIds = ids
             self.inputFields = inputFields
             self.flowId = flowId
             self.step = step

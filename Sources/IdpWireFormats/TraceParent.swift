@@ -196,7 +196,8 @@ extension TraceParent {
     /// traceparent. What flows are correlated by across the SDK, the IDP's audit log and providers.
     package static func traceId(of header: String) -> String? {
         if isCanonicalVersion00(header) {
-            return String(decoding: header.utf8.dropFirst(traceIdRange.lowerBound).prefix(traceIdRange.count), as: UTF8.self)
+            var header = header
+            return header.withUTF8 { String(decoding: UnsafeBufferPointer(rebasing: $0[traceIdRange]), as: UTF8.self) }
         }
         return (try? TraceParent(parsing: header))?.traceId
     }

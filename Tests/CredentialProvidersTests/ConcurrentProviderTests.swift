@@ -166,9 +166,11 @@ struct StripedProviderTests {
         let provider = StaticCredentials(values("alice", 3))
         let wrong = LockedValue(0)
         await onOSThreads(8) { _ in
+            let all = ask(asked, userId: "alice"), pin = ask(["pin"], userId: "alice")
+            let allExpected = values("alice", 3), pinExpected = ["pin": "pin-alice-3"]
             for _ in 0..<1_000 {
-                if provider.provideCredentials(ask(asked, userId: "alice")).credentials != values("alice", 3) { wrong.withLock { $0 += 1 } }
-                if provider.provideCredentials(ask(["pin"], userId: "alice")).credentials != ["pin": "pin-alice-3"] { wrong.withLock { $0 += 1 } }
+                if provider.provideCredentials(all).credentials != allExpected { wrong.withLock { $0 += 1 } }
+                if provider.provideCredentials(pin).credentials != pinExpected { wrong.withLock { $0 += 1 } }
             }
         }
         #expect(wrong.withLock { $0 } == 0)

@@ -65,6 +65,14 @@ struct ReferenceXHTMLFormParser {
         var hasEntity: Bool
     }
 
+    /// The first index of `byte` in `range` of `bytes`. A plain loop: a slice's generic
+    /// `firstIndex(of:)` looks its types up at run time, which under ThreadSanitizer takes a lock
+    /// on every call.
+    private static func find(_ byte: UInt8, in bytes: [UInt8], _ range: Range<Int>) -> Int? {
+        for index in range where bytes[index] == byte { return index }
+        return nil
+    }
+
     private static let titleTag = Array("title".utf8)
     private static let labelTag = Array("label".utf8)
     private static let formTag = Array("form".utf8)
@@ -133,9 +141,9 @@ struct ReferenceXHTMLFormParser {
                 try parseMarkup()
             } else {
                 let start = position
-                position = bytes[start...].firstIndex(of: UInt8(ascii: "<")) ?? bytes.count
+                position = Self.find(UInt8(ascii: "<"), in: bytes, start..<bytes.count) ?? bytes.count
                 let capturing = titleCapture != nil || labelCapture != nil || errorCapture != nil
-                if bytes[start..<position].contains(UInt8(ascii: "&")) {
+                if Self.find(UInt8(ascii: "&"), in: bytes, start..<position) != nil {
                     // Decoded even when nothing captures it: a malformed reference is an error
                     // wherever it is.
                     scratch.removeAll(keepingCapacity: true)
@@ -224,7 +232,7 @@ struct ReferenceXHTMLFormParser {
                 let quote = bytes[position]
                 let valueRange: Range<Int>
                 if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
-                    guard let close = bytes[(position + 1)...].firstIndex(of: quote) else {
+                    guard let close = Self.find(quote, in: bytes, (position + 1)..<bytes.count) else {
                         throw XHTMLFormError(.malformedTag(offset: tagOffset))
                     }
                     valueRange = (position + 1)..<close
@@ -241,7 +249,7 @@ struct ReferenceXHTMLFormParser {
                     valueRange = valueStart..<position
                 }
                 attribute.value = valueRange
-                if bytes[valueRange].contains(UInt8(ascii: "&")) {
+                if Self.find(UInt8(ascii: "&"), in: bytes, valueRange) != nil {
                     attribute.hasEntity = true
                     scratch.removeAll(keepingCapacity: true)
                     try Self.decodeEntities(bytes, valueRange, into: &scratch)
@@ -404,7 +412,7 @@ struct ReferenceXHTMLFormParser {
         var index = range.lowerBound
         while index < range.upperBound {
             // Plain text up to the next reference goes over in one copy.
-            let ampersand = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: "&")) ?? range.upperBound
+            let ampersand = Self.find(UInt8(ascii: "&"), in: bytes, index..<range.upperBound) ?? range.upperBound
             if ampersand > index {
                 output.append(contentsOf: bytes[index..<ampersand])
                 index = ampersand
