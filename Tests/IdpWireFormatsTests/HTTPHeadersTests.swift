@@ -34,4 +34,16 @@ struct HTTPHeadersTests {
         #expect(headers["X-Trace"] == nil)
         #expect(headers == ["content-type": "application/json"])
     }
+
+    @Test("remove drops every field of the name, wherever it is, and keeps the others in their order")
+    func removeKeepsOrder() {
+        var headers = HTTPHeaders()
+        for (name, value) in [("A", "1"), ("X", "2"), ("B", "3"), ("x", "4"), ("C", "5"), ("X", "6")] { headers.add(name, value) }
+        headers.remove("x")
+        #expect(headers == ["A": "1", "B": "3", "C": "5"])
+        headers.remove("absent")
+        #expect(headers == ["A": "1", "B": "3", "C": "5"])
+        headers.remove("a")
+        #expect(headers == ["B": "3", "C": "5"])
+    }
 }
