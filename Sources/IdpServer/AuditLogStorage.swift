@@ -16,7 +16,11 @@ struct AuditOrderKey: Comparable, Sendable {
     var sequence: UInt64
 
     static func < (lhs: AuditOrderKey, rhs: AuditOrderKey) -> Bool {
-        (lhs.uptime, lhs.shard, lhs.sequence) < (rhs.uptime, rhs.shard, rhs.sequence)
+        // Field by field rather than as tuples: a generic tuple comparison looks the tuple's type
+        // up at run time, which under ThreadSanitizer takes a lock on every call.
+        if lhs.uptime != rhs.uptime { return lhs.uptime < rhs.uptime }
+        if lhs.shard != rhs.shard { return lhs.shard < rhs.shard }
+        return lhs.sequence < rhs.sequence
     }
 }
 
