@@ -109,21 +109,11 @@ struct XHTMLFormDifferentialTests {
             var generator = SeededRandom(seed: 1212)
             let fragments = Self.fragments
             return (0..<Self.corpusSize).map { round in
-                var text = ""
-                if round % 3 == 0 {
-                    let count = generator.below(201)
-                    text = String(unsafeUninitializedCapacity: count) { bytes in
-                        for index in 0..<count { bytes[index] = UInt8(truncatingIfNeeded: generator.next()) }
-                        return count
-                    }
-                } else {
-                    if round % 3 == 1 { text = "<form action=\"/a\">" }
-                    for _ in 0..<generator.below(61) {
-                        text += fragments[generator.below(fragments.count)]
-                    }
-                    if round % 3 == 1 { text += "</form>" }
+                switch round % 3 {
+                case 0: return generator.randomBytesText(upTo: 200)
+                case 1: return "<form action=\"/a\">" + generator.soup(of: fragments, upTo: 60) + "</form>"
+                default: return generator.soup(of: fragments, upTo: 60)
                 }
-                return text
             }
         }
         #expect(differences.isEmpty, "\(differences.prefix(5))")

@@ -267,18 +267,7 @@ struct XHTMLFormTests {
             var parsed = 0
             var broken: [String] = []
             for round in 0..<3000 {
-                var text = ""
-                if round % 2 == 0 {
-                    let count = generator.below(201)
-                    text = String(unsafeUninitializedCapacity: count) { bytes in
-                        for index in 0..<count { bytes[index] = UInt8(truncatingIfNeeded: generator.next()) }
-                        return count
-                    }
-                } else {
-                    for _ in 0..<generator.below(61) {
-                        text += fragments[generator.below(fragments.count)]
-                    }
-                }
+                let text = round % 2 == 0 ? generator.randomBytesText(upTo: 200) : generator.soup(of: fragments, upTo: 60)
                 let first = Result { () throws(XHTMLFormError) in try XHTMLForm.parse(text) }
                 let second = Result { () throws(XHTMLFormError) in try XHTMLForm.parse(text) }
                 if first != second { broken.append("not deterministic: \(text.debugDescription)") }
