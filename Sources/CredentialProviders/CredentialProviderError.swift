@@ -67,10 +67,9 @@ extension IdpSdkProvideCredentialsResult {
     /// Whether every key of `values` is among `ids`. A plain loop: under ThreadSanitizer the
     /// generic `allSatisfy` and `contains` look their types up at run time, taking a lock.
     private static func asksEveryKey(_ ids: [String], of values: [String: String]) -> Bool {
-        for key in values.keys {
-            var found = false
-            for index in 0..<ids.count where ids[index] == key { found = true; break }
-            if !found { return false }
+        keys: for key in values.keys {
+            for index in 0..<ids.count where ids[index] == key { continue keys }
+            return false
         }
         return true
     }

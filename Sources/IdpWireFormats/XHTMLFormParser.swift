@@ -416,7 +416,7 @@ struct XHTMLFormParser: ~Copyable {
                 }
                 self.action = action
                 if let method = attribute("method"), !Self.isBlank(method) {
-                    self.method = String(decoding: method.utf8.map(Self.uppercased), as: UTF8.self)
+                    self.method = Self.mapBytes(method, Self.uppercased)
                 }
                 formState = opensContent ? .open(depth: 1) : .closed
             case .open(let depth):
@@ -446,7 +446,7 @@ struct XHTMLFormParser: ~Copyable {
                 index += 1
             }
         }
-        let type = Self.nonEmpty(attribute("type")).map(Self.asciiLowercased) ?? "text"
+        let type = Self.nonEmpty(attribute("type")).map { Self.mapBytes($0, \.asciiLowercased) } ?? "text"
         inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type, value: attribute("value")))
     }
 
@@ -649,22 +649,23 @@ struct XHTMLFormParser: ~Copyable {
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
-        byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
     }
 
     private static func uppercased(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? byte - 32 : byte
     }
 
-    /// `text` with ASCII capitals lowered; `text` itself when it has none.
-    private static func asciiLowercased(_ text: String) -> String {
+    /// `text` with `transform` applied to each byte (an ASCII case change), by index; `text`
+    /// itself when no byte changes.
+    private static func mapBytes(_ text: String, _ transform: (UInt8) -> UInt8) -> String {
         var text = text
         return text.withUTF8 { bytes in
             var index = 0
-            while index < bytes.count, !(bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z")) { index += 1 }
+            while index < bytes.count, transform(bytes[index]) == bytes[index] { index += 1 }
             guard index < bytes.count else { return nil }
             return String(unsafeUninitializedCapacity: bytes.count) { output in
-                for offset in 0..<bytes.count { output[offset] = bytes[offset].asciiLowercased }
+                for offset in 0..<bytes.count { output[offset] = transform(bytes[offset]) }
                 return bytes.count
             }
         } ?? text
