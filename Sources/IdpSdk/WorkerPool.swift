@@ -70,17 +70,32 @@ final class WorkerPool: Sendable {
     /// The queue's length, stored under the lock whenever it changes; read without it only by a
     /// spinning thread, as a hint to take the lock.
     private let queuedHintStorage = Atomic<Int>(0)
+    /// Where this pool shows that one of its threads spins for a job (1 while it watches, else
+    /// 0): cell `spinnerCell` of a ``WorkerPools``'s board, on a line of its own, so that a
+    /// submit from outside the pools can hand its job to a spinner instead of waking a thread.
+    /// `nil` for a pool on its own.
+    private let spinnerBoard: SpacedAtomics?
+    private let spinnerCell: Int
 
     /// Jobs queued, read without the lock (a hint: it may be stale by the time it is used).
     var queuedHint: Int { queuedHintStorage.load(ordering: .relaxed) }
 
+    /// The cores the spin gate weighs the process's CPU time against.
+    var spinGateCores: Int { state.withLock { $0.gate.cores } }
+
     /// The pool's bounds, for its state's decisions.
     private var limits: State.Limits { State.Limits(concurrency: concurrency, maximumThreads: maximumThreads) }
 
+    /// - Parameters:
+    ///   - spinGate: Decides whether a thread may spin; by default one over `concurrency` cores.
+    ///   - spinnerBoard: Where the pool shows a spinning thread (cell `spinnerCell`); `nil`: nowhere.
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
          concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil,
-         spinSleepMicroseconds: UInt32? = nil) {
+         spinSleepMicroseconds: UInt32? = nil, spinnerBoard: SpacedAtomics? = nil, spinnerCell: Int = 0) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
+        precondition(spinnerBoard.map { spinnerCell >= 0 && spinnerCell < $0.count } ?? true, "WorkerPool's spinner cell is not on its board")
+        self.spinnerBoard = spinnerBoard
+        self.spinnerCell = spinnerCell
         self.maximumThreads = maximumThreads
         self.concurrency = max(1, concurrency)
         self.keepAlive = max(.milliseconds(1), keepAlive)
@@ -209,7 +224,14 @@ final class WorkerPool: Sendable {
             case .spin:
                 mayStillSpin = false
                 let reading = SpinGate.Reading.now()
-                let spent = state.withLock { $0.gate.allowsSpin(reading) } ? spinForJob() : 0
+                var spent: UInt64 = 0
+                if state.withLock({ $0.gate.allowsSpin(reading) }) {
+                    // Shown on the board only while it watches: a submit that reads a stale 1
+                    // finds no spinner under the lock and wakes or starts a thread as usual.
+                    spinnerBoard?.add(1, at: spinnerCell)
+                    spent = spinForJob()
+                    spinnerBoard?.add(-1, at: spinnerCell)
+                }
                 state.withLock { state in
                     state.spinning -= 1
                     state.gate.spent(spent)

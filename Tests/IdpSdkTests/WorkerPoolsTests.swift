@@ -23,6 +23,38 @@ struct WorkerPoolsTests {
         #expect(Self.pools(cores: 16).count == 8)
     }
 
+    @Test("every pool's spin gate weighs the process's CPU time against all the cores the pools serve")
+    func spinGatesSeeEveryCore() {
+        for cores in [2, 4, 16] {
+            let pools = Self.pools(cores: cores)
+            #expect(pools.pools.allSatisfy { $0.spinGateCores == cores }, "\(cores) cores: \(pools.pools.map(\.spinGateCores))")
+        }
+    }
+
+    @Test("a job submitted from outside the pools goes to a pool whose thread spins, not to one whose thread it would wake")
+    func outsideJobsGoToASpinner() async {
+        // Given two pools whose threads spin once, for minutes, when they first run out of work
+        let pools = WorkerPools(maximumThreads: 4, keepAlive: WorkerPoolTests.keepsThreads, cores: 4, spin: .seconds(300),
+                                spinGate: SpinGate(cores: 4, busyShare: 0, interval: .nanoseconds(1)), spinSleepMicroseconds: 200)
+        let ranOn = LockedValue<[Int: UInt]>([:])
+        let own = await OSThreads.run { () -> Int in
+            // and the other pool than the submitting thread's own (by its stripe) spinning
+            let own = ThreadStripe.current % 2, other = 1 - own
+            pools.pools[other].submit { ranOn.withLock { $0[1] = Self.currentPool } }
+            let deadline = ContinuousClock.now + .seconds(600)
+            while !pools.showsSpinner(other) && ContinuousClock.now < deadline { usleep(100) }
+            // When this thread submits a job
+            pools.submit { ranOn.withLock { $0[2] = Self.currentPool } }
+            return own
+        }
+        // Then the spinning thread runs it, and the submitting thread's own pool starts no thread
+        #expect(await eventuallyOnOSThread { ranOn.withLock { $0.count } == 2 })
+        let seen = ranOn.withLock { $0 }
+        #expect(seen[1] != nil && seen[1] == seen[2], "\(seen)")
+        #expect(pools.pools[own].statistics.started == 0)
+        #expect(pools.statistics.started == 1)
+    }
+
     @Test("a job submitted from a pool thread runs on that thread's pool")
     func jobsStayInTheirPool() async {
         let pools = Self.pools(cores: 16)
