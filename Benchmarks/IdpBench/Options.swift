@@ -90,7 +90,8 @@ struct Options: Sendable {
                            how long an idle SDK thread lives in flows/contention, ms, at
                            least 1 (default: the SDK's own, 2000)
       --cores-per-pool N   cores per SDK worker pool (its own lock, queue and threads) in
-                           flows/contention, at least 1 (default: the SDK's own, 2)
+                           flows/contention on more than 3 cores, at least 1 (default: the
+                           SDK's own, 1; up to 3 cores one pool serves them all)
       --rate N             open-loop arrivals per second (default: half the lowest closed-loop
                            login throughput with more than one flow in flight)
       --parked N           flows parked in the memory section (default 100000)

@@ -74,8 +74,8 @@ public final class IdpSdkService: Sendable {
         package var controller: (any ExecutionController)?
         /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
-        /// Cores per worker pool (each pool has its own lock, queue and threads): 2, or what
-        /// `idp-bench --cores-per-pool` measures.
+        /// Cores per worker pool above three cores (each pool has its own lock, queue and
+        /// threads): 1, or what `idp-bench --cores-per-pool` measures.
         package var coresPerWorkerPool = WorkerPools.coresPerPool
 
         /// A configuration; every parameter has a default.

@@ -464,8 +464,9 @@ struct JobQueue: Sendable {
 
     mutating func popFirst() -> WorkerPool.Job? {
         guard head < items.count else { return nil }
-        let job = items[head]
-        items[head] = nil
+        // Moved out, not copied: no reference count of the job (made on another thread) is
+        // touched while the pool's lock is held.
+        let job = items[head].take()
         head += 1
         if head == items.count {
             items.removeAll(keepingCapacity: true)

@@ -1,9 +1,11 @@
 import Foundation
 import IdpPrimitives
 
-/// An ``IdpSdkService``'s SDK threads: one ``WorkerPool`` per two cores, each with its own lock,
-/// queue and threads, so that on a many-core machine the flows' hand-offs do not all meet on one
-/// lock. On up to three cores it is one pool, exactly as a ``WorkerPool`` alone.
+/// An ``IdpSdkService``'s SDK threads: one ``WorkerPool`` per core, each with its own lock, queue
+/// and threads, so that on a many-core machine the flows' hand-offs do not all meet on one lock.
+/// On up to three cores it is one pool, exactly as a ``WorkerPool`` alone: there, two pools of one
+/// core each leave a job queued behind a busy thread while the other core idles, and activations
+/// lose a tenth or more of their throughput.
 ///
 /// A job submitted from a pool thread goes to that thread's own pool (a flow's steps stay where
 /// they started, and the pool's count of threads running non-blocking code stays its own); from
@@ -17,8 +19,10 @@ import IdpPrimitives
 /// Every pool's spin gate weighs the process's CPU time against all the cores the pools serve, not
 /// its own share of them: the process's CPU time is the whole process's.
 final class WorkerPools: Sendable {
-    /// Cores per pool, by default.
-    package static let coresPerPool = 2
+    /// Cores per pool above three cores, by default.
+    package static let coresPerPool = 1
+    /// Up to this many cores, one pool serves them all.
+    package static let singlePoolCores = 3
     let pools: [WorkerPool]
     /// One cell per pool, each on lines of its own: 1 while one of that pool's threads spins for a
     /// job. Written only when a spin starts or ends (when a core is idle); read by submits from
@@ -28,14 +32,15 @@ final class WorkerPools: Sendable {
     /// - Parameters:
     ///   - maximumThreads: The most threads of all pools together (each gets its share, at least 1).
     ///   - keepAlive: How long an idle thread waits for work before it exits.
-    ///   - cores: The cores to serve; one pool per `coresPerPool` of them.
+    ///   - cores: The cores to serve; one pool per `coresPerPool` of them, one pool in all up to
+    ///     ``singlePoolCores``.
     ///   - coresPerPool: Cores per pool; ``coresPerPool`` by default.
     ///   - spin: How long a thread out of work watches for the next job.
     ///   - spinGate: Each pool's spin gate; by default one over all `cores`.
     ///   - spinSleepMicroseconds: See ``WorkerPool``; `nil` (yield the core) by default.
     init(maximumThreads: Int, keepAlive: Duration, cores: Int = ProcessInfo.processInfo.activeProcessorCount,
          coresPerPool: Int = WorkerPools.coresPerPool, spin: Duration, spinGate: SpinGate? = nil, spinSleepMicroseconds: UInt32? = nil) {
-        let count = max(1, cores / max(1, coresPerPool))
+        let count = cores <= Self.singlePoolCores ? 1 : max(1, cores / max(1, coresPerPool))
         let threads = max(1, (maximumThreads + count - 1) / count)
         let concurrency = max(1, (max(1, cores) + count - 1) / count)
         let gate = spinGate ?? SpinGate(cores: max(1, cores))

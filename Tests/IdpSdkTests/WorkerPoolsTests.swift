@@ -5,22 +5,24 @@ import IdpPrimitives
 import Testing
 import TestSupport
 
-@Suite("The SDK's worker pools: one per two cores")
+@Suite("The SDK's worker pools: one per core above three cores")
 struct WorkerPoolsTests {
-    static func pools(cores: Int, maximumThreads: Int = 64) -> WorkerPools {
-        WorkerPools(maximumThreads: maximumThreads, keepAlive: WorkerPoolTests.keepsThreads, cores: cores, spin: .zero)
+    static func pools(cores: Int, maximumThreads: Int = 64, coresPerPool: Int = WorkerPools.coresPerPool) -> WorkerPools {
+        WorkerPools(maximumThreads: maximumThreads, keepAlive: WorkerPoolTests.keepsThreads, cores: cores, coresPerPool: coresPerPool, spin: .zero)
     }
 
     /// The pool the calling pool thread belongs to, as a number.
     static var currentPool: UInt { UInt(bitPattern: PoolThread.current?.pool) }
 
-    @Test("one pool up to three cores, one per two cores above")
+    @Test("one pool up to three cores, one per core above")
     func poolCount() {
         #expect(Self.pools(cores: 1).count == 1)
+        #expect(Self.pools(cores: 2).count == 1)
         #expect(Self.pools(cores: 3).count == 1)
-        #expect(Self.pools(cores: 4).count == 2)
-        #expect(Self.pools(cores: 8).count == 4)
-        #expect(Self.pools(cores: 16).count == 8)
+        #expect(Self.pools(cores: 4).count == 4)
+        #expect(Self.pools(cores: 16).count == 16)
+        #expect(Self.pools(cores: 16, coresPerPool: 2).count == 8)
+        #expect(Self.pools(cores: 2, coresPerPool: 1).count == 1)
     }
 
     @Test("every pool's spin gate weighs the process's CPU time against all the cores the pools serve")
@@ -34,7 +36,7 @@ struct WorkerPoolsTests {
     @Test("a job submitted from outside the pools goes to a pool whose thread spins, not to one whose thread it would wake")
     func outsideJobsGoToASpinner() async {
         // Given two pools whose threads spin once, for minutes, when they first run out of work
-        let pools = WorkerPools(maximumThreads: 4, keepAlive: WorkerPoolTests.keepsThreads, cores: 4, spin: .seconds(300),
+        let pools = WorkerPools(maximumThreads: 4, keepAlive: WorkerPoolTests.keepsThreads, cores: 4, coresPerPool: 2, spin: .seconds(300),
                                 spinGate: SpinGate(cores: 4, busyShare: 0, interval: .nanoseconds(1)), spinSleepMicroseconds: 200)
         let ranOn = LockedValue<[Int: UInt]>([:])
         let own = await OSThreads.run { () -> Int in
@@ -75,7 +77,7 @@ struct WorkerPoolsTests {
     @Test("a pool with a job queued hands the next job to a pool with none, which runs it while the first pool stays blocked")
     func queuedPoolHandsOver() async {
         // Given two pools of one thread each, and a submitting OS thread (one stripe, so one pool)
-        let pools = Self.pools(cores: 8, maximumThreads: 2)
+        let pools = Self.pools(cores: 8, maximumThreads: 2, coresPerPool: 4)
         let gate = Gate()
         let ranBeside = Gate()
         let ranOn = LockedValue<[Int: UInt]>([:])
