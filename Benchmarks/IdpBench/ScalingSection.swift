@@ -35,8 +35,9 @@ enum Affinity {
     static let restartedMarker = "IDP_BENCH_PINNED"
 
     /// Pins this process to `cpus` and runs this program again in it, with the same arguments:
-    /// the mask survives `exec`, so what the new run sizes from the cores when it starts (the Swift
-    /// concurrency pool, the SDK's worker pools, striped counters) is sized for `cpus`. Returns
+    /// the mask survives `exec`, so what the new run sizes from the cores when it starts (the SDK's
+    /// worker pools, the IDP's shards, the thread stripes: ``Processors/available``) is sized for
+    /// `cpus`. Returns
     /// at once in the run it started (``restartedMarker`` is set there).
     /// - Throws: ``BenchFailure`` when pinning or running the program again failed.
     static func pinAndRestart(to cpus: [Int]) throws(BenchFailure) {

@@ -56,7 +56,7 @@ func currentMachine() -> Machine {
     let swift = "6.0"
     #endif
     let date = ISO8601DateFormatter().string(from: Date())
-    return Machine(cores: ProcessInfo.processInfo.activeProcessorCount, os: ProcessInfo.processInfo.operatingSystemVersionString,
+    return Machine(cores: Processors.available, os: ProcessInfo.processInfo.operatingSystemVersionString,
                    swift: swift, date: date, cpu: Machine.processorModel())
 }
 

@@ -73,7 +73,7 @@ public enum ProviderBenchmark {
         try await contenders.verify()
 
         var report = BenchReport(
-            machine: Machine(cores: ProcessInfo.processInfo.activeProcessorCount, os: ProcessInfo.processInfo.operatingSystemVersionString,
+            machine: Machine(cores: Processors.available, os: ProcessInfo.processInfo.operatingSystemVersionString,
                              swift: "6", date: ISO8601DateFormatter().string(from: Date())),
             settings: Settings(secondsPerCell: configuration.secondsPerCell, latencyMs: configuration.latency.timeInterval * 1e3,
                                seed: configuration.seed, sections: ["providers", "flows"], threads: configuration.threads,

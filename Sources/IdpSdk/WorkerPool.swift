@@ -90,7 +90,7 @@ final class WorkerPool: Sendable {
     ///   - spinGate: Decides whether a thread may spin; by default one over `concurrency` cores.
     ///   - spinnerBoard: Where the pool shows a spinning thread (cell `spinnerCell`); `nil`: nowhere.
     init(maximumThreads: Int, keepAlive: Duration, stackSize: Int = 4 << 20,
-         concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, spin: Duration = .zero, spinGate: SpinGate? = nil,
+         concurrency: Int = Processors.available, spin: Duration = .zero, spinGate: SpinGate? = nil,
          spinSleepMicroseconds: UInt32? = nil, spinnerBoard: SpacedAtomics? = nil, spinnerCell: Int = 0) {
         precondition(maximumThreads > 0, "WorkerPool needs at least one thread")
         precondition(spinnerBoard.map { spinnerCell >= 0 && spinnerCell < $0.count } ?? true, "WorkerPool's spinner cell is not on its board")

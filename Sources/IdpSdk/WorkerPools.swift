@@ -38,7 +38,7 @@ final class WorkerPools: Sendable {
     ///   - spin: How long a thread out of work watches for the next job.
     ///   - spinGate: Each pool's spin gate; by default one over all `cores`.
     ///   - spinSleepMicroseconds: See ``WorkerPool``; `nil` (yield the core) by default.
-    init(maximumThreads: Int, keepAlive: Duration, cores: Int = ProcessInfo.processInfo.activeProcessorCount,
+    init(maximumThreads: Int, keepAlive: Duration, cores: Int = Processors.available,
          coresPerPool: Int = WorkerPools.coresPerPool, spin: Duration, spinGate: SpinGate? = nil, spinSleepMicroseconds: UInt32? = nil) {
         let count = cores <= Self.singlePoolCores ? 1 : max(1, cores / max(1, coresPerPool))
         let threads = max(1, (maximumThreads + count - 1) / count)

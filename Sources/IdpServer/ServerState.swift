@@ -58,7 +58,7 @@ struct ServerState: Sendable {
         return count
     }
 
-    init(shardCount: Int = ServerState.shardCount(cores: ProcessInfo.processInfo.activeProcessorCount)) {
+    init(shardCount: Int = ServerState.shardCount(cores: Processors.available)) {
         precondition(shardCount > 0 && shardCount & (shardCount - 1) == 0 && shardCount <= ShardRouting.routes,
                      "a power of two up to \(ShardRouting.routes) shards")
         self.shardCount = shardCount

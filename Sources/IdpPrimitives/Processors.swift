@@ -1,0 +1,41 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How many processors this process may run on: what the SDK's worker pools, the IDP's shards and
+/// the thread stripes are sized from.
+///
+/// `ProcessInfo.activeProcessorCount` counts the machine's processors, whatever CPU set the
+/// process was started in (`taskset`, a container's cpuset): a process pinned to 2 of 16 CPUs
+/// would size itself for 16. On Linux this is the number of CPUs in the process's affinity mask
+/// (`sched_getaffinity`), and never more than `activeProcessorCount` (which follows a container's
+/// CPU quota); elsewhere `activeProcessorCount`.
+package enum Processors {
+    /// The count when the process first asked: sizes chosen at start stay as they were chosen.
+    package static let available: Int = allowedNow()
+
+    /// The processors the calling thread may run on now, at least 1.
+    package static func allowedNow() -> Int {
+        let active = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        #if os(Linux)
+        var mask = cpu_set_t()
+        guard let getAffinity, getAffinity(0, MemoryLayout<cpu_set_t>.size, &mask) == 0 else { return active }
+        let allowed = withUnsafeBytes(of: &mask) { bytes in
+            var count = 0
+            for index in 0..<bytes.count { count += bytes[index].nonzeroBitCount }
+            return count
+        }
+        return max(1, min(active, allowed))
+        #else
+        return active
+        #endif
+    }
+
+    #if os(Linux)
+    private typealias GetAffinity = @convention(c) (pid_t, Int, UnsafeMutablePointer<cpu_set_t>) -> Int32
+
+    /// glibc's `sched_getaffinity`, looked up at run time: the Glibc module does not import it.
+    private static let getAffinity: GetAffinity? = dlsym(nil, "sched_getaffinity").map { unsafeBitCast($0, to: GetAffinity.self) }
+    #endif
+}
