@@ -420,20 +420,45 @@ private func check(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
 }
 
 /// Runs the contention section: closed-loop logins at the highest in-flight level with every
-/// labelled lock profiled: contention, and hold times.
-func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [ContentionRow] {
+/// labelled lock profiled: contention, hold times, and the kernel's preemptions of the process's
+/// threads over the same run (``PreemptionRecord``).
+func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> (rows: [ContentionRow], preemption: PreemptionRecord) {
     let level = options.inFlight.max() ?? 256
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
     LockProfiler.start()
+    let before = ProcessUsage.now()
     let (cell, _, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
+    let after = ProcessUsage.now()
     let figures = LockProfiler.stop()
     try check(cell, "contention run at \(level) in flight")
     // Every login the loop ran took its locks while the profiler was on, in the window or not.
     let logins = Double(max(1, cell.flowsRun))
-    return figures.map {
+    let longHold = UInt64(HoldTimeTargets.maxUs * 1e3)
+    let rows = figures.map {
         ContentionRow(lock: $0.label, acquisitions: $0.acquisitions, contended: $0.contended, contendedShare: $0.contendedShare,
                       waitMs: Double($0.waitNanoseconds) / 1e6, perLogin: Double($0.acquisitions) / logins,
                       holdP50Us: Double($0.holds.p50Nanoseconds) / 1e3, holdP99Us: Double($0.holds.p99Nanoseconds) / 1e3,
-                      holdMaxUs: Double($0.holds.maxNanoseconds) / 1e3)
+                      holdMaxUs: Double($0.holds.maxNanoseconds) / 1e3, longHolds: $0.holds.count(atLeast: longHold),
+                      shortHoldMs: Double($0.holds.totalNanoseconds(below: longHold)) / 1e6)
+    }
+    let preemption = PreemptionRecord(rows: rows, involuntarySwitches: after.involuntarySwitches &- before.involuntarySwitches,
+                                      cpuMs: Double(after.cpuNanoseconds &- before.cpuNanoseconds) / 1e6)
+    return (rows, preemption)
+}
+
+/// The process's CPU time and involuntary context switches so far (`getrusage`, every thread).
+struct ProcessUsage {
+    var cpuNanoseconds: UInt64
+    var involuntarySwitches: UInt64
+
+    static func now() -> ProcessUsage {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        func nanoseconds(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_usec) &* 1_000 }
+        return ProcessUsage(cpuNanoseconds: nanoseconds(usage.ru_utime) &+ nanoseconds(usage.ru_stime), involuntarySwitches: UInt64(usage.ru_nivcsw))
     }
 }

@@ -30,6 +30,9 @@ public struct BenchReport: Codable, Sendable, Equatable {
     /// A lone login's p50 split into the IDP's work, the hand-back and the engine's share; `nil`
     /// when the flows section did not measure it and in older reports.
     package var loneLoginSplit: LoneLoginSplit?
+    /// What the kernel did to the process's threads during the contention run, beside the
+    /// profiler's long holds; `nil` when the section did not run and in older reports.
+    package var preemption: PreemptionRecord?
 
     /// A report of a run.
     /// - Parameters:
@@ -43,9 +46,10 @@ public struct BenchReport: Codable, Sendable, Equatable {
     ///   - targets: The evaluated targets.
     ///   - scaling: The scaling section's rows.
     ///   - loneLoginSplit: The lone login's p50 in measured parts.
+    ///   - preemption: The kernel's preemptions during the contention run.
     package init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
                 contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = [], scaling: [ScalingRow] = [],
-                loneLoginSplit: LoneLoginSplit? = nil) {
+                loneLoginSplit: LoneLoginSplit? = nil, preemption: PreemptionRecord? = nil) {
         self.machine = machine
         self.settings = settings
         self.providers = providers
@@ -56,14 +60,16 @@ public struct BenchReport: Codable, Sendable, Equatable {
         self.targets = targets
         self.scaling = scaling
         self.loneLoginSplit = loneLoginSplit
+        self.preemption = preemption
     }
 
     enum CodingKeys: String, CodingKey {
         case schema, machine, settings, providers, floors, flows, contention, memory, targets, scaling, loneLoginSplit = "lone_login_split"
+        case preemption = "contention_preemption"
     }
 
-    /// Reads a report; `scaling` and `lone_login_split`, absent from older reports, default to
-    /// none.
+    /// Reads a report; `scaling`, `lone_login_split` and `contention_preemption`, absent from
+    /// older reports, default to none.
     /// - Parameter decoder: The decoder to read from.
     /// - Throws: `DecodingError` when a key present in every report is missing or mistyped.
     public init(from decoder: any Decoder) throws {
@@ -79,6 +85,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
         targets = try container.decode([TargetRow].self, forKey: .targets)
         scaling = try container.decodeIfPresent([ScalingRow].self, forKey: .scaling) ?? []
         loneLoginSplit = try container.decodeIfPresent(LoneLoginSplit.self, forKey: .loneLoginSplit)
+        preemption = try container.decodeIfPresent(PreemptionRecord.self, forKey: .preemption)
     }
 
     /// The report as pretty-printed JSON with sorted keys.
@@ -395,6 +402,12 @@ package struct ContentionRow: Codable, Sendable, Equatable {
     package var holdP99Us: Double?
     /// The longest time an acquisition held the lock, in µs; `nil` in older reports.
     package var holdMaxUs: Double?
+    /// How many acquisitions held the lock at least ``HoldTimeTargets/maxUs`` (to the hold
+    /// histogram's resolution of 1/16); `nil` in older reports.
+    package var longHolds: UInt64?
+    /// The holds shorter than ``HoldTimeTargets/maxUs`` together, in ms (each to the histogram's
+    /// resolution): the time the lock was held while its holders ran; `nil` in older reports.
+    package var shortHoldMs: Double?
 
     /// How often per login a flow-path lock is taken at least: once per two logins. A lock logins
     /// take as they run is taken about once per login or more (the IDP's, the engine's); one that
@@ -418,8 +431,10 @@ package struct ContentionRow: Codable, Sendable, Equatable {
     ///   - holdP50Us: The median hold, in µs.
     ///   - holdP99Us: The 99th-percentile hold, in µs.
     ///   - holdMaxUs: The longest hold, in µs.
+    ///   - longHolds: The holds of at least the max target.
+    ///   - shortHoldMs: The holds shorter than the max target together, in ms.
     package init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double, perLogin: Double? = nil,
-                holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil) {
+                holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil, longHolds: UInt64? = nil, shortHoldMs: Double? = nil) {
         self.lock = lock
         self.acquisitions = acquisitions
         self.contended = contended
@@ -429,11 +444,69 @@ package struct ContentionRow: Codable, Sendable, Equatable {
         self.holdP50Us = holdP50Us
         self.holdP99Us = holdP99Us
         self.holdMaxUs = holdMaxUs
+        self.longHolds = longHolds
+        self.shortHoldMs = shortHoldMs
     }
 
     enum CodingKeys: String, CodingKey {
         case lock, acquisitions, contended, contendedShare = "contended_share", waitMs = "wait_ms", perLogin = "per_login"
-        case holdP50Us = "hold_p50_us", holdP99Us = "hold_p99_us", holdMaxUs = "hold_max_us"
+        case holdP50Us = "hold_p50_us", holdP99Us = "hold_p99_us", holdMaxUs = "hold_max_us", longHolds = "long_holds"
+        case shortHoldMs = "short_hold_ms"
+    }
+}
+
+/// The kernel's side of the contention run: how often it took a running thread of the process off
+/// its core, against how long the flow-path locks were held while their holders ran.
+///
+/// A thread preempted while it holds a lock holds it until it runs again, milliseconds on a
+/// machine with more runnable threads than cores, however short its critical section. If
+/// preemptions fall at random moments of the threads' running time, about
+/// ``expectedPreemptedHolds`` of them land inside a flow-path hold (the time inside holds is that of
+/// the holds shorter than the max target: a long one's length is mostly the wait to run again, not
+/// running time); ``longHolds``, counted by the lock profiler, is what the run saw. The two come from separate records: the kernel's count
+/// of involuntary context switches (`getrusage`) and the profiler's hold histograms.
+package struct PreemptionRecord: Codable, Sendable, Equatable {
+    /// Involuntary context switches of the process's threads during the run.
+    package var involuntarySwitches: UInt64
+    /// The process's CPU time during the run (user and system), in ms.
+    package var cpuMs: Double
+    /// The time the flow-path locks were held during the run by holds shorter than the max
+    /// target, in ms.
+    package var flowPathHoldMs: Double
+    /// The flow-path holds of at least ``HoldTimeTargets/maxUs``.
+    package var longHolds: UInt64
+    /// `involuntarySwitches × flowPathHoldMs ÷ cpuMs`: the preemptions expected inside a
+    /// flow-path hold.
+    package var expectedPreemptedHolds: Double
+
+    /// A record; the expected preempted holds are computed from the others.
+    /// - Parameters:
+    ///   - involuntarySwitches: The involuntary context switches during the run.
+    ///   - cpuMs: The process's CPU time during the run, in ms.
+    ///   - flowPathHoldMs: The flow-path locks' short holds together, in ms.
+    ///   - longHolds: The flow-path holds of at least the max target.
+    package init(involuntarySwitches: UInt64, cpuMs: Double, flowPathHoldMs: Double, longHolds: UInt64) {
+        self.involuntarySwitches = involuntarySwitches
+        self.cpuMs = cpuMs
+        self.flowPathHoldMs = flowPathHoldMs
+        self.longHolds = longHolds
+        expectedPreemptedHolds = cpuMs > 0 ? Double(involuntarySwitches) * min(flowPathHoldMs, cpuMs) / cpuMs : 0
+    }
+
+    /// The record of a run's flow-path rows.
+    /// - Parameters:
+    ///   - rows: The contention rows (only flow-path rows with hold figures count).
+    ///   - involuntarySwitches: The involuntary context switches during the run.
+    ///   - cpuMs: The process's CPU time during the run, in ms.
+    package init(rows: [ContentionRow], involuntarySwitches: UInt64, cpuMs: Double) {
+        let flowPath = rows.filter(\.isFlowPath)
+        self.init(involuntarySwitches: involuntarySwitches, cpuMs: cpuMs, flowPathHoldMs: flowPath.reduce(0) { $0 + ($1.shortHoldMs ?? 0) },
+                  longHolds: flowPath.reduce(0) { $0 + ($1.longHolds ?? 0) })
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case involuntarySwitches = "involuntary_switches", cpuMs = "cpu_ms", flowPathHoldMs = "flow_path_hold_ms", longHolds = "long_holds"
+        case expectedPreemptedHolds = "expected_preempted_holds"
     }
 }
 

@@ -113,7 +113,7 @@ func tables(_ report: BenchReport) -> [Table] {
         tables.append(scalingTable(report.scaling))
     }
     if !report.contention.isEmpty {
-        tables.append(contentionTable(report.contention, inFlight: report.settings.inFlight.max()))
+        tables.append(contentionTable(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption))
     }
     if let memory = report.memory {
         tables.append(Table(title: "memory with flows parked at the IDP", header: ["measure", "value"], rows: [
@@ -152,7 +152,8 @@ func csv(_ report: BenchReport) -> String {
     for row in report.contention {
         add("contention", row.lock, "contended_share", row.contendedShare)
         add("contention", row.lock, "wait_ms", row.waitMs)
-        for (metric, value) in [("per_login", row.perLogin), ("hold_p50_us", row.holdP50Us), ("hold_p99_us", row.holdP99Us), ("hold_max_us", row.holdMaxUs)] {
+        for (metric, value) in [("per_login", row.perLogin), ("hold_p50_us", row.holdP50Us), ("hold_p99_us", row.holdP99Us), ("hold_max_us", row.holdMaxUs),
+                                ("long_holds", row.longHolds.map { Double($0) }), ("short_hold_ms", row.shortHoldMs)] {
             if let value { add("contention", row.lock, metric, value) }
         }
     }
@@ -197,18 +198,30 @@ func floorLabel(_ name: String) -> String {
 
 /// The contention section: per lock, how often it was taken and found held, the wait, and how
 /// long each acquisition held it; flow-path locks marked.
-func contentionTable(_ rows: [ContentionRow], inFlight: Int?) -> Table {
+func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: PreemptionRecord? = nil) -> Table {
     func micro(_ value: Double?) -> String { value.map(formatRatio) ?? "-" }
     let level = inFlight.map { " at \(formatNumber(Double($0))) in flight" } ?? ""
+    let long = "held ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs"
     return Table(title: "lock contention and hold times during closed-loop logins\(level)",
-                 header: ["lock", "flow path", "acquisitions", "per login", "found held", "share", "waited ms", "held p50 µs", "held p99 µs", "held max µs"],
+                 header: ["lock", "flow path", "acquisitions", "per login", "found held", "share", "waited ms", "held p50 µs", "held p99 µs", "held max µs", long],
                  rows: rows.map {
                      [$0.lock, $0.isFlowPath ? "yes" : "-", "\($0.acquisitions)", $0.perLogin.map(formatRatio) ?? "-", "\($0.contended)",
-                      String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs), micro($0.holdP50Us), micro($0.holdP99Us), micro($0.holdMaxUs)]
+                      String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs), micro($0.holdP50Us), micro($0.holdP99Us), micro($0.holdMaxUs),
+                      $0.longHolds.map { "\($0)" } ?? "-"]
                  },
                  note: "A hold runs from taking the lock to releasing it. A flow-path lock is one the run took at least once per two logins "
                      + "(acquisitions ÷ logins run while profiling ≥ \(formatRatio(ContentionRow.flowPathAcquisitionsPerLogin))): the locks logins wait behind. "
-                     + "Its hold targets: p99 ≤ \(formatRatio(HoldTimeTargets.p99Us)) µs, max ≤ \(formatNumber(HoldTimeTargets.maxUs)) µs.")
+                     + "Its hold targets: p99 ≤ \(formatRatio(HoldTimeTargets.p99Us)) µs, max ≤ \(formatNumber(HoldTimeTargets.maxUs)) µs."
+                     + (preemption.map { " " + preemptionNote($0) } ?? ""))
+}
+
+/// The contention run's preemptions against its long holds, in a sentence.
+func preemptionNote(_ record: PreemptionRecord) -> String {
+    let share = record.cpuMs > 0 ? record.flowPathHoldMs / record.cpuMs * 100 : 0
+    return "During the run the kernel took the process's threads off their cores \(record.involuntarySwitches) times (involuntary context switches) "
+        + "in \(formatNumber(record.cpuMs)) ms of CPU time, \(String(format: "%.1f%%", share)) of which the flow-path locks were held (holds under \(formatNumber(HoldTimeTargets.maxUs)) µs): "
+        + "about \(formatNumber(record.expectedPreemptedHolds)) preemptions are expected to land inside a flow-path hold, which then lasts until its thread runs again; "
+        + "the profiler counted \(record.longHolds) flow-path holds of \(formatNumber(HoldTimeTargets.maxUs)) µs or more."
 }
 
 /// The lone login's p50 in measured parts.

@@ -92,6 +92,35 @@ package enum LockProfiler {
             return Self.scale.value(atPercentile: p, counts: counts, count: count, max: maxNanoseconds)
         }
 
+        /// How many holds lasted at least `threshold` nanoseconds, to the histogram's resolution:
+        /// the holds of every bucket from the one `threshold` falls in, so a hold up to 1/16 shorter
+        /// than `threshold` may count.
+        /// - Parameter threshold: The shortest hold counted, in nanoseconds.
+        /// - Returns: The number of such holds.
+        package func count(atLeast threshold: UInt64) -> UInt64 {
+            var total: UInt64 = 0
+            var bucket = Self.scale.index(of: threshold)
+            while bucket < counts.count {
+                total &+= counts[bucket]
+                bucket += 1
+            }
+            return total
+        }
+
+        /// The time the holds shorter than `threshold` held the lock together, in nanoseconds, to
+        /// the histogram's resolution: each counted at the highest value of its bucket (never below,
+        /// at most 1/16 above), the buckets below the one `threshold` falls in.
+        /// - Parameter threshold: The first hold length left out, in nanoseconds.
+        /// - Returns: Their total, in nanoseconds.
+        package func totalNanoseconds(below threshold: UInt64) -> UInt64 {
+            var total: UInt64 = 0
+            let end = Swift.min(counts.count, Self.scale.index(of: threshold))
+            for bucket in 0..<end where counts[bucket] > 0 {
+                total &+= counts[bucket] &* Self.scale.highestValue(in: bucket)
+            }
+            return total
+        }
+
         /// The median hold, in nanoseconds.
         package var p50Nanoseconds: UInt64 { nanoseconds(atPercentile: 50) }
         /// The 99th-percentile hold, in nanoseconds.

@@ -92,6 +92,42 @@ struct BenchReportTests {
         #expect(oldLine.split(separator: " ").suffix(3) == ["-", "-", "-"])
     }
 
+    @Test("the contention run's preemptions are weighed against the flow-path locks' hold time, written, read and shown beside the long holds")
+    func preemptionRecord() throws {
+        var report = sampleReport()
+        report.contention = [
+            ContentionRow(lock: "IdpServer.grants", acquisitions: 20_000, contended: 40, contendedShare: 0.002, waitMs: 3, perLogin: 2,
+                          holdP50Us: 0.31, holdP99Us: 4.1, holdMaxUs: 612, longHolds: 7, shortHoldMs: 30),
+            ContentionRow(lock: "IdpSdk.Flow", acquisitions: 80_000, contended: 0, contendedShare: 0, waitMs: 0, perLogin: 8,
+                          holdP50Us: 0.2, holdP99Us: 0.5, holdMaxUs: 900, longHolds: 5, shortHoldMs: 20),
+            // Not on the flow path: neither its hold time nor its long holds count.
+            ContentionRow(lock: "IdpSdk.TimerDriver", acquisitions: 6, contended: 0, contendedShare: 0, waitMs: 0, perLogin: 0.001,
+                          holdP50Us: 1, holdP99Us: 30, holdMaxUs: 300, longHolds: 1, shortHoldMs: 400),
+        ]
+        let record = PreemptionRecord(rows: report.contention, involuntarySwitches: 1_000, cpuMs: 2_000)
+        #expect(record.flowPathHoldMs == 50 && record.longHolds == 12)
+        // 1,000 preemptions, flow-path locks held 50 ms of 2,000 ms of CPU time: 25 expected.
+        #expect(record.expectedPreemptedHolds == 25)
+        #expect(PreemptionRecord(involuntarySwitches: 9, cpuMs: 0, flowPathHoldMs: 1, longHolds: 0).expectedPreemptedHolds == 0)
+        report.preemption = record
+        let json = report.json()
+        for key in ["\"contention_preemption\"", "\"involuntary_switches\" : 1000", "\"expected_preempted_holds\" : 25", "\"long_holds\" : 7", "\"short_hold_ms\" : 30"] {
+            #expect(json.contains(key), "missing \(key)")
+        }
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+        let text = render(report, as: .text)
+        #expect(text.contains("held ≥ 100 µs"))
+        #expect(text.contains("off their cores 1000 times (involuntary context switches) in 2,000 ms of CPU time, 2.5% of which the flow-path locks were held (holds under 100 µs): about 25.0 preemptions"))
+        #expect(text.contains("the profiler counted 12 flow-path holds of 100 µs or more"))
+        #expect(render(report, as: .csv).contains("contention,IdpServer.grants,,,,long_holds,7"))
+
+        let old = sampleReport()
+        #expect(!old.json().contains("contention_preemption") && !old.json().contains("long_holds"))
+        let read = try BenchReport.decode(from: Data(old.json().utf8))
+        #expect(read.preemption == nil && read.contention.allSatisfy { $0.longHolds == nil && $0.shortHoldMs == nil })
+        #expect(!render(old, as: .text).contains("involuntary"))
+    }
+
     @Test("another schema, a non-object and a missing key are refused with a message that names the problem")
     func decodeErrors() {
         #expect(throws: BenchReportError("schema is 'idp-bench/0', expected 'idp-bench/1'")) {

@@ -128,6 +128,35 @@ struct LockProfilerTests {
         #expect(LockProfiler.HoldTimes.none.count == 0 && LockProfiler.HoldTimes.none.p99Nanoseconds == 0)
     }
 
+    @Test("holds of at least a threshold and the total hold time, against the values they were counted from")
+    func longHoldsAndTotal() {
+        var random = SeededRandom(seed: 11)
+        // Mostly short, a long tail, as a lock's holds are.
+        let values: [UInt64] = (0..<20_000).map { index in
+            UInt64(index % 89 == 0 ? 10_000 + random.below(50_000_000) : 30 + random.below(400))
+        }
+        var counts = [UInt64](repeating: 0, count: LockProfiler.HoldTimes.scale.bucketCount)
+        for value in values { counts[LockProfiler.HoldTimes.scale.index(of: value)] += 1 }
+        let holds = LockProfiler.HoldTimes(counts: counts, maxNanoseconds: values.max()!)
+        for threshold: UInt64 in [1, 100, 100_000, 1_000_000, 40_000_000] {
+            // Exact from the values; the histogram may also count holds up to 1/16 shorter.
+            let exact = UInt64(values.filter { $0 >= threshold }.count)
+            let loose = UInt64(values.filter { $0 >= threshold - threshold / 16 }.count)
+            let counted = holds.count(atLeast: threshold)
+            #expect(counted >= exact && counted <= loose, "\(threshold) ns: \(counted), exactly \(exact), at most \(loose)")
+        }
+        for threshold: UInt64 in [100, 100_000, .max] {
+            // Exact from the values below the threshold's bucket, which the histogram counts at
+            // most 1/16 high.
+            let bucketStart = threshold == .max ? threshold : threshold - threshold / 16
+            let below = values.filter { $0 < bucketStart }.reduce(0, +)
+            let within = values.filter { $0 < threshold }.reduce(0, +)
+            let total = holds.totalNanoseconds(below: threshold)
+            #expect(total >= below && Double(total) <= Double(within) * 17 / 16, "below \(threshold) ns: \(total), exactly \(below) to \(within)")
+        }
+        #expect(LockProfiler.HoldTimes.none.totalNanoseconds(below: .max) == 0 && LockProfiler.HoldTimes.none.count(atLeast: 1) == 0)
+    }
+
     @Test("hold-time buckets: each bucket's highest value maps back to it and the next value to the next bucket")
     func holdBucketBoundaries() {
         let scale = LockProfiler.HoldTimes.scale
