@@ -459,11 +459,13 @@ package struct ContentionRow: Codable, Sendable, Equatable {
 /// its core, against how long the flow-path locks were held while their holders ran.
 ///
 /// A thread preempted while it holds a lock holds it until it runs again, milliseconds on a
-/// machine with more runnable threads than cores, however short its critical section. If
-/// preemptions fall at random moments of the threads' running time, about
-/// ``expectedPreemptedHolds`` of them land inside a flow-path hold (the time inside holds is that of
-/// the holds shorter than the max target: a long one's length is mostly the wait to run again, not
-/// running time); ``longHolds``, counted by the lock profiler, is what the run saw. The two come from separate records: the kernel's count
+/// machine with more runnable threads than cores, however short its critical section. Had every
+/// preemption fallen at a random moment of the threads' running time, about
+/// ``expectedPreemptedHolds`` of them would have landed inside a flow-path hold (the time inside
+/// holds is that of the holds shorter than the max target: a long one's length is mostly the wait
+/// to run again, not running time). It is an upper bound: a thread preempted on a wake-up is
+/// preempted right after it woke another, which the product does after releasing its lock.
+/// ``longHolds``, counted by the lock profiler, is what the run saw. The two come from separate records: the kernel's count
 /// of involuntary context switches (`getrusage`) and the profiler's hold histograms.
 package struct PreemptionRecord: Codable, Sendable, Equatable {
     /// Involuntary context switches of the process's threads during the run.
@@ -475,8 +477,8 @@ package struct PreemptionRecord: Codable, Sendable, Equatable {
     package var flowPathHoldMs: Double
     /// The flow-path holds of at least ``HoldTimeTargets/maxUs``.
     package var longHolds: UInt64
-    /// `involuntarySwitches × flowPathHoldMs ÷ cpuMs`: the preemptions expected inside a
-    /// flow-path hold.
+    /// `involuntarySwitches × flowPathHoldMs ÷ cpuMs`: the preemptions that would land inside a
+    /// flow-path hold if they fell at random moments of running time; an upper bound.
     package var expectedPreemptedHolds: Double
 
     /// A record; the expected preempted holds are computed from the others.

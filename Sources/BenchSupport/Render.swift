@@ -220,8 +220,10 @@ func preemptionNote(_ record: PreemptionRecord) -> String {
     let share = record.cpuMs > 0 ? record.flowPathHoldMs / record.cpuMs * 100 : 0
     return "During the run the kernel took the process's threads off their cores \(record.involuntarySwitches) times (involuntary context switches) "
         + "in \(formatNumber(record.cpuMs)) ms of CPU time, \(String(format: "%.1f%%", share)) of which the flow-path locks were held (holds under \(formatNumber(HoldTimeTargets.maxUs)) µs): "
-        + "about \(formatNumber(record.expectedPreemptedHolds)) preemptions are expected to land inside a flow-path hold, which then lasts until its thread runs again; "
-        + "the profiler counted \(record.longHolds) flow-path holds of \(formatNumber(HoldTimeTargets.maxUs)) µs or more."
+        + "had they fallen at random moments of running time, about \(formatNumber(record.expectedPreemptedHolds)) would have landed inside a flow-path hold, which then lasts until its thread runs again "
+        + "(an upper bound: a preemption on a wake-up follows the waking thread's release of its lock); "
+        + "the profiler counted \(record.longHolds) flow-path holds of \(formatNumber(HoldTimeTargets.maxUs)) µs or more"
+        + (Double(record.longHolds) > record.expectedPreemptedHolds ? ", more than preemption can account for: some holds were long while their threads ran." : ".")
 }
 
 /// The lone login's p50 in measured parts.

@@ -117,8 +117,13 @@ struct BenchReportTests {
         #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
         let text = render(report, as: .text)
         #expect(text.contains("held ≥ 100 µs"))
-        #expect(text.contains("off their cores 1000 times (involuntary context switches) in 2,000 ms of CPU time, 2.5% of which the flow-path locks were held (holds under 100 µs): about 25.0 preemptions"))
-        #expect(text.contains("the profiler counted 12 flow-path holds of 100 µs or more"))
+        #expect(text.contains("off their cores 1000 times (involuntary context switches) in 2,000 ms of CPU time, 2.5% of which the flow-path locks were held (holds under 100 µs): had they fallen at random moments of running time, about 25.0 would have landed inside a flow-path hold"))
+        #expect(text.contains("the profiler counted 12 flow-path holds of 100 µs or more."))
+        // More long holds than preemptions could have made: some were long while their threads ran.
+        report.preemption = PreemptionRecord(rows: report.contention, involuntarySwitches: 400, cpuMs: 2_000)
+        #expect(report.preemption?.expectedPreemptedHolds == 10)
+        #expect(render(report, as: .text).contains("the profiler counted 12 flow-path holds of 100 µs or more, more than preemption can account for: some holds were long while their threads ran."))
+        report.preemption = record
         #expect(render(report, as: .csv).contains("contention,IdpServer.grants,,,,long_holds,7"))
 
         let old = sampleReport()
