@@ -3,9 +3,9 @@ import IdpPrimitives
 
 /// An ``IdpSdkService``'s SDK threads: one ``WorkerPool`` per core, each with its own lock, queue
 /// and threads, so that on a many-core machine the flows' hand-offs do not all meet on one lock.
-/// On up to three cores it is one pool, exactly as a ``WorkerPool`` alone: there, two pools of one
-/// core each leave a job queued behind a busy thread while the other core idles, and activations
-/// lose a tenth or more of their throughput.
+/// On up to three cores it is one pool, exactly as a ``WorkerPool`` alone: there, a pool of one
+/// core leaves a job queued behind its busy thread while the other pool's core may idle, and two
+/// pools of one core each cost logins about a tenth of their throughput on 2 cores.
 ///
 /// A job submitted from a pool thread goes to that thread's own pool (a flow's steps stay where
 /// they started, and the pool's count of threads running non-blocking code stays its own); from
