@@ -74,10 +74,11 @@ final class WorkerPools: Sendable {
         lightest.submit(job)
     }
 
-    /// `index` if its pool shows a spinning thread or has jobs queued; else the first pool after it
-    /// (in a circle) that shows a spinner with no job queued; else `nil`. Plain loads of the
-    /// board's cells, which change only when a spin starts or ends: while the cores are busy
-    /// nobody spins and they stay in every reader's cache.
+    /// A pool to hand an outside job to instead of pool `index`: `nil` when pool `index` shows a
+    /// spinning thread or has jobs queued (it keeps the job); else the first pool after it (in a
+    /// circle) that shows a spinner and has no job queued; else `nil`. Plain loads of the board's
+    /// cells, which change only when a spin starts or ends, so they stay in the readers' caches
+    /// while the pools' threads stay busy.
     private func spinningPool(from index: Int) -> Int? {
         if spinners.load(at: index) > 0 || pools[index].queuedHint > 0 { return nil }
         var other = index + 1
