@@ -5,29 +5,17 @@ import Glibc
 #endif
 import IdpPrimitives
 
-/// CPU affinity through glibc's `sched_getaffinity` / `sched_setaffinity`, looked up at run time
-/// (the Glibc module does not import them).
+/// CPU affinity: read through ``Processors/allowedCPUs()``, set through glibc's
+/// `sched_setaffinity`, looked up at run time (the Glibc module does not import it).
 enum Affinity {
-    private typealias Get = @convention(c) (pid_t, Int, UnsafeMutablePointer<cpu_set_t>) -> Int32
     private typealias Set = @convention(c) (pid_t, Int, UnsafePointer<cpu_set_t>) -> Int32
 
-    private static let get: Get? = dlsym(nil, "sched_getaffinity").map { unsafeBitCast($0, to: Get.self) }
     private static let set: Set? = dlsym(nil, "sched_setaffinity").map { unsafeBitCast($0, to: Set.self) }
 
     /// The CPUs the calling thread may run on, in ascending order; every online CPU where the
-    /// call is unavailable.
+    /// mask cannot be read.
     static func allowed() -> [Int] {
-        var mask = cpu_set_t()
-        guard let get, get(0, MemoryLayout<cpu_set_t>.size, &mask) == 0 else {
-            return Array(0..<ProcessInfo.processInfo.activeProcessorCount)
-        }
-        var cpus: [Int] = []
-        withUnsafeBytes(of: &mask) { bytes in
-            for (index, byte) in bytes.enumerated() where byte != 0 {
-                for bit in 0..<8 where byte & (1 << bit) != 0 { cpus.append(index * 8 + bit) }
-            }
-        }
-        return cpus
+        Processors.allowedCPUs() ?? Array(0..<ProcessInfo.processInfo.activeProcessorCount)
     }
 
     /// The environment variable that marks the run of `idp-bench` that ``pinAndRestart(to:)``
@@ -37,8 +25,7 @@ enum Affinity {
     /// Pins this process to `cpus` and runs this program again in it, with the same arguments:
     /// the mask survives `exec`, so what the new run sizes from the cores when it starts (the SDK's
     /// worker pools, the IDP's shards, the thread stripes: ``Processors/available``) is sized for
-    /// `cpus`. Returns
-    /// at once in the run it started (``restartedMarker`` is set there).
+    /// `cpus`. Returns at once in the run it started (``restartedMarker`` is set there).
     /// - Throws: ``BenchFailure`` when pinning or running the program again failed.
     static func pinAndRestart(to cpus: [Int]) throws(BenchFailure) {
         #if os(Linux)

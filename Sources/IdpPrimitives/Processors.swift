@@ -18,17 +18,25 @@ package enum Processors {
     /// The processors the calling thread may run on now, at least 1.
     package static func allowedNow() -> Int {
         let active = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        guard let allowed = allowedCPUs() else { return active }
+        return max(1, min(active, allowed.count))
+    }
+
+    /// The CPUs the calling thread may run on, in ascending order: its affinity mask on Linux;
+    /// `nil` where there is none to read.
+    package static func allowedCPUs() -> [Int]? {
         #if os(Linux)
         var mask = cpu_set_t()
-        guard let getAffinity, getAffinity(0, MemoryLayout<cpu_set_t>.size, &mask) == 0 else { return active }
-        let allowed = withUnsafeBytes(of: &mask) { bytes in
-            var count = 0
-            for index in 0..<bytes.count { count += bytes[index].nonzeroBitCount }
-            return count
+        guard let getAffinity, getAffinity(0, MemoryLayout<cpu_set_t>.size, &mask) == 0 else { return nil }
+        return withUnsafeBytes(of: &mask) { bytes in
+            var cpus: [Int] = []
+            for index in 0..<bytes.count where bytes[index] != 0 {
+                for bit in 0..<8 where bytes[index] & (1 << bit) != 0 { cpus.append(index * 8 + bit) }
+            }
+            return cpus
         }
-        return max(1, min(active, allowed))
         #else
-        return active
+        return nil
         #endif
     }
 
