@@ -465,21 +465,23 @@ package struct ContentionRow: Codable, Sendable, Equatable {
 /// holds is that of the holds shorter than the max target: a long one's length is mostly the wait
 /// to run again, not running time). It is an upper bound: a thread preempted on a wake-up is
 /// preempted right after it woke another, which the product does after releasing its lock.
-/// ``longHolds``, counted by the lock profiler, is what the run saw. The two come from separate records: the kernel's count
-/// of involuntary context switches (`getrusage`) and the profiler's hold histograms.
+/// ``longHolds``, counted by the lock profiler, is what the run saw. The two come from separate
+/// records: the kernel's count of involuntary context switches (`getrusage`) and the profiler's
+/// hold histograms. The fields are constants, so the bound always agrees with the figures it was
+/// computed from.
 package struct PreemptionRecord: Codable, Sendable, Equatable {
     /// Involuntary context switches of the process's threads during the run.
-    package var involuntarySwitches: UInt64
+    package let involuntarySwitches: UInt64
     /// The process's CPU time during the run (user and system), in ms.
-    package var cpuMs: Double
+    package let cpuMs: Double
     /// The time the flow-path locks were held during the run by holds shorter than the max
     /// target, in ms.
-    package var flowPathHoldMs: Double
+    package let flowPathHoldMs: Double
     /// The flow-path holds of at least ``HoldTimeTargets/maxUs``.
-    package var longHolds: UInt64
+    package let longHolds: UInt64
     /// `involuntarySwitches × flowPathHoldMs ÷ cpuMs`: the preemptions that would land inside a
     /// flow-path hold if they fell at random moments of running time; an upper bound.
-    package var expectedPreemptedHolds: Double
+    package let expectedPreemptedHolds: Double
 
     /// A record; the expected preempted holds are computed from the others.
     /// - Parameters:

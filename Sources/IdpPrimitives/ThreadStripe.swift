@@ -40,9 +40,8 @@ package enum ThreadStripe {
 
     /// How many stripes striped state of this process uses: the next power of two at or above
     /// four times the cores it may run on (``Processors/available``), from 8 to 256, chosen when
-    /// the process starts. Four per core keeps
-    /// two threads that run at once on one stripe rare without a registry of which thread runs
-    /// where.
+    /// the process starts. Four per core keeps two threads that run at once on one stripe rare
+    /// without a registry of which thread runs where.
     package static let count: Int = {
         let wanted = max(8, min(256, 4 * Processors.available))
         var count = 1

@@ -227,7 +227,7 @@ final class WorkerPool: Sendable {
                 var spent: UInt64 = 0
                 if state.withLock({ $0.gate.allowsSpin(reading) }) {
                     // Shown on the board only while it watches: a submit that reads a stale 1
-                    // finds no spinner under the lock and wakes or starts a thread as usual.
+                    // finds no spinner under the lock and wakes, starts or queues as any submit.
                     spinnerBoard?.add(1, at: spinnerCell)
                     spent = spinForJob()
                     spinnerBoard?.add(-1, at: spinnerCell)
