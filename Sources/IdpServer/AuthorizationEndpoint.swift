@@ -143,7 +143,7 @@ extension IdpServer {
         if case .completed(_, _, _, let code) = decision.outcome {
             let key = GrantKey(newCode)
             // What it pruned is released after the lock.
-            _ = state.grantShard(newCode).withLock { $0.addCode(key, code, now: now) }
+            _ = state.grantShard(newCode).withLockThenUpkeep { $0.addCode(key, code, now: now) }
         }
         return respond(to: decision, sessionCode: sessionCode, newCode: newCode, now: now, tenantId: tenantId, traceParent: traceParent)
     }

@@ -225,7 +225,7 @@ public final class IdpServer: Sendable {
             user.passwordHash = UserRecord.hash(tenant.wireForm(ofSecret: password), salt: salt)
             user.status = .active
         }
-        try state.userShard(key).withLock { (shard) throws(IdpServerError) in
+        try state.userShard(key).withLockThenUpkeep { (shard) throws(IdpServerError) in
             guard shard[key] == nil else { throw IdpServerError(.userExists(userId)) }
             shard.store(user, for: key)
         }
@@ -286,7 +286,7 @@ public final class IdpServer: Sendable {
         let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
         let key = UserKey(tenant: tenantId, user: userId)
         guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
-        try state.userShard(key).withLock { (shard) throws(IdpServerError) in
+        try state.userShard(key).withLockThenUpkeep { (shard) throws(IdpServerError) in
             let refusal = shard.update(key) { store(&$0, code, expiresAt) }
             guard let refusal else { throw IdpServerError(.unknownUser(userId)) }
             if let refusal { throw refusal }
@@ -308,7 +308,7 @@ public final class IdpServer: Sendable {
     public func unlock(_ userId: String, tenant tenantId: String) throws(IdpServerError) {
         let key = UserKey(tenant: tenantId, user: userId)
         guard state.tenant(tenantId, stripe: key.hashValue) != nil else { throw IdpServerError(.unknownTenant(tenantId)) }
-        try state.userShard(key).withLock { (shard) throws(IdpServerError) in
+        try state.userShard(key).withLockThenUpkeep { (shard) throws(IdpServerError) in
             guard shard.update(key, { $0.recordSuccess() }) != nil else { throw IdpServerError(.unknownUser(userId)) }
         }
     }

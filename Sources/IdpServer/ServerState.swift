@@ -155,22 +155,34 @@ enum ShardRouting {
 }
 
 /// Keys in the order they were entered, each with when it expires: what a shard prunes from, a
-/// few entries per request, instead of scanning its tables under its lock. A ring that grows only
-/// when full, so once a shard's traffic is steady it neither grows nor copies.
+/// few entries per request, instead of scanning its tables under its lock. Entries lie in chunks
+/// of ``chunkCapacity``: a queue grows by one chunk at a time and never copies its entries, and a
+/// chunk emptied at the head is kept to be filled at the tail, so once a shard's traffic is steady
+/// the queue neither allocates nor frees.
 ///
 /// Entries of one queue expire in the order they were entered when they share one lifetime (a
 /// shard keeps one queue per lifetime); one that outlives an entry behind it holds that entry
 /// back until it expires itself, which costs memory for a while, never correctness: every read
 /// checks expiry itself.
 struct ExpiryQueue<Key> {
-    private var ring: [(key: Key, expiresAt: Date)?] = []
+    private typealias Entry = (key: Key, expiresAt: Date)
+    /// The chunks, oldest first; those before ``head`` are emptied.
+    private var chunks: [ContiguousArray<Entry>] = []
+    /// The chunk holding the oldest entry.
     private var head = 0
+    /// The oldest entry's place in the head chunk.
+    private var offset = 0
+    /// An emptied chunk, kept for the next one the tail needs.
+    private var spareChunk: ContiguousArray<Entry>?
     private(set) var count = 0
+
+    /// Entries per chunk: 16 KiB of 64-byte entries, a small allocation, made once per 256 keys.
+    static var chunkCapacity: Int { 256 }
 
     /// Enters `key`, which expires at `expiresAt`.
     mutating func append(_ key: Key, expiresAt: Date) {
-        if count == ring.count { grow() }
-        ring[(head + count) & (ring.count - 1)] = (key, expiresAt)
+        if head == chunks.count || chunks[chunks.count - 1].count == Self.chunkCapacity { addChunk() }
+        chunks[chunks.count - 1].append((key, expiresAt))
         count += 1
     }
 
@@ -178,22 +190,53 @@ struct ExpiryQueue<Key> {
     /// `body`.
     mutating func popExpired(now: Date, limit: Int, _ body: (Key) -> Void) {
         var popped = 0
-        while popped < limit, count > 0, let entry = ring[head], entry.expiresAt <= now {
-            ring[head] = nil
-            head = (head + 1) & (ring.count - 1)
+        while popped < limit, count > 0 {
+            let entry = chunks[head][offset]
+            guard entry.expiresAt <= now else { return }
+            offset += 1
             count -= 1
             popped += 1
+            if offset == Self.chunkCapacity { dropHeadChunk() }
             body(entry.key)
         }
     }
 
-    private mutating func grow() {
-        var larger: [(key: Key, expiresAt: Date)?] = Array(repeating: nil, count: max(16, ring.count * 2))
-        for index in 0..<count { larger[index] = ring[(head + index) & (ring.count - 1)] }
-        ring = larger
-        head = 0
+    private mutating func addChunk() {
+        if let chunk = spareChunk.take() {
+            chunks.append(chunk)
+        } else {
+            var chunk = ContiguousArray<Entry>()
+            chunk.reserveCapacity(Self.chunkCapacity)
+            chunks.append(chunk)
+        }
+    }
+
+    /// Empties the head chunk, all of whose entries were taken out, keeping it as the spare, and
+    /// now and then drops the emptied chunks' places (a move of a few hundred words at most).
+    private mutating func dropHeadChunk() {
+        var emptied = ContiguousArray<Entry>()
+        swap(&emptied, &chunks[head])
+        emptied.removeAll(keepingCapacity: true)
+        if spareChunk == nil { spareChunk = emptied }
+        head += 1
+        offset = 0
+        if head >= 64, 2 * head >= chunks.count {
+            chunks.removeFirst(head)
+            head = 0
+        }
     }
 }
+
+/// A table an ``ExpiryQueue`` prunes: a `Dictionary` or an ``IncrementalTable``.
+protocol PrunedTable<Key, Value> {
+    associatedtype Key: Hashable
+    associatedtype Value
+    subscript(key: Key) -> Value? { get }
+    mutating func removeValue(forKey key: Key) -> Value?
+}
+
+extension Dictionary: PrunedTable {}
+extension IncrementalTable: PrunedTable {}
 
 extension ExpiryQueue where Key: Hashable {
     /// Drops from `table` up to two of this queue's keys that expired by `before`
@@ -201,8 +244,9 @@ extension ExpiryQueue where Key: Hashable {
     /// a key entered again with a later expiry stays. Table and queue are changed in place; the
     /// entries dropped are returned, for the caller to release after its lock.
     @discardableResult
-    mutating func prune<Value>(_ table: inout [Key: Value], before: Date, expiresAt: (Value) -> Date) -> Pruned<Value> {
-        var pruned = Pruned<Value>()
+    mutating func prune<Table: PrunedTable>(_ table: inout Table, before: Date, expiresAt: (Table.Value) -> Date) -> Pruned<Table.Value>
+    where Table.Key == Key {
+        var pruned = Pruned<Table.Value>()
         popExpired(now: before, limit: prunedPerRequest) { key in
             if let value = table[key], expiresAt(value) <= before { pruned.keep(table.removeValue(forKey: key)) }
         }
@@ -323,17 +367,20 @@ struct UserKey: Hashable {
 /// User records by tenant and id: plain values, changed in place under the shard's lock (a
 /// write goes to one entry; nothing is copied on the way). Every change makes a new
 /// ``UserRecord/revision``, so a step decided on a copy of a record (`StepDecision`) can tell, when
-/// it commits, whether the record is still the one it read.
+/// it commits, whether the record is still the one it read. The records grow with the users
+/// added, so they are an ``IncrementalTable``.
 struct UserShard {
-    private var records: [UserKey: UserRecord] = [:]
+    private var records = IncrementalTable<UserKey, UserRecord>()
 
     subscript(key: UserKey) -> UserRecord? { records[key] }
 
     /// Stores `record` under `key`, as the next revision of what is there.
     mutating func store(_ record: UserRecord, for key: UserKey) {
-        var record = record
-        record.revision = (records[key]?.revision ?? 0) &+ 1
-        records.updateValue(record, forKey: key)
+        records.withValue(forKey: key) { stored in
+            var record = record
+            record.revision = (stored?.revision ?? 0) &+ 1
+            stored = record
+        }
     }
 
     /// What ``commit(_:for:ifRevision:)`` did.
@@ -349,29 +396,35 @@ struct UserShard {
     /// `revision` (`nil`: there is none); with no `record`, only checks that. One lookup; the
     /// revision is read in place, and the record stored is swapped in, so nothing is copied.
     mutating func commit(_ record: UserRecord?, for key: UserKey, ifRevision revision: UInt64?) -> Commit {
-        guard let index = records.index(forKey: key) else {
-            guard revision == nil else { return .stale }
-            if var record {
-                record.revision = 1
-                records.updateValue(record, forKey: key)
+        records.withValue(forKey: key) { stored in
+            guard Self.revision(of: &stored) == revision else { return .stale }
+            guard var record else { return .committed(replaced: nil) }
+            record.revision = (revision ?? 0) &+ 1
+            guard stored != nil else {
+                stored = record
+                return .committed(replaced: nil)
             }
-            return .committed(replaced: nil)
+            swap(&record, &stored!)
+            return .committed(replaced: record)
         }
-        guard Self.revision(of: &records.values[index]) == revision else { return .stale }
-        guard var record else { return .committed(replaced: nil) }
-        swap(&record, &records.values[index])
-        records.values[index].revision = record.revision &+ 1
-        return .committed(replaced: record)
     }
 
     /// Changes the record under `key` in place, as its next revision; `nil` if there is none.
     mutating func update<Result, Failure: Error>(_ key: UserKey, _ change: (inout UserRecord) throws(Failure) -> Result) throws(Failure) -> Result? {
-        guard records[key] != nil else { return nil }
-        records[key]!.revision &+= 1
-        return try change(&records[key]!)
+        try records.withValue(forKey: key) { (stored) throws(Failure) -> Result? in
+            guard stored != nil else { return nil }
+            stored!.revision &+= 1
+            return try change(&stored!)
+        }
     }
 
-    private static func revision(of record: inout UserRecord) -> UInt64 { record.revision }
+    private static func revision(of record: inout UserRecord?) -> UInt64? { record?.revision }
+}
+
+extension UserShard: UpkeptShard {
+    var upkeepDue: Bool { records.upkeepDue }
+    mutating func takeUpkeep() -> TableUpkeep<UserKey, UserRecord> { records.takeUpkeep() }
+    mutating func install(_ upkeep: inout TableUpkeep<UserKey, UserRecord>) { records.install(&upkeep) }
 }
 
 /// A code, token or session code as a table key: its UTF-8 bytes packed into
@@ -416,22 +469,25 @@ struct GrantKey: Hashable, Sendable {
 
 /// Codes and tokens whose value routes here (``ShardRouting``).
 ///
-/// Each change is a few dictionary operations on values made before the lock. Entering a key into
+/// Each change is a few table operations on values made before the lock. Entering a key into
 /// an expiry queue (``ExpiryQueue``) also drops up to ``prunedPerRequest`` entries of that queue
 /// that expired a day ago or more, so a shard is pruned by its own traffic, a few entries at a
-/// time, and never scanned; what was dropped is handed out of the lock (``Pruned``).
+/// time, and never scanned; what was dropped is handed out of the lock (``Pruned``). The tables
+/// hold every code and token for a day after it expires, so they grow with the traffic: they are
+/// ``IncrementalTable``s, which grow a few entries per change, with their upkeep done after the
+/// lock (``withLockThenUpkeep(_:)``).
 struct GrantShard {
     /// Authorization codes, issued and redeemed: a redeemed code is kept until it would have
     /// expired, so reuse is told apart from an unknown code and can revoke what the first use
     /// issued (RFC 6749 §4.1.2). Redeeming changes the code's entry where it lies.
-    private(set) var codes: [GrantKey: CodeEntry] = [:]
+    private(set) var codes = IncrementalTable<GrantKey, CodeEntry>()
     /// How many of ``codes`` are redeemed.
     private(set) var redeemedCodeCount = 0
-    var tokens: [GrantKey: TokenRecord] = [:]
+    private(set) var tokens = IncrementalTable<GrantKey, TokenRecord>()
     /// Token families by id: everything one code redemption issued and every rotation and
     /// exchange since. A token is revoked exactly when its family is gone (revoked or ended):
     /// revocation removes one entry, and a family keeps no list of its tokens.
-    private(set) var families: [FamilyID: TokenFamily] = [:]
+    private(set) var families = IncrementalTable<FamilyID, TokenFamily>()
     /// What expires when, one queue per lifetime: issued codes, redeemed codes, access and
     /// exchanged tokens, refresh tokens, offline tokens, families.
     private var codeExpiries = ExpiryQueue<GrantKey>()
@@ -461,24 +517,38 @@ struct GrantShard {
     /// another refusal leaves the code redeemable.
     /// - Parameter keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
     mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, family: FamilyID, forgetAt: Date, keepsCode: Bool) -> CodeRedemption {
-        guard let index = codes.index(forKey: key) else { return .unknown }
-        switch codes.values[index] {
-        case .redeemed(var redeemed):
-            if !redeemed.revokedFamily {
-                redeemed.revokedFamily = true
-                codes.values[index] = .redeemed(redeemed)
+        /// What the code's entry decided, before the shard's other tables are changed.
+        enum Found {
+            case unknown, reused(FamilyID), refused(CodeRefusal, CodeRecord), kept(CodeRecord), redeemed(CodeRecord)
+        }
+        let found: Found = codes.withValue(forKey: key) { entry in
+            switch entry {
+            case nil:
+                return .unknown
+            case .redeemed(var redeemed)?:
+                if !redeemed.revokedFamily {
+                    redeemed.revokedFamily = true
+                    entry = .redeemed(redeemed)
+                }
+                return .reused(redeemed.family)
+            case .issued(let record)?:
+                guard record.tenant == presented.tenant else { return .unknown }
+                if let refusal = presented.refusal(of: record) {
+                    if refusal == .expired { entry = nil }
+                    return .refused(refusal, record)
+                }
+                guard !keepsCode else { return .kept(record) }
+                entry = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
+                return .redeemed(record)
             }
-            return .reused(revoked: families.removeValue(forKey: redeemed.family))
-        case .issued(let record):
-            guard record.tenant == presented.tenant else { return .unknown }
-            if let refusal = presented.refusal(of: record) {
-                if refusal == .expired { codes.remove(at: index) }
-                return .refused(refusal, record)
-            }
-            guard !keepsCode else { return .redeemed(record, pruned: Pruned()) }
-            codes.values[index] = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
+        }
+        switch found {
+        case .unknown: return .unknown
+        case .reused(let family): return .reused(revoked: families.removeValue(forKey: family))
+        case .refused(let refusal, let record): return .refused(refusal, record)
+        case .kept(let record): return .redeemed(record, pruned: Pruned())
+        case .redeemed(let record):
             redeemedCodeCount += 1
-            // Pruned after the change: a prune may move entries, and `index` with them.
             let pruned = pruneCodes(redeemed: true, now: presented.now)
             redeemedExpiries.append(key, expiresAt: forgetAt)
             return .redeemed(record, pruned: pruned)
@@ -521,13 +591,16 @@ struct GrantShard {
         families.removeValue(forKey: family)
     }
 
-    /// Stores `record` under `token`, entered with `updateValue` (the subscript's modify accessor
-    /// on these large records allocated its frame on the heap); returns the expired tokens of its
-    /// kind it pruned.
+    /// Marks the refresh or offline token `token` rotated: presenting it again is reuse.
+    mutating func markRotated(_ token: GrantKey) {
+        tokens.withValue(forKey: token) { $0?.rotated = true }
+    }
+
+    /// Stores `record` under `token`; returns the expired tokens of its kind it pruned.
     @discardableResult
     mutating func add(_ record: TokenRecord, as token: GrantKey, now: Date) -> Pruned<TokenRecord> {
         let before = now.addingTimeInterval(-keptAfterExpiry)
-        // The queue is changed in place: a copy of a queue would copy its whole ring.
+        // The queue is changed in place: a copy of a queue would copy its chunks' list.
         let pruned: Pruned<TokenRecord>
         switch record.kind {
         case .access, .exchanged:
@@ -544,6 +617,32 @@ struct GrantShard {
             offlineTokenExpiries.append(token, expiresAt: record.expiresAt)
         }
         return pruned
+    }
+}
+
+extension GrantShard: UpkeptShard {
+    /// The upkeep of the shard's three tables.
+    struct Upkeep: ShardUpkeep {
+        var codes: TableUpkeep<GrantKey, CodeEntry>
+        var tokens: TableUpkeep<GrantKey, TokenRecord>
+        var families: TableUpkeep<FamilyID, TokenFamily>
+
+        mutating func makeSpares() -> Bool {
+            let made = (codes.makeSpare(), tokens.makeSpare(), families.makeSpare())
+            return made.0 || made.1 || made.2
+        }
+    }
+
+    var upkeepDue: Bool { codes.upkeepDue || tokens.upkeepDue || families.upkeepDue }
+
+    mutating func takeUpkeep() -> Upkeep {
+        Upkeep(codes: codes.takeUpkeep(), tokens: tokens.takeUpkeep(), families: families.takeUpkeep())
+    }
+
+    mutating func install(_ upkeep: inout Upkeep) {
+        codes.install(&upkeep.codes)
+        tokens.install(&upkeep.tokens)
+        families.install(&upkeep.families)
     }
 }
 

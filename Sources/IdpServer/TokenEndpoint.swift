@@ -65,7 +65,7 @@ extension IdpServer {
         // hands the tokens out; a replay in between marks the redeemed code, and the family is
         // then never opened (``GrantShard/openFamily(_:_:redeemedBy:now:)``).
         let shard = state.grantShard(route: route)
-        let decision: CodeRedemption = shard.withLock { grants in
+        let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }
             return grants.redeem(keys.code, presented, family: keys.family, forgetAt: forgetAt, keepsCode: keepsCode)
         }
@@ -96,10 +96,10 @@ extension IdpServer {
                                  family: keys.family)
         )
         // What each section pruned is released after its lock, when it goes out of scope here.
-        _ = shard.withLock { $0.openFamily(keys.family, family, redeemedBy: keys.code, now: now) }
-        _ = shard.withLock { $0.add(tokens.access, as: keys.access, now: now) }
-        _ = shard.withLock { $0.add(tokens.refresh, as: keys.refresh, now: now) }
-        _ = shard.withLock { $0.add(tokens.offline, as: keys.offline, now: now) }
+        _ = shard.withLockThenUpkeep { $0.openFamily(keys.family, family, redeemedBy: keys.code, now: now) }
+        _ = shard.withLockThenUpkeep { $0.add(tokens.access, as: keys.access, now: now) }
+        _ = shard.withLockThenUpkeep { $0.add(tokens.refresh, as: keys.refresh, now: now) }
+        _ = shard.withLockThenUpkeep { $0.add(tokens.offline, as: keys.offline, now: now) }
         self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
         // In code-point order of the keys, as every JSON answer of this server is written.
         return Page.json(status: 200, members: [
@@ -157,46 +157,50 @@ extension IdpServer {
             /// `pruned`: what entering the two tokens dropped, released after the locks.
             case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String, pruned: (Pruned<TokenRecord>, Pruned<TokenRecord>))
         }
-        let decision: Decision = state.userShard(userKey).withLock { users in state.grantShard(route: route).withLock { state in
-            guard tenantExists else {
-                return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
+        // The grant shard's upkeep is done after both locks.
+        let (decision, upkeep): (Decision, GrantShard.Upkeep?) = state.userShard(userKey).withLock { users in
+            state.grantShard(route: route).withLockTakingUpkeep { state in
+                guard tenantExists else {
+                    return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
+                }
+                guard let record = state.tokens[keys.presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
+                    return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
+                }
+                if record.rotated {
+                    state.revokeFamily(record.family)
+                    return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
+                                   userId: record.userId, reused: true)
+                }
+                // A token is revoked with its family, and a family that is gone was revoked or ended.
+                guard let family = state.families[record.family] else {
+                    return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
+                }
+                guard record.expiresAt > now else {
+                    let what = record.kind == .offline ? "the offline session has ended (Offline Session Max)" : "refresh token has expired"
+                    return .refuse(status: 400, error: "invalid_grant", what, userId: record.userId, reused: false)
+                }
+                guard record.clientId == clientId else {
+                    return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
+                }
+                guard record.userId == userKey.user, let user = users[userKey], user.status == .active else {
+                    return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
+                }
+                if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
+                state.markRotated(keys.presented)
+                let rotatedExpiresAt = record.kind == .offline
+                    ? family.expiresAt
+                    : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
+                let pruned = (
+                    state.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                          expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
+                              as: keys.access, now: now),
+                    state.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: rotatedExpiresAt,
+                                          family: record.family), as: keys.rotated, now: now)
+                )
+                return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, pruned: pruned)
             }
-            guard let record = state.tokens[keys.presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
-                return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
-            }
-            if record.rotated {
-                state.revokeFamily(record.family)
-                return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
-                               userId: record.userId, reused: true)
-            }
-            // A token is revoked with its family, and a family that is gone was revoked or ended.
-            guard let family = state.families[record.family] else {
-                return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
-            }
-            guard record.expiresAt > now else {
-                let what = record.kind == .offline ? "the offline session has ended (Offline Session Max)" : "refresh token has expired"
-                return .refuse(status: 400, error: "invalid_grant", what, userId: record.userId, reused: false)
-            }
-            guard record.clientId == clientId else {
-                return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
-            }
-            guard record.userId == userKey.user, let user = users[userKey], user.status == .active else {
-                return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
-            }
-            if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
-            state.tokens[keys.presented]!.rotated = true
-            let rotatedExpiresAt = record.kind == .offline
-                ? family.expiresAt
-                : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
-            let pruned = (
-                state.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
-                                      expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
-                          as: keys.access, now: now),
-                state.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: rotatedExpiresAt,
-                                      family: record.family), as: keys.rotated, now: now)
-            )
-            return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, pruned: pruned)
-        } }
+        }
+        if let upkeep { state.grantShard(route: route).upkeep(upkeep) }
         switch decision {
         case .refuse(let status, let error, let description, let userId, let reused):
             record(reused ? .refreshTokenReused : .tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId,
@@ -257,7 +261,7 @@ extension IdpServer {
             /// `pruned`: what entering the token dropped, released after the lock.
             case issue(userId: String, pruned: Pruned<TokenRecord>)
         }
-        let decision: Decision = state.grantShard(route: route).withLock { state in
+        let decision: Decision = state.grantShard(route: route).withLockThenUpkeep { state in
             guard tenantExists else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
             guard let record = state.tokens[GrantKey(subject)], record.tenant == tenantId, record.kind == .access else {
                 return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)

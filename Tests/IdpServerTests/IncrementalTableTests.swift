@@ -1,0 +1,156 @@
+import Foundation
+import IdpPrimitives
+@testable import IdpServer
+import Testing
+
+@Suite("Tables that grow a few entries per change")
+struct IncrementalTableTests {
+    /// What a seeded run of random changes found wrong in an ``IncrementalTable`` built with
+    /// `defect`, judged against a plain `Dictionary` given the same changes (the independent
+    /// record); and how many times the table drained.
+    struct Run {
+        var differences: [String] = []
+        var drains = 0
+        var changesWhileDraining = 0
+    }
+
+    static func run(planting defect: IncrementalTableDefect?, seed: UInt64, changes: Int = 24_000) -> Run {
+        var table = IncrementalTable<Int, Int>(planting: defect)
+        var record: [Int: Int] = [:]
+        var random = SeededRandom(seed: seed)
+        var run = Run()
+        func compare(_ answer: Int?, _ recorded: Int?, _ what: String, after change: Int) {
+            if answer != recorded, run.differences.count < 5 {
+                run.differences.append("change \(change): \(what) answered \(String(describing: answer)), not \(String(describing: recorded))")
+            }
+        }
+        func check(_ key: Int, after change: Int) {
+            guard run.differences.count < 5 else { return }
+            if table[key] != record[key] { run.differences.append("change \(change): key \(key) reads \(String(describing: table[key])), not \(String(describing: record[key]))") }
+            if table.count != record.count { run.differences.append("change \(change): count \(table.count), not \(record.count)") }
+        }
+        for change in 0..<changes {
+            // The keys in use grow with the run, so the table keeps growing while entries go.
+            let key = random.below(64 + change / 3)
+            switch random.below(10) {
+            case 0..<5:
+                compare(table.updateValue(change, forKey: key), record.updateValue(change, forKey: key), "update \(key)", after: change)
+            case 5..<8:
+                compare(table.removeValue(forKey: key), record.removeValue(forKey: key), "remove \(key)", after: change)
+            default:
+                // Changed in place: a value is bumped, and one in three removed through `nil`.
+                let removes = random.below(3) == 0
+                table.withValue(forKey: key) { value in value = removes ? nil : value.map { $0 + 1 } }
+                record[key] = removes ? nil : record[key].map { $0 + 1 }
+            }
+            if table.isDraining { run.changesWhileDraining += 1 }
+            check(key, after: change)
+            check(random.below(64 + change / 3), after: change)
+            // The owner's upkeep, as a shard's lock does it, skipped now and then.
+            if table.upkeepDue, random.below(4) != 0 {
+                var upkeep = table.takeUpkeep()
+                _ = upkeep.makeSpare()
+                table.install(&upkeep)
+            }
+            if change % 4_000 == 3_999 || change == changes - 1, run.differences.count < 5 {
+                if Set(table.keys) != Set(record.keys) { run.differences.append("change \(change): the keys differ") }
+                for (key, value) in record where table[key] != value { run.differences.append("change \(change): key \(key) lost \(value)") }
+            }
+        }
+        run.drains = table.drains
+        return run
+    }
+
+    @Test("a table that drains while entries are added, changed and removed reads as a plain dictionary given the same changes", arguments: [1, 2, 3] as [UInt64])
+    func matchesADictionary(seed: UInt64) {
+        let run = Self.run(planting: nil, seed: seed)
+        #expect(run.differences == [])
+        #expect(run.drains >= 4, "the run must make the table drain")
+        #expect(run.changesWhileDraining > 1_000, "changes must land while it drains")
+    }
+
+    @Test("the comparison catches a removal that leaves no tombstone and a table let go before it drained",
+          arguments: [IncrementalTableDefect.removesWithoutTombstone, .retiresBeforeDrained])
+    func catchesPlantedDefects(defect: IncrementalTableDefect) {
+        let run = Self.run(planting: defect, seed: 1)
+        #expect(!run.differences.isEmpty, "\(defect) went unnoticed")
+    }
+
+    /// A grant shard behind its lock given `count` access tokens, each entered as the token
+    /// endpoint enters one: with the upkeep after the lock, or without.
+    static func shard(tokens count: Int, upkeep: Bool) -> LockedValue<GrantShard> {
+        let shard = LockedValue(GrantShard())
+        let now = Date(timeIntervalSince1970: 0)
+        for index in 0..<count {
+            let record = TokenRecord(kind: .access, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: now.addingTimeInterval(300),
+                                     family: FamilyID(high: 1, low: UInt64(index)))
+            if upkeep {
+                _ = shard.withLockThenUpkeep { $0.add(record, as: GrantKey("token-\(index)"), now: now) }
+            } else {
+                _ = shard.withLock { $0.add(record, as: GrantKey("token-\(index)"), now: now) }
+            }
+        }
+        return shard
+    }
+
+    @Test("a grant shard's tables grow into tables made after its lock, and keep every token")
+    func upkeepMakesTablesOutsideTheLock() {
+        let count = 6_000
+        let shard = Self.shard(tokens: count, upkeep: true)
+        let (drains, madeUnderLock, stored) = shard.withLock { shard in
+            (shard.tokens.drains, shard.tokens.tablesMadeUnderLock, shard.tokens.count)
+        }
+        #expect(drains >= 4)
+        #expect(madeUnderLock == 0)
+        #expect(stored == count)
+        let missing = shard.withLock { shard in (0..<count).filter { shard.tokens[GrantKey("token-\($0)")]?.family.low != UInt64($0) } }
+        #expect(missing == [])
+        // Without the upkeep, every drain makes its table under the lock: the count above can fail.
+        let withoutUpkeep = Self.shard(tokens: count, upkeep: false).withLock { ($0.tokens.drains, $0.tokens.tablesMadeUnderLock) }
+        #expect(withoutUpkeep.0 >= 4 && withoutUpkeep.1 == withoutUpkeep.0)
+    }
+
+    @Test("an expiry queue gives back every key in the order entered across many chunks, as a plain array does")
+    func expiryQueueMatchesAnArray() {
+        var queue = ExpiryQueue<Int>()
+        var record: [Int] = []
+        var random = SeededRandom(seed: 7)
+        let start = Date(timeIntervalSince1970: 0)
+        var next = 0
+        var popped: [Int] = []
+        // More than 64 chunks pass through the queue, so its list of chunks is compacted too.
+        for _ in 0..<32_000 {
+            if random.below(5) < 3 {
+                queue.append(next, expiresAt: start.addingTimeInterval(Double(next)))
+                record.append(next)
+                next += 1
+            } else {
+                // Key n expires at n s: a pop at `now` may take only keys up to it, and as many
+                // as the limit lets while the oldest has expired.
+                let now = next - 1 - random.below(300)
+                let limit = 1 + random.below(4)
+                let before = popped.count
+                queue.popExpired(now: start.addingTimeInterval(Double(now)), limit: limit) { popped.append($0) }
+                let expired = max(0, min(now + 1, next) - before)
+                #expect(popped.count - before == min(limit, expired))
+            }
+        }
+        queue.popExpired(now: start.addingTimeInterval(Double(next)), limit: .max) { popped.append($0) }
+        #expect(popped == record)
+        #expect(queue.count == 0)
+    }
+
+    @Test("an expiry queue emptied at the end of a full chunk takes new keys and gives them back")
+    func expiryQueueEmptiedAtAChunkBoundary() {
+        var queue = ExpiryQueue<Int>()
+        let start = Date(timeIntervalSince1970: 0)
+        var popped: [Int] = []
+        for round in 0..<3 {
+            let keys = (round * ExpiryQueue<Int>.chunkCapacity)..<((round + 1) * ExpiryQueue<Int>.chunkCapacity)
+            for key in keys { queue.append(key, expiresAt: start) }
+            queue.popExpired(now: start, limit: .max) { popped.append($0) }
+            #expect(popped.suffix(keys.count) == ArraySlice(keys))
+            #expect(queue.count == 0)
+        }
+    }
+}
