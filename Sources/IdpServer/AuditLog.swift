@@ -87,30 +87,46 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A fixed-capacity ring: the newest `capacity` elements are kept.
+/// A fixed-capacity ring: the newest `capacity` elements are kept. Its storage is made a chunk
+/// of ``chunkCapacity`` slots at a time as it fills, each written in full when made (so its pages
+/// are mapped then, not one by one by later appends): an append never copies the elements already
+/// kept, and a log that is never filled takes only the memory its entries need.
 struct AuditRing<Element> {
-    private var storage: [Element] = []
+    private var chunks: [ContiguousArray<Element?>] = []
+    /// The slot the next element goes to; once the ring is full, its oldest element's.
     private var next = 0
+    private(set) var count = 0
     let capacity: Int
     private(set) var dropped = 0
+
+    /// Slots per chunk (a power of two).
+    static var chunkCapacity: Int { 256 }
 
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
     mutating func append(_ element: Element) {
         guard capacity > 0 else { dropped += 1; return }
-        if storage.count < capacity {
-            storage.append(element)
+        if count < capacity {
+            if count % Self.chunkCapacity == 0 {
+                chunks.append(ContiguousArray(repeating: nil, count: min(Self.chunkCapacity, capacity - count)))
+            }
+            count += 1
         } else {
-            storage[next] = element
             dropped += 1
         }
+        chunks[next / Self.chunkCapacity][next % Self.chunkCapacity] = element
         next = (next + 1) % capacity
     }
 
     /// The kept elements that `isIncluded` accepts, oldest first, copying no others.
     func elements(where isIncluded: (Element) -> Bool) -> [Element] {
-        guard storage.count == capacity else { return storage.filter(isIncluded) }
-        return storage[next...].filter(isIncluded) + storage[..<next].filter(isIncluded)
+        var found: [Element] = []
+        let oldest = count == capacity ? next : 0
+        for offset in 0..<count {
+            let slot = (oldest + offset) % capacity
+            if let element = chunks[slot / Self.chunkCapacity][slot % Self.chunkCapacity], isIncluded(element) { found.append(element) }
+        }
+        return found
     }
 }
 

@@ -1,42 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A hash table that grows a few entries at a time, so that no change made under a shard's lock
-/// copies the whole table.
+/// rehashes the whole table.
 ///
 /// A `Dictionary` that outgrows its storage rehashes every entry into a new one in the insert that
 /// found it full; for a table holding every token issued, that insert held the shard's lock for
 /// as long as a rehash of the whole table takes. Here a full table becomes the *draining* table
-/// and a larger, empty one the *current* table. Each change then moves ``movedPerChange`` entries
-/// from the draining table to the current one, so the draining table is empty, and let go, before
-/// the current one can fill: it holds at most the draining table's entries and one new entry per
-/// change, at most twice what the draining table held, and it has room for that.
+/// and a table twice its size the *current* one, and each change then moves
+/// ``movedPerChange`` of the draining table's entries across. The draining table is empty, and let
+/// go, before the current one can fill: that holds at most the draining table's entries and one new
+/// entry per change, at most twice what the draining table held, and it has room for that.
 ///
-/// - A lookup reads the current table, then the draining one.
-/// - An entry removed while the draining table still holds it leaves a tombstone in the current
-///   table, so the stale copy never reappears. Tombstones are dropped when the table next drains.
-/// - The larger table is made outside the lock: when the current table is half full the table
-///   asks for one (``upkeepDue``, ``takeUpkeep()``), and its owner makes it after the lock and
-///   hands it in (``install(_:)``). A table that fills before one arrives makes its own.
-/// - A drained table is handed out the same way (``TableUpkeep``), so that whoever holds it frees
-///   its storage after the lock.
+/// The slots are open-addressed (linear probing, at most three quarters of them occupied) and an
+/// entry's home slot is the top bits of its hash, so an entry's home in the table twice the size is
+/// twice its home here: the draining table is walked in slot order and its entries land in the
+/// current table in slot order too, so a move touches memory next to the last one's instead of a
+/// random place in a large table.
 ///
-/// Not thread-safe: it is a value kept inside a lock (`LockedValue`).
+/// - The walk starts at an empty slot, so no run of occupied slots crosses its start, and empties
+///   each slot it passes. A key whose home it has not passed is probed from its home as usual; one
+///   whose home it passed can only still be in the run the walk is in, and is probed from there.
+/// - A removal closes its gap by moving later entries of its run back (no tombstones).
+/// - The larger table is made outside the lock: when the current table is seven eighths full the
+///   table asks for one (``upkeepDue``, ``takeUpkeep()``), its owner makes it after the lock (which
+///   writes, and so maps, every page of it) and hands it in (``install(_:)``). A table that fills
+///   before one arrives makes its own (``tablesMadeUnderLock``).
+/// - A drained table is handed out the same way, so that whoever holds it frees it after the lock.
+///
+/// A value type: a copy shares its storage until one of them changes (copy on write). Not
+/// thread-safe: it is a value kept inside a lock (`LockedValue`).
 struct IncrementalTable<Key: Hashable, Value> {
-    /// A table's storage: `nil` is a tombstone, an entry removed while the draining table still
-    /// held it.
-    typealias Storage = [Key: Value?]
+    typealias Storage = SlotStorage<Key, Value>
 
-    /// How many of the draining table's slots each change walks: at least one, so the draining
-    /// table empties before the current one fills; a few, so a change stays nanoseconds.
+    /// How many of the draining table's entries each change moves: at least one, so the draining
+    /// table empties before the current one fills; a few, because every change made while the
+    /// table drains pays for its moves under the lock (more per change drain the table in fewer
+    /// changes, but each of those holds the lock longer).
     static var movedPerChange: Int { 4 }
 
-    /// The smallest capacity a full table drains from; a smaller one grows in place.
-    static var drainedCapacity: Int { 48 }
+    /// The fewest slots of a table that drains when full; a smaller one grows at once (a move of
+    /// at most 24 entries).
+    static var drainedSlots: Int { 64 }
 
     /// Live entries, in both tables together.
     private(set) var count = 0
-    private var current: Storage = [:]
-    private var draining: Storage = [:]
-    /// The next slot of ``draining`` to move; `nil` when the table is not draining.
-    private var cursor: Storage.Index?
+    private var current = Storage(slotCount: 16)
+    private var draining: Storage?
+    /// Where the walk over the draining table began: a slot that was empty, so no run of occupied
+    /// slots crosses it.
+    private var walkStart = 0
+    /// How many slots from ``walkStart`` the walk has passed: all of them are empty.
+    private var walked = 0
     /// An empty table made outside the lock, the next current table.
     private var spare: Storage?
     /// Whether a spare was asked for and not yet handed in.
@@ -60,25 +76,24 @@ struct IncrementalTable<Key: Hashable, Value> {
     var isEmpty: Bool { count == 0 }
 
     /// Whether part of the table is still in the draining table.
-    var isDraining: Bool { cursor != nil }
+    var isDraining: Bool { draining != nil }
 
-    /// How many entries the current table can hold before it starts to drain into a larger one.
+    /// How many entries the current table holds before it starts to drain into a larger one.
     var capacity: Int { current.capacity }
 
     /// The value under `key`, if any.
     subscript(key: Key) -> Value? {
-        if let entry = current[key] { return entry }
-        guard cursor != nil, let entry = draining[key] else { return nil }
-        return entry
+        let hash = Storage.hash(of: key)
+        guard let (table, slot) = locate(key, hash: hash) else { return nil }
+        return table.value(at: slot)
     }
 
     /// Every live key, in no order: for inspection (statistics, tests), never under a flow's lock.
     var keys: [Key] {
         var keys: [Key] = []
         keys.reserveCapacity(count)
-        for (key, entry) in current where entry != nil { keys.append(key) }
-        if cursor != nil {
-            for (key, entry) in draining where entry != nil && current.index(forKey: key) == nil { keys.append(key) }
+        for table in [current, draining].compactMap({ $0 }) {
+            for slot in 0..<table.slotCount where table.isOccupied(slot) { keys.append(table.key(at: slot)) }
         }
         return keys
     }
@@ -87,10 +102,20 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// the lock.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        withValue(forKey: key) { entry in
-            defer { entry = value }
-            return entry.take()
+        makeUnique()
+        defer { step() }
+        let hash = Storage.hash(of: key)
+        if let draining, let slot = findDraining(key, hash: hash, in: draining) {
+            defer { draining.restore(value, at: slot) }
+            return draining.takeValue(at: slot)
         }
+        let (slot, found) = current.probe(key, hash: hash)
+        guard found else {
+            insertNew(value, forKey: key, hash: hash, at: slot)
+            return nil
+        }
+        defer { current.restore(value, at: slot) }
+        return current.takeValue(at: slot)
     }
 
     /// Removes the value under `key`; returns it, for the caller to release after the lock.
@@ -100,32 +125,46 @@ struct IncrementalTable<Key: Hashable, Value> {
     }
 
     /// Runs `body` on the value under `key` (`nil`: none) and stores what it leaves there: a
-    /// value replaces or adds the entry, `nil` removes it. A value in the current table is
-    /// changed where it lies, without a copy.
+    /// value replaces or adds the entry, `nil` removes it. The value is moved out of its slot and
+    /// back, never copied.
     mutating func withValue<Result, Failure: Error>(
         forKey key: Key, _ body: (inout Value?) throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        makeUnique()
         defer { step() }
-        if let index = current.index(forKey: key) {
-            let wasLive = current.values[index] != nil
+        let hash = Storage.hash(of: key)
+        if let (table, slot) = locate(key, hash: hash) {
+            var value: Value? = table.takeValue(at: slot)
             defer {
-                let isLive = current.values[index] != nil
-                if wasLive != isLive { count += isLive ? 1 : -1 }
-                if !isLive, !drainingHoldsLive(key) { current.remove(at: index) }
+                if let value = value.take() {
+                    table.restore(value, at: slot)
+                } else {
+                    table.close(slot)
+                    count -= 1
+                }
             }
-            return try body(&current.values[index])
+            return try body(&value)
         }
-        var entry: Value? = cursor == nil ? nil : draining[key] ?? nil
-        let wasLive = entry != nil
-        let result = try body(&entry)
-        let isLive = entry != nil
-        if wasLive != isLive { count += isLive ? 1 : -1 }
-        // A removed entry the draining table holds is shadowed by a tombstone.
-        if isLive || (wasLive && !isOn(.removesWithoutTombstone)) {
+        var value: Value?
+        let result = try body(&value)
+        if let value {
             makeRoom()
-            current.updateValue(entry, forKey: key)
+            current.insert(hash: hash, key: key, value: value)
+            count += 1
         }
         return result
+    }
+
+    /// Stores `value` under `key`, which is in neither table (a caller that knows this saves the
+    /// table a probe): where the key's probe ended, unless the table must first make room.
+    private mutating func insertNew(_ value: consuming Value, forKey key: Key, hash: Int, at slot: Int) {
+        if current.count < current.capacity {
+            current.insert(at: slot, hash: hash, key: key, value: value)
+        } else {
+            makeRoom()
+            current.insert(hash: hash, key: key, value: value)
+        }
+        count += 1
     }
 
     /// Hands out what the owner is to do after the lock: free a drained table, make a spare.
@@ -133,7 +172,7 @@ struct IncrementalTable<Key: Hashable, Value> {
         var upkeep = TableUpkeep<Key, Value>()
         upkeep.retired = retired.take()
         if wantsSpare {
-            upkeep.spareCapacity = 2 * current.capacity
+            upkeep.spareSlots = 2 * current.slotCount
             spareAsked = true
         }
         upkeepDue = false
@@ -145,66 +184,100 @@ struct IncrementalTable<Key: Hashable, Value> {
     mutating func install(_ upkeep: inout TableUpkeep<Key, Value>) {
         guard let made = upkeep.spare else { return }
         spareAsked = false
-        guard spare == nil, cursor == nil, made.capacity >= 2 * current.capacity else {
+        guard spare == nil, draining == nil, made.slotCount >= 2 * current.slotCount else {
             upkeepDue = upkeepDue || wantsSpare
             return
         }
         spare = upkeep.spare.take()
     }
 
-    /// Whether the current table is at least half full with no spare made or asked for, and large
-    /// enough to drain when it fills: a spare is then made before it fills.
-    private var wantsSpare: Bool {
-        spare == nil && !spareAsked && cursor == nil && current.capacity >= Self.drainedCapacity && current.count >= current.capacity / 2
+    /// Where `key` lies: in the draining table, else in the current table.
+    private func locate(_ key: Key, hash: Int) -> (Storage, Int)? {
+        if let draining, let slot = findDraining(key, hash: hash, in: draining) { return (draining, slot) }
+        guard let slot = current.find(key, hash: hash) else { return nil }
+        return (current, slot)
     }
 
-    private func drainingHoldsLive(_ key: Key) -> Bool {
-        guard cursor != nil, !isOn(.removesWithoutTombstone), let entry = draining[key] else { return false }
-        return entry != nil
+    /// The slot of `key` in the draining table, if it is still there. A key whose home the walk
+    /// has not passed is probed from its home. One whose home it passed can only lie after the
+    /// walk, in the run the walk is in (the walk empties what it passes, and a removal closes its
+    /// gap by moving later entries back, never before the walk): that run is probed from the walk's
+    /// next slot, which the walk keeps in cache.
+    @inline(__always)
+    private func findDraining(_ key: Key, hash: Int, in draining: Storage) -> Int? {
+        let home = draining.home(hash)
+        let passed = (home - walkStart) & (draining.slotCount - 1) < walked
+        guard passed, !isOn(.probesPassedHomesFromHome) else { return draining.find(key, hash: hash) }
+        return draining.find(key, hash: hash, from: (walkStart + walked) & (draining.slotCount - 1))
+    }
+
+    /// Whether the current table is seven eighths full with no spare made or asked for, and large
+    /// enough to drain when it fills: a spare is then made before it fills (the owner makes it
+    /// right after the lock; the last eighth takes thousands of changes), and is not held long
+    /// beside the table it will replace.
+    private var wantsSpare: Bool {
+        spare == nil && !spareAsked && draining == nil && current.slotCount >= Self.drainedSlots
+            && current.count >= current.capacity - current.capacity / 8
     }
 
     /// Makes room for one more entry in the current table: a full one starts to drain into the
-    /// spare (or, with none made, a table made here, twice as large). A small one grows in place:
-    /// copying fewer than ``drainedCapacity`` entries costs less than asking for a spare.
+    /// spare (or, with none made, a table made here); a small one grows at once.
     private mutating func makeRoom() {
         guard current.count >= current.capacity else { return }
-        guard current.capacity >= Self.drainedCapacity else {
-            current.reserveCapacity(max(Self.drainedCapacity / 2, 2 * current.capacity))
-            return
-        }
         // Unreachable while each change moves at least one entry (see the type's comment); a
         // drain still in progress is finished first, so no entry is ever lost.
-        while cursor != nil { step() }
+        while draining != nil { step() }
+        guard current.slotCount >= Self.drainedSlots else {
+            let larger = Storage(slotCount: 2 * current.slotCount)
+            current.moveAll(into: larger)
+            current = larger
+            return
+        }
         drains += 1
-        if spare == nil { tablesMadeUnderLock += 1 }
-        let next = spare.take() ?? Storage(minimumCapacity: 2 * current.capacity)
+        let next: Storage
+        if var made = spare.take(), isKnownUniquelyReferenced(&made) {
+            next = made
+        } else {
+            tablesMadeUnderLock += 1
+            next = Storage(slotCount: 2 * current.slotCount)
+        }
+        walkStart = current.firstEmptySlot()
+        walked = 0
         draining = current
         current = next
-        cursor = draining.startIndex
     }
 
-    /// Moves up to ``movedPerChange`` slots of the draining table into the current one: a live
-    /// entry the current table has no entry (or tombstone) for. The last one retires the
-    /// draining table.
+    /// Moves up to ``movedPerChange`` of the draining table's entries into the current one, in
+    /// slot order from where the walk began; the last move retires the draining table.
     private mutating func step() {
-        guard var index = cursor else {
+        guard let from = draining else {
             upkeepDue = upkeepDue || wantsSpare
             return
         }
-        for _ in 0..<Self.movedPerChange {
-            guard index != draining.endIndex else { break }
-            let (key, entry) = draining[index]
-            if entry != nil, current.index(forKey: key) == nil { current.updateValue(entry, forKey: key) }
-            draining.formIndex(after: &index)
+        let mask = from.slotCount - 1
+        var moved = 0
+        while walked < from.slotCount, moved < Self.movedPerChange {
+            let slot = (walkStart + walked) & mask
+            if from.isOccupied(slot) {
+                from.move(slot, into: current)
+                moved += 1
+            }
+            walked += 1
         }
-        guard index == draining.endIndex || isOn(.retiresBeforeDrained) else {
-            cursor = index
-            return
-        }
-        cursor = nil
-        retired = draining
-        draining = [:]
+        guard walked == from.slotCount || isOn(.retiresBeforeDrained) else { return }
+        draining = nil
+        retired = from
         upkeepDue = true
+    }
+
+    /// Makes the storage this value changes its own (copy on write).
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&current) { current = current.copy() }
+        // Moved out of the optional first: the optional's own uniqueness check is not exact.
+        if var storage = draining.take() {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            draining = storage
+        }
     }
 
     @inline(__always)
@@ -217,37 +290,244 @@ struct IncrementalTable<Key: Hashable, Value> {
     }
 }
 
+/// The slots of an ``IncrementalTable``'s table: a power of two of them, probed linearly from an
+/// entry's home (the top bits of its hash). Two arrays: each slot's hash (0 marks an empty slot)
+/// beside its key, which a probe reads; and the values.
+final class SlotStorage<Key: Hashable, Value> {
+    /// A slot's hash and key: the hash is 0, and the key `nil`, in an empty slot.
+    struct KeySlot {
+        var hash: Int
+        var key: Key?
+    }
+
+    let slotCount: Int
+    private let mask: Int
+    /// 64 − log2(slotCount): what a hash is shifted right by to give its home.
+    private let shift: Int
+    /// Each slot's hash (0: empty) and key, side by side: for a key of up to 48 bytes, one cache
+    /// line, so a probe reads the hash and compares the key with one miss.
+    private let keySlots: UnsafeMutablePointer<KeySlot>
+    private let values: UnsafeMutablePointer<Value>
+    /// Occupied slots. Unchecked exclusivity: the storage is changed only by the table value
+    /// that holds it alone, under its owner's lock, so accesses cannot overlap; the dynamic check
+    /// would cost a call per change.
+    @exclusivity(unchecked) private(set) var count = 0
+
+    /// Empty slots, every byte of them written: a table made outside a lock has all its pages
+    /// mapped before a change under the lock first writes to them.
+    init(slotCount: Int) {
+        precondition(slotCount >= 4 && slotCount & (slotCount - 1) == 0, "a power of two of at least 4 slots")
+        self.slotCount = slotCount
+        mask = slotCount - 1
+        shift = Int.bitWidth - slotCount.trailingZeroBitCount
+        keySlots = .allocate(capacity: slotCount)
+        keySlots.initialize(repeating: KeySlot(hash: 0, key: nil), count: slotCount)
+        values = Self.writtenMemory(count: slotCount)
+    }
+
+    deinit {
+        for slot in 0..<slotCount where keySlots[slot].hash != 0 { (values + slot).deinitialize(count: 1) }
+        keySlots.deinitialize(count: slotCount)
+        Self.release(keySlots, count: slotCount)
+        Self.release(values, count: slotCount)
+    }
+
+    /// Frees memory made by ``init(slotCount:)``. A large block's pages go back to the kernel a
+    /// megabyte at a time first (`MADV_DONTNEED`, which lets the process's other threads fault in
+    /// pages meanwhile), so the unmapping that frees the block, during which no thread of the
+    /// process can take a page fault, is short.
+    private static func release<Element>(_ memory: UnsafeMutablePointer<Element>, count: Int) {
+        #if canImport(Glibc)
+        let bytes = MemoryLayout<Element>.stride * count
+        let page = 4096, piece = 1 << 20
+        if bytes >= 4 * piece {
+            let start = (Int(bitPattern: memory) + page - 1) & ~(page - 1)
+            let end = (Int(bitPattern: memory) + bytes) & ~(page - 1)
+            var at = start
+            while at < end {
+                _ = madvise(UnsafeMutableRawPointer(bitPattern: at), min(piece, end - at), MADV_DONTNEED)
+                at += piece
+            }
+        }
+        #endif
+        memory.deallocate()
+    }
+
+    /// Memory for `count` elements, zeroed byte by byte (so its pages are mapped) and left
+    /// uninitialized as elements.
+    private static func writtenMemory<Element>(count: Int) -> UnsafeMutablePointer<Element> {
+        let bytes = MemoryLayout<Element>.stride * count
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes), alignment: MemoryLayout<Element>.alignment)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        return raw.bindMemory(to: Element.self, capacity: count)
+    }
+
+    /// The most entries it holds: half its slots, so that runs of occupied slots, and with them
+    /// probes and the walk's steps, stay short.
+    var capacity: Int { slotCount / 4 * 3 }
+
+    /// `key`'s hash as this storage keeps it: never 0, the mark of an empty slot.
+    @inline(__always)
+    static func hash(of key: Key) -> Int { key.hashValue | 1 }
+
+    @inline(__always)
+    func home(_ hash: Int) -> Int { Int(UInt(bitPattern: hash) >> UInt(shift)) }
+
+    @inline(__always)
+    func isOccupied(_ slot: Int) -> Bool { keySlots[slot].hash != 0 }
+
+    /// The key in the occupied `slot`.
+    @inline(__always)
+    func key(at slot: Int) -> Key { keySlots[slot].key! }
+
+    /// The value in the occupied `slot`.
+    @inline(__always)
+    func value(at slot: Int) -> Value { values[slot] }
+
+    /// The slot holding `key`, or the empty slot where its probe ended (`found` false): where it
+    /// would be inserted.
+    @inline(__always)
+    func probe(_ key: Key, hash: Int) -> (slot: Int, found: Bool) {
+        var slot = home(hash)
+        while true {
+            let found = keySlots[slot].hash
+            if found == 0 { return (slot, false) }
+            if found == hash, keySlots[slot].key! == key { return (slot, true) }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Puts an entry whose key is in no slot into `slot`, the empty slot its probe ended at.
+    @inline(__always)
+    func insert(at slot: Int, hash: Int, key: consuming Key, value: consuming Value) {
+        keySlots[slot] = KeySlot(hash: hash, key: key)
+        (values + slot).initialize(to: value)
+        count += 1
+    }
+
+    /// The slot holding `key`, if any, probing from its home (or from `start`, a slot of the run
+    /// that holds it).
+    @inline(__always)
+    func find(_ key: Key, hash: Int, from start: Int? = nil) -> Int? {
+        var slot = start ?? home(hash)
+        while true {
+            let found = keySlots[slot].hash
+            if found == 0 { return nil }
+            if found == hash, keySlots[slot].key! == key { return slot }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// An empty slot (one exists: at most three quarters are occupied).
+    func firstEmptySlot() -> Int {
+        var slot = 0
+        while keySlots[slot].hash != 0 { slot += 1 }
+        return slot
+    }
+
+    /// Puts an entry whose key is in no slot into the first empty slot from its home.
+    @inline(__always)
+    func insert(hash: Int, key: consuming Key, value: consuming Value) {
+        var slot = home(hash)
+        while keySlots[slot].hash != 0 { slot = (slot + 1) & mask }
+        keySlots[slot] = KeySlot(hash: hash, key: key)
+        (values + slot).initialize(to: value)
+        count += 1
+    }
+
+    /// Moves the value out of the occupied `slot`; ``restore(_:at:)`` puts one back, or
+    /// ``close(_:)`` empties the slot.
+    @inline(__always)
+    func takeValue(at slot: Int) -> Value { (values + slot).move() }
+
+    /// Puts `value` back into `slot`, whose value was taken.
+    @inline(__always)
+    func restore(_ value: consuming Value, at slot: Int) { (values + slot).initialize(to: value) }
+
+    /// Empties `slot`, whose value was taken, and moves back the later entries of its run that may
+    /// then sit nearer their homes, so no probe ever stops at the gap before its entry.
+    func close(_ slot: Int) {
+        keySlots[slot] = KeySlot(hash: 0, key: nil)
+        count -= 1
+        var gap = slot
+        var next = (slot + 1) & mask
+        while keySlots[next].hash != 0 {
+            // The entry may fill the gap unless its home lies cyclically after the gap, up to it.
+            let home = home(keySlots[next].hash)
+            let homeAfterGap = gap <= next ? (gap < home && home <= next) : (gap < home || home <= next)
+            if !homeAfterGap {
+                swap(&keySlots[gap], &keySlots[next])
+                (values + gap).moveInitialize(from: values + next, count: 1)
+                gap = next
+            }
+            next = (next + 1) & mask
+        }
+    }
+
+    /// Moves the entry of the occupied `slot` into `other`, emptying the slot without closing its
+    /// gap (what a walk over every slot does).
+    @inline(__always)
+    func move(_ slot: Int, into other: SlotStorage) {
+        let hash = keySlots[slot].hash
+        let key = keySlots[slot].key.take()!
+        keySlots[slot].hash = 0
+        count -= 1
+        other.insert(hash: hash, key: key, value: (values + slot).move())
+    }
+
+    /// Moves every entry into `larger`, leaving this empty.
+    func moveAll(into larger: SlotStorage) {
+        for slot in 0..<slotCount where keySlots[slot].hash != 0 { move(slot, into: larger) }
+    }
+
+    /// A copy with the same entries in the same slots.
+    func copy() -> SlotStorage {
+        let copy = SlotStorage(slotCount: slotCount)
+        for slot in 0..<slotCount where keySlots[slot].hash != 0 {
+            copy.keySlots[slot] = keySlots[slot]
+            (copy.values + slot).initialize(to: values[slot])
+        }
+        copy.count = count
+        return copy
+    }
+}
+
+// Sound: a `SlotStorage` is reached only through the `IncrementalTable` values that hold it. Reads
+// share it; a change is made only by a value that holds it alone (`isKnownUniquelyReferenced`,
+// else it changes a copy), so no two threads touch one storage while one of them writes to it —
+// the reasoning of the standard library's own copy-on-write collections.
+extension SlotStorage: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+
 /// What an ``IncrementalTable`` asks its owner to do once the lock is released.
 struct TableUpkeep<Key: Hashable, Value> {
     /// A drained table: released with this value, after the lock.
-    fileprivate(set) var retired: IncrementalTable<Key, Value>.Storage?
-    /// The capacity of the spare to make; 0 for none.
-    fileprivate(set) var spareCapacity = 0
+    fileprivate(set) var retired: SlotStorage<Key, Value>?
+    /// The slots of the spare to make; 0 for none.
+    fileprivate(set) var spareSlots = 0
     /// The spare, made by ``makeSpare()``.
-    fileprivate(set) var spare: IncrementalTable<Key, Value>.Storage?
+    fileprivate(set) var spare: SlotStorage<Key, Value>?
 
-    /// Makes the spare asked for, if any (outside the lock: it allocates the table's storage);
-    /// returns whether it made one.
+    /// Makes the spare asked for, if any (outside the lock: it allocates, and writes every slot
+    /// of, the table); returns whether it made one.
     mutating func makeSpare() -> Bool {
-        guard spareCapacity > 0 else { return false }
-        spare = IncrementalTable<Key, Value>.Storage(minimumCapacity: spareCapacity)
+        guard spareSlots > 0 else { return false }
+        spare = SlotStorage(slotCount: spareSlots)
         return true
     }
+}
+
+extension TableUpkeep: ShardUpkeep {
+    mutating func makeSpares() -> Bool { makeSpare() }
 }
 
 /// A bug an ``IncrementalTable`` can be built with, so that a test shows its differential check
 /// catches it. Only a debug build acts on one.
 enum IncrementalTableDefect {
-    /// A value removed while the draining table still holds it leaves no tombstone: the stale
-    /// copy reappears.
-    case removesWithoutTombstone
+    /// A key whose home the walk has passed is probed from its home, where the walk left a gap:
+    /// an entry of it the walk has not reached yet is not found.
+    case probesPassedHomesFromHome
     /// The draining table is let go after one step, with entries still in it: they are lost.
     case retiresBeforeDrained
-}
-
-
-extension TableUpkeep: ShardUpkeep {
-    mutating func makeSpares() -> Bool { makeSpare() }
 }
 
 extension IncrementalTable: Sendable where Key: Sendable, Value: Sendable {}

@@ -166,23 +166,28 @@ enum ShardRouting {
 /// checks expiry itself.
 struct ExpiryQueue<Key> {
     private typealias Entry = (key: Key, expiresAt: Date)
-    /// The chunks, oldest first; those before ``head`` are emptied.
-    private var chunks: [ContiguousArray<Entry>] = []
+    /// The chunks, oldest first; those before ``head`` are emptied. Each holds
+    /// ``chunkCapacity`` slots, filled from the front.
+    private var chunks: [ContiguousArray<Entry?>] = []
     /// The chunk holding the oldest entry.
     private var head = 0
-    /// The oldest entry's place in the head chunk.
+    /// The oldest entry's slot in the head chunk.
     private var offset = 0
+    /// The next free slot in the last chunk.
+    private var tailOffset = ExpiryQueue.chunkCapacity
     /// An emptied chunk, kept for the next one the tail needs.
-    private var spareChunk: ContiguousArray<Entry>?
+    private var spareChunk: ContiguousArray<Entry?>?
     private(set) var count = 0
 
-    /// Entries per chunk: 16 KiB of 64-byte entries, a small allocation, made once per 256 keys.
+    /// Slots per chunk: 18 KiB of 72-byte slots, written in full when the chunk is made (so its
+    /// pages are mapped then, not one by one by later appends), once per 256 keys.
     static var chunkCapacity: Int { 256 }
 
     /// Enters `key`, which expires at `expiresAt`.
     mutating func append(_ key: Key, expiresAt: Date) {
-        if head == chunks.count || chunks[chunks.count - 1].count == Self.chunkCapacity { addChunk() }
-        chunks[chunks.count - 1].append((key, expiresAt))
+        if tailOffset == Self.chunkCapacity { addChunk() }
+        chunks[chunks.count - 1][tailOffset] = (key, expiresAt)
+        tailOffset += 1
         count += 1
     }
 
@@ -190,9 +195,8 @@ struct ExpiryQueue<Key> {
     /// `body`.
     mutating func popExpired(now: Date, limit: Int, _ body: (Key) -> Void) {
         var popped = 0
-        while popped < limit, count > 0 {
-            let entry = chunks[head][offset]
-            guard entry.expiresAt <= now else { return }
+        while popped < limit, count > 0, let entry = chunks[head][offset], entry.expiresAt <= now {
+            chunks[head][offset] = nil
             offset += 1
             count -= 1
             popped += 1
@@ -202,21 +206,15 @@ struct ExpiryQueue<Key> {
     }
 
     private mutating func addChunk() {
-        if let chunk = spareChunk.take() {
-            chunks.append(chunk)
-        } else {
-            var chunk = ContiguousArray<Entry>()
-            chunk.reserveCapacity(Self.chunkCapacity)
-            chunks.append(chunk)
-        }
+        chunks.append(spareChunk.take() ?? ContiguousArray(repeating: nil, count: Self.chunkCapacity))
+        tailOffset = 0
     }
 
-    /// Empties the head chunk, all of whose entries were taken out, keeping it as the spare, and
-    /// now and then drops the emptied chunks' places (a move of a few hundred words at most).
+    /// Keeps the head chunk, all of whose entries were taken out, as the spare, and now and then
+    /// drops the emptied chunks' places (a move of a few hundred words at most).
     private mutating func dropHeadChunk() {
-        var emptied = ContiguousArray<Entry>()
+        var emptied = ContiguousArray<Entry?>()
         swap(&emptied, &chunks[head])
-        emptied.removeAll(keepingCapacity: true)
         if spareChunk == nil { spareChunk = emptied }
         head += 1
         offset = 0

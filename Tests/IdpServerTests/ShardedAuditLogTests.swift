@@ -99,6 +99,22 @@ struct ShardedAuditLogTests {
         #expect(server.auditLog().map(\.detail) == ["a3", "a4", "a5", "a6", "a7", "b0", "b1", "b2"])
     }
 
+    @Test("a ring over several chunks keeps its newest elements in append order, as the tail of an array does, before and after it wraps")
+    func ringAcrossChunks() {
+        let capacity = 2 * AuditRing<Int>.chunkCapacity + 88
+        var ring = AuditRing<Int>(capacity: capacity)
+        var appended: [Int] = []
+        for element in 0..<(3 * capacity + 17) {
+            ring.append(element)
+            appended.append(element)
+            if element % 97 == 0 || element == capacity - 1 || element == capacity {
+                #expect(ring.elements { _ in true } == Array(appended.suffix(capacity)))
+                #expect(ring.elements { $0 % 3 == 0 } == appended.suffix(capacity).filter { $0 % 3 == 0 })
+            }
+        }
+        #expect(ring.count == capacity && ring.dropped == appended.count - capacity)
+    }
+
     @Test("userDecisions reads a user's decisions in decision order, whatever order they were appended in")
     func userDecisionsInDecisionOrder() {
         // Given a user's decisions 1 to 4 appended as 2, 1, 4, 3 (two entries each), among others'
