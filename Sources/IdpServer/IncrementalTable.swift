@@ -44,8 +44,6 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// at most 24 entries).
     static var drainedSlots: Int { 64 }
 
-    /// Live entries, in both tables together.
-    private(set) var count = 0
     private var current = Storage(slotCount: 16)
     private var draining: Storage?
     /// Where the walk over the draining table began: a slot that was empty, so no run of occupied
@@ -73,13 +71,11 @@ struct IncrementalTable<Key: Hashable, Value> {
         self.defect = defect
     }
 
-    var isEmpty: Bool { count == 0 }
+    /// Live entries, in both tables together.
+    var count: Int { current.count + (draining?.count ?? 0) }
 
     /// Whether part of the table is still in the draining table.
     var isDraining: Bool { draining != nil }
-
-    /// How many entries the current table holds before it starts to drain into a larger one.
-    var capacity: Int { current.capacity }
 
     /// The value under `key`, if any.
     subscript(key: Key) -> Value? {
@@ -111,7 +107,7 @@ struct IncrementalTable<Key: Hashable, Value> {
         }
         let (slot, found) = current.probe(key, hash: hash)
         guard found else {
-            insertNew(value, forKey: key, hash: hash, at: slot)
+            insertNew(value, forKey: key, hash: hash, probeEndedAt: slot)
             return nil
         }
         defer { current.restore(value, at: slot) }
@@ -140,31 +136,26 @@ struct IncrementalTable<Key: Hashable, Value> {
                     table.restore(value, at: slot)
                 } else {
                     table.close(slot)
-                    count -= 1
                 }
             }
             return try body(&value)
         }
         var value: Value?
         let result = try body(&value)
-        if let value {
-            makeRoom()
-            current.insert(hash: hash, key: key, value: value)
-            count += 1
-        }
+        if let value { insertNew(value, forKey: key, hash: hash, probeEndedAt: nil) }
         return result
     }
 
-    /// Stores `value` under `key`, which is in neither table (a caller that knows this saves the
-    /// table a probe): where the key's probe ended, unless the table must first make room.
-    private mutating func insertNew(_ value: consuming Value, forKey key: Key, hash: Int, at slot: Int) {
-        if current.count < current.capacity {
+    /// Stores `value` under `key`, which is in neither table: where the key's probe of the
+    /// current table ended (`slot`, if the caller probed it), unless the table must first make
+    /// room, which moves the entries.
+    private mutating func insertNew(_ value: consuming Value, forKey key: Key, hash: Int, probeEndedAt slot: Int?) {
+        if let slot, current.count < current.capacity {
             current.insert(at: slot, hash: hash, key: key, value: value)
         } else {
             makeRoom()
             current.insert(hash: hash, key: key, value: value)
         }
-        count += 1
     }
 
     /// Hands out what the owner is to do after the lock: free a drained table, make a spare.
@@ -385,10 +376,11 @@ final class SlotStorage<Key: Hashable, Value> {
     func value(at slot: Int) -> Value { values[slot] }
 
     /// The slot holding `key`, or the empty slot where its probe ended (`found` false): where it
-    /// would be inserted.
+    /// would be inserted. The probe starts at the key's home, or at `start`, a slot of the run
+    /// that holds it.
     @inline(__always)
-    func probe(_ key: Key, hash: Int) -> (slot: Int, found: Bool) {
-        var slot = home(hash)
+    func probe(_ key: Key, hash: Int, from start: Int? = nil) -> (slot: Int, found: Bool) {
+        var slot = start ?? home(hash)
         while true {
             let found = keySlots[slot].hash
             if found == 0 { return (slot, false) }
@@ -405,17 +397,11 @@ final class SlotStorage<Key: Hashable, Value> {
         count += 1
     }
 
-    /// The slot holding `key`, if any, probing from its home (or from `start`, a slot of the run
-    /// that holds it).
+    /// The slot holding `key`, if any (``probe(_:hash:from:)``).
     @inline(__always)
     func find(_ key: Key, hash: Int, from start: Int? = nil) -> Int? {
-        var slot = start ?? home(hash)
-        while true {
-            let found = keySlots[slot].hash
-            if found == 0 { return nil }
-            if found == hash, keySlots[slot].key! == key { return slot }
-            slot = (slot + 1) & mask
-        }
+        let (slot, found) = probe(key, hash: hash, from: start)
+        return found ? slot : nil
     }
 
     /// An empty slot (one exists: at most three quarters are occupied).
@@ -430,9 +416,7 @@ final class SlotStorage<Key: Hashable, Value> {
     func insert(hash: Int, key: consuming Key, value: consuming Value) {
         var slot = home(hash)
         while keySlots[slot].hash != 0 { slot = (slot + 1) & mask }
-        keySlots[slot] = KeySlot(hash: hash, key: key)
-        (values + slot).initialize(to: value)
-        count += 1
+        insert(at: slot, hash: hash, key: key, value: value)
     }
 
     /// Moves the value out of the occupied `slot`; ``restore(_:at:)`` puts one back, or

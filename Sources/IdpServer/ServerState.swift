@@ -395,7 +395,7 @@ struct UserShard {
     /// revision is read in place, and the record stored is swapped in, so nothing is copied.
     mutating func commit(_ record: UserRecord?, for key: UserKey, ifRevision revision: UInt64?) -> Commit {
         records.withValue(forKey: key) { stored in
-            guard Self.revision(of: &stored) == revision else { return .stale }
+            guard stored?.revision == revision else { return .stale }
             guard var record else { return .committed(replaced: nil) }
             record.revision = (revision ?? 0) &+ 1
             guard stored != nil else {
@@ -415,8 +415,6 @@ struct UserShard {
             return try change(&stored!)
         }
     }
-
-    private static func revision(of record: inout UserRecord?) -> UInt64? { record?.revision }
 }
 
 extension UserShard: UpkeptShard {
