@@ -91,31 +91,85 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
 /// of ``chunkCapacity`` slots at a time as it fills, each written in full when made (so its pages
 /// are mapped then, not one by one by later appends): an append never copies the elements already
 /// kept, and a log that is never filled takes only the memory its entries need.
+///
+/// No chunk is made under its owner's lock: the first is made with the ring, and while the ring
+/// will need another chunk and has none in hand, it asks for it (``wantedChunkSlots``,
+/// ``takeChunkRequest()``); the owner makes it after the lock (``makeChunk(slots:)``) and hands
+/// it in (``install(_:)``). A ring that needs a chunk before one arrives makes its own
+/// (``chunksMadeUnderLock``).
 struct AuditRing<Element> {
-    private var chunks: [ContiguousArray<Element?>] = []
+    typealias Chunk = ContiguousArray<Element?>
+    private var chunks: [Chunk] = []
     /// The slot the next element goes to; once the ring is full, its oldest element's.
     private var next = 0
     private(set) var count = 0
     let capacity: Int
     private(set) var dropped = 0
+    /// The next chunk, made after the lock.
+    private var spareChunk: Chunk?
+    /// The slots of the chunk the ring asks for; 0 when it asks for none.
+    private(set) var wantedChunkSlots = 0
+    /// How many chunks were made under the lock, for want of a spare.
+    private(set) var chunksMadeUnderLock = 0
 
     /// Slots per chunk (a power of two).
     static var chunkCapacity: Int { 256 }
 
-    init(capacity: Int) { self.capacity = max(0, capacity) }
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+        guard self.capacity > 0 else { return }
+        chunks.append(Self.makeChunk(slots: nextChunkSlots))
+        if self.capacity > Self.chunkCapacity { wantedChunkSlots = nextChunkSlots }
+    }
 
-    mutating func append(_ element: Element) {
-        guard capacity > 0 else { dropped += 1; return }
+    /// An empty chunk of `slots` slots, every one written.
+    static func makeChunk(slots: Int) -> Chunk { Chunk(repeating: nil, count: slots) }
+
+    /// The slots of the chunk after those made, while the chunks hold fewer than `capacity` slots.
+    private var nextChunkSlots: Int {
+        min(Self.chunkCapacity, capacity - chunks.count * Self.chunkCapacity)
+    }
+
+    /// Appends `element`, dropping the oldest one if the ring is full; returns
+    /// ``wantedChunkSlots``, for the owner to make a chunk after the lock.
+    @discardableResult
+    mutating func append(_ element: Element) -> Int {
+        guard capacity > 0 else {
+            dropped += 1
+            return 0
+        }
         if count < capacity {
-            if count % Self.chunkCapacity == 0 {
-                chunks.append(ContiguousArray(repeating: nil, count: min(Self.chunkCapacity, capacity - count)))
-            }
+            if next == chunks.count * Self.chunkCapacity { addChunk() }
             count += 1
         } else {
             dropped += 1
         }
         chunks[next / Self.chunkCapacity][next % Self.chunkCapacity] = element
         next = (next + 1) % capacity
+        return wantedChunkSlots
+    }
+
+    /// Hands out the ring's request for a chunk: its slots, 0 for none.
+    mutating func takeChunkRequest() -> Int {
+        defer { wantedChunkSlots = 0 }
+        return wantedChunkSlots
+    }
+
+    /// Takes `chunk` (made after the lock) as the next chunk, if the ring still needs one of its
+    /// size; a chunk not taken stays in `chunk`, for its holder to release after the lock.
+    mutating func install(_ chunk: inout Chunk?) {
+        guard spareChunk == nil, chunks.count * Self.chunkCapacity < capacity, chunk?.count == nextChunkSlots else { return }
+        spareChunk = chunk.take()
+    }
+
+    private mutating func addChunk() {
+        if let spare = spareChunk.take() {
+            chunks.append(spare)
+        } else {
+            chunksMadeUnderLock += 1
+            chunks.append(Self.makeChunk(slots: nextChunkSlots))
+        }
+        if chunks.count * Self.chunkCapacity < capacity { wantedChunkSlots = nextChunkSlots }
     }
 
     /// The kept elements that `isIncluded` accepts, oldest first, copying no others.

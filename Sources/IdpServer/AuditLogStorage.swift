@@ -26,7 +26,8 @@ struct AuditOrderKey: Comparable, Sendable {
 
 /// One shard of the audit log: its ring and the counters its order keys are taken from.
 struct AuditShard: Sendable {
-    var ring: AuditRing<(key: AuditOrderKey, entry: AuditEntry)>
+    typealias Ring = AuditRing<(key: AuditOrderKey, entry: AuditEntry)>
+    var ring: Ring
     var sequence: UInt64 = 0
     var lastUptime: UInt64 = 0
 
@@ -65,14 +66,21 @@ struct AuditLog: Sendable {
         } else {
             index = ThreadStripe.current & mask
         }
-        let uptime = shards[index].withLock { shard in
+        let (uptime, chunkSlots) = shards[index].withLock { shard in
             let uptime = max(DispatchTime.now().uptimeNanoseconds, shard.lastUptime)
             shard.lastUptime = uptime
+            var chunkSlots = 0
             for entry in entries {
                 shard.sequence += 1
-                shard.ring.append((AuditOrderKey(uptime: uptime, shard: index, sequence: shard.sequence), entry))
+                chunkSlots = shard.ring.append((AuditOrderKey(uptime: uptime, shard: index, sequence: shard.sequence), entry))
             }
-            return uptime
+            return (uptime, chunkSlots > 0 ? shard.ring.takeChunkRequest() : 0)
+        }
+        // The ring's next chunk is made here, after the lock, and handed in under it again; one
+        // it no longer needs is released after that lock.
+        if chunkSlots > 0 {
+            var chunk: AuditShard.Ring.Chunk? = AuditShard.Ring.makeChunk(slots: chunkSlots)
+            shards[index].withLock { $0.ring.install(&chunk) }
         }
         // Not before the clock has passed this key: a later append, on any thread, then reads a
         // greater time. With a nanosecond clock the first read is almost always past it already.

@@ -103,7 +103,7 @@ extension IdpServer {
             ))
             // What opening pruned is released after the lock.
             let key = GrantKey(sessionCode)
-            _ = sessions.withLock { $0.open(session, code: key, now: now) }
+            _ = sessions.withLockThenUpkeep { $0.open(session, code: key, now: now) }
             return .serve(prepared, loginHint: loginHint)
         }()
         switch decision {

@@ -28,6 +28,13 @@ struct PresentedCode {
         self.now = now
     }
 
+    /// Whether the issued code `record` is redeemable with this request: a code of another
+    /// tenant is unknown to it.
+    func verdict(on record: CodeRecord) -> CodeVerdict {
+        guard record.tenant == tenant else { return .otherTenant }
+        return refusal(of: record).map(CodeVerdict.refused) ?? .redeemable
+    }
+
     /// Why the issued code `record` cannot be redeemed with this request, or `nil` if it can.
     func refusal(of record: CodeRecord) -> CodeRefusal? {
         guard record.expiresAt > now else { return .expired }
@@ -38,6 +45,26 @@ struct PresentedCode {
             || PKCE.matches(verifier: verifier, s256Challenge: verifierChallenge, challenge: record.codeChallenge, method: record.codeChallengeMethod)
         else { return .wrongVerifier }
         return nil
+    }
+}
+
+/// What a request's checks found of an issued code's record.
+enum CodeVerdict: Equatable {
+    /// The code was issued under another tenant: to this request it is unknown.
+    case otherTenant
+    case refused(CodeRefusal)
+    case redeemable
+}
+
+/// A request's verdict on an issued code's record, reached outside the shard's lock
+/// (``GrantShard/issuedRecord(_:)``).
+struct CheckedCode {
+    let record: CodeRecord
+    let verdict: CodeVerdict
+
+    init(_ record: CodeRecord, by presented: PresentedCode) {
+        self.record = record
+        verdict = presented.verdict(on: record)
     }
 }
 

@@ -160,35 +160,53 @@ enum ShardRouting {
 /// chunk emptied at the head is kept to be filled at the tail, so once a shard's traffic is steady
 /// the queue neither allocates nor frees.
 ///
+/// No chunk is made under the shard's lock: the first is made with the queue, and at its first
+/// append and whenever the tail starts a chunk with no spare left, the queue asks for one (``wantsChunk``,
+/// ``takeUpkeep()``), which its owner makes after the lock (writing, and so mapping, every page of
+/// it) and hands in (``install(_:)``) long before the 256 slots of the tail chunk fill. A tail
+/// that fills first makes its own (``chunksMadeUnderLock``).
+///
 /// Entries of one queue expire in the order they were entered when they share one lifetime (a
 /// shard keeps one queue per lifetime); one that outlives an entry behind it holds that entry
 /// back until it expires itself, which costs memory for a while, never correctness: every read
 /// checks expiry itself.
 struct ExpiryQueue<Key> {
-    private typealias Entry = (key: Key, expiresAt: Date)
+    typealias Entry = (key: Key, expiresAt: Date)
+    typealias Chunk = ContiguousArray<Entry?>
     /// The chunks, oldest first; those before ``head`` are emptied. Each holds
     /// ``chunkCapacity`` slots, filled from the front.
-    private var chunks: [ContiguousArray<Entry?>] = []
+    private var chunks: [Chunk] = [ExpiryQueue.makeChunk()]
     /// The chunk holding the oldest entry.
     private var head = 0
     /// The oldest entry's slot in the head chunk.
     private var offset = 0
     /// The next free slot in the last chunk.
-    private var tailOffset = ExpiryQueue.chunkCapacity
-    /// An emptied chunk, kept for the next one the tail needs.
-    private var spareChunk: ContiguousArray<Entry?>?
+    private var tailOffset = 0
+    /// A chunk to fill once the tail chunk is full: an emptied one, or one made after the lock.
+    private var spareChunk: Chunk?
     private(set) var count = 0
+    /// Whether the queue has no spare chunk and has not asked for one yet: a new queue asks at its
+    /// first append.
+    private(set) var wantsChunk = true
+    /// How many chunks the tail had to make under the lock, for want of a spare.
+    private(set) var chunksMadeUnderLock = 0
 
     /// Slots per chunk: 18 KiB of 72-byte slots, written in full when the chunk is made (so its
     /// pages are mapped then, not one by one by later appends), once per 256 keys.
     static var chunkCapacity: Int { 256 }
 
-    /// Enters `key`, which expires at `expiresAt`.
-    mutating func append(_ key: Key, expiresAt: Date) {
+    /// An empty chunk, every slot written.
+    static func makeChunk() -> Chunk { Chunk(repeating: nil, count: chunkCapacity) }
+
+    /// Enters `key`, which expires at `expiresAt`; returns ``wantsChunk``, for the owner to note
+    /// that it has upkeep to hand out.
+    @discardableResult
+    mutating func append(_ key: Key, expiresAt: Date) -> Bool {
         if tailOffset == Self.chunkCapacity { addChunk() }
         chunks[chunks.count - 1][tailOffset] = (key, expiresAt)
         tailOffset += 1
         count += 1
+        return wantsChunk
     }
 
     /// Takes out up to `limit` of the oldest entries that expired by `now`, passing each key to
@@ -205,17 +223,39 @@ struct ExpiryQueue<Key> {
         }
     }
 
+    /// Hands out the queue's request for a chunk, if any, to be made after the lock.
+    mutating func takeUpkeep() -> QueueUpkeep<Key> {
+        defer { wantsChunk = false }
+        return QueueUpkeep(wanted: wantsChunk)
+    }
+
+    /// Takes the chunk `upkeep` made as the spare, if the queue still has none; a chunk not taken
+    /// stays in `upkeep`, for its holder to release after the lock.
+    mutating func install(_ upkeep: inout QueueUpkeep<Key>) {
+        guard spareChunk == nil, let chunk = upkeep.chunk.take() else { return }
+        spareChunk = chunk
+    }
+
     private mutating func addChunk() {
-        chunks.append(spareChunk.take() ?? ContiguousArray(repeating: nil, count: Self.chunkCapacity))
+        if let spare = spareChunk.take() {
+            chunks.append(spare)
+        } else {
+            chunksMadeUnderLock += 1
+            chunks.append(Self.makeChunk())
+        }
         tailOffset = 0
+        wantsChunk = true
     }
 
     /// Keeps the head chunk, all of whose entries were taken out, as the spare, and now and then
     /// drops the emptied chunks' places (a move of a few hundred words at most).
     private mutating func dropHeadChunk() {
-        var emptied = ContiguousArray<Entry?>()
+        var emptied = Chunk()
         swap(&emptied, &chunks[head])
-        if spareChunk == nil { spareChunk = emptied }
+        if spareChunk == nil {
+            spareChunk = emptied
+            wantsChunk = false
+        }
         head += 1
         offset = 0
         if head >= 64, 2 * head >= chunks.count {
@@ -224,6 +264,30 @@ struct ExpiryQueue<Key> {
         }
     }
 }
+
+/// An expiry queue's request for a chunk, made after its owner's lock (``ExpiryQueue/takeUpkeep()``).
+struct QueueUpkeep<Key> {
+    /// Whether the queue asked for a chunk.
+    let wanted: Bool
+    /// The chunk, made by ``makeChunk()``.
+    fileprivate(set) var chunk: ExpiryQueue<Key>.Chunk?
+
+    /// A request for a chunk, or (`wanted` false) none.
+    init(wanted: Bool = false) { self.wanted = wanted }
+
+    /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
+    mutating func makeChunk() -> Bool {
+        guard wanted, chunk == nil else { return false }
+        chunk = ExpiryQueue<Key>.makeChunk()
+        return true
+    }
+}
+
+extension QueueUpkeep: ShardUpkeep {
+    mutating func makeSpares() -> Bool { makeChunk() }
+}
+
+extension QueueUpkeep: Sendable where Key: Sendable {}
 
 /// A table an ``ExpiryQueue`` prunes: a `Dictionary` or an ``IncrementalTable``.
 protocol PrunedTable<Key, Value> {
@@ -284,6 +348,8 @@ let keptAfterExpiry: TimeInterval = 24 * 3600
 struct SessionShard {
     private(set) var sessions: [GrantKey: AuthSession] = [:]
     private var expiries = ExpiryQueue<GrantKey>()
+    /// Whether the expiry queue asked for a chunk (``UpkeptShard``).
+    private(set) var upkeepDue = false
 
     /// Where a session lies in ``sessions``, found by ``slot(_:ifRevision:)``: valid until the
     /// shard next changes.
@@ -294,7 +360,7 @@ struct SessionShard {
         let pruned = expiries.prune(&sessions, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
         let expiresAt = session.expiresAt
         sessions.updateValue(session, forKey: code)
-        expiries.append(code, expiresAt: expiresAt)
+        upkeepDue = expiries.append(code, expiresAt: expiresAt) || upkeepDue
         return pruned
     }
 
@@ -417,6 +483,18 @@ struct UserShard {
     }
 }
 
+extension SessionShard: UpkeptShard {
+    /// How many chunks the expiry queue made under the lock, for want of a spare.
+    var chunksMadeUnderLock: Int { expiries.chunksMadeUnderLock }
+
+    mutating func takeUpkeep() -> QueueUpkeep<GrantKey> {
+        upkeepDue = false
+        return expiries.takeUpkeep()
+    }
+
+    mutating func install(_ upkeep: inout QueueUpkeep<GrantKey>) { expiries.install(&upkeep) }
+}
+
 extension UserShard: UpkeptShard {
     var upkeepDue: Bool { records.upkeepDue }
     mutating func takeUpkeep() -> TableUpkeep<UserKey, UserRecord> { records.takeUpkeep() }
@@ -492,6 +570,8 @@ struct GrantShard {
     private var refreshTokenExpiries = ExpiryQueue<GrantKey>()
     private var offlineTokenExpiries = ExpiryQueue<GrantKey>()
     private var familyExpiries = ExpiryQueue<FamilyID>()
+    /// Whether a queue asked for a chunk since the shard last handed out its upkeep.
+    private var queuesWantChunks = false
 
     /// How many of ``codes`` are issued and not redeemed.
     var outstandingCodeCount: Int { codes.count - redeemedCodeCount }
@@ -501,8 +581,17 @@ struct GrantShard {
     mutating func addCode(_ key: GrantKey, _ code: CodeRecord, now: Date) -> Pruned<CodeEntry> {
         let pruned = pruneCodes(redeemed: false, now: now)
         codes.updateValue(.issued(code), forKey: key)
-        codeExpiries.append(key, expiresAt: code.expiresAt)
+        queuesWantChunks = codeExpiries.append(key, expiresAt: code.expiresAt) || queuesWantChunks
         return pruned
+    }
+
+    /// The record of the code `key` while it is issued: read in a section of its own, so that the
+    /// request's checks against it (``PresentedCode/verdict(on:)``: comparisons of strings whose
+    /// bytes lie outside the table) run after the lock, and the redemption's section decides on
+    /// their verdict (``redeem(_:_:checked:family:forgetAt:keepsCode:)``).
+    func issuedRecord(_ key: GrantKey) -> CodeRecord? {
+        if case .issued(let record)? = codes[key] { return record }
+        return nil
     }
 
     /// Decides the code `key`, presented for redemption by `presented`, with one lookup: an issued
@@ -511,8 +600,13 @@ struct GrantShard {
     /// a redeemed code has the family it opened revoked and is marked, so that a family its
     /// redemption has yet to open stays closed (RFC 6749 §4.1.2). An expired code is dropped;
     /// another refusal leaves the code redeemable.
-    /// - Parameter keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
-    mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, family: FamilyID, forgetAt: Date, keepsCode: Bool) -> CodeRedemption {
+    /// - Parameters:
+    ///   - checked: The verdict on the code's issued record, reached before the lock
+    ///     (``issuedRecord(_:)``); used while the code's entry still holds that record, and
+    ///     otherwise reached here.
+    ///   - keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
+    mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, checked: CheckedCode?, family: FamilyID, forgetAt: Date,
+                         keepsCode: Bool) -> CodeRedemption {
         /// What the code's entry decided, before the shard's other tables are changed.
         enum Found {
             case unknown, reused(FamilyID), refused(CodeRefusal, CodeRecord), kept(CodeRecord), redeemed(CodeRecord)
@@ -528,14 +622,18 @@ struct GrantShard {
                 }
                 return .reused(redeemed.family)
             case .issued(let record)?:
-                guard record.tenant == presented.tenant else { return .unknown }
-                if let refusal = presented.refusal(of: record) {
+                let verdict = checked.flatMap { $0.record === record ? $0.verdict : nil } ?? presented.verdict(on: record)
+                switch verdict {
+                case .otherTenant:
+                    return .unknown
+                case .refused(let refusal):
                     if refusal == .expired { entry = nil }
                     return .refused(refusal, record)
+                case .redeemable:
+                    guard !keepsCode else { return .kept(record) }
+                    entry = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
+                    return .redeemed(record)
                 }
-                guard !keepsCode else { return .kept(record) }
-                entry = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
-                return .redeemed(record)
             }
         }
         switch found {
@@ -546,7 +644,7 @@ struct GrantShard {
         case .redeemed(let record):
             redeemedCodeCount += 1
             let pruned = pruneCodes(redeemed: true, now: presented.now)
-            redeemedExpiries.append(key, expiresAt: forgetAt)
+            queuesWantChunks = redeemedExpiries.append(key, expiresAt: forgetAt) || queuesWantChunks
             return .redeemed(record, pruned: pruned)
         }
     }
@@ -571,7 +669,7 @@ struct GrantShard {
         let pruned = familyExpiries.prune(&families, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
         if case .redeemed(let redeemed)? = codes[code], redeemed.revokedFamily { return pruned }
         families.updateValue(value, forKey: family)
-        familyExpiries.append(family, expiresAt: value.expiresAt)
+        queuesWantChunks = familyExpiries.append(family, expiresAt: value.expiresAt) || queuesWantChunks
         return pruned
     }
 
@@ -602,15 +700,15 @@ struct GrantShard {
         case .access, .exchanged:
             pruned = shortTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
             tokens.updateValue(record, forKey: token)
-            shortTokenExpiries.append(token, expiresAt: record.expiresAt)
+            queuesWantChunks = shortTokenExpiries.append(token, expiresAt: record.expiresAt) || queuesWantChunks
         case .refresh:
             pruned = refreshTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
             tokens.updateValue(record, forKey: token)
-            refreshTokenExpiries.append(token, expiresAt: record.expiresAt)
+            queuesWantChunks = refreshTokenExpiries.append(token, expiresAt: record.expiresAt) || queuesWantChunks
         case .offline:
             pruned = offlineTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
             tokens.updateValue(record, forKey: token)
-            offlineTokenExpiries.append(token, expiresAt: record.expiresAt)
+            queuesWantChunks = offlineTokenExpiries.append(token, expiresAt: record.expiresAt) || queuesWantChunks
         }
         return pruned
     }
@@ -622,23 +720,50 @@ extension GrantShard: UpkeptShard {
         var codes: TableUpkeep<GrantKey, CodeEntry>
         var tokens: TableUpkeep<GrantKey, TokenRecord>
         var families: TableUpkeep<FamilyID, TokenFamily>
+        /// The expiry queues' requests for chunks.
+        var codeQueue = QueueUpkeep<GrantKey>(), redeemedQueue = QueueUpkeep<GrantKey>(), shortTokenQueue = QueueUpkeep<GrantKey>()
+        var refreshTokenQueue = QueueUpkeep<GrantKey>(), offlineTokenQueue = QueueUpkeep<GrantKey>(), familyQueue = QueueUpkeep<FamilyID>()
 
         mutating func makeSpares() -> Bool {
-            let made = (codes.makeSpare(), tokens.makeSpare(), families.makeSpare())
-            return made.0 || made.1 || made.2
+            let tables = [codes.makeSpare(), tokens.makeSpare(), families.makeSpare()]
+            let queues = [codeQueue.makeChunk(), redeemedQueue.makeChunk(), shortTokenQueue.makeChunk(), refreshTokenQueue.makeChunk(),
+                          offlineTokenQueue.makeChunk(), familyQueue.makeChunk()]
+            return tables.contains(true) || queues.contains(true)
         }
     }
 
-    var upkeepDue: Bool { codes.upkeepDue || tokens.upkeepDue || families.upkeepDue }
+    var upkeepDue: Bool { codes.upkeepDue || tokens.upkeepDue || families.upkeepDue || queuesWantChunks }
+
+    /// How many chunks the shard's expiry queues made under its lock, for want of a spare.
+    var chunksMadeUnderLock: Int {
+        codeExpiries.chunksMadeUnderLock + redeemedExpiries.chunksMadeUnderLock + shortTokenExpiries.chunksMadeUnderLock
+            + refreshTokenExpiries.chunksMadeUnderLock + offlineTokenExpiries.chunksMadeUnderLock + familyExpiries.chunksMadeUnderLock
+    }
 
     mutating func takeUpkeep() -> Upkeep {
-        Upkeep(codes: codes.takeUpkeep(), tokens: tokens.takeUpkeep(), families: families.takeUpkeep())
+        var upkeep = Upkeep(codes: codes.takeUpkeep(), tokens: tokens.takeUpkeep(), families: families.takeUpkeep())
+        if queuesWantChunks {
+            queuesWantChunks = false
+            upkeep.codeQueue = codeExpiries.takeUpkeep()
+            upkeep.redeemedQueue = redeemedExpiries.takeUpkeep()
+            upkeep.shortTokenQueue = shortTokenExpiries.takeUpkeep()
+            upkeep.refreshTokenQueue = refreshTokenExpiries.takeUpkeep()
+            upkeep.offlineTokenQueue = offlineTokenExpiries.takeUpkeep()
+            upkeep.familyQueue = familyExpiries.takeUpkeep()
+        }
+        return upkeep
     }
 
     mutating func install(_ upkeep: inout Upkeep) {
         codes.install(&upkeep.codes)
         tokens.install(&upkeep.tokens)
         families.install(&upkeep.families)
+        codeExpiries.install(&upkeep.codeQueue)
+        redeemedExpiries.install(&upkeep.redeemedQueue)
+        shortTokenExpiries.install(&upkeep.shortTokenQueue)
+        refreshTokenExpiries.install(&upkeep.refreshTokenQueue)
+        offlineTokenExpiries.install(&upkeep.offlineTokenQueue)
+        familyExpiries.install(&upkeep.familyQueue)
     }
 }
 

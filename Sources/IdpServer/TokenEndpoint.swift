@@ -64,10 +64,13 @@ extension IdpServer {
         // and its tokens are entered after it, each in a section of its own, before the answer
         // hands the tokens out; a replay in between marks the redeemed code, and the family is
         // then never opened (``GrantShard/openFamily(_:_:redeemedBy:now:)``).
+        // The code's record is read first, in a section of its own, and checked against the
+        // request after that lock: the checks compare strings whose bytes lie outside the table.
         let shard = state.grantShard(route: route)
+        let checked = tenantExists ? shard.withLock({ $0.issuedRecord(keys.code) }).map { CheckedCode($0, by: presented) } : nil
         let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }
-            return grants.redeem(keys.code, presented, family: keys.family, forgetAt: forgetAt, keepsCode: keepsCode)
+            return grants.redeem(keys.code, presented, checked: checked, family: keys.family, forgetAt: forgetAt, keepsCode: keepsCode)
         }
         let record: CodeRecord
         switch decision {

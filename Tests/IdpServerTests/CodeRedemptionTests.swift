@@ -32,8 +32,33 @@ struct CodeRedemptionTests {
                               family: family), as: GrantKey("access"), now: start)
     }
 
+    /// Redeems the code as the token endpoint does: its record read first, checked outside the
+    /// claim, and the claim decided on that verdict.
     func redeem(_ shard: inout GrantShard, verifier: String = Browser.rfcVerifier) -> CodeRedemption {
-        shard.redeem(code, presented(verifier: verifier), family: family, forgetAt: start.addingTimeInterval(1_800), keepsCode: false)
+        let presented = presented(verifier: verifier)
+        let checked = shard.issuedRecord(code).map { CheckedCode($0, by: presented) }
+        return shard.redeem(code, presented, checked: checked, family: family, forgetAt: start.addingTimeInterval(1_800), keepsCode: false)
+    }
+
+    @Test("a verdict reached on another record than the code's is not used: the claim checks the code's own")
+    func verdictOnAnotherRecordIsNotUsed() {
+        // Given an issued code, and a verdict of "redeemable" reached on a record that is not its
+        var shard = shardWithCode()
+        let wrong = presented(verifier: String(repeating: "a", count: 43))
+        let plainVerifier = String(repeating: "b", count: 43)
+        let other = CodeRecord(tenant: "demo", clientId: "KssIdpLogin", userId: "alice", redirectURI: Browser.redirect, codeChallenge: plainVerifier,
+                               codeChallengeMethod: "plain", astClientId: "device", expiresAt: start.addingTimeInterval(60))
+        let stale = CheckedCode(other, by: PresentedCode(tenant: "demo", clientId: "KssIdpLogin", redirectURI: Browser.redirect,
+                                                         verifier: plainVerifier, checksVerifier: true, now: start))
+        #expect(stale.verdict == .redeemable)
+        // When the claim is made with a wrong verifier and that verdict
+        let decision = shard.redeem(code, wrong, checked: stale, family: family, forgetAt: start.addingTimeInterval(1_800), keepsCode: false)
+        // Then the code's own record refuses it, and the code stays issued
+        guard case .refused(.wrongVerifier, _) = decision else { Issue.record("the claim was \(decision)"); return }
+        #expect(shard.outstandingCodeCount == 1)
+        // And the verdict reached on the code's own record is the one used
+        let checked = shard.issuedRecord(code).map { CheckedCode($0, by: wrong) }
+        #expect(checked?.verdict == .refused(.wrongVerifier))
     }
 
     @Test("a code presented again after its claim, before its family is opened, is refused as reused, and the family stays closed")

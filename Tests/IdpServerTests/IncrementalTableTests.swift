@@ -117,21 +117,62 @@ struct IncrementalTableTests {
         return shard
     }
 
-    @Test("a grant shard's tables grow into tables made after its lock, and keep every token")
+    @Test("a grant shard's tables and expiry queues grow into tables and chunks made after its lock, and keep every token")
     func upkeepMakesTablesOutsideTheLock() {
         let count = 6_000
         let shard = Self.shard(tokens: count, upkeep: true)
-        let (drains, madeUnderLock, stored) = shard.withLock { shard in
-            (shard.tokens.drains, shard.tokens.tablesMadeUnderLock, shard.tokens.count)
+        let (drains, madeUnderLock, chunksMadeUnderLock, stored) = shard.withLock { shard in
+            (shard.tokens.drains, shard.tokens.tablesMadeUnderLock, shard.chunksMadeUnderLock, shard.tokens.count)
         }
         #expect(drains >= 4)
         #expect(madeUnderLock == 0)
+        #expect(chunksMadeUnderLock == 0)
         #expect(stored == count)
         let missing = shard.withLock { shard in (0..<count).filter { shard.tokens[GrantKey("token-\($0)")]?.family.low != UInt64($0) } }
         #expect(missing == [])
-        // Without the upkeep, every drain makes its table under the lock: the count above can fail.
-        let withoutUpkeep = Self.shard(tokens: count, upkeep: false).withLock { ($0.tokens.drains, $0.tokens.tablesMadeUnderLock) }
+        // Without the upkeep, every drain makes its table, and every chunk after the first is made,
+        // under the lock: the counts above can fail.
+        let withoutUpkeep = Self.shard(tokens: count, upkeep: false).withLock { ($0.tokens.drains, $0.tokens.tablesMadeUnderLock, $0.chunksMadeUnderLock) }
         #expect(withoutUpkeep.0 >= 4 && withoutUpkeep.1 == withoutUpkeep.0)
+        #expect(withoutUpkeep.2 == (count - 1) / ExpiryQueue<GrantKey>.chunkCapacity)
+    }
+
+    @Test("an expiry queue asks for a chunk when it starts one with no spare, and uses what it is handed")
+    func expiryQueueAsksForChunks() {
+        var queue = ExpiryQueue<Int>()
+        let start = Date(timeIntervalSince1970: 0)
+        let capacity = ExpiryQueue<Int>.chunkCapacity
+        // The first chunk comes with the queue, whose first key asks for the next one.
+        var asked: [Bool] = []
+        for key in 0..<capacity { asked.append(queue.append(key, expiresAt: start)) }
+        #expect(!asked.contains(false))
+        #expect(queue.chunksMadeUnderLock == 0)
+        // Unanswered, the next key starts a chunk made under the lock, and the queue still asks.
+        let asksNow = queue.append(capacity, expiresAt: start)
+        #expect(asksNow)
+        #expect(queue.chunksMadeUnderLock == 1)
+        var upkeep = queue.takeUpkeep()
+        #expect(!queue.wantsChunk)
+        let made = upkeep.makeChunk()
+        #expect(made)
+        queue.install(&upkeep)
+        // The chunk handed in is the next one: no more made under the lock.
+        for key in (capacity + 1)..<(2 * capacity + 1) { queue.append(key, expiresAt: start) }
+        #expect(queue.chunksMadeUnderLock == 1)
+        // A chunk handed in becomes the spare; one handed in while a spare is kept stays with its
+        // holder.
+        var first = QueueUpkeep<Int>(wanted: true), second = QueueUpkeep<Int>(wanted: true)
+        let madeBoth = first.makeChunk() && second.makeChunk()
+        #expect(madeBoth)
+        queue.install(&first)
+        queue.install(&second)
+        #expect(first.chunk == nil && second.chunk != nil)
+        var none = QueueUpkeep<Int>()
+        let madeUnasked = none.makeChunk()
+        #expect(!madeUnasked)
+        var popped: [Int] = []
+        queue.popExpired(now: start, limit: .max) { popped.append($0) }
+        #expect(popped == Array(0..<(2 * capacity + 1)))
     }
 
     @Test("an expiry queue gives back every key in the order entered across many chunks, as a plain array does")

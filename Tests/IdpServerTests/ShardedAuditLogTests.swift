@@ -115,6 +115,35 @@ struct ShardedAuditLogTests {
         #expect(ring.count == capacity && ring.dropped == appended.count - capacity)
     }
 
+    @Test("a ring asks for each chunk after its first, and with the chunks handed in makes none under its owner's lock")
+    func ringChunksMadeByTheOwner() {
+        let capacity = 3 * AuditRing<Int>.chunkCapacity + 40
+        var handedIn = AuditRing<Int>(capacity: capacity), unattended = AuditRing<Int>(capacity: capacity)
+        var requests: [Int] = []
+        for element in 0..<(2 * capacity) {
+            if handedIn.append(element) > 0 {
+                let slots = handedIn.takeChunkRequest()
+                requests.append(slots)
+                var chunk: AuditRing<Int>.Chunk? = AuditRing<Int>.makeChunk(slots: slots)
+                handedIn.install(&chunk)
+                #expect(chunk == nil)
+            }
+            unattended.append(element)
+        }
+        // Chunks 2 to 4 were asked for, the last as large as what is left of the capacity.
+        #expect(requests == [AuditRing<Int>.chunkCapacity, AuditRing<Int>.chunkCapacity, 40])
+        #expect(handedIn.chunksMadeUnderLock == 0)
+        // A ring whose requests are not answered makes those chunks itself: the count above can fail.
+        #expect(unattended.chunksMadeUnderLock == 3)
+        #expect(handedIn.elements { _ in true } == Array((capacity..<(2 * capacity))))
+        // A chunk of the wrong size, or one more than the capacity needs, is left with its holder.
+        var wrongSize: AuditRing<Int>.Chunk? = AuditRing<Int>.makeChunk(slots: 7)
+        var fresh = AuditRing<Int>(capacity: capacity)
+        fresh.install(&wrongSize)
+        handedIn.install(&wrongSize)
+        #expect(wrongSize?.count == 7)
+    }
+
     @Test("userDecisions reads a user's decisions in decision order, whatever order they were appended in")
     func userDecisionsInDecisionOrder() {
         // Given a user's decisions 1 to 4 appended as 2, 1, 4, 3 (two entries each), among others'
