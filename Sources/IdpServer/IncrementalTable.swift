@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A hash table that grows a few entries at a time, so that no change made under a shard's lock
 /// rehashes the whole table.
 ///
@@ -307,7 +311,7 @@ final class SlotStorage<Key: Hashable, Value> {
         self.slotCount = slotCount
         mask = slotCount - 1
         shift = Int.bitWidth - slotCount.trailingZeroBitCount
-        keySlots = Self.writtenMemory(count: slotCount)
+        keySlots = .allocate(capacity: slotCount)
         keySlots.initialize(repeating: KeySlot(hash: 0, key: nil), count: slotCount)
         values = Self.writtenMemory(count: slotCount)
     }
@@ -319,20 +323,38 @@ final class SlotStorage<Key: Hashable, Value> {
         Self.release(values, count: slotCount)
     }
 
-    /// Frees memory made by ``writtenMemory(count:)``.
+    /// Frees memory made by ``init(slotCount:)``. A large block's pages go back to the kernel a
+    /// megabyte at a time first (`MADV_DONTNEED`, which lets the process's other threads fault in
+    /// pages meanwhile), so the unmapping that frees the block, during which no thread of the
+    /// process can take a page fault, is short.
     private static func release<Element>(_ memory: UnsafeMutablePointer<Element>, count: Int) {
-        TableMemory.release(UnsafeMutableRawPointer(memory), bytes: MemoryLayout<Element>.stride * count)
+        #if canImport(Glibc)
+        let bytes = MemoryLayout<Element>.stride * count
+        let page = 4096, piece = 1 << 20
+        if bytes >= 4 * piece {
+            let start = (Int(bitPattern: memory) + page - 1) & ~(page - 1)
+            let end = (Int(bitPattern: memory) + bytes) & ~(page - 1)
+            var at = start
+            while at < end {
+                _ = madvise(UnsafeMutableRawPointer(bitPattern: at), min(piece, end - at), MADV_DONTNEED)
+                at += piece
+            }
+        }
+        #endif
+        memory.deallocate()
     }
 
-    /// Memory for `count` elements, zeroed (so its pages are mapped; see ``TableMemory``) and left
+    /// Memory for `count` elements, zeroed byte by byte (so its pages are mapped) and left
     /// uninitialized as elements.
     private static func writtenMemory<Element>(count: Int) -> UnsafeMutablePointer<Element> {
-        TableMemory.allocate(bytes: MemoryLayout<Element>.stride * count, alignment: MemoryLayout<Element>.alignment)
-            .bindMemory(to: Element.self, capacity: count)
+        let bytes = MemoryLayout<Element>.stride * count
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes), alignment: MemoryLayout<Element>.alignment)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        return raw.bindMemory(to: Element.self, capacity: count)
     }
 
-    /// The most entries it holds: three quarters of its slots, so that runs of occupied slots, and with them
-    /// probes and the walk's steps, stay short.
+    /// The most entries it holds: three quarters of its slots, so that runs of occupied slots, and
+    /// with them probes and the walk's steps, stay short.
     var capacity: Int { slotCount / 4 * 3 }
 
     /// `key`'s hash as this storage keeps it: never 0, the mark of an empty slot.
