@@ -185,6 +185,9 @@ struct ExpiryQueue<Key> {
     /// A chunk to fill once the tail chunk is full: an emptied one, or one made after the lock.
     private var spareChunk: Chunk?
     private(set) var count = 0
+    /// When the oldest entry expires (the distant future when the queue is empty): kept here, in
+    /// the queue's own words, so that a prune that finds nothing expired reads no chunk.
+    private var oldestExpiry = Date.distantFuture
     /// Whether the queue has no spare chunk and has not asked for one yet: a new queue asks at its
     /// first append.
     private(set) var wantsChunk = true
@@ -205,6 +208,7 @@ struct ExpiryQueue<Key> {
         if tailOffset == Self.chunkCapacity { addChunk() }
         chunks[chunks.count - 1][tailOffset] = (key, expiresAt)
         tailOffset += 1
+        if count == 0 { oldestExpiry = expiresAt }
         count += 1
         return wantsChunk
     }
@@ -213,12 +217,12 @@ struct ExpiryQueue<Key> {
     /// `body`.
     mutating func popExpired(now: Date, limit: Int, _ body: (Key) -> Void) {
         var popped = 0
-        while popped < limit, count > 0, let entry = chunks[head][offset], entry.expiresAt <= now {
-            chunks[head][offset] = nil
+        while popped < limit, oldestExpiry <= now, let entry = chunks[head][offset].take() {
             offset += 1
             count -= 1
             popped += 1
             if offset == Self.chunkCapacity { dropHeadChunk() }
+            oldestExpiry = count > 0 ? chunks[head][offset]?.expiresAt ?? .distantFuture : .distantFuture
             body(entry.key)
         }
     }
