@@ -161,10 +161,10 @@ enum ShardRouting {
 /// the queue neither allocates nor frees.
 ///
 /// No chunk is made under the shard's lock: the first is made with the queue, and at its first
-/// append and whenever the tail starts a chunk with no spare left, the queue asks for one (``wantsChunk``,
-/// ``takeUpkeep()``), which its owner makes after the lock (writing, and so mapping, every page of
-/// it) and hands in (``install(_:)``) long before the 256 slots of the tail chunk fill. A tail
-/// that fills first makes its own (``chunksMadeUnderLock``).
+/// append and whenever the tail starts a chunk with no spare left, the queue asks for one
+/// (``wantsChunk``, ``takeUpkeep()``), which its owner makes after the lock (writing, and so
+/// mapping, every page of it) and hands in (``install(_:)``) long before the 256 slots of the tail
+/// chunk fill. A tail that fills first makes its own (``chunksMadeUnderLock``).
 ///
 /// Entries of one queue expire in the order they were entered when they share one lifetime (a
 /// shard keeps one queue per lifetime); one that outlives an entry behind it holds that entry

@@ -132,7 +132,9 @@ struct IncrementalTableTests {
         #expect(missing == [])
         // Without the upkeep, every drain makes its table, and every chunk after the first is made,
         // under the lock: the counts above can fail.
-        let withoutUpkeep = Self.shard(tokens: count, upkeep: false).withLock { ($0.tokens.drains, $0.tokens.tablesMadeUnderLock, $0.chunksMadeUnderLock) }
+        let withoutUpkeep = Self.shard(tokens: count, upkeep: false).withLock { shard in
+            (shard.tokens.drains, shard.tokens.tablesMadeUnderLock, shard.chunksMadeUnderLock)
+        }
         #expect(withoutUpkeep.0 >= 4 && withoutUpkeep.1 == withoutUpkeep.0)
         #expect(withoutUpkeep.2 == (count - 1) / ExpiryQueue<GrantKey>.chunkCapacity)
     }
