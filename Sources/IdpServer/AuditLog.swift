@@ -94,8 +94,8 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
 ///
 /// No chunk is made under its owner's lock: the first is made with the ring, and while the ring
 /// will need another chunk and has none in hand, it asks for it (``wantedChunkSlots``,
-/// ``takeChunkRequest()``); the owner makes it after the lock (``makeChunk(slots:)``) and hands
-/// it in (``install(_:)``). A ring that needs a chunk before one arrives makes its own
+/// ``takeUpkeep()``); the owner makes it after the lock (``RingUpkeep``) and hands it in
+/// (``install(_:)``). A ring that needs a chunk before one arrives makes its own
 /// (``chunksMadeUnderLock``).
 struct AuditRing<Element> {
     typealias Chunk = ContiguousArray<Element?>
@@ -130,13 +130,11 @@ struct AuditRing<Element> {
         min(Self.chunkCapacity, capacity - chunks.count * Self.chunkCapacity)
     }
 
-    /// Appends `element`, dropping the oldest one if the ring is full; returns
-    /// ``wantedChunkSlots``, for the owner to make a chunk after the lock.
-    @discardableResult
-    mutating func append(_ element: Element) -> Int {
+    /// Appends `element`, dropping the oldest one if the ring is full.
+    mutating func append(_ element: Element) {
         guard capacity > 0 else {
             dropped += 1
-            return 0
+            return
         }
         if count < capacity {
             if next == chunks.count * Self.chunkCapacity { addChunk() }
@@ -146,20 +144,19 @@ struct AuditRing<Element> {
         }
         chunks[next / Self.chunkCapacity][next % Self.chunkCapacity] = element
         next = (next + 1) % capacity
-        return wantedChunkSlots
     }
 
-    /// Hands out the ring's request for a chunk: its slots, 0 for none.
-    mutating func takeChunkRequest() -> Int {
+    /// Hands out the ring's request for a chunk, if any, to be made after the lock.
+    mutating func takeUpkeep() -> RingUpkeep<Element> {
         defer { wantedChunkSlots = 0 }
-        return wantedChunkSlots
+        return RingUpkeep(slots: wantedChunkSlots)
     }
 
-    /// Takes `chunk` (made after the lock) as the next chunk, if the ring still needs one of its
-    /// size; a chunk not taken stays in `chunk`, for its holder to release after the lock.
-    mutating func install(_ chunk: inout Chunk?) {
-        guard spareChunk == nil, chunks.count * Self.chunkCapacity < capacity, chunk?.count == nextChunkSlots else { return }
-        spareChunk = chunk.take()
+    /// Takes the chunk `upkeep` made as the next chunk, if the ring still needs one of its size;
+    /// a chunk not taken stays in `upkeep`, for its holder to release after the lock.
+    mutating func install(_ upkeep: inout RingUpkeep<Element>) {
+        guard spareChunk == nil, chunks.count * Self.chunkCapacity < capacity, upkeep.chunk?.count == nextChunkSlots else { return }
+        spareChunk = upkeep.chunk.take()
     }
 
     private mutating func addChunk() {
@@ -184,4 +181,22 @@ struct AuditRing<Element> {
     }
 }
 
+/// An ``AuditRing``'s request for a chunk, made after its owner's lock (``AuditRing/takeUpkeep()``).
+struct RingUpkeep<Element>: ShardUpkeep {
+    /// The slots of the chunk asked for; 0 for none.
+    let slots: Int
+    /// The chunk, made by ``makeSpares()``.
+    fileprivate(set) var chunk: AuditRing<Element>.Chunk?
+
+    init(slots: Int) { self.slots = slots }
+
+    /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
+    mutating func makeSpares() -> Bool {
+        guard slots > 0, chunk == nil else { return false }
+        chunk = AuditRing<Element>.makeChunk(slots: slots)
+        return true
+    }
+}
+
 extension AuditRing: Sendable where Element: Sendable {}
+extension RingUpkeep: Sendable where Element: Sendable {}

@@ -26,12 +26,19 @@ struct AuditOrderKey: Comparable, Sendable {
 
 /// One shard of the audit log: its ring and the counters its order keys are taken from.
 struct AuditShard: Sendable {
-    typealias Ring = AuditRing<(key: AuditOrderKey, entry: AuditEntry)>
+    typealias Kept = (key: AuditOrderKey, entry: AuditEntry)
+    typealias Ring = AuditRing<Kept>
     var ring: Ring
     var sequence: UInt64 = 0
     var lastUptime: UInt64 = 0
 
     init(capacity: Int) { ring = AuditRing(capacity: capacity) }
+}
+
+extension AuditShard: UpkeptShard {
+    var upkeepDue: Bool { ring.wantedChunkSlots > 0 }
+    mutating func takeUpkeep() -> RingUpkeep<Kept> { ring.takeUpkeep() }
+    mutating func install(_ upkeep: inout RingUpkeep<Kept>) { ring.install(&upkeep) }
 }
 
 /// The IDP's audit log, split into as many shards as the server state has of each kind
@@ -66,26 +73,23 @@ struct AuditLog: Sendable {
         } else {
             index = ThreadStripe.current & mask
         }
-        let (uptime, chunkSlots) = shards[index].withLock { shard in
+        // The ring's next chunk, when it asks for one, is made after the lock and handed in.
+        let uptime = shards[index].withLockThenUpkeep { shard in
             let uptime = max(DispatchTime.now().uptimeNanoseconds, shard.lastUptime)
             shard.lastUptime = uptime
-            var chunkSlots = 0
             for entry in entries {
                 shard.sequence += 1
-                chunkSlots = shard.ring.append((AuditOrderKey(uptime: uptime, shard: index, sequence: shard.sequence), entry))
+                shard.ring.append((AuditOrderKey(uptime: uptime, shard: index, sequence: shard.sequence), entry))
             }
-            return (uptime, chunkSlots > 0 ? shard.ring.takeChunkRequest() : 0)
-        }
-        // The ring's next chunk is made here, after the lock, and handed in under it again; one
-        // it no longer needs is released after that lock.
-        if chunkSlots > 0 {
-            var chunk: AuditShard.Ring.Chunk? = AuditShard.Ring.makeChunk(slots: chunkSlots)
-            shards[index].withLock { $0.ring.install(&chunk) }
+            return uptime
         }
         // Not before the clock has passed this key: a later append, on any thread, then reads a
         // greater time. With a nanosecond clock the first read is almost always past it already.
         while DispatchTime.now().uptimeNanoseconds <= uptime {}
     }
+
+    /// How many chunks the shards' rings made under their locks, for want of one made after them.
+    var chunksMadeUnderLock: Int { shards.reduce(0) { $0 + $1.withLock { $0.ring.chunksMadeUnderLock } } }
 
     /// The kept entries that `isIncluded` accepts, oldest first (see the type's note on reads).
     /// - Parameter isIncluded: Runs under each shard's lock in turn: a cheap test of the entry.

@@ -1,7 +1,8 @@
 import IdpPrimitives
 
-/// A shard whose tables grow incrementally (``IncrementalTable``): what they ask for is done after
-/// the shard's lock is released, through `LockedValue.withLockThenUpkeep(_:)`.
+/// A shard whose storage grows without allocating under its lock (an ``IncrementalTable``'s spare
+/// table, an ``ExpiryQueue``'s or ``AuditRing``'s next chunk): what it asks for is made after the
+/// shard's lock is released, through `LockedValue.withLockThenUpkeep(_:)`.
 protocol UpkeptShard {
     associatedtype Upkeep: ShardUpkeep
     /// Whether any table has upkeep to hand out.

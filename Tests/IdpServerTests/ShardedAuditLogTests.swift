@@ -121,12 +121,14 @@ struct ShardedAuditLogTests {
         var handedIn = AuditRing<Int>(capacity: capacity), unattended = AuditRing<Int>(capacity: capacity)
         var requests: [Int] = []
         for element in 0..<(2 * capacity) {
-            if handedIn.append(element) > 0 {
-                let slots = handedIn.takeChunkRequest()
-                requests.append(slots)
-                var chunk: AuditRing<Int>.Chunk? = AuditRing<Int>.makeChunk(slots: slots)
-                handedIn.install(&chunk)
-                #expect(chunk == nil)
+            handedIn.append(element)
+            if handedIn.wantedChunkSlots > 0 {
+                var upkeep = handedIn.takeUpkeep()
+                requests.append(upkeep.slots)
+                let made = upkeep.makeSpares()
+                #expect(made)
+                handedIn.install(&upkeep)
+                #expect(upkeep.chunk == nil)
             }
             unattended.append(element)
         }
@@ -137,11 +139,22 @@ struct ShardedAuditLogTests {
         #expect(unattended.chunksMadeUnderLock == 3)
         #expect(handedIn.elements { _ in true } == Array((capacity..<(2 * capacity))))
         // A chunk of the wrong size, or one more than the capacity needs, is left with its holder.
-        var wrongSize: AuditRing<Int>.Chunk? = AuditRing<Int>.makeChunk(slots: 7)
+        var wrongSize = RingUpkeep<Int>(slots: 7)
+        let madeWrongSize = wrongSize.makeSpares()
+        #expect(madeWrongSize)
         var fresh = AuditRing<Int>(capacity: capacity)
         fresh.install(&wrongSize)
         handedIn.install(&wrongSize)
-        #expect(wrongSize?.count == 7)
+        #expect(wrongSize.chunk?.count == 7)
+    }
+
+    @Test("a log's appends hand their rings the chunks they ask for, made after the shard's lock")
+    func logMakesChunksAfterItsLocks() {
+        let capacity = 3 * AuditRing<AuditShard.Kept>.chunkCapacity + 40
+        let log = AuditLog(capacity: capacity, shardCount: 1)
+        for index in 0..<(2 * capacity) { log.append([Self.entry("\(index)", user: nil)]) }
+        #expect(log.chunksMadeUnderLock == 0)
+        #expect(log.entries().map(\.detail) == (capacity..<(2 * capacity)).map { "\($0)" })
     }
 
     @Test("userDecisions reads a user's decisions in decision order, whatever order they were appended in")
