@@ -421,9 +421,14 @@ private func check(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
 
 /// Runs the contention section: closed-loop logins at the highest in-flight level with every
 /// labelled lock profiled: contention, hold times, and the kernel's preemptions of the process's
-/// threads over the same run (``PreemptionRecord``).
-func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> (rows: [ContentionRow], preemption: PreemptionRecord) {
+/// threads over the same run (``PreemptionRecord``); before it, with nothing else running, the
+/// machine's own pauses of one spinning thread per core (``MachinePauses``: a second, a quarter
+/// of one in a quick run).
+func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure)
+    -> (rows: [ContentionRow], preemption: PreemptionRecord, pauses: MachinePauses?) {
     let level = options.inFlight.max() ?? 256
+    progress.report("contention: the machine's own pauses, one spinning thread per core", force: true)
+    let pauses = await MachinePauseProbe.measure(threads: Processors.available, seconds: options.quick ? 0.25 : 1)
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
     LockProfiler.start()
     let before = ProcessUsage.now()
@@ -439,11 +444,13 @@ func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) 
                       waitMs: Double($0.waitNanoseconds) / 1e6, perLogin: Double($0.acquisitions) / logins,
                       holdP50Us: Double($0.holds.p50Nanoseconds) / 1e3, holdP99Us: Double($0.holds.p99Nanoseconds) / 1e3,
                       holdMaxUs: Double($0.holds.maxNanoseconds) / 1e3, longHolds: $0.holds.count(atLeast: longHold),
-                      shortHoldMs: Double($0.holds.totalNanoseconds(below: longHold)) / 1e6)
+                      shortHoldMs: Double($0.holds.totalNanoseconds(below: longHold)) / 1e6,
+                      holdMaxOnCoreUs: $0.keptCoreMaxNanoseconds.map { Double($0) / 1e3 }, holdsLeftCore: $0.holdsThatLeftCore?.count,
+                      longHoldsOnCore: $0.holdsThatLeftCore.map { [holds = $0.holds] left in holds.count(atLeast: longHold) &- left.count(atLeast: longHold) })
     }
     let preemption = PreemptionRecord(rows: rows, involuntarySwitches: after.involuntarySwitches &- before.involuntarySwitches,
                                       cpuMs: Double(after.cpuNanoseconds &- before.cpuNanoseconds) / 1e6)
-    return (rows, preemption)
+    return (rows, preemption, pauses)
 }
 
 /// The process's CPU time and involuntary context switches so far (`getrusage`, every thread).

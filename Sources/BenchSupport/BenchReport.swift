@@ -33,6 +33,9 @@ public struct BenchReport: Codable, Sendable, Equatable {
     /// What the kernel did to the process's threads during the contention run, beside the
     /// profiler's long holds; `nil` when the section did not run and in older reports.
     package var preemption: PreemptionRecord?
+    /// How long the machine itself paused threads that had nothing to do but spin, measured right
+    /// before the contention run; `nil` when not measured and in older reports.
+    package var machinePauses: MachinePauses?
 
     /// A report of a run.
     /// - Parameters:
@@ -47,9 +50,10 @@ public struct BenchReport: Codable, Sendable, Equatable {
     ///   - scaling: The scaling section's rows.
     ///   - loneLoginSplit: The lone login's p50 in measured parts.
     ///   - preemption: The kernel's preemptions during the contention run.
+    ///   - machinePauses: The machine's own pauses of spinning threads.
     package init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
                 contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = [], scaling: [ScalingRow] = [],
-                loneLoginSplit: LoneLoginSplit? = nil, preemption: PreemptionRecord? = nil) {
+                loneLoginSplit: LoneLoginSplit? = nil, preemption: PreemptionRecord? = nil, machinePauses: MachinePauses? = nil) {
         self.machine = machine
         self.settings = settings
         self.providers = providers
@@ -61,15 +65,16 @@ public struct BenchReport: Codable, Sendable, Equatable {
         self.scaling = scaling
         self.loneLoginSplit = loneLoginSplit
         self.preemption = preemption
+        self.machinePauses = machinePauses
     }
 
     enum CodingKeys: String, CodingKey {
         case schema, machine, settings, providers, floors, flows, contention, memory, targets, scaling, loneLoginSplit = "lone_login_split"
-        case preemption = "contention_preemption"
+        case preemption = "contention_preemption", machinePauses = "machine_pauses"
     }
 
-    /// Reads a report; `scaling`, `lone_login_split` and `contention_preemption`, absent from
-    /// older reports, default to none.
+    /// Reads a report; `scaling`, `lone_login_split`, `contention_preemption` and
+    /// `machine_pauses`, absent from older reports, default to none.
     /// - Parameter decoder: The decoder to read from.
     /// - Throws: `DecodingError` when a key present in every report is missing or mistyped.
     public init(from decoder: any Decoder) throws {
@@ -86,6 +91,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
         scaling = try container.decodeIfPresent([ScalingRow].self, forKey: .scaling) ?? []
         loneLoginSplit = try container.decodeIfPresent(LoneLoginSplit.self, forKey: .loneLoginSplit)
         preemption = try container.decodeIfPresent(PreemptionRecord.self, forKey: .preemption)
+        machinePauses = try container.decodeIfPresent(MachinePauses.self, forKey: .machinePauses)
     }
 
     /// The report as pretty-printed JSON with sorted keys.
@@ -408,6 +414,17 @@ package struct ContentionRow: Codable, Sendable, Equatable {
     /// The holds shorter than ``HoldTimeTargets/maxUs`` together, in ms (each to the histogram's
     /// resolution): the time the lock was held while its holders ran; `nil` in older reports.
     package var shortHoldMs: Double?
+    /// The longest hold whose thread kept its core throughout (the kernel never switched it out
+    /// before it released the lock), in µs: the work under the lock without the scheduler's pauses;
+    /// `nil` where the profiler's core watch is unavailable, and in older reports.
+    package var holdMaxOnCoreUs: Double?
+    /// How many holds' threads the kernel switched out before they released the lock (preempted,
+    /// or blocked under it); `nil` where the core watch is unavailable, and in older reports.
+    package var holdsLeftCore: UInt64?
+    /// How many holds of at least ``HoldTimeTargets/maxUs`` kept their core throughout (to the
+    /// histogram's resolution): long while their threads ran; `nil` where the core watch is
+    /// unavailable, and in older reports.
+    package var longHoldsOnCore: UInt64?
 
     /// How often per login a flow-path lock is taken at least: once per two logins. A lock logins
     /// take as they run is taken about once per login or more (the IDP's, the engine's); one that
@@ -433,8 +450,12 @@ package struct ContentionRow: Codable, Sendable, Equatable {
     ///   - holdMaxUs: The longest hold, in µs.
     ///   - longHolds: The holds of at least the max target.
     ///   - shortHoldMs: The holds shorter than the max target together, in ms.
+    ///   - holdMaxOnCoreUs: The longest hold whose thread kept its core, in µs.
+    ///   - holdsLeftCore: The holds whose thread was switched out.
+    ///   - longHoldsOnCore: The holds of at least the max target whose thread kept its core.
     package init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double, perLogin: Double? = nil,
-                holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil, longHolds: UInt64? = nil, shortHoldMs: Double? = nil) {
+                holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil, longHolds: UInt64? = nil, shortHoldMs: Double? = nil,
+                holdMaxOnCoreUs: Double? = nil, holdsLeftCore: UInt64? = nil, longHoldsOnCore: UInt64? = nil) {
         self.lock = lock
         self.acquisitions = acquisitions
         self.contended = contended
@@ -446,12 +467,16 @@ package struct ContentionRow: Codable, Sendable, Equatable {
         self.holdMaxUs = holdMaxUs
         self.longHolds = longHolds
         self.shortHoldMs = shortHoldMs
+        self.holdMaxOnCoreUs = holdMaxOnCoreUs
+        self.holdsLeftCore = holdsLeftCore
+        self.longHoldsOnCore = longHoldsOnCore
     }
 
     enum CodingKeys: String, CodingKey {
         case lock, acquisitions, contended, contendedShare = "contended_share", waitMs = "wait_ms", perLogin = "per_login"
         case holdP50Us = "hold_p50_us", holdP99Us = "hold_p99_us", holdMaxUs = "hold_max_us", longHolds = "long_holds"
-        case shortHoldMs = "short_hold_ms"
+        case shortHoldMs = "short_hold_ms", holdMaxOnCoreUs = "hold_max_on_core_us", holdsLeftCore = "holds_left_core"
+        case longHoldsOnCore = "long_holds_on_core"
     }
 }
 
@@ -468,7 +493,8 @@ package struct ContentionRow: Codable, Sendable, Equatable {
 /// ``longHolds``, counted by the lock profiler, is what the run saw. The two come from separate
 /// records: the kernel's count of involuntary context switches (`getrusage`) and the profiler's
 /// hold histograms. The fields are constants, so the bound always agrees with the figures it was
-/// computed from.
+/// computed from. ``holdsLeftCore`` is the profiler's own count, hold by hold, of the flow-path
+/// holds whose thread was switched out (where its core watch is available).
 package struct PreemptionRecord: Codable, Sendable, Equatable {
     /// Involuntary context switches of the process's threads during the run.
     package let involuntarySwitches: UInt64
@@ -482,6 +508,9 @@ package struct PreemptionRecord: Codable, Sendable, Equatable {
     /// `involuntarySwitches × flowPathHoldMs ÷ cpuMs`: the preemptions that would land inside a
     /// flow-path hold if they fell at random moments of running time; an upper bound.
     package let expectedPreemptedHolds: Double
+    /// The flow-path holds whose thread the kernel switched out before it released the lock;
+    /// `nil` where the core watch is unavailable, and in older reports.
+    package let holdsLeftCore: UInt64?
 
     /// A record; the expected preempted holds are computed from the others.
     /// - Parameters:
@@ -489,11 +518,13 @@ package struct PreemptionRecord: Codable, Sendable, Equatable {
     ///   - cpuMs: The process's CPU time during the run, in ms.
     ///   - flowPathHoldMs: The flow-path locks' short holds together, in ms.
     ///   - longHolds: The flow-path holds of at least the max target.
-    package init(involuntarySwitches: UInt64, cpuMs: Double, flowPathHoldMs: Double, longHolds: UInt64) {
+    ///   - holdsLeftCore: The flow-path holds whose thread was switched out; `nil`: not watched.
+    package init(involuntarySwitches: UInt64, cpuMs: Double, flowPathHoldMs: Double, longHolds: UInt64, holdsLeftCore: UInt64? = nil) {
         self.involuntarySwitches = involuntarySwitches
         self.cpuMs = cpuMs
         self.flowPathHoldMs = flowPathHoldMs
         self.longHolds = longHolds
+        self.holdsLeftCore = holdsLeftCore
         expectedPreemptedHolds = cpuMs > 0 ? Double(involuntarySwitches) * min(flowPathHoldMs, cpuMs) / cpuMs : 0
     }
 
@@ -505,12 +536,13 @@ package struct PreemptionRecord: Codable, Sendable, Equatable {
     package init(rows: [ContentionRow], involuntarySwitches: UInt64, cpuMs: Double) {
         let flowPath = rows.filter(\.isFlowPath)
         self.init(involuntarySwitches: involuntarySwitches, cpuMs: cpuMs, flowPathHoldMs: flowPath.reduce(0) { $0 + ($1.shortHoldMs ?? 0) },
-                  longHolds: flowPath.reduce(0) { $0 + ($1.longHolds ?? 0) })
+                  longHolds: flowPath.reduce(0) { $0 + ($1.longHolds ?? 0) },
+                  holdsLeftCore: flowPath.isEmpty || flowPath.contains { $0.holdsLeftCore == nil } ? nil : flowPath.reduce(0) { $0 + ($1.holdsLeftCore ?? 0) })
     }
 
     enum CodingKeys: String, CodingKey {
         case involuntarySwitches = "involuntary_switches", cpuMs = "cpu_ms", flowPathHoldMs = "flow_path_hold_ms", longHolds = "long_holds"
-        case expectedPreemptedHolds = "expected_preempted_holds"
+        case expectedPreemptedHolds = "expected_preempted_holds", holdsLeftCore = "holds_left_core"
     }
 }
 

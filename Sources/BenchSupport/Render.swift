@@ -113,7 +113,8 @@ func tables(_ report: BenchReport) -> [Table] {
         tables.append(scalingTable(report.scaling))
     }
     if !report.contention.isEmpty {
-        tables.append(contentionTable(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption))
+        tables.append(contentionTable(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption,
+                                      pauses: report.machinePauses))
     }
     if let memory = report.memory {
         tables.append(Table(title: "memory with flows parked at the IDP", header: ["measure", "value"], rows: [
@@ -153,7 +154,9 @@ func csv(_ report: BenchReport) -> String {
         add("contention", row.lock, "contended_share", row.contendedShare)
         add("contention", row.lock, "wait_ms", row.waitMs)
         for (metric, value) in [("per_login", row.perLogin), ("hold_p50_us", row.holdP50Us), ("hold_p99_us", row.holdP99Us), ("hold_max_us", row.holdMaxUs),
-                                ("long_holds", row.longHolds.map { Double($0) }), ("short_hold_ms", row.shortHoldMs)] {
+                                ("long_holds", row.longHolds.map { Double($0) }), ("short_hold_ms", row.shortHoldMs),
+                                ("hold_max_on_core_us", row.holdMaxOnCoreUs), ("holds_left_core", row.holdsLeftCore.map { Double($0) }),
+                                ("long_holds_on_core", row.longHoldsOnCore.map { Double($0) })] {
             if let value { add("contention", row.lock, metric, value) }
         }
     }
@@ -198,21 +201,28 @@ func floorLabel(_ name: String) -> String {
 
 /// The contention section: per lock, how often it was taken and found held, the wait, and how
 /// long each acquisition held it; flow-path locks marked.
-func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: PreemptionRecord? = nil) -> Table {
+func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: PreemptionRecord? = nil, pauses: MachinePauses? = nil) -> Table {
     func micro(_ value: Double?) -> String { value.map(formatRatio) ?? "-" }
     let level = inFlight.map { " at \(formatNumber(Double($0))) in flight" } ?? ""
     let long = "held ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs"
+    let watched = rows.contains { $0.holdsLeftCore != nil }
     return Table(title: "lock contention and hold times during closed-loop logins\(level)",
-                 header: ["lock", "flow path", "acquisitions", "per login", "found held", "share", "waited ms", "held p50 µs", "held p99 µs", "held max µs", long],
+                 header: ["lock", "flow path", "acquisitions", "per login", "found held", "share", "waited ms", "held p50 µs", "held p99 µs", "held max µs", long]
+                     + (watched ? ["max on core µs", "left core", "on core ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs"] : []),
                  rows: rows.map {
                      [$0.lock, $0.isFlowPath ? "yes" : "-", "\($0.acquisitions)", $0.perLogin.map(formatRatio) ?? "-", "\($0.contended)",
                       String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs), micro($0.holdP50Us), micro($0.holdP99Us), micro($0.holdMaxUs),
                       $0.longHolds.map { "\($0)" } ?? "-"]
+                         + (watched ? [micro($0.holdMaxOnCoreUs), $0.holdsLeftCore.map { "\($0)" } ?? "-", $0.longHoldsOnCore.map { "\($0)" } ?? "-"] : [])
                  },
                  note: "A hold runs from taking the lock to releasing it. A flow-path lock is one the run took at least once per two logins "
                      + "(acquisitions ÷ logins run while profiling ≥ \(formatRatio(ContentionRow.flowPathAcquisitionsPerLogin))): the locks logins wait behind. "
                      + "Its hold targets: p99 ≤ \(formatRatio(HoldTimeTargets.p99Us)) µs, max ≤ \(formatNumber(HoldTimeTargets.maxUs)) µs."
-                     + (preemption.map { " " + preemptionNote($0) } ?? ""))
+                     + (watched ? " Max on core is the longest hold whose thread the kernel never switched out before it released the lock; left core counts the holds "
+                         + "whose thread it did switch out (preempted, or blocked under the lock), each lasting until its thread ran again; on core ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs "
+                         + "counts the holds that long whose thread kept its core. Where they are shown, the max target judges the holds on core." : "")
+                     + (preemption.map { " " + preemptionNote($0) } ?? "")
+                     + (pauses.map { " " + pausesNote($0) } ?? ""))
 }
 
 /// The contention run's preemptions against its long holds, in a sentence.
@@ -223,7 +233,15 @@ func preemptionNote(_ record: PreemptionRecord) -> String {
         + "had they fallen at random moments of running time, about \(formatNumber(record.expectedPreemptedHolds)) would have landed inside a flow-path hold, which then lasts until its thread runs again "
         + "(an upper bound: a preemption on a wake-up follows the waking thread's release of its lock); "
         + "the profiler counted \(record.longHolds) flow-path holds of \(formatNumber(HoldTimeTargets.maxUs)) µs or more"
+        + (record.holdsLeftCore.map { ", and saw \($0) flow-path holds whose thread was switched out" } ?? "")
         + (Double(record.longHolds) > record.expectedPreemptedHolds ? ", more than preemption can account for: some holds were long while their threads ran." : ".")
+}
+
+/// The machine's own pauses of spinning threads, in a sentence.
+func pausesNote(_ pauses: MachinePauses) -> String {
+    "Right before the run, with nothing else running, \(pauses.threads) threads (one per core) each spun \(formatNumber(pauses.seconds)) s reading the clock: "
+        + "the machine paused them on their cores for up to \(formatNumber(pauses.longestOnCoreUs)) µs (\(pauses.onCoreOverLimit) pauses of "
+        + "\(formatNumber(HoldTimeTargets.maxUs)) µs or more), and switched them out \(pauses.switchedOut) times; a hold across such a pause lasts that long with no work under its lock."
 }
 
 /// The lone login's p50 in measured parts.

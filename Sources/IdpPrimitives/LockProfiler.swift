@@ -26,7 +26,11 @@ import Darwin
 /// released, and counts the difference, the hold, in a log-linear histogram (16 buckets per power
 /// of two: a percentile is within 1/16 of the true value, never below it) and in an exact maximum.
 /// A hold is long when the work under the lock is long, whatever the number of cores, so hold times
-/// show on 2 cores what contention shows only on many.
+/// show on 2 cores what contention shows only on many. A hold is also long when the kernel switched
+/// its thread out before it released the lock: ``CoreWatch`` marks the thread when the hold starts
+/// and looks when it ends (one store and one load of a word of the thread's own), and a hold
+/// whose thread left its core is counted apart as well, so the longest hold kept on core is the
+/// work under the lock without the scheduler's pauses.
 ///
 /// Counters and histograms are per thread (each thread adds to its own slots, relaxed atomics that
 /// no other thread writes; a thread's histogram of a label is made at its first hold of that label
@@ -46,6 +50,26 @@ package enum LockProfiler {
         package let waitNanoseconds: UInt64
         /// How long the lock was held each time, from taking it to releasing it.
         package let holds: HoldTimes
+        /// The holds whose thread the kernel switched out before it released the lock (``CoreWatch``):
+        /// preempted, or blocked under the lock; a part of ``holds``, its maximum not kept (0).
+        /// `nil` where the watch is unavailable.
+        package let holdsThatLeftCore: HoldTimes?
+        /// The longest hold whose thread kept its core throughout, in nanoseconds (0 when there was
+        /// none): the work under the lock, with the scheduler's pauses left out. `nil` where the
+        /// watch is unavailable.
+        package let keptCoreMaxNanoseconds: UInt64?
+
+        /// Figures; the two core-watch figures `nil` (unavailable) unless given.
+        package init(label: String, acquisitions: UInt64, contended: UInt64, waitNanoseconds: UInt64, holds: HoldTimes,
+                     holdsThatLeftCore: HoldTimes? = nil, keptCoreMaxNanoseconds: UInt64? = nil) {
+            self.label = label
+            self.acquisitions = acquisitions
+            self.contended = contended
+            self.waitNanoseconds = waitNanoseconds
+            self.holds = holds
+            self.holdsThatLeftCore = holdsThatLeftCore
+            self.keptCoreMaxNanoseconds = keptCoreMaxNanoseconds
+        }
 
         /// The share of acquisitions that found the lock held, 0…1.
         package var contendedShare: Double { acquisitions == 0 ? 0 : Double(contended) / Double(acquisitions) }
@@ -57,7 +81,9 @@ package enum LockProfiler {
     /// A hold runs from the moment the lock is taken to the moment right before it is released, so
     /// it includes one read of the clock (tens of nanoseconds), and any time the holding thread
     /// was descheduled while it held the lock (on a machine with more runnable threads than cores,
-    /// a time slice: milliseconds). A ``ConditionLockedValue`` wait
+    /// a time slice: milliseconds); ``Figures/holdsThatLeftCore`` and
+    /// ``Figures/keptCoreMaxNanoseconds`` tell those apart where ``CoreWatch`` works. A
+    /// ``ConditionLockedValue`` wait
     /// counts each stretch the lock is held between waits as a hold of its own.
     package struct HoldTimes: Sendable, Equatable {
         /// The histogram's buckets: 16 per power of two, exact below 32 ns, up to about 18 minutes.
@@ -144,18 +170,23 @@ package enum LockProfiler {
         var figures: [Figures] = []
         for (id, label) in labels.enumerated() {
             var acquisitions: UInt64 = 0, contended: UInt64 = 0, wait: UInt64 = 0, longest: UInt64 = 0
-            var holds = [UInt64](repeating: 0, count: HoldTimes.scale.bucketCount)
+            var longestKept: UInt64 = 0
+            var holds = [UInt64](repeating: 0, count: HoldTimes.scale.bucketCount), leftCore = holds
             for counters in threads {
                 let slot = counters.slots[id]
                 acquisitions &+= slot.acquisitions.load(ordering: .relaxed)
                 contended &+= slot.contended.load(ordering: .relaxed)
                 wait &+= slot.waitNanoseconds.load(ordering: .relaxed)
                 longest = max(longest, slot.holdMaxNanoseconds.load(ordering: .relaxed))
-                slot.addHolds(to: &holds)
+                longestKept = max(longestKept, slot.keptCoreMaxNanoseconds.load(ordering: .relaxed))
+                slot.addHolds(to: &holds, leftCore: &leftCore)
             }
             if acquisitions > 0 {
+                let watched = CoreWatch.isAvailable
                 figures.append(Figures(label: label, acquisitions: acquisitions, contended: contended, waitNanoseconds: wait,
-                                       holds: HoldTimes(counts: holds, maxNanoseconds: longest)))
+                                       holds: HoldTimes(counts: holds, maxNanoseconds: longest),
+                                       holdsThatLeftCore: watched ? HoldTimes(counts: leftCore, maxNanoseconds: 0) : nil,
+                                       keptCoreMaxNanoseconds: watched ? longestKept : nil))
             }
         }
         return figures.sorted { ($0.waitNanoseconds, $0.acquisitions) > ($1.waitNanoseconds, $1.acquisitions) }
@@ -265,9 +296,10 @@ package enum LockProfiler {
     static func acquire(id: Int, tryLock: () -> Bool, lock: () -> Void) -> Hold {
         let slot = ThreadCounters.current.slots[id]
         slot.acquisitions.wrappingAdd(1, ordering: .relaxed)
-        if tryLock() { return Hold(id: id, start: DispatchTime.now().uptimeNanoseconds) }
+        if tryLock() { return resume(id: id) }
         let start = DispatchTime.now().uptimeNanoseconds
         lock()
+        CoreWatch.mark()
         let taken = DispatchTime.now().uptimeNanoseconds
         slot.contended.wrappingAdd(1, ordering: .relaxed)
         slot.waitNanoseconds.wrappingAdd(taken &- start, ordering: .relaxed)
@@ -277,19 +309,24 @@ package enum LockProfiler {
     /// Starts a hold of the label `id` without counting an acquisition: the lock was taken again
     /// after a condition wait.
     @usableFromInline
-    static func resume(id: Int) -> Hold { Hold(id: id, start: DispatchTime.now().uptimeNanoseconds) }
+    static func resume(id: Int) -> Hold {
+        CoreWatch.mark()
+        return Hold(id: id, start: DispatchTime.now().uptimeNanoseconds)
+    }
 
     /// Ends `hold` now: what ``record(_:)`` counts once the lock is released.
     @usableFromInline
     static func end(_ hold: Hold) -> EndedHold {
-        EndedHold(id: hold.id, nanoseconds: hold.nanoseconds(until: DispatchTime.now().uptimeNanoseconds))
+        let nanoseconds = hold.nanoseconds(until: DispatchTime.now().uptimeNanoseconds)
+        let leftCore = CoreWatch.leftCoreSinceMark() ?? false
+        return EndedHold(id: hold.id, nanoseconds: nanoseconds, leftCore: leftCore && !ignoresCoreLeaves.load(ordering: .relaxed))
     }
 
     /// Counts an ended hold in the calling thread's histogram of its label.
     @usableFromInline
     static func record(_ hold: EndedHold) {
         if dropsHolds.load(ordering: .relaxed) { return }
-        ThreadCounters.current.slots[hold.id].recordHold(hold.nanoseconds)
+        ThreadCounters.current.slots[hold.id].recordHold(hold.nanoseconds, leftCore: hold.leftCore)
     }
 
     /// A hold that has ended: its label and length, to be counted after the lock is released.
@@ -297,11 +334,17 @@ package enum LockProfiler {
     struct EndedHold: Sendable {
         let id: Int
         let nanoseconds: UInt64
+        /// Whether the holding thread was switched out during the hold (``CoreWatch``).
+        let leftCore: Bool
     }
 
     /// A fault only tests plant: while set, holds are not counted, so the tests of hold times can
     /// show that they fail when hold recording is lost.
     package static let dropsHolds = Atomic<Bool>(false)
+
+    /// A fault only tests plant: while set, every hold counts as one whose thread kept its core,
+    /// so the tests of the core watch's figures can show that they fail when the watch is ignored.
+    package static let ignoresCoreLeaves = Atomic<Bool>(false)
 
     private struct Registry {
         var labels: [String] = []
@@ -320,33 +363,31 @@ package enum LockProfiler {
             let contended = Atomic<UInt64>(0)
             let waitNanoseconds = Atomic<UInt64>(0)
             let holdMaxNanoseconds = Atomic<UInt64>(0)
-            /// The address of the hold histogram's counts, one `Atomic<UInt64>` per bucket of
-            /// ``HoldTimes/scale``; 0 until this thread's first hold of the label. Written once,
-            /// by the owning thread (releasing, after the counts are initialised), and never freed:
-            /// the registry keeps every thread's counters for the life of the process.
-            private let holdCounts = Atomic<UInt>(0)
+            let keptCoreMaxNanoseconds = Atomic<UInt64>(0)
+            /// The hold histogram's counts, one `Atomic<UInt64>` per bucket of ``HoldTimes/scale``.
+            private let holdCounts = Histogram()
+            /// The histogram of the holds whose thread left its core (``CoreWatch``), a part of
+            /// the one above.
+            private let leftCoreCounts = Histogram()
 
             /// Counts one hold; called only by the thread that owns the slot.
-            func recordHold(_ nanoseconds: UInt64) {
-                var address = holdCounts.load(ordering: .relaxed)
-                if address == 0 {
-                    let buckets = HoldTimes.scale.bucketCount
-                    let counts = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: buckets)
-                    for bucket in 0..<buckets { (counts + bucket).initialize(to: Atomic(0)) }
-                    address = UInt(bitPattern: counts)
-                    holdCounts.store(address, ordering: .releasing)
-                }
-                counts(at: address)[HoldTimes.scale.index(of: nanoseconds)].wrappingAdd(1, ordering: .relaxed)
-                // Only this thread writes the maximum (``reset()`` aside): no compare-and-swap needed.
+            func recordHold(_ nanoseconds: UInt64, leftCore: Bool) {
+                let bucket = HoldTimes.scale.index(of: nanoseconds)
+                holdCounts.add(at: bucket)
+                // Only this thread writes the maxima (``reset()`` aside): no compare-and-swap needed.
                 if nanoseconds > holdMaxNanoseconds.load(ordering: .relaxed) { holdMaxNanoseconds.store(nanoseconds, ordering: .relaxed) }
+                if leftCore {
+                    leftCoreCounts.add(at: bucket)
+                } else if nanoseconds > keptCoreMaxNanoseconds.load(ordering: .relaxed) {
+                    keptCoreMaxNanoseconds.store(nanoseconds, ordering: .relaxed)
+                }
             }
 
-            /// Adds this slot's hold counts to `sums`, bucket by bucket.
-            func addHolds(to sums: inout [UInt64]) {
-                let address = holdCounts.load(ordering: .acquiring)
-                guard address != 0 else { return }
-                let counts = counts(at: address)
-                for bucket in sums.indices { sums[bucket] &+= counts[bucket].load(ordering: .relaxed) }
+            /// Adds this slot's hold counts to `sums`, and those of its holds that left their core
+            /// to `leftCore`, bucket by bucket.
+            func addHolds(to sums: inout [UInt64], leftCore: inout [UInt64]) {
+                holdCounts.add(to: &sums)
+                leftCoreCounts.add(to: &leftCore)
             }
 
             func reset() {
@@ -354,13 +395,46 @@ package enum LockProfiler {
                 contended.store(0, ordering: .relaxed)
                 waitNanoseconds.store(0, ordering: .relaxed)
                 holdMaxNanoseconds.store(0, ordering: .relaxed)
-                let address = holdCounts.load(ordering: .acquiring)
-                guard address != 0 else { return }
-                let counts = counts(at: address)
-                for bucket in 0..<HoldTimes.scale.bucketCount { counts[bucket].store(0, ordering: .relaxed) }
+                keptCoreMaxNanoseconds.store(0, ordering: .relaxed)
+                holdCounts.reset()
+                leftCoreCounts.reset()
+            }
+        }
+
+        /// A histogram of holds that one thread writes: the address of its counts, one
+        /// `Atomic<UInt64>` per bucket of ``HoldTimes/scale``; 0 until the thread's first count.
+        /// Written once, by the owning thread (releasing, after the counts are initialised), and
+        /// never freed: the registry keeps every thread's counters for the life of the process.
+        final class Histogram: Sendable {
+            private let address = Atomic<UInt>(0)
+
+            /// Adds one to `bucket`; called only by the owning thread.
+            func add(at bucket: Int) {
+                var counts = address.load(ordering: .relaxed)
+                if counts == 0 {
+                    let buckets = HoldTimes.scale.bucketCount
+                    let made = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: buckets)
+                    for index in 0..<buckets { (made + index).initialize(to: Atomic(0)) }
+                    counts = UInt(bitPattern: made)
+                    address.store(counts, ordering: .releasing)
+                }
+                Self.counts(at: counts)[bucket].wrappingAdd(1, ordering: .relaxed)
             }
 
-            private func counts(at address: UInt) -> UnsafeMutablePointer<Atomic<UInt64>> {
+            /// Adds the counts to `sums`, bucket by bucket.
+            func add(to sums: inout [UInt64]) {
+                let counts = address.load(ordering: .acquiring)
+                guard counts != 0 else { return }
+                for bucket in sums.indices { sums[bucket] &+= Self.counts(at: counts)[bucket].load(ordering: .relaxed) }
+            }
+
+            func reset() {
+                let counts = address.load(ordering: .acquiring)
+                guard counts != 0 else { return }
+                for bucket in 0..<HoldTimes.scale.bucketCount { Self.counts(at: counts)[bucket].store(0, ordering: .relaxed) }
+            }
+
+            private static func counts(at address: UInt) -> UnsafeMutablePointer<Atomic<UInt64>> {
                 // Never 0 here: the callers checked.
                 UnsafeMutablePointer(bitPattern: address)!
             }

@@ -1,5 +1,6 @@
 @testable import BenchSupport
 import Testing
+import Foundation
 
 /// The floor-unit targets: a login's cost divided by the run's Mutex floor.
 @Suite("evaluateTargets: flow cost in Mutex floors")
@@ -170,5 +171,75 @@ struct HoldTimeTargetTests {
         let old = ContentionRow(lock: "IdpServer.state", acquisitions: 100, contended: 5, contendedShare: 0.05, waitMs: 1.5)
         #expect(!old.isFlowPath)
         #expect(!evaluateTargets(Self.report([old]), latency: .zero).contains { $0.name.hasPrefix("flow-path lock hold") })
+    }
+}
+
+/// The max hold target where the lock profiler watched whether each holder kept its core.
+@Suite("evaluateTargets: flow-path lock hold max, holder on its core")
+struct OnCoreHoldTargetTests {
+    static func lock(_ label: String, max: Double, onCore: Double, leftCore: UInt64) -> ContentionRow {
+        ContentionRow(lock: label, acquisitions: 20_000, contended: 0, contendedShare: 0, waitMs: 0, perLogin: 2,
+                      holdP50Us: 0.3, holdP99Us: 1.2, holdMaxUs: max, longHolds: leftCore / 2, shortHoldMs: 10,
+                      holdMaxOnCoreUs: onCore, holdsLeftCore: leftCore, longHoldsOnCore: onCore >= 100 ? 1 : 0)
+    }
+
+    /// The max target of a run with `rows` and `switches` involuntary context switches.
+    static func maxTarget(_ rows: [ContentionRow], switches: UInt64) -> TargetRow? {
+        var report = HoldTimeTargetTests.report(rows)
+        report.preemption = PreemptionRecord(rows: rows, involuntarySwitches: switches, cpuMs: 4_000)
+        return evaluateTargets(report, latency: .zero).first { $0.name.hasPrefix("flow-path lock hold max") }
+    }
+
+    static let name = "flow-path lock hold max, holder on its core, logins at 4096 in flight"
+
+    @Test("holds made long by preemption do not miss the target; the detail counts them and names the longest hold of all")
+    func preemptedHoldsAreCountedNotJudged() throws {
+        let rows = [Self.lock("IdpServer.grants", max: 4_038, onCore: 63, leftCore: 150), Self.lock("IdpSdk.Flow", max: 900, onCore: 41, leftCore: 30)]
+        let target = try #require(Self.maxTarget(rows, switches: 10_000))
+        #expect(target.name == Self.name)
+        #expect(target.met && target.value == 63 && target.limit == 100)
+        #expect(target.detail.contains("180 holds left their core (the kernel preempted the process's threads 10000 times), the longest hold of all 4,038 µs (IdpServer.grants)"))
+    }
+
+    @Test("a hold longer than the limit while its thread kept its core misses the target")
+    func longWorkOnCoreIsMissed() throws {
+        let target = try #require(Self.maxTarget([Self.lock("IdpServer.grants", max: 4_038, onCore: 350, leftCore: 150),
+                                                  Self.lock("IdpSdk.Flow", max: 90, onCore: 90, leftCore: 0)], switches: 10_000))
+        #expect(!target.met && target.value == 350)
+        #expect(target.detail.contains("over: IdpServer.grants 350 (of 2 flow-path locks"))
+    }
+
+    @Test("more holds that left their core than the kernel's preemptions misses the target: threads blocked under their locks")
+    func blockingUnderALockIsMissed() throws {
+        let target = try #require(Self.maxTarget([Self.lock("IdpServer.grants", max: 4_038, onCore: 63, leftCore: 20_000)], switches: 10_000))
+        #expect(!target.met && target.value == 63)
+        #expect(target.detail.contains("20000 holds left their core, more than the kernel's 10000 preemptions of the process's threads: some blocked under their lock"))
+    }
+
+    @Test("without the watch (a row without it, or no preemption record) the target judges every hold, as before")
+    func unwatchedRunsJudgeEveryHold() throws {
+        var unwatched = Self.lock("IdpServer.grants", max: 4_038, onCore: 63, leftCore: 150)
+        unwatched.holdMaxOnCoreUs = nil
+        unwatched.holdsLeftCore = nil
+        let target = try #require(Self.maxTarget([unwatched, Self.lock("IdpSdk.Flow", max: 90, onCore: 41, leftCore: 3)], switches: 10_000))
+        #expect(target.name == HoldTimeTargetTests.max)
+        #expect(!target.met && target.value == 4_038)
+        let noRecord = evaluateTargets(HoldTimeTargetTests.report([Self.lock("IdpServer.grants", max: 4_038, onCore: 63, leftCore: 150)]), latency: .zero)
+        #expect(noRecord.first { $0.name == HoldTimeTargetTests.max }?.met == false)
+    }
+
+    @Test("the contention table shows the longest hold on core and the holds that left their core, and the JSON keeps them")
+    func shownAndWritten() throws {
+        var report = HoldTimeTargetTests.report([Self.lock("IdpServer.grants", max: 4_038, onCore: 63, leftCore: 150)])
+        report.preemption = PreemptionRecord(rows: report.contention, involuntarySwitches: 10_000, cpuMs: 4_000)
+        #expect(report.preemption?.holdsLeftCore == 150)
+        let json = report.json()
+        for key in ["\"hold_max_on_core_us\" : 63", "\"holds_left_core\" : 150", "\"long_holds_on_core\" : 0"] { #expect(json.contains(key), "missing \(key)") }
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+        let text = render(report, as: .text)
+        #expect(text.contains("max on core µs") && text.contains("left core"))
+        #expect(text.contains("the profiler counted 75 flow-path holds of 100 µs or more, and saw 150 flow-path holds whose thread was switched out"))
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("IdpServer.grants") })
+        #expect(line.split(separator: " ").suffix(3) == ["63.0", "150", "0"], "\(line)")
     }
 }

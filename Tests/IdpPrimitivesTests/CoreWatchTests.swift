@@ -1,0 +1,106 @@
+import Foundation
+import IdpPrimitives
+import Synchronization
+import Testing
+import TestSupport
+
+/// Sleeps `microseconds` with `nanosleep`, which switches the calling thread out.
+private func sleepSwitchingOut(microseconds: Int) {
+    var pause = timespec(tv_sec: 0, tv_nsec: microseconds * 1_000), left = timespec()
+    while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+}
+
+/// Spins on the calling thread until `nanoseconds` have passed on the monotonic clock.
+private func spin(nanoseconds: UInt64) {
+    let start = DispatchTime.now().uptimeNanoseconds
+    while DispatchTime.now().uptimeNanoseconds &- start < nanoseconds {}
+}
+
+@Suite("CoreWatch")
+struct CoreWatchTests {
+    @Test("on Linux x86-64 the watch passes its self-test; a kernel that never rewrites the word is refused")
+    func selfTest() {
+        #if os(Linux) && arch(x86_64)
+        #expect(CoreWatch.isAvailable)
+        #expect(CoreWatch.selfTest() != nil)
+        #else
+        #expect(!CoreWatch.isAvailable)
+        #endif
+        // The same checks, reading the word after the sleep as if the kernel had left it alone.
+        #expect(CoreWatch.selfTest(rewrites: false) == nil)
+    }
+
+    @Test("a sleep between mark and read shows as leaving the core; a stretch with no switch does not")
+    func tellsSwitchesApart() async throws {
+        let run = await onOSThreads(1) { _ -> (slept: Bool?, stayed: Bool?) in
+            CoreWatch.mark()
+            sleepSwitchingOut(microseconds: 200)
+            let slept = CoreWatch.leftCoreSinceMark()
+            // A stretch of a few instructions: kept its core at least once in five tries (a try
+            // may be preempted).
+            var stayed: Bool?
+            for _ in 0..<5 where stayed != false {
+                CoreWatch.mark()
+                stayed = CoreWatch.leftCoreSinceMark()
+            }
+            return (slept, stayed)
+        }
+        let answers = try #require(run)
+        if CoreWatch.isAvailable {
+            #expect(answers[0].slept == true)
+            #expect(answers[0].stayed == false)
+        } else {
+            #expect(answers[0].slept == nil && answers[0].stayed == nil)
+        }
+    }
+}
+
+extension LockProfilerTests {
+    /// What is wrong with the profiler's core-watch figures, holding a labelled lock once across a
+    /// 3 ms sleep (its thread leaves its core) and across spins of 300 µs (it keeps its core, unless
+    /// preempted: up to 20 tries), or nothing.
+    static func coreWatchProblems() async -> [String] {
+        let label = "LockProfilerTests.coreWatch.\(UUID().uuidString)"
+        let lock = LockedValue(0, label: label)
+        LockProfiler.start()
+        let spun = await onOSThreads(1) { _ -> Bool in
+            lock.withLock { _ in sleepSwitchingOut(microseconds: 3_000) }
+            for _ in 0..<20 {
+                let left = lock.withLock { _ -> Bool? in
+                    CoreWatch.mark()
+                    spin(nanoseconds: 300_000)
+                    return CoreWatch.leftCoreSinceMark()
+                }
+                if left == false { return true }
+            }
+            return false
+        }
+        let figures = LockProfiler.stop()
+        guard let keptSpin = spun else { return ["the thread did not finish"] }
+        guard let mine = figures.first(where: { $0.label == label }) else { return ["no figures for the lock"] }
+        guard CoreWatch.isAvailable else {
+            return mine.holdsThatLeftCore == nil && mine.keptCoreMaxNanoseconds == nil ? [] : ["core-watch figures given without the watch"]
+        }
+        var problems: [String] = []
+        guard keptSpin[0] else { return ["every 300 µs spin was preempted"] }
+        let left = mine.holdsThatLeftCore?.count ?? 0, kept = mine.keptCoreMaxNanoseconds ?? 0
+        if left < 1 { problems.append("the hold across the sleep did not count as leaving its core (\(left))") }
+        if kept >= 3_000_000 { problems.append("the hold across the sleep counts as kept on core: longest kept \(kept) ns") }
+        if kept < 300_000 { problems.append("a 300 µs spin on core is missing from the longest kept hold: \(kept) ns") }
+        if mine.holds.maxNanoseconds < 3_000_000 { problems.append("the longest hold of all, \(mine.holds.maxNanoseconds) ns, is shorter than the sleep") }
+        return problems
+    }
+
+    @Test("a hold across a sleep counts as leaving its core and stays out of the longest hold kept on core; a long spin on core stays in")
+    func coreWatchSplitsHolds() async {
+        #expect(await Self.coreWatchProblems() == [])
+    }
+
+    @Test("with the core watch ignored (a fault planted for this test), the core-watch check fails", .enabled(if: CoreWatch.isAvailable))
+    func ignoredCoreWatchIsCaught() async {
+        LockProfiler.ignoresCoreLeaves.store(true, ordering: .relaxed)
+        let problems = await Self.coreWatchProblems()
+        LockProfiler.ignoresCoreLeaves.store(false, ordering: .relaxed)
+        #expect(!problems.isEmpty)
+    }
+}
