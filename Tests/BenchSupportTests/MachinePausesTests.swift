@@ -12,19 +12,19 @@ struct MachinePausesTests {
         while DispatchTime.now().uptimeNanoseconds &- start < nanoseconds {}
     }
 
-    @Test("a 3 ms spin between two reads of the clock is an on-core pause over the limit, unless the thread was switched out meanwhile",
+    @Test("a 400 µs spin between two reads of the clock is an on-core pause over the limit, unless the thread was switched out meanwhile",
           .enabled(if: CoreWatch.isAvailable))
     func plantedOnCorePauseShows() async throws {
         // A spin may be preempted on a busy machine: the probe then counts a switch instead. Up to
-        // five probes, until one keeps its core through the spin.
+        // 50 probes, until one keeps its core through the spin.
         var seen: MachinePauses?
-        for _ in 0..<5 {
-            let pauses = try #require(await MachinePauseProbe.measure(threads: 1, seconds: 0.02) { Self.spin(nanoseconds: 3_000_000) })
-            if pauses.longestOnCoreUs >= 3_000 { seen = pauses; break }
+        for _ in 0..<50 {
+            let pauses = try #require(await MachinePauseProbe.measure(threads: 1, seconds: 0.005) { Self.spin(nanoseconds: 400_000) })
+            if pauses.longestOnCoreUs >= 400 { seen = pauses; break }
         }
-        let pauses = try #require(seen, "no probe saw its planted 3 ms pause on core")
+        let pauses = try #require(seen, "no probe saw its planted 400 µs pause on core")
         #expect(pauses.onCoreOverLimit >= 1)
-        #expect(pauses.threads == 1 && pauses.seconds == 0.02)
+        #expect(pauses.threads == 1 && pauses.seconds == 0.005)
     }
 
     @Test("a sleep between two reads of the clock counts as a switch, not as an on-core pause", .enabled(if: CoreWatch.isAvailable))
