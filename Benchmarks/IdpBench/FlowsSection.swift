@@ -421,14 +421,14 @@ private func check(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
 
 /// Runs the contention section: closed-loop logins at the highest in-flight level with every
 /// labelled lock profiled: contention, hold times, and the kernel's preemptions of the process's
-/// threads over the same run (``PreemptionRecord``); before it, with nothing else running, the
-/// machine's own pauses of one spinning thread per core (``MachinePauses``: a second, a quarter
-/// of one in a quick run).
+/// threads over the same run (``PreemptionRecord``); right after it, with nothing else running,
+/// the machine's own pauses of one spinning thread per core (``MachinePauses``: a second, a
+/// quarter of one in a quick run). The probe runs after the logins, not before: a second of every
+/// core spinning can leave a virtual machine slower for a while, which the logins' hold times
+/// would then show.
 func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure)
     -> (rows: [ContentionRow], preemption: PreemptionRecord, pauses: MachinePauses?) {
     let level = options.inFlight.max() ?? 256
-    progress.report("contention: the machine's own pauses, one spinning thread per core", force: true)
-    let pauses = await MachinePauseProbe.measure(threads: Processors.available, seconds: options.quick ? 0.25 : 1)
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
     LockProfiler.start()
     let before = ProcessUsage.now()
@@ -436,6 +436,8 @@ func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) 
     let after = ProcessUsage.now()
     let figures = LockProfiler.stop()
     try check(cell, "contention run at \(level) in flight")
+    progress.report("contention: the machine's own pauses, one spinning thread per core", force: true)
+    let pauses = await MachinePauseProbe.measure(threads: Processors.available, seconds: options.quick ? 0.25 : 1)
     // Every login the loop ran took its locks while the profiler was on, in the window or not.
     let logins = Double(max(1, cell.flowsRun))
     let longHold = UInt64(HoldTimeTargets.maxUs * 1e3)

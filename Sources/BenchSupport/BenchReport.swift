@@ -34,7 +34,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
     /// profiler's long holds; `nil` when the section did not run and in older reports.
     package var preemption: PreemptionRecord?
     /// How long the machine itself paused threads that had nothing to do but spin, measured right
-    /// before the contention run; `nil` when not measured and in older reports.
+    /// after the contention run; `nil` when not measured and in older reports.
     package var machinePauses: MachinePauses?
 
     /// A report of a run.

@@ -11,6 +11,9 @@ import IdpPrimitives
 /// and the longest of those is ``longestOnCoreUs``. A lock held across such a pause is held that
 /// long however little work is under it, so a hold-time limit below that figure cannot be met on
 /// the machine every run.
+///
+/// `idp-bench` measures them right after its contention run, not before: a second of every core
+/// spinning can leave a virtual machine slower for a while after it.
 package struct MachinePauses: Codable, Sendable, Equatable {
     /// The spinning threads.
     package var threads: Int

@@ -239,7 +239,7 @@ func preemptionNote(_ record: PreemptionRecord) -> String {
 
 /// The machine's own pauses of spinning threads, in a sentence.
 func pausesNote(_ pauses: MachinePauses) -> String {
-    "Right before the run, with nothing else running, \(pauses.threads) threads (one per core) each spun \(formatNumber(pauses.seconds)) s reading the clock: "
+    "Right after the run, with nothing else running, \(pauses.threads) threads (one per core) each spun \(formatNumber(pauses.seconds)) s reading the clock: "
         + "the machine paused them on their cores for up to \(formatNumber(pauses.longestOnCoreUs)) µs (\(pauses.onCoreOverLimit) pauses of "
         + "\(formatNumber(HoldTimeTargets.maxUs)) µs or more), and switched them out \(pauses.switchedOut) times; a hold across such a pause lasts that long with no work under its lock."
 }
