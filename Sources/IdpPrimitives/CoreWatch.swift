@@ -25,7 +25,8 @@ import Darwin
 ///
 /// The watch is available only where a self-test at first use passes: Linux on x86-64 with glibc's
 /// area registered (`__rseq_size` at least 8), the thread pointer where glibc keeps it, and a
-/// kernel that rewrites the word after a sleep and leaves it alone over a stretch with no switch.
+/// kernel that leaves the word alone over a stretch with no switch and rewrites it after every one
+/// of up to eight short sleeps, at least one of which woke the thread on the CPU it slept on.
 /// Elsewhere (macOS, another architecture, a kernel that skips the rewrite when the CPU did not
 /// change, `GLIBC_TUNABLES=glibc.pthread.rseq=0`) ``isAvailable`` is false and
 /// ``leftCoreSinceMark()`` answers `nil`: not known, never a guess.
@@ -68,6 +69,16 @@ package enum CoreWatch {
     /// Where the calling thread's area lies from its thread pointer, once the self-test passed.
     @usableFromInline static let offset: Int? = selfTest()
 
+    /// The kernel ``selfTest(kernel:)`` reads the word as: the real one, or (tests only) one the
+    /// watch must refuse.
+    package enum SelfTestKernel: Sendable {
+        case real
+        /// Never rewrites the word.
+        case neverRewrites
+        /// Rewrites it only when the thread comes back on another CPU.
+        case rewritesOnlyOnMove
+    }
+
     #if os(Linux) && arch(x86_64)
     /// The calling thread's thread pointer: on x86-64 glibc, `pthread_self()` is the thread control
     /// block, whose first word points to itself (checked by ``selfTest()``).
@@ -80,9 +91,9 @@ package enum CoreWatch {
 
     /// Runs the checks of the type's documentation on the calling thread; the area's offset from
     /// the thread pointer when they pass.
-    /// - Parameter rewrites: `false` only in tests: read the word after the sleep as if the kernel
-    ///   had not rewritten it, a kernel the watch must refuse.
-    package static func selfTest(rewrites: Bool = true) -> Int? {
+    /// - Parameter kernel: Only tests pass another than ``SelfTestKernel/real``: read the word
+    ///   after each sleep as a kernel the watch must refuse would have left it.
+    package static func selfTest(kernel: SelfTestKernel = .real) -> Int? {
         #if os(Linux) && arch(x86_64)
         guard let offsetSymbol = dlsym(nil, "__rseq_offset"), let sizeSymbol = dlsym(nil, "__rseq_size") else { return nil }
         let offset = offsetSymbol.load(as: Int.self)
@@ -100,13 +111,26 @@ package enum CoreWatch {
             word.pointee.store(unmarked, ordering: .relaxed)
             keeps = word.pointee.load(ordering: .relaxed) == unmarked
         }
-        // Rewritten after a sleep, which switches the thread out.
-        word.pointee.store(unmarked, ordering: .relaxed)
-        var pause = timespec(tv_sec: 0, tv_nsec: 20_000), left = timespec()
-        while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
-        let after = rewrites ? word.pointee.load(ordering: .relaxed) : unmarked
-        if after == unmarked { word.pointee.store(cpu.pointee.load(ordering: .relaxed), ordering: .relaxed) }
-        return keeps && after != unmarked && after == cpu.pointee.load(ordering: .relaxed) ? offset : nil
+        // Rewritten after every sleep, which switches the thread out, until one sleep woke the
+        // thread on the CPU it slept on (a kernel that rewrites only on a move must not pass).
+        var rewritten = true, stayed = false
+        for _ in 0..<8 where rewritten && !stayed {
+            let before = cpu.pointee.load(ordering: .relaxed)
+            word.pointee.store(unmarked, ordering: .relaxed)
+            var pause = timespec(tv_sec: 0, tv_nsec: 20_000), left = timespec()
+            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            let now = cpu.pointee.load(ordering: .relaxed)
+            let seen = word.pointee.load(ordering: .relaxed)
+            let after = switch kernel {
+            case .real: seen
+            case .neverRewrites: unmarked
+            case .rewritesOnlyOnMove: now == before ? unmarked : seen
+            }
+            if after == unmarked { word.pointee.store(now, ordering: .relaxed) }
+            rewritten = after == now
+            stayed = now == before
+        }
+        return keeps && rewritten && stayed ? offset : nil
         #else
         return nil
         #endif

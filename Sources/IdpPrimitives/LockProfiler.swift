@@ -158,6 +158,8 @@ package enum LockProfiler {
 
     /// Starts counting, from zero.
     package static func start() {
+        // The core watch's self-test (which sleeps) runs here, not inside the first profiled hold.
+        _ = CoreWatch.isAvailable
         for counters in registry.withLock({ $0.threads }) { counters.reset() }
         Instrumentation.set(Instrumentation.profiling, true)
     }
@@ -168,6 +170,7 @@ package enum LockProfiler {
         Instrumentation.set(Instrumentation.profiling, false)
         let (labels, threads) = registry.withLock { ($0.labels, $0.threads) }
         var figures: [Figures] = []
+        let watched = CoreWatch.isAvailable
         for (id, label) in labels.enumerated() {
             var acquisitions: UInt64 = 0, contended: UInt64 = 0, wait: UInt64 = 0, longest: UInt64 = 0
             var longestKept: UInt64 = 0
@@ -182,7 +185,6 @@ package enum LockProfiler {
                 slot.addHolds(to: &holds, leftCore: &leftCore)
             }
             if acquisitions > 0 {
-                let watched = CoreWatch.isAvailable
                 figures.append(Figures(label: label, acquisitions: acquisitions, contended: contended, waitNanoseconds: wait,
                                        holds: HoldTimes(counts: holds, maxNanoseconds: longest),
                                        holdsThatLeftCore: watched ? HoldTimes(counts: leftCore, maxNanoseconds: 0) : nil,
