@@ -44,6 +44,7 @@ struct Options: Sendable {
     static let usage = """
     usage: idp-bench [options]
            idp-bench compare BASE.json NEW.json [--threshold PERCENT]
+           idp-bench compare --base BASE.json… --new NEW.json… [--threshold PERCENT]
            idp-bench show REPORT.json [--format text|markdown|json|csv]
            idp-bench results --from REPORT.json [--output FILE]   (RESULTS.md from a saved report)
            idp-bench stress [--duration S] [--faults …] [--help]   (system stress, controlled scheduling)
@@ -107,7 +108,9 @@ struct Options: Sendable {
       --help               this text
 
     compare BASE.json NEW.json prints every figure's change and exits 2 when one regressed by more
-    than the threshold (default 10 percent), 0 otherwise, 1 on unreadable input.
+    than the threshold (default 10 percent), 0 otherwise, 1 on unreadable input. With several runs
+    a side (--base, --new) it compares medians, and a move counts only where every new run lies
+    beyond every base run.
     """
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options {

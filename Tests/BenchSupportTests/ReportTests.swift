@@ -242,4 +242,98 @@ struct ComparisonTests {
         #expect(comparison.changes.contains { $0.verdict == .onlyInBase && $0.figure.contains("NSLock") })
         #expect(Comparison.compare(base: fewer, new: sampleReport(), thresholdPercent: 10).changes.contains { $0.verdict == .onlyInNew })
     }
+
+    /// Reports whose `CredentialStore @1 threads` cell measured each of `values` ns per call.
+    private func runs(_ values: [Double]) -> [BenchReport] { values.map { sampleReport(nsPerCall: $0) } }
+
+    private func storeCell(_ comparison: Comparison) -> Comparison.Change? {
+        comparison.changes.first { $0.figure == "providers: CredentialStore @1 threads: ns_per_call" }
+    }
+
+    @Test("several runs a side are compared by their medians, with each side's range")
+    func mediansAndRanges() throws {
+        let comparison = Comparison.compare(bases: runs([100, 96, 104]), news: runs([130, 120, 126, 124]), thresholdPercent: 10)
+        let cell = try #require(storeCell(comparison))
+        #expect(cell.baseSample == Comparison.Sample([96, 100, 104]))
+        #expect(cell.base == 100 && cell.new == 125)
+        #expect(cell.baseSample?.range == 96...104 && cell.newSample?.range == 120...130)
+        #expect(cell.newSample?.runs == 4)
+        #expect(cell.changePercent == 25)
+        #expect(cell.verdict == .regressed)
+        #expect(comparison.regressed)
+        let text = comparison.render()
+        #expect(text.contains("3 base and 4 new runs"))
+        #expect(text.contains("96–104") && text.contains("120–130"))
+        #expect(Comparison.Sample([]) == nil)
+    }
+
+    @Test("a median moved past the threshold is no regression while a new run is no worse than a base run, nor an improvement while one is no better")
+    func overlappingRunsAreNotVerdicts() throws {
+        // The medians are 20% apart, but one base run (130) is slower than a new one (118).
+        let noisy = Comparison.compare(bases: runs([100, 130, 90]), news: runs([120, 118, 125]), thresholdPercent: 10)
+        #expect(try #require(storeCell(noisy)).verdict == .overlapping)
+        #expect(!noisy.regressed)
+        #expect(noisy.render().contains("moved past it with the runs overlapping"))
+        let faster = Comparison.compare(bases: runs([120, 118, 125]), news: runs([100, 130, 90]), thresholdPercent: 10)
+        #expect(try #require(storeCell(faster)).verdict == .overlapping)
+        let clearlyFaster = Comparison.compare(bases: runs([120, 118, 125]), news: runs([100, 104, 96]), thresholdPercent: 10)
+        #expect(try #require(storeCell(clearlyFaster)).verdict == .improved)
+        // Apart, but within the threshold: unchanged.
+        let close = Comparison.compare(bases: runs([100, 101, 102]), news: runs([105, 106, 107]), thresholdPercent: 10)
+        #expect(try #require(storeCell(close)).verdict == .unchanged)
+        // Less throughput in every new run is a regression; more in one of them is not.
+        let slower = Comparison.compare(bases: [sampleReport(throughput: 5_000), sampleReport(throughput: 5_200)],
+                                        news: [sampleReport(throughput: 4_000), sampleReport(throughput: 4_100)], thresholdPercent: 10)
+        #expect(slower.changes.first { $0.figure == "flows: login closed @1 in flight: throughput_per_s" }?.verdict == .regressed)
+        let mixed = Comparison.compare(bases: [sampleReport(throughput: 5_000), sampleReport(throughput: 5_200)],
+                                       news: [sampleReport(throughput: 3_000), sampleReport(throughput: 5_100)], thresholdPercent: 10)
+        #expect(mixed.changes.first { $0.figure == "flows: login closed @1 in flight: throughput_per_s" }?.verdict == .overlapping)
+    }
+
+    /// `sampleReport()` with a flow-path lock, a lock taken now and then, and one scaling row.
+    private func reportWithLocks(holdP99Us: Double, foundHeld: Double = 0.01, rareHoldP99Us: Double = 1, storeAtTwoCores: Double = 40,
+                                 openRate: Double = 2_500) -> BenchReport {
+        var report = sampleReport()
+        report.contention = [
+            ContentionRow(lock: "IdpServer.grants", acquisitions: 70_000, contended: 700, contendedShare: foundHeld, waitMs: 3, perLogin: 7,
+                          holdP50Us: 0.8, holdP99Us: holdP99Us, holdMaxUs: 90),
+            ContentionRow(lock: "IdpSdk.TimerDriver", acquisitions: 12, contended: 0, contendedShare: 0, waitMs: 0, perLogin: 0.001,
+                          holdP50Us: 0.5, holdP99Us: rareHoldP99Us, holdMaxUs: 2),
+        ]
+        report.scaling = [ScalingRow(cores: 2, flows: [ScalingFlow(scenario: "login", inFlight: 1_024, throughputPerS: 20_000)], loneLoginP50Us: 75,
+                                     providers: [ScalingProvider(name: ScalingProvider.credentialStore, nsPerCall: storeAtTwoCores)])]
+        report.flows[2].offeredPerS = openRate
+        return report
+    }
+
+    @Test("a flow-path lock's hold times and share found held are compared; a lock taken now and then is not")
+    func contentionFigures() {
+        let base = reportWithLocks(holdP99Us: 2)
+        let longer = Comparison.compare(base: base, new: reportWithLocks(holdP99Us: 3), thresholdPercent: 10)
+        #expect(longer.regressed)
+        #expect(longer.changes.first { $0.figure == "contention: IdpServer.grants: hold p99 µs" }?.verdict == .regressed)
+        let moreHeld = Comparison.compare(base: base, new: reportWithLocks(holdP99Us: 2, foundHeld: 0.02), thresholdPercent: 10)
+        #expect(moreHeld.changes.first { $0.figure == "contention: IdpServer.grants: found_held_share" }?.verdict == .regressed)
+        let rare = Comparison.compare(base: base, new: reportWithLocks(holdP99Us: 2, rareHoldP99Us: 50), thresholdPercent: 10)
+        #expect(!rare.regressed)
+        #expect(!rare.changes.contains { $0.figure.contains("TimerDriver") })
+        // A report from before hold times compares its share found held and lists the rest as new.
+        var older = base
+        older.contention[0].holdP50Us = nil
+        older.contention[0].holdP99Us = nil
+        let fromOlder = Comparison.compare(base: older, new: base, thresholdPercent: 10)
+        #expect(fromOlder.changes.first { $0.figure == "contention: IdpServer.grants: hold p99 µs" }?.verdict == .onlyInNew)
+        #expect(fromOlder.changes.first { $0.figure == "contention: IdpServer.grants: found_held_share" }?.verdict == .unchanged)
+    }
+
+    @Test("the scaling section is compared by core count, and an open loop by scenario whatever rate each run offered")
+    func scalingAndOpenLoop() {
+        let base = reportWithLocks(holdP99Us: 2, openRate: 2_500)
+        let comparison = Comparison.compare(base: base, new: reportWithLocks(holdP99Us: 2, storeAtTwoCores: 60, openRate: 2_600), thresholdPercent: 10)
+        #expect(comparison.changes.first { $0.figure == "scaling: CredentialStore @2 cores: ns_per_call" }?.verdict == .regressed)
+        #expect(comparison.changes.first { $0.figure == "scaling: login @1024 in flight @2 cores: throughput_per_s" }?.verdict == .unchanged)
+        #expect(comparison.changes.first { $0.figure == "scaling: lone login @2 cores: p50 µs" }?.verdict == .unchanged)
+        #expect(comparison.changes.first { $0.figure == "flows: login open: p99 µs" }?.verdict == .unchanged)
+        #expect(!comparison.changes.contains { $0.verdict == .onlyInBase || $0.verdict == .onlyInNew })
+    }
 }
