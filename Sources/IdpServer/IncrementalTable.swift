@@ -296,8 +296,13 @@ final class SlotStorage<Key: Hashable, Value> {
     /// 64 − log2(slotCount): what a hash is shifted right by to give its home.
     private let shift: Int
     /// Each slot's hash (0: empty) and key, side by side: for a key of up to 48 bytes, one cache
-    /// line, so a probe reads the hash and compares the key with one miss.
+    /// line, so a probe that finds its key's tag reads the hash and compares the key with one miss.
     private let keySlots: UnsafeMutablePointer<KeySlot>
+    /// Each slot's tag, one byte (``tag(of:)``; 0: empty), 64 slots to a cache line: a probe
+    /// reads these, and a slot's key only where the tag is its key's, so the probe of a key that is
+    /// in no slot (every new entry's insert) ends without a miss on the slots, whose lines are
+    /// 64 times as many.
+    private let tags: UnsafeMutablePointer<UInt8>
     private let values: UnsafeMutablePointer<Value>
     /// Occupied slots. Unchecked exclusivity: the storage is changed only by the table value
     /// that holds it alone, under its owner's lock, so accesses cannot overlap; the dynamic check
@@ -313,13 +318,15 @@ final class SlotStorage<Key: Hashable, Value> {
         shift = Int.bitWidth - slotCount.trailingZeroBitCount
         keySlots = .allocate(capacity: slotCount)
         keySlots.initialize(repeating: KeySlot(hash: 0, key: nil), count: slotCount)
+        tags = Self.writtenMemory(count: slotCount)
         values = Self.writtenMemory(count: slotCount)
     }
 
     deinit {
-        for slot in 0..<slotCount where keySlots[slot].hash != 0 { (values + slot).deinitialize(count: 1) }
+        for slot in 0..<slotCount where tags[slot] != 0 { (values + slot).deinitialize(count: 1) }
         keySlots.deinitialize(count: slotCount)
         Self.release(keySlots, count: slotCount)
+        Self.release(tags, count: slotCount)
         Self.release(values, count: slotCount)
     }
 
@@ -361,11 +368,16 @@ final class SlotStorage<Key: Hashable, Value> {
     @inline(__always)
     static func hash(of key: Key) -> Int { key.hashValue | 1 }
 
+    /// The tag of a slot holding a key of hash `hash`: its low byte, never 0 (the hash is odd), and
+    /// apart from the top bits that give the key's home, so keys of one run differ in their tags.
+    @inline(__always)
+    static func tag(of hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash) }
+
     @inline(__always)
     func home(_ hash: Int) -> Int { Int(UInt(bitPattern: hash) >> UInt(shift)) }
 
     @inline(__always)
-    func isOccupied(_ slot: Int) -> Bool { keySlots[slot].hash != 0 }
+    func isOccupied(_ slot: Int) -> Bool { tags[slot] != 0 }
 
     /// The key in the occupied `slot`.
     @inline(__always)
@@ -381,10 +393,11 @@ final class SlotStorage<Key: Hashable, Value> {
     @inline(__always)
     func probe(_ key: Key, hash: Int, from start: Int? = nil) -> (slot: Int, found: Bool) {
         var slot = start ?? home(hash)
+        let tag = Self.tag(of: hash)
         while true {
-            let found = keySlots[slot].hash
+            let found = tags[slot]
             if found == 0 { return (slot, false) }
-            if found == hash, keySlots[slot].key! == key { return (slot, true) }
+            if found == tag, keySlots[slot].hash == hash, keySlots[slot].key! == key { return (slot, true) }
             slot = (slot + 1) & mask
         }
     }
@@ -393,6 +406,7 @@ final class SlotStorage<Key: Hashable, Value> {
     @inline(__always)
     func insert(at slot: Int, hash: Int, key: consuming Key, value: consuming Value) {
         keySlots[slot] = KeySlot(hash: hash, key: key)
+        tags[slot] = Self.tag(of: hash)
         (values + slot).initialize(to: value)
         count += 1
     }
@@ -407,7 +421,7 @@ final class SlotStorage<Key: Hashable, Value> {
     /// An empty slot (one exists: at most three quarters are occupied).
     func firstEmptySlot() -> Int {
         var slot = 0
-        while keySlots[slot].hash != 0 { slot += 1 }
+        while tags[slot] != 0 { slot += 1 }
         return slot
     }
 
@@ -415,7 +429,7 @@ final class SlotStorage<Key: Hashable, Value> {
     @inline(__always)
     func insert(hash: Int, key: consuming Key, value: consuming Value) {
         var slot = home(hash)
-        while keySlots[slot].hash != 0 { slot = (slot + 1) & mask }
+        while tags[slot] != 0 { slot = (slot + 1) & mask }
         insert(at: slot, hash: hash, key: key, value: value)
     }
 
@@ -432,15 +446,17 @@ final class SlotStorage<Key: Hashable, Value> {
     /// then sit nearer their homes, so no probe ever stops at the gap before its entry.
     func close(_ slot: Int) {
         keySlots[slot] = KeySlot(hash: 0, key: nil)
+        tags[slot] = 0
         count -= 1
         var gap = slot
         var next = (slot + 1) & mask
-        while keySlots[next].hash != 0 {
+        while tags[next] != 0 {
             // The entry may fill the gap unless its home lies cyclically after the gap, up to it.
             let home = home(keySlots[next].hash)
             let homeAfterGap = gap <= next ? (gap < home && home <= next) : (gap < home || home <= next)
             if !homeAfterGap {
                 swap(&keySlots[gap], &keySlots[next])
+                swap(&tags[gap], &tags[next])
                 (values + gap).moveInitialize(from: values + next, count: 1)
                 gap = next
             }
@@ -455,20 +471,22 @@ final class SlotStorage<Key: Hashable, Value> {
         let hash = keySlots[slot].hash
         let key = keySlots[slot].key.take()!
         keySlots[slot].hash = 0
+        tags[slot] = 0
         count -= 1
         other.insert(hash: hash, key: key, value: (values + slot).move())
     }
 
     /// Moves every entry into `larger`, leaving this empty.
     func moveAll(into larger: SlotStorage) {
-        for slot in 0..<slotCount where keySlots[slot].hash != 0 { move(slot, into: larger) }
+        for slot in 0..<slotCount where tags[slot] != 0 { move(slot, into: larger) }
     }
 
     /// A copy with the same entries in the same slots.
     func copy() -> SlotStorage {
         let copy = SlotStorage(slotCount: slotCount)
-        for slot in 0..<slotCount where keySlots[slot].hash != 0 {
+        for slot in 0..<slotCount where tags[slot] != 0 {
             copy.keySlots[slot] = keySlots[slot]
+            copy.tags[slot] = tags[slot]
             (copy.values + slot).initialize(to: values[slot])
         }
         copy.count = count
