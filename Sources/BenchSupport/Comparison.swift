@@ -86,7 +86,7 @@ package struct Comparison: Sendable {
 
     /// Matches the reports' rows by key: providers by strategy and threads (ns per call), floors
     /// by name and threads (ns per op), closed-loop flows by scenario and in-flight level
-    /// (throughput, p50 and p99), open-loop flows by scenario (p50 and p99), the memory row (bytes
+    /// (throughput, p50, p99, the process's CPU per flow), open-loop flows by scenario (p50 and p99), the memory row (bytes
     /// per flow, threads), the contention section's flow-path locks by label (hold p50 and p99,
     /// share found held) and the scaling section by core count (each flow cell's throughput, the
     /// lone login's p50, each provider cell's ns per call). A figure regressed when its median
@@ -172,6 +172,7 @@ package struct Comparison: Sendable {
                 add("\(key): throughput_per_s", row.throughputPerS, true)
                 add("\(key): p50 µs", row.latencyUs.p50, false)
                 add("\(key): p99 µs", row.latencyUs.p99, false)
+                if let cpu = row.cpuUsPerFlow { add("\(key): cpu µs per flow", cpu, false) }
             }
             if let memory = report.memory {
                 add("memory: bytes_per_flow", memory.bytesPerFlow, false)

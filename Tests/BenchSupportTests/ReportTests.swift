@@ -231,6 +231,12 @@ struct ComparisonTests {
         #expect(lessThroughput.regressed)
         #expect(Comparison.compare(base: sampleReport(), new: sampleReport(p99: 1_000), thresholdPercent: 10).regressed)
         #expect(!Comparison.compare(base: sampleReport(), new: sampleReport(p99: 1_000), thresholdPercent: 20).regressed)
+        var cheaper = sampleReport(), costlier = sampleReport()
+        cheaper.flows[0].cpuUsPerFlow = 60
+        costlier.flows[0].cpuUsPerFlow = 75
+        let cpu = Comparison.compare(base: cheaper, new: costlier, thresholdPercent: 10)
+        #expect(cpu.changes.first { $0.figure == "flows: login closed @1 in flight: cpu µs per flow" }?.verdict == .regressed)
+        #expect(!Comparison.compare(base: cheaper, new: cheaper, thresholdPercent: 10).regressed)
     }
 
     @Test("rows in one report only are listed but are no regression")
