@@ -44,6 +44,16 @@ package enum CoreWatch {
         word.pointee.store(unmarked, ordering: .relaxed)
     }
 
+    /// Makes the calling thread's watch show a switch since its last ``mark()``, as the kernel does
+    /// when it switches the thread out: for a section nested in another that marks the watch for
+    /// itself, to give back the enclosing section's switch its own mark erased. A no-op where the
+    /// watch is unavailable.
+    @inlinable
+    package static func markLeft() {
+        guard let word = word() else { return }
+        word.pointee.store(leftMark, ordering: .relaxed)
+    }
+
     /// Whether the calling thread was switched out since its last ``mark()``; `nil` where the
     /// watch is unavailable. Without a mark since the thread's last switch it answers `true`.
     @inlinable
@@ -54,6 +64,8 @@ package enum CoreWatch {
 
     /// The value ``mark()`` writes: no CPU number.
     @usableFromInline static let unmarked: UInt32 = .max
+    /// The value ``markLeft()`` writes: no CPU number either, and not ``unmarked``.
+    @usableFromInline static let leftMark: UInt32 = .max - 1
 
     /// The calling thread's `cpu_id_start` word, or `nil` where the watch is unavailable.
     @usableFromInline

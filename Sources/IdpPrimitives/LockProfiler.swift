@@ -247,16 +247,19 @@ package enum LockProfiler {
     /// taking a lock to releasing it costs the unprofiled path a register and a test.
     @usableFromInline
     package struct Hold: Sendable {
-        /// The label's id plus one in the top 8 bits, and the low 56 bits of the `DispatchTime`
-        /// nanoseconds when the lock was taken (56 bits wrap after two years of uptime; a hold
-        /// is their difference modulo 2^56). 0: not profiled.
+        /// The label's id plus one in the top 8 bits; in the next bit whether the thread had left
+        /// its core, since the mark of a hold this one is nested in, when this one began
+        /// (``enclosingLeftCore``); and the low 55 bits of the `DispatchTime` nanoseconds when the
+        /// lock was taken (55 bits wrap after a year of uptime; a hold is their difference modulo
+        /// 2^55). 0: not profiled.
         @usableFromInline let bits: UInt64
 
-        @usableFromInline static let timeMask: UInt64 = (1 << 56) - 1
+        @usableFromInline static let timeMask: UInt64 = (1 << 55) - 1
+        @usableFromInline static let enclosingLeftCoreBit: UInt64 = 1 << 55
 
         @usableFromInline
-        init(id: Int, start: UInt64) {
-            bits = UInt64(id + 1) << 56 | start & Self.timeMask
+        init(id: Int, start: UInt64, enclosingLeftCore: Bool) {
+            bits = UInt64(id + 1) << 56 | (enclosingLeftCore ? Self.enclosingLeftCoreBit : 0) | start & Self.timeMask
         }
 
         @inlinable
@@ -272,6 +275,11 @@ package enum LockProfiler {
 
         /// The label's id.
         var id: Int { Int(bits >> 56) - 1 }
+
+        /// Whether the thread's core watch showed a switch when the hold began, after the lock was
+        /// taken and before the hold's own mark: a switch during a hold this one is nested in (or
+        /// while taking this lock inside it), which that hold's end must still see.
+        var enclosingLeftCore: Bool { bits & Self.enclosingLeftCoreBit != 0 }
 
         /// The nanoseconds from when the lock was taken to `now`.
         func nanoseconds(until now: UInt64) -> UInt64 { (now &- bits) & Self.timeMask }
@@ -301,26 +309,34 @@ package enum LockProfiler {
         if tryLock() { return resume(id: id) }
         let start = DispatchTime.now().uptimeNanoseconds
         lock()
+        let enclosingLeftCore = CoreWatch.leftCoreSinceMark() == true
         CoreWatch.mark()
         let taken = DispatchTime.now().uptimeNanoseconds
         slot.contended.wrappingAdd(1, ordering: .relaxed)
         slot.waitNanoseconds.wrappingAdd(taken &- start, ordering: .relaxed)
-        return Hold(id: id, start: taken)
+        return Hold(id: id, start: taken, enclosingLeftCore: enclosingLeftCore)
     }
 
     /// Starts a hold of the label `id` without counting an acquisition: the lock was taken again
     /// after a condition wait.
     @usableFromInline
     static func resume(id: Int) -> Hold {
+        let enclosingLeftCore = CoreWatch.leftCoreSinceMark() == true
         CoreWatch.mark()
-        return Hold(id: id, start: DispatchTime.now().uptimeNanoseconds)
+        return Hold(id: id, start: DispatchTime.now().uptimeNanoseconds, enclosingLeftCore: enclosingLeftCore)
     }
 
     /// Ends `hold` now: what ``record(_:)`` counts once the lock is released.
+    ///
+    /// The core watch keeps one mark per thread, and a hold nested in another marks it again: where
+    /// the thread had left its core in the enclosing hold before this one began, and has not left
+    /// it since, the watch is set back to show that switch (``CoreWatch/markLeft()``), so that the
+    /// enclosing hold's end still counts it.
     @usableFromInline
     static func end(_ hold: Hold) -> EndedHold {
         let nanoseconds = hold.nanoseconds(until: DispatchTime.now().uptimeNanoseconds)
         let leftCore = CoreWatch.leftCoreSinceMark() ?? false
+        if hold.enclosingLeftCore && !leftCore && !forgetsEnclosingLeaves.load(ordering: .relaxed) { CoreWatch.markLeft() }
         return EndedHold(id: hold.id, nanoseconds: nanoseconds, leftCore: leftCore && !ignoresCoreLeaves.load(ordering: .relaxed))
     }
 
@@ -347,6 +363,10 @@ package enum LockProfiler {
     /// A fault only tests plant: while set, every hold counts as one whose thread kept its core,
     /// so the tests of the core watch's figures can show that they fail when the watch is ignored.
     package static let ignoresCoreLeaves = Atomic<Bool>(false)
+
+    /// A fault only tests plant: while set, a nested hold's mark erases the switches of the hold it
+    /// is nested in, so the tests of nested holds can show that they fail when those are lost.
+    package static let forgetsEnclosingLeaves = Atomic<Bool>(false)
 
     private struct Registry {
         var labels: [String] = []

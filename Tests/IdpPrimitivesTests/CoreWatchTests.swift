@@ -105,3 +105,75 @@ extension LockProfilerTests {
         #expect(!problems.isEmpty)
     }
 }
+
+extension LockProfilerTests {
+    /// What is wrong with the core-watch figures of a hold with another nested in it, or nothing:
+    /// an outer hold whose thread sleeps before it takes the inner lock, and an outer hold whose
+    /// thread blocks taking an inner lock another thread holds across a sleep. Both outer holds
+    /// left their core before the inner hold marked the watch again.
+    static func nestedCoreWatchProblems() async -> [String] {
+        let run = UUID().uuidString
+        let sleptLabel = "LockProfilerTests.nested.slept.\(run)", blockedLabel = "LockProfilerTests.nested.blocked.\(run)"
+        let slept = LockedValue(0, label: sleptLabel), blocked = LockedValue(0, label: blockedLabel)
+        let inner = LockedValue(0, label: "LockProfilerTests.nested.inner.\(run)")
+        let sleptDone = Atomic<Bool>(false), innerHeld = Atomic<Bool>(false)
+        /// Waits for `flag` (a yielding loop with a 10 s deadline); whether it was set.
+        @Sendable func waitFor(_ flag: borrowing Atomic<Bool>) -> Bool {
+            let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+            while !flag.load(ordering: .acquiring) {
+                guard DispatchTime.now().uptimeNanoseconds < deadline else { return false }
+                sched_yield()
+            }
+            return true
+        }
+        LockProfiler.start()
+        let finished = await onOSThreads(2) { index -> Bool in
+            if index == 1 {
+                guard waitFor(sleptDone) else { return false }
+                inner.withLock { _ in
+                    innerHeld.store(true, ordering: .releasing)
+                    sleepSwitchingOut(microseconds: 5_000)
+                }
+                return true
+            }
+            slept.withLock { _ in
+                sleepSwitchingOut(microseconds: 3_000)
+                inner.withLock { _ in }
+            }
+            sleptDone.store(true, ordering: .releasing)
+            guard waitFor(innerHeld) else { return false }
+            blocked.withLock { _ in inner.withLock { _ in } }
+            return true
+        }
+        let figures = LockProfiler.stop()
+        guard let done = finished, done.allSatisfy({ $0 }) else { return ["the threads did not finish"] }
+        guard CoreWatch.isAvailable else { return [] }
+        var problems: [String] = []
+        for (label, what) in [(sleptLabel, "slept before its nested hold"), (blockedLabel, "blocked taking its nested lock")] {
+            guard let outer = figures.first(where: { $0.label == label }) else {
+                problems.append("no figures for the hold that \(what)")
+                continue
+            }
+            if (outer.holdsThatLeftCore?.count ?? 0) < 1 { problems.append("the hold that \(what) did not count as leaving its core") }
+            if outer.holds.maxNanoseconds >= 2_000_000, (outer.keptCoreMaxNanoseconds ?? 0) >= 2_000_000 {
+                problems.append("the hold that \(what) counts as kept on core: \(outer.keptCoreMaxNanoseconds ?? 0) ns")
+            }
+        }
+        return problems
+    }
+
+    @Test("a hold whose thread left its core before a hold nested in it began counts as leaving its core")
+    func nestedHoldsKeepTheEnclosingLeave() async {
+        #expect(await Self.nestedCoreWatchProblems() == [])
+    }
+
+    @Test("with a nested hold erasing the enclosing hold's leave (a fault planted for this test), the nested-hold check fails",
+          .enabled(if: CoreWatch.isAvailable))
+    func erasedEnclosingLeaveIsCaught() async {
+        LockProfiler.forgetsEnclosingLeaves.store(true, ordering: .relaxed)
+        let problems = await Self.nestedCoreWatchProblems()
+        LockProfiler.forgetsEnclosingLeaves.store(false, ordering: .relaxed)
+        #expect(problems.contains { $0.contains("slept before") }, "\(problems)")
+        #expect(problems.contains { $0.contains("blocked taking") }, "\(problems)")
+    }
+}
