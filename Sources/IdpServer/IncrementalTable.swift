@@ -323,7 +323,7 @@ final class SlotStorage<Key: Hashable, Value> {
     }
 
     deinit {
-        for slot in 0..<slotCount where tags[slot] != 0 { (values + slot).deinitialize(count: 1) }
+        for slot in 0..<slotCount where isOccupied(slot) { (values + slot).deinitialize(count: 1) }
         keySlots.deinitialize(count: slotCount)
         Self.release(keySlots, count: slotCount)
         Self.release(tags, count: slotCount)
@@ -369,7 +369,8 @@ final class SlotStorage<Key: Hashable, Value> {
     static func hash(of key: Key) -> Int { key.hashValue | 1 }
 
     /// The tag of a slot holding a key of hash `hash`: its low byte, never 0 (the hash is odd), and
-    /// apart from the top bits that give the key's home, so keys of one run differ in their tags.
+    /// taken from other bits than the top ones that give the key's home, so the keys of one run
+    /// share a tag only by chance (1 in 128).
     @inline(__always)
     static func tag(of hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash) }
 
@@ -421,7 +422,7 @@ final class SlotStorage<Key: Hashable, Value> {
     /// An empty slot (one exists: at most three quarters are occupied).
     func firstEmptySlot() -> Int {
         var slot = 0
-        while tags[slot] != 0 { slot += 1 }
+        while isOccupied(slot) { slot += 1 }
         return slot
     }
 
@@ -429,7 +430,7 @@ final class SlotStorage<Key: Hashable, Value> {
     @inline(__always)
     func insert(hash: Int, key: consuming Key, value: consuming Value) {
         var slot = home(hash)
-        while tags[slot] != 0 { slot = (slot + 1) & mask }
+        while isOccupied(slot) { slot = (slot + 1) & mask }
         insert(at: slot, hash: hash, key: key, value: value)
     }
 
@@ -450,7 +451,7 @@ final class SlotStorage<Key: Hashable, Value> {
         count -= 1
         var gap = slot
         var next = (slot + 1) & mask
-        while tags[next] != 0 {
+        while isOccupied(next) {
             // The entry may fill the gap unless its home lies cyclically after the gap, up to it.
             let home = home(keySlots[next].hash)
             let homeAfterGap = gap <= next ? (gap < home && home <= next) : (gap < home || home <= next)
@@ -478,13 +479,13 @@ final class SlotStorage<Key: Hashable, Value> {
 
     /// Moves every entry into `larger`, leaving this empty.
     func moveAll(into larger: SlotStorage) {
-        for slot in 0..<slotCount where tags[slot] != 0 { move(slot, into: larger) }
+        for slot in 0..<slotCount where isOccupied(slot) { move(slot, into: larger) }
     }
 
     /// A copy with the same entries in the same slots.
     func copy() -> SlotStorage {
         let copy = SlotStorage(slotCount: slotCount)
-        for slot in 0..<slotCount where tags[slot] != 0 {
+        for slot in 0..<slotCount where isOccupied(slot) {
             copy.keySlots[slot] = keySlots[slot]
             copy.tags[slot] = tags[slot]
             (copy.values + slot).initialize(to: values[slot])
