@@ -89,16 +89,20 @@ struct ScalingProbeSettings: Sendable {
     }
 }
 
-/// The scaling probe, run in a child process pinned to the first `cores` allowed CPUs before any
-/// other work: the flow cells (logins at 1,024 and 4,096 in flight, activations at 1,024, a lone
+/// The scaling probe, run in a child process pinned to `cores` of the allowed CPUs (one per
+/// physical core first, ``CPUTopology/spread(_:)``) before any other work: the flow cells (logins at 1,024 and 4,096 in flight, activations at 1,024, a lone
 /// login), then the provider cells at `cores` threads, and with `profileLocks` one more login
 /// cell at 1,024 in flight with the lock profiler on (a cell of its own, so the profiler's
 /// counting does not slow the throughput measured).
 func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -> ScalingRow {
     let allowed = Affinity.allowed()
     guard allowed.count >= settings.cores else { throw BenchFailure("scaling: \(settings.cores) cores asked, \(allowed.count) allowed") }
-    try Affinity.pinAndRestart(to: Array(allowed.prefix(settings.cores)))
-    try Affinity.pinProcess(to: Array(allowed.prefix(settings.cores)))
+    // One CPU per physical core before any core's second thread: N columns measure N cores
+    // wherever the machine has them, however it numbers a core's threads.
+    let topology = CPUTopology.read(cpus: allowed)
+    let chosen = Array((topology?.spread(allowed) ?? allowed).prefix(settings.cores))
+    try Affinity.pinAndRestart(to: chosen)
+    try Affinity.pinProcess(to: chosen)
     guard Affinity.allowed().count == settings.cores else {
         throw BenchFailure("scaling: pinned to \(settings.cores) CPUs, but this thread may still run on \(Affinity.allowed().count)")
     }
@@ -152,7 +156,7 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
         }
     }
     return ScalingRow(cores: cores, flows: flows, loneLoginP50Us: Double(lone.histogram.value(atPercentile: 50)) / 1_000,
-                      providers: providers, lock: lock)
+                      providers: providers, lock: lock, physicalCores: topology?.physicalCores(of: chosen))
 }
 
 private func checkScaling(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
@@ -161,7 +165,8 @@ private func checkScaling(_ cell: FlowCell, _ what: String) throws(BenchFailure)
 }
 
 /// Runs the scaling section: one child process (`idp-bench scaling-probe`) per core count, one
-/// after another, each pinned to the first N CPUs this process may use; the highest count also
+/// after another, each pinned to N of the CPUs this process may use (one per physical core first);
+/// the highest count also
 /// profiles the locks.
 func runScalingSection(_ options: Options, progress: Progress) async throws(BenchFailure) -> [ScalingRow] {
     let allowed = Affinity.allowed().count

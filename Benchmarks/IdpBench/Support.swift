@@ -56,8 +56,10 @@ func currentMachine() -> Machine {
     let swift = "6.0"
     #endif
     let date = ISO8601DateFormatter().string(from: Date())
+    let allowed = Array(Affinity.allowed().prefix(Processors.available))
     return Machine(cores: Processors.available, os: ProcessInfo.processInfo.operatingSystemVersionString,
-                   swift: swift, date: date, cpu: Machine.processorModel())
+                   swift: swift, date: date, cpu: Machine.processorModel(),
+                   physicalCores: CPUTopology.read(cpus: allowed)?.physicalCores(of: allowed))
 }
 
 /// The resident memory of this process, in bytes, from `/proc/self/statm` (Linux); `nil` elsewhere.

@@ -146,6 +146,10 @@ package struct Machine: Codable, Sendable, Equatable {
     /// The processor's model name (`/proc/cpuinfo` on Linux); `nil` where unknown and in reports
     /// written without it.
     package var cpu: String?
+    /// The physical cores those processors are on (fewer where a core runs two or more of them,
+    /// simultaneous multithreading); `nil` where the topology is unknown and in reports written
+    /// without it.
+    package var physicalCores: Int?
 
     /// A machine as a run saw it.
     /// - Parameters:
@@ -154,12 +158,21 @@ package struct Machine: Codable, Sendable, Equatable {
     ///   - swift: The Swift language version.
     ///   - date: When the run started, ISO 8601.
     ///   - cpu: The processor's model name, if known.
-    package init(cores: Int, os: String, swift: String, date: String, cpu: String? = nil) {
+    ///   - physicalCores: The physical cores of those processors, if known.
+    package init(cores: Int, os: String, swift: String, date: String, cpu: String? = nil, physicalCores: Int? = nil) {
         self.cores = cores
         self.os = os
         self.swift = swift
         self.date = date
         self.cpu = cpu
+        self.physicalCores = physicalCores
+    }
+
+    /// The processors, and the physical cores they are on where those are fewer:
+    /// "16 (8 physical cores)".
+    package var coresDescription: String {
+        guard let physicalCores, physicalCores < cores else { return "\(cores)" }
+        return "\(cores) (\(physicalCores) physical core\(physicalCores == 1 ? "" : "s"))"
     }
 
     /// The model name of this machine's processor, from `/proc/cpuinfo`; `nil` where that file

@@ -56,12 +56,20 @@ struct Table {
     }
 }
 
+/// A scaling column's title: its CPUs, and the physical cores they are on where fewer
+/// ("16 cores (8 physical)").
+func scalingColumnTitle(_ row: ScalingRow) -> String {
+    let title = "\(row.cores) core\(row.cores == 1 ? "" : "s")"
+    guard let physical = row.physicalCores, physical < row.cores else { return title }
+    return title + " (\(physical) physical)"
+}
+
 /// The report's sections as tables; empty sections are left out.
 func tables(_ report: BenchReport) -> [Table] {
     var tables: [Table] = []
     let machine = report.machine
     tables.append(Table(title: "idp-bench (\(BenchReport.currentSchema))", header: ["machine", ""], rows: [
-        ["cpu", machine.cpu ?? "unknown"], ["cores", "\(machine.cores)"], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
+        ["cpu", machine.cpu ?? "unknown"], ["cores", machine.coresDescription], ["os", machine.os], ["swift", machine.swift], ["date", machine.date],
         ["simulated IDP latency", "\(formatNumber(report.settings.latencyMs)) ms"], ["seed", "\(report.settings.seed)"],
     ]))
     let floors = report.floors.filter { !$0.isIdpOperation }
@@ -277,7 +285,7 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
             ScalingMath.costSpeedUp(row.nsPerCall(name), over: base?.nsPerCall(name)).map { "×" + formatRatio($0) } ?? "-"
         })
     }
-    var note = "Each column is one child process pinned (sched_setaffinity) to the first N allowed CPUs; provider cells run N threads. "
+    var note = "Each column is one child process pinned (sched_setaffinity) to N of the allowed CPUs, one per physical core before any core's second thread; provider cells run N threads. "
         + "Speed-up is over 1 core; efficiency is speed-up ÷ cores."
     if let lock = rows.compactMap({ row in row.lock.map { (row.cores, $0) } }).last {
         note += " Most contended flow-path lock at \(lock.0) cores (logins, 1,024 in flight, profiled): \(lock.1.label), "
@@ -287,7 +295,7 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
     if !left.isEmpty {
         note += " Scaling targets not evaluated: " + left.map { "\($0.name) (\($0.reason))" }.joined(separator: "; ") + "."
     }
-    return Table(title: "scaling: the same cells pinned to 1 … \(rows.last?.cores ?? 1) cores", header: ["measure"] + rows.map { "\($0.cores) core\($0.cores == 1 ? "" : "s")" },
+    return Table(title: "scaling: the same cells pinned to 1 … \(rows.last?.cores ?? 1) cores", header: ["measure"] + rows.map(scalingColumnTitle),
                  rows: lines, note: note)
 }
 

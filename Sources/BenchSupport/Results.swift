@@ -38,7 +38,7 @@ package func renderResults(_ report: BenchReport) -> String {
         lines += ["**A `--quick` run**: a smoke test's short cells, not a measurement to quote.", ""]
     }
     let machineTable = Table(title: "Machine and settings", header: ["", ""], rows: [
-        ["processor", machine.cpu ?? "unknown"], ["cores", "\(machine.cores)"], ["operating system", machine.os],
+        ["processor", machine.cpu ?? "unknown"], ["cores", machine.coresDescription], ["operating system", machine.os],
         ["toolchain", "Swift \(machine.swift)"], ["date", machine.date],
         ["sections", settings.sections.joined(separator: ", ")], ["quick", settings.quick ? "yes" : "no"],
         ["provider threads", settings.threads.map(String.init).joined(separator: ", ")],

@@ -3,8 +3,11 @@ import Foundation
 /// What the `scaling` section measured in one child process pinned to `cores` CPUs: the flow
 /// cells, the lone login and the provider hot path, all on those cores only.
 package struct ScalingRow: Codable, Sendable, Equatable {
-    /// The CPUs the child was pinned to (the first `cores` of the run's allowed set).
+    /// The CPUs the child was pinned to (one per physical core of the run's allowed set first).
     package var cores: Int
+    /// The physical cores those CPUs are on; `nil` where the topology is unknown and in reports
+    /// written without it.
+    package var physicalCores: Int?
     /// Closed-loop throughput of each flow cell measured at this core count.
     package var flows: [ScalingFlow]
     /// The p50 of closed-loop logins at 1 in flight, in µs.
@@ -22,8 +25,11 @@ package struct ScalingRow: Codable, Sendable, Equatable {
     ///   - loneLoginP50Us: The p50 of logins at 1 in flight, in µs.
     ///   - providers: The provider cells at `cores` threads.
     ///   - lock: The most contended flow-path lock, at the highest core count only.
-    package init(cores: Int, flows: [ScalingFlow], loneLoginP50Us: Double, providers: [ScalingProvider], lock: ScalingLock? = nil) {
+    ///   - physicalCores: The physical cores of those CPUs, if known.
+    package init(cores: Int, flows: [ScalingFlow], loneLoginP50Us: Double, providers: [ScalingProvider], lock: ScalingLock? = nil,
+                 physicalCores: Int? = nil) {
         self.cores = cores
+        self.physicalCores = physicalCores
         self.flows = flows
         self.loneLoginP50Us = loneLoginP50Us
         self.providers = providers
