@@ -285,7 +285,11 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
             ScalingMath.costSpeedUp(row.nsPerCall(name), over: base?.nsPerCall(name)).map { "×" + formatRatio($0) } ?? "-"
         })
     }
-    var note = "Each column is one child process pinned (sched_setaffinity) to N of the allowed CPUs, one per physical core before any core's second thread; provider cells run N threads. "
+    // A report that records its columns' physical cores was pinned one CPU per core first; an
+    // older one took the first N allowed CPUs.
+    let pinning = rows.contains { $0.physicalCores != nil }
+        ? "N of the allowed CPUs, one per physical core before any core's second thread" : "the first N allowed CPUs"
+    var note = "Each column is one child process pinned (sched_setaffinity) to \(pinning); provider cells run N threads. "
         + "Speed-up is over 1 core; efficiency is speed-up ÷ cores."
     if let lock = rows.compactMap({ row in row.lock.map { (row.cores, $0) } }).last {
         note += " Most contended flow-path lock at \(lock.0) cores (logins, 1,024 in flight, profiled): \(lock.1.label), "

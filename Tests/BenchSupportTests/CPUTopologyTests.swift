@@ -85,4 +85,21 @@ struct CPUTopologyTests {
         #expect(scalingColumnTitle(ScalingRow(cores: 16, flows: [], loneLoginP50Us: 1, providers: [], physicalCores: 8)) == "16 cores (8 physical)")
         #expect(scalingColumnTitle(ScalingRow(cores: 1, flows: [], loneLoginP50Us: 1, providers: [], physicalCores: 1)) == "1 core")
     }
+
+    @Test("the scaling note says how the columns were pinned: one CPU per core first where the report records physical cores, the first N CPUs in an older report")
+    func pinningNamedByTheReport() {
+        var report = sampleReport()
+        report.scaling = scalingRows([1, 2])
+        let old = render(report, as: .text)
+        #expect(old.contains("pinned (sched_setaffinity) to the first N allowed CPUs"))
+        #expect(!old.contains("one per physical core"))
+        report.scaling = report.scaling.map { row in
+            var row = row
+            row.physicalCores = row.cores
+            return row
+        }
+        let new = render(report, as: .text)
+        #expect(new.contains("one per physical core before any core's second thread"))
+        #expect(!new.contains("the first N allowed CPUs"))
+    }
 }
