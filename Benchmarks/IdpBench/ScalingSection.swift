@@ -90,10 +90,11 @@ struct ScalingProbeSettings: Sendable {
 }
 
 /// The scaling probe, run in a child process pinned to `cores` of the allowed CPUs (one per
-/// physical core first, ``CPUTopology/spread(_:)``) before any other work: the flow cells (logins at 1,024 and 4,096 in flight, activations at 1,024, a lone
-/// login), then the provider cells at `cores` threads, and with `profileLocks` one more login
-/// cell at 1,024 in flight with the lock profiler on (a cell of its own, so the profiler's
-/// counting does not slow the throughput measured).
+/// physical core first, ``CPUTopology/spread(_:)``) before any other work: the flow cells (logins
+/// at 1,024 and 4,096 in flight, activations at 1,024, a lone login), then the provider cells at
+/// `cores` threads, and with `profileLocks` one more login cell at 1,024 in flight with the lock
+/// profiler on (a cell of its own, so the profiler's counting does not slow the throughput
+/// measured).
 func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -> ScalingRow {
     let allowed = Affinity.allowed()
     guard allowed.count >= settings.cores else { throw BenchFailure("scaling: \(settings.cores) cores asked, \(allowed.count) allowed") }
@@ -166,8 +167,7 @@ private func checkScaling(_ cell: FlowCell, _ what: String) throws(BenchFailure)
 
 /// Runs the scaling section: one child process (`idp-bench scaling-probe`) per core count, one
 /// after another, each pinned to N of the CPUs this process may use (one per physical core first);
-/// the highest count also
-/// profiles the locks.
+/// the highest count also profiles the locks.
 func runScalingSection(_ options: Options, progress: Progress) async throws(BenchFailure) -> [ScalingRow] {
     let allowed = Affinity.allowed().count
     let counts = scalingCoreCounts(allowed: allowed)
