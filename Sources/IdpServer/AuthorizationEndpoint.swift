@@ -137,13 +137,14 @@ extension IdpServer {
         let sessionCode = submission.sessionCode
         let tenant = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode))
         let (decision, read) = decideStep(submission, tenantId: tenantId, tenant: tenant, traceParent: traceParent)
-        let now = read.now, newCode = read.newCode
+        let now = read.now
         // The code was not handed out yet, so storing it after the locks are released leaves no
-        // window in which it could be presented and not found.
+        // window in which it could be presented and not found; its text exists only once it is
+        // stored (``GrantHandle``).
+        var newCode = ""
         if case .completed(_, _, _, let code) = decision.outcome {
-            let key = GrantKey(newCode)
             // What it pruned is released after the lock.
-            _ = state.grantShard(newCode).withLockThenUpkeep { $0.addCode(key, code, now: now) }
+            newCode = state.grantShard(route: read.newCode.route).withLockThenUpkeep { $0.addCode(code, as: read.newCode, now: now) }.0.text
         }
         return respond(to: decision, sessionCode: sessionCode, newCode: newCode, now: now, tenantId: tenantId, traceParent: traceParent)
     }
@@ -193,7 +194,7 @@ extension IdpServer {
         let salt = record?.salt ?? newSalt
         let digests = previous.map(\.digests).flatMap { $0.salt == salt && $0.secrets == secrets ? $0 : nil }
             ?? SecretDigests(salt: salt, secrets: secrets)
-        return StepSnapshot(session: session, key: key, record: record, now: now, newCode: previous?.newCode ?? SecureRandom.token(byteCount: 32),
+        return StepSnapshot(session: session, key: key, record: record, now: now, newCode: previous?.newCode ?? GrantHandle.draft(),
                             newAstClientId: previous?.newAstClientId ?? Self.randomUUID(), newSalt: newSalt, digests: digests, sessionCode: sessionCode)
     }
 

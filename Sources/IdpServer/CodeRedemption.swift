@@ -96,7 +96,7 @@ enum CodeRedemption {
     case reused(revoked: TokenFamily?)
     /// The code is issued but not redeemed, for `CodeRefusal`'s reason.
     case refused(CodeRefusal, CodeRecord)
-    /// The code is redeemed; its family and tokens are yet to be entered. `pruned`: the expired
-    /// codes the redemption dropped, released after the lock.
-    case redeemed(CodeRecord, pruned: Pruned<CodeEntry>)
+    /// The code is redeemed and its family reserved; the family is yet to be opened and its
+    /// tokens entered. What reserving the family pruned is released after the lock.
+    case redeemed(CodeRecord, family: ReservedFamily)
 }

@@ -359,7 +359,7 @@ public final class IdpServer: Sendable {
         var statistics = IdpServerStatistics(authSessions: 0, outstandingCodes: 0, redeemedCodes: 0, tokens: 0)
         for shard in state.sessions { statistics.authSessions += shard.withLock { $0.sessions.count } }
         for shard in state.grants {
-            let (codes, redeemed, tokens) = shard.withLock { ($0.outstandingCodeCount, $0.redeemedCodeCount, $0.tokens.count) }
+            let (codes, redeemed, tokens) = shard.withLock { ($0.outstandingCodeCount, $0.redeemedCodeCount, $0.tokenCount) }
             statistics.outstandingCodes += codes
             statistics.redeemedCodes += redeemed
             statistics.tokens += tokens

@@ -6,8 +6,8 @@ import Glibc
 /// rehashes the whole table.
 ///
 /// A `Dictionary` that outgrows its storage rehashes every entry into a new one in the insert that
-/// found it full; for a table holding every token issued, that insert held the shard's lock for
-/// as long as a rehash of the whole table takes. Here a full table becomes the *draining* table
+/// found it full; for a table holding every user of a large tenant, that insert held the shard's
+/// lock for as long as a rehash of the whole table takes. Here a full table becomes the *draining* table
 /// and a table twice its size the *current* one, and each change then moves
 /// ``movedPerChange`` of the draining table's entries across. The draining table is empty, and let
 /// go, before the current one can fill: that holds at most the draining table's entries and one new

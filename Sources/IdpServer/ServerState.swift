@@ -12,7 +12,7 @@ import IdpWireFormats
 /// | `tenants` | the caller's shard of another kind | a replica of the tenant directory |
 /// | `sessions` | the session code | login flows in progress |
 /// | `users` | tenant and user id | user records, lockout counts |
-/// | `grants` | the code or token (``ShardRouting``) | codes, redeemed codes, tokens, families |
+/// | `grants` | the code or token (``ShardRouting``) | codes, tokens, token families, each kind in the order issued (``GrantLog``) |
 ///
 /// What must be atomic stays inside one shard or holds locks in one documented order:
 /// - **Lock order**: a `sessions` shard, then a `users` shard, then a `grants` shard; never two
@@ -26,10 +26,10 @@ import IdpWireFormats
 /// - A code, the token family its redemption creates and every token rotated or exchanged from
 ///   that family live in one `grants` shard: ``ShardRouting`` puts the shard into the token
 ///   itself. Code single use and family revocation on reuse are therefore one shard's decisions.
-///   A redemption takes that shard in short sections, one dictionary entry each: the first claims
-///   the code (its entry is marked redeemed where it lies), the next opens the family unless a
-///   replay in between marked the code, and one each stores a token, all before the answer hands
-///   the tokens out.
+///   A redemption takes that shard in short sections, one log entry each: the first claims the
+///   code (its entry is marked redeemed where it lies) and reserves the family's place, the next
+///   opens the family unless a replay in between revoked it, and one each stores a token, all
+///   before the answer hands the tokens out.
 /// - A refresh takes the user's shard, then the family's `grants` shard, so the lockout check and
 ///   the rotation are one decision.
 ///
@@ -167,7 +167,7 @@ enum ShardRouting {
 /// chunk fill. A tail that fills first makes its own (``chunksMadeUnderLock``).
 ///
 /// Entries of one queue expire in the order they were entered when they share one lifetime (a
-/// shard keeps one queue per lifetime); one that outlives an entry behind it holds that entry
+/// session shard's do); one that outlives an entry behind it holds that entry
 /// back until it expires itself, which costs memory for a while, never correctness: every read
 /// checks expiry itself.
 struct ExpiryQueue<Key> {
@@ -293,7 +293,7 @@ extension QueueUpkeep: ShardUpkeep {
 
 extension QueueUpkeep: Sendable where Key: Sendable {}
 
-/// A table an ``ExpiryQueue`` prunes: a `Dictionary` or an ``IncrementalTable``.
+/// A table an ``ExpiryQueue`` prunes.
 protocol PrunedTable<Key, Value> {
     associatedtype Key: Hashable
     associatedtype Value
@@ -302,7 +302,6 @@ protocol PrunedTable<Key, Value> {
 }
 
 extension Dictionary: PrunedTable {}
-extension IncrementalTable: PrunedTable {}
 
 extension ExpiryQueue where Key: Hashable {
     /// Drops from `table` up to two of this queue's keys that expired by `before`
@@ -328,7 +327,7 @@ struct Pruned<Value> {
     private var first: Value?
     private var second: Value?
 
-    fileprivate mutating func keep(_ value: Value?) {
+    mutating func keep(_ value: Value?) {
         if first == nil { first = value } else { second = value }
     }
 
@@ -505,10 +504,9 @@ extension UserShard: UpkeptShard {
     mutating func install(_ upkeep: inout TableUpkeep<UserKey, UserRecord>) { records.install(&upkeep) }
 }
 
-/// A code, token or session code as a table key: its UTF-8 bytes packed into
-/// six words, so a table probe compares and hashes inline bytes instead of following each probed
-/// key to its string's storage (the grant tables hold every token issued, so those were cache
-/// misses, and a lookup probed several). Texts of up to 48 bytes map one to one; a longer text, which
+/// A session code as a table key: its UTF-8 bytes packed into six words, so a table probe
+/// compares and hashes inline bytes instead of following each probed key to its string's
+/// storage. Texts of up to 48 bytes map one to one; a longer text, which
 /// this server never issues, maps to a key nothing is stored under.
 struct GrantKey: Hashable, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
@@ -534,10 +532,10 @@ struct GrantKey: Hashable, Sendable {
             && lhs.words.3 == rhs.words.3 && lhs.words.4 == rhs.words.4 && lhs.words.5 == rhs.words.5
     }
 
-    /// Hashes the first 16 bytes and the length: every grant this server issues is random there
-    /// (at least 122 bits once the route is set), so more bytes would spread keys no better, and a
-    /// table probe of the grant tables, done under their shard's lock, hashes a third as much.
-    /// Equality still compares every byte.
+    /// Hashes the first 16 bytes and the length: every session code this server issues is random
+    /// there (at least 122 bits once the route is set), so more bytes would spread keys no better,
+    /// and a table probe, done under its shard's lock, hashes a third as much. Equality still
+    /// compares every byte.
     func hash(into hasher: inout Hasher) {
         hasher.combine(length)
         hasher.combine(words.0)
@@ -545,77 +543,80 @@ struct GrantKey: Hashable, Sendable {
     }
 }
 
-/// Codes and tokens whose value routes here (``ShardRouting``).
+/// Codes, tokens and token families whose handles route here (``ShardRouting``), each kind in a
+/// ``GrantLog``: the order they were issued in, at positions their handles name.
 ///
-/// Each change is a few table operations on values made before the lock. Entering a key into
-/// an expiry queue (``ExpiryQueue``) also drops up to ``prunedPerRequest`` entries of that queue
-/// that expired a day ago or more, so a shard is pruned by its own traffic, a few entries at a
-/// time, and never scanned; what was dropped is handed out of the lock (``Pruned``). The tables
-/// hold every code and token for a day after it expires, so they grow with the traffic: they are
-/// ``IncrementalTable``s, which grow a few entries per change, with their upkeep done after the
-/// lock (``withLockThenUpkeep(_:)``).
+/// Each change is a few log operations on values made before the lock. Storing a grant appends it
+/// at its log's tail and first drops up to ``prunedPerRequest`` grants of that log that expired a
+/// day ago or more, so a shard is pruned by its own traffic, a few entries at a time, and never
+/// scanned; what was dropped is handed out of the lock (``Pruned``). The logs' next chunks are
+/// made after the lock (``withLockThenUpkeep(_:)``).
 struct GrantShard {
     /// Authorization codes, issued and redeemed: a redeemed code is kept until it would have
     /// expired, so reuse is told apart from an unknown code and can revoke what the first use
     /// issued (RFC 6749 §4.1.2). Redeeming changes the code's entry where it lies.
-    private(set) var codes = IncrementalTable<GrantKey, CodeEntry>()
+    private(set) var codes = GrantLog<CodeEntry>(.codes)
     /// How many of ``codes`` are redeemed.
     private(set) var redeemedCodeCount = 0
-    private(set) var tokens = IncrementalTable<GrantKey, TokenRecord>()
-    /// Token families by id: everything one code redemption issued and every rotation and
-    /// exchange since. A token is revoked exactly when its family is gone (revoked or ended):
-    /// revocation removes one entry, and a family keeps no list of its tokens.
-    private(set) var families = IncrementalTable<FamilyID, TokenFamily>()
-    /// What expires when, one queue per lifetime: issued codes, redeemed codes, access and
-    /// exchanged tokens, refresh tokens, offline tokens, families.
-    private var codeExpiries = ExpiryQueue<GrantKey>()
-    private var redeemedExpiries = ExpiryQueue<GrantKey>()
-    private var shortTokenExpiries = ExpiryQueue<GrantKey>()
-    private var refreshTokenExpiries = ExpiryQueue<GrantKey>()
-    private var offlineTokenExpiries = ExpiryQueue<GrantKey>()
-    private var familyExpiries = ExpiryQueue<FamilyID>()
-    /// Whether a queue asked for a chunk since the shard last handed out its upkeep.
-    private var queuesWantChunks = false
+    /// Tokens by lifetime: access and exchanged tokens, refresh tokens, offline tokens.
+    private var shortTokens = GrantLog<TokenRecord>(.shortTokens)
+    private var refreshTokens = GrantLog<TokenRecord>(.refreshTokens)
+    private var offlineTokens = GrantLog<TokenRecord>(.offlineTokens)
+    /// Token families: everything one code redemption issued and every rotation and exchange
+    /// since. A token is revoked exactly when its family is gone (revoked or ended): revocation
+    /// removes one entry, and a family keeps no list of its tokens. Named by position
+    /// (``FamilyID``): no client ever presents one.
+    private var families = GrantLog<FamilyState>(.codes)
+    /// Whether a log asked for a chunk since the shard last handed out its upkeep.
+    private(set) var upkeepDue = false
 
     /// How many of ``codes`` are issued and not redeemed.
     var outstandingCodeCount: Int { codes.count - redeemedCodeCount }
 
-    /// Stores an issued code; returns the expired codes it pruned.
-    @discardableResult
-    mutating func addCode(_ key: GrantKey, _ code: CodeRecord, now: Date) -> Pruned<CodeEntry> {
-        let pruned = pruneCodes(redeemed: false, now: now)
-        codes.updateValue(.issued(code), forKey: key)
-        queuesWantChunks = codeExpiries.append(key, expiresAt: code.expiresAt) || queuesWantChunks
-        return pruned
+    /// How many tokens are stored.
+    var tokenCount: Int { shortTokens.count + refreshTokens.count + offlineTokens.count }
+
+    /// Every stored token's handle: for inspection (statistics, tests), never under a flow's lock.
+    var tokenHandles: [GrantHandle] { shortTokens.handles + refreshTokens.handles + offlineTokens.handles }
+
+    /// Stores an issued code, placing `draft`; returns its handle and the expired codes it pruned.
+    mutating func addCode(_ code: CodeRecord, as draft: GrantHandle, now: Date) -> (GrantHandle, Pruned<CodeEntry>) {
+        let pruned = codes.prune(before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
+        redeemedCodeCount -= pruned.count { if case .redeemed = $0 { true } else { false } }
+        let handle = codes.append(.issued(code), as: draft, expiresAt: code.expiresAt)
+        upkeepDue = upkeepDue || codes.wantsChunk
+        return (handle, pruned)
     }
 
-    /// The record of the code `key` while it is issued: read in a section of its own, so that the
+    /// The record of the code `code` while it is issued: read in a section of its own, so that the
     /// request's checks against it (``PresentedCode/verdict(on:)``: comparisons of strings whose
-    /// bytes lie outside the table) run after the lock, and the redemption's section decides on
-    /// their verdict (``redeem(_:_:checked:family:forgetAt:keepsCode:)``).
-    func issuedRecord(_ key: GrantKey) -> CodeRecord? {
-        if case .issued(let record)? = codes[key] { return record }
+    /// bytes lie outside the log) run after the lock, and the redemption's section decides on
+    /// their verdict (``redeem(_:_:checked:familyEndsAt:forgetAt:keepsCode:now:)``).
+    func issuedRecord(_ code: GrantHandle) -> CodeRecord? {
+        if case .issued(let record)? = codes[code] { return record }
         return nil
     }
 
-    /// Decides the code `key`, presented for redemption by `presented`, with one lookup: an issued
-    /// code the request may redeem is marked redeemed where it lies, remembering `family`, the
-    /// family its redemption opens (``openFamily(_:_:redeemedBy:now:)``, in a section of its own);
-    /// a redeemed code has the family it opened revoked and is marked, so that a family its
-    /// redemption has yet to open stays closed (RFC 6749 §4.1.2). An expired code is dropped;
-    /// another refusal leaves the code redeemable.
+    /// Decides the code `code`, presented for redemption by `presented`, with one lookup: an
+    /// issued code the request may redeem is marked redeemed where it lies, and the family its
+    /// redemption opens is reserved (ending at `familyEndsAt`), to be opened in a section of its
+    /// own (``openFamily(_:_:)``); a redeemed code has the family it opened revoked and is marked.
+    /// An expired code is dropped; another refusal leaves the code redeemable.
     /// - Parameters:
     ///   - checked: The verdict on the code's issued record, reached before the lock
     ///     (``issuedRecord(_:)``); used while the code's entry still holds that record, and
     ///     otherwise reached here.
     ///   - keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
-    mutating func redeem(_ key: GrantKey, _ presented: PresentedCode, checked: CheckedCode?, family: FamilyID, forgetAt: Date,
-                         keepsCode: Bool) -> CodeRedemption {
-        /// What the code's entry decided, before the shard's other tables are changed.
+    mutating func redeem(_ code: GrantHandle, _ presented: PresentedCode, checked: CheckedCode?, familyEndsAt: Date, forgetAt: Date,
+                         keepsCode: Bool, now: Date) -> CodeRedemption {
+        /// What the code's entry decided, before the shard's other logs are changed.
         enum Found {
             case unknown, reused(FamilyID), refused(CodeRefusal, CodeRecord), kept(CodeRecord), redeemed(CodeRecord)
         }
-        let found: Found = codes.withValue(forKey: key) { entry in
+        // The family's place, taken only if the code is redeemed: the position the next append
+        // gives it, read before the code's entry is changed.
+        let family = FamilyID(position: families.tail)
+        let found: Found = codes.withRecord(code) { entry in
             switch entry {
             case nil:
                 return .unknown
@@ -642,132 +643,135 @@ struct GrantShard {
         }
         switch found {
         case .unknown: return .unknown
-        case .reused(let family): return .reused(revoked: families.removeValue(forKey: family))
+        case .reused(let family): return .reused(revoked: revokeFamily(family))
         case .refused(let refusal, let record): return .refused(refusal, record)
-        case .kept(let record): return .redeemed(record, pruned: Pruned())
+        case .kept(let record): return .redeemed(record, family: reserveFamily(endingAt: familyEndsAt, now: now))
         case .redeemed(let record):
             redeemedCodeCount += 1
-            let pruned = pruneCodes(redeemed: true, now: presented.now)
-            queuesWantChunks = redeemedExpiries.append(key, expiresAt: forgetAt) || queuesWantChunks
-            return .redeemed(record, pruned: pruned)
+            let reserved = reserveFamily(endingAt: familyEndsAt, now: now)
+            assert(reserved.family == family, "a family's place is the log's tail")
+            return .redeemed(record, family: reserved)
         }
     }
 
-    /// Prunes expired codes from the queue of redeemed codes or of issued ones, keeping
-    /// ``redeemedCodeCount``.
-    private mutating func pruneCodes(redeemed: Bool, now: Date) -> Pruned<CodeEntry> {
-        let before = now.addingTimeInterval(-keptAfterExpiry)
-        let pruned = redeemed
-            ? redeemedExpiries.prune(&codes, before: before) { $0.expiresAt }
-            : codeExpiries.prune(&codes, before: before) { $0.expiresAt }
-        redeemedCodeCount -= pruned.count { if case .redeemed = $0 { true } else { false } }
-        return pruned
+    /// Appends a reserved family ending at `endsAt`; returns its id and the families it pruned.
+    private mutating func reserveFamily(endingAt endsAt: Date, now: Date) -> ReservedFamily {
+        let pruned = families.prune(before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
+        let handle = families.append(.reserved(expiresAt: endsAt), as: .blank, expiresAt: endsAt)
+        upkeepDue = upkeepDue || families.wantsChunk
+        return ReservedFamily(family: FamilyID(position: handle.position), pruned: pruned)
     }
 
-    /// Opens `family`, the one the code `code` was redeemed with: its tokens are live from now
-    /// until it ends or is revoked. A family whose code was presented again in between
-    /// (``redeem(_:_:family:forgetAt:keepsCode:)``) is not opened. Returns the expired families
-    /// it pruned.
-    @discardableResult
-    mutating func openFamily(_ family: FamilyID, _ value: TokenFamily, redeemedBy code: GrantKey, now: Date) -> Pruned<TokenFamily> {
-        let pruned = familyExpiries.prune(&families, before: now.addingTimeInterval(-keptAfterExpiry)) { $0.expiresAt }
-        if case .redeemed(let redeemed)? = codes[code], redeemed.revokedFamily { return pruned }
-        families.updateValue(value, forKey: family)
-        queuesWantChunks = familyExpiries.append(family, expiresAt: value.expiresAt) || queuesWantChunks
-        return pruned
+    /// Opens `family`, reserved by its code's redemption: its tokens are live from now until it
+    /// ends or is revoked. A family revoked in between (its code was presented again) stays
+    /// revoked.
+    mutating func openFamily(_ family: FamilyID, _ value: TokenFamily) {
+        families.withRecord(position: family.position) { state in
+            if case .reserved? = state { state = .open(value) }
+        }
     }
 
-    /// Whether `token`'s family has been revoked (or has ended): then the token is revoked too.
+    /// The open family `family`, if it is neither revoked nor ended.
+    func family(_ family: FamilyID) -> TokenFamily? {
+        if case .open(let value)? = families[position: family.position] { return value }
+        return nil
+    }
+
+    /// Whether `token`'s family has been revoked (or has ended, or was never opened): then the
+    /// token is revoked too.
     func isRevoked(_ token: TokenRecord) -> Bool {
-        families[token.family] == nil
+        family(token.family) == nil
     }
 
     /// Revokes every token of `family`: what reuse of a rotated refresh token does (OAuth 2.0
-    /// Security BCP §4.14.2). Returns the family's entry, for the caller to release after the lock.
+    /// Security BCP §4.14.2). Returns the family, for the caller to release after the lock.
     @discardableResult
     mutating func revokeFamily(_ family: FamilyID) -> TokenFamily? {
-        families.removeValue(forKey: family)
+        let removed = families.withRecord(position: family.position) { $0.take() }
+        if case .open(let value)? = removed { return value }
+        return nil
+    }
+
+    /// The token `token` names, if it is stored.
+    func token(_ token: GrantHandle) -> TokenRecord? {
+        switch token.log {
+        case .shortTokens: shortTokens[token]
+        case .refreshTokens: refreshTokens[token]
+        case .offlineTokens: offlineTokens[token]
+        case .codes: nil
+        }
     }
 
     /// Marks the refresh or offline token `token` rotated: presenting it again is reuse.
-    mutating func markRotated(_ token: GrantKey) {
-        tokens.withValue(forKey: token) { $0?.rotated = true }
+    mutating func markRotated(_ token: GrantHandle) {
+        switch token.log {
+        case .refreshTokens: refreshTokens.withRecord(token) { $0?.rotated = true }
+        case .offlineTokens: offlineTokens.withRecord(token) { $0?.rotated = true }
+        case .shortTokens, .codes: break
+        }
     }
 
-    /// Stores `record` under `token`; returns the expired tokens of its kind it pruned.
-    @discardableResult
-    mutating func add(_ record: TokenRecord, as token: GrantKey, now: Date) -> Pruned<TokenRecord> {
+    /// Stores `record`, placing `draft` in the log of its kind; returns the token's handle and the
+    /// expired tokens of its kind it pruned.
+    mutating func add(_ record: TokenRecord, as draft: GrantHandle, now: Date) -> (GrantHandle, Pruned<TokenRecord>) {
         let before = now.addingTimeInterval(-keptAfterExpiry)
-        // The queue is changed in place: a copy of a queue would copy its chunks' list.
-        let pruned: Pruned<TokenRecord>
+        // The log is changed in place: a copy of a log would copy its chunks' list.
+        let result: (GrantHandle, Pruned<TokenRecord>)
         switch record.kind {
         case .access, .exchanged:
-            pruned = shortTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
-            tokens.updateValue(record, forKey: token)
-            queuesWantChunks = shortTokenExpiries.append(token, expiresAt: record.expiresAt) || queuesWantChunks
+            let pruned = shortTokens.prune(before: before) { $0.expiresAt }
+            result = (shortTokens.append(record, as: draft, expiresAt: record.expiresAt), pruned)
+            upkeepDue = upkeepDue || shortTokens.wantsChunk
         case .refresh:
-            pruned = refreshTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
-            tokens.updateValue(record, forKey: token)
-            queuesWantChunks = refreshTokenExpiries.append(token, expiresAt: record.expiresAt) || queuesWantChunks
+            let pruned = refreshTokens.prune(before: before) { $0.expiresAt }
+            result = (refreshTokens.append(record, as: draft, expiresAt: record.expiresAt), pruned)
+            upkeepDue = upkeepDue || refreshTokens.wantsChunk
         case .offline:
-            pruned = offlineTokenExpiries.prune(&tokens, before: before) { $0.expiresAt }
-            tokens.updateValue(record, forKey: token)
-            queuesWantChunks = offlineTokenExpiries.append(token, expiresAt: record.expiresAt) || queuesWantChunks
+            let pruned = offlineTokens.prune(before: before) { $0.expiresAt }
+            result = (offlineTokens.append(record, as: draft, expiresAt: record.expiresAt), pruned)
+            upkeepDue = upkeepDue || offlineTokens.wantsChunk
         }
-        return pruned
+        return result
     }
 }
 
+/// A family reserved by a code's redemption (``GrantShard/redeem(_:_:checked:familyEndsAt:forgetAt:keepsCode:now:)``).
+struct ReservedFamily {
+    let family: FamilyID
+    /// The expired families reserving it pruned, released after the lock.
+    let pruned: Pruned<FamilyState>
+}
+
 extension GrantShard: UpkeptShard {
-    /// The upkeep of the shard's three tables.
+    /// The upkeep of the shard's logs: their requests for chunks.
     struct Upkeep: ShardUpkeep {
-        var codes: TableUpkeep<GrantKey, CodeEntry>
-        var tokens: TableUpkeep<GrantKey, TokenRecord>
-        var families: TableUpkeep<FamilyID, TokenFamily>
-        /// The expiry queues' requests for chunks.
-        var codeQueue = QueueUpkeep<GrantKey>(), redeemedQueue = QueueUpkeep<GrantKey>(), shortTokenQueue = QueueUpkeep<GrantKey>()
-        var refreshTokenQueue = QueueUpkeep<GrantKey>(), offlineTokenQueue = QueueUpkeep<GrantKey>(), familyQueue = QueueUpkeep<FamilyID>()
+        var codes = LogUpkeep<CodeEntry>(), shortTokens = LogUpkeep<TokenRecord>(), refreshTokens = LogUpkeep<TokenRecord>()
+        var offlineTokens = LogUpkeep<TokenRecord>(), families = LogUpkeep<FamilyState>()
 
         mutating func makeSpares() -> Bool {
-            let tables = [codes.makeSpare(), tokens.makeSpare(), families.makeSpare()]
-            let queues = [codeQueue.makeChunk(), redeemedQueue.makeChunk(), shortTokenQueue.makeChunk(), refreshTokenQueue.makeChunk(),
-                          offlineTokenQueue.makeChunk(), familyQueue.makeChunk()]
-            return tables.contains(true) || queues.contains(true)
+            let made = [codes.makeChunk(), shortTokens.makeChunk(), refreshTokens.makeChunk(), offlineTokens.makeChunk(), families.makeChunk()]
+            return made.contains(true)
         }
     }
 
-    var upkeepDue: Bool { codes.upkeepDue || tokens.upkeepDue || families.upkeepDue || queuesWantChunks }
-
-    /// How many chunks the shard's expiry queues made under its lock, for want of a spare.
+    /// How many chunks the shard's logs made under its lock, for want of a spare.
     var chunksMadeUnderLock: Int {
-        codeExpiries.chunksMadeUnderLock + redeemedExpiries.chunksMadeUnderLock + shortTokenExpiries.chunksMadeUnderLock
-            + refreshTokenExpiries.chunksMadeUnderLock + offlineTokenExpiries.chunksMadeUnderLock + familyExpiries.chunksMadeUnderLock
+        codes.chunksMadeUnderLock + shortTokens.chunksMadeUnderLock + refreshTokens.chunksMadeUnderLock + offlineTokens.chunksMadeUnderLock
+            + families.chunksMadeUnderLock
     }
 
     mutating func takeUpkeep() -> Upkeep {
-        var upkeep = Upkeep(codes: codes.takeUpkeep(), tokens: tokens.takeUpkeep(), families: families.takeUpkeep())
-        if queuesWantChunks {
-            queuesWantChunks = false
-            upkeep.codeQueue = codeExpiries.takeUpkeep()
-            upkeep.redeemedQueue = redeemedExpiries.takeUpkeep()
-            upkeep.shortTokenQueue = shortTokenExpiries.takeUpkeep()
-            upkeep.refreshTokenQueue = refreshTokenExpiries.takeUpkeep()
-            upkeep.offlineTokenQueue = offlineTokenExpiries.takeUpkeep()
-            upkeep.familyQueue = familyExpiries.takeUpkeep()
-        }
-        return upkeep
+        upkeepDue = false
+        return Upkeep(codes: codes.takeUpkeep(), shortTokens: shortTokens.takeUpkeep(), refreshTokens: refreshTokens.takeUpkeep(),
+                      offlineTokens: offlineTokens.takeUpkeep(), families: families.takeUpkeep())
     }
 
     mutating func install(_ upkeep: inout Upkeep) {
         codes.install(&upkeep.codes)
-        tokens.install(&upkeep.tokens)
+        shortTokens.install(&upkeep.shortTokens)
+        refreshTokens.install(&upkeep.refreshTokens)
+        offlineTokens.install(&upkeep.offlineTokens)
         families.install(&upkeep.families)
-        codeExpiries.install(&upkeep.codeQueue)
-        redeemedExpiries.install(&upkeep.redeemedQueue)
-        shortTokenExpiries.install(&upkeep.shortTokenQueue)
-        refreshTokenExpiries.install(&upkeep.refreshTokenQueue)
-        offlineTokenExpiries.install(&upkeep.offlineTokenQueue)
-        familyExpiries.install(&upkeep.familyQueue)
     }
 }
 
@@ -924,17 +928,24 @@ struct TokenRecord {
     var rotated = false
 }
 
-/// A token family's id: 128 random bits in two words. A family is reached only through its tokens
-/// and its code, never named by a client, so its id needs no text, and a token's record and the
-/// family table hold 16 bytes for it.
+/// A token family's id: its position in its shard's family log (``GrantLog``). A family is
+/// reached only through its tokens and its code, which live in its shard, never named by a client,
+/// so its id needs neither text nor random bits.
 struct FamilyID: Hashable, Sendable {
-    let high: UInt64
-    let low: UInt64
+    let position: UInt64
+}
 
-    /// A new id from the system's secure random source.
-    static func random() -> FamilyID {
-        var generator = SecureRandom.Generator()
-        return FamilyID(high: generator.next(), low: generator.next())
+/// A token family's entry: reserved by its code's redemption, then open.
+enum FamilyState {
+    case reserved(expiresAt: Date)
+    case open(TokenFamily)
+
+    /// When the family ends.
+    var expiresAt: Date {
+        switch self {
+        case .reserved(let expiresAt): expiresAt
+        case .open(let family): family.expiresAt
+        }
     }
 }
 

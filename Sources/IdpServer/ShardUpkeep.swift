@@ -1,7 +1,7 @@
 import IdpPrimitives
 
 /// A shard whose storage grows without allocating under its lock (an ``IncrementalTable``'s spare
-/// table, an ``ExpiryQueue``'s or ``AuditRing``'s next chunk): what it asks for is made after the
+/// table, an ``ExpiryQueue``'s, ``GrantLog``'s or ``AuditRing``'s next chunk): what it asks for is made after the
 /// shard's lock is released, through `LockedValue.withLockThenUpkeep(_:)`.
 protocol UpkeptShard {
     associatedtype Upkeep: ShardUpkeep

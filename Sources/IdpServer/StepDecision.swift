@@ -48,8 +48,9 @@ struct StepSnapshot {
     /// That user's record; `nil` if there is no such user.
     let record: UserRecord?
     let now: Date
-    /// The code a completion issues; its first character picks its grant shard.
-    let newCode: String
+    /// The code a completion issues, before its shard places it (``GrantHandle/draft(route:)``):
+    /// its route, drawn at random, picks its grant shard.
+    let newCode: GrantHandle
     /// The AST client id a new device gets.
     let newAstClientId: String
     /// The salt a registered user gets.

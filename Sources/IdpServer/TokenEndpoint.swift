@@ -45,10 +45,9 @@ extension IdpServer {
         // The code's shard holds its redemption, and the new family and its tokens are made to
         // live there too, so single use and revocation on reuse are one shard's decisions.
         let route = ShardRouting.route(of: code)
-        let issued = (access: ShardRouting.token(route: route), refresh: ShardRouting.token(route: route),
-                      offline: ShardRouting.token(route: route))
-        let keys = (code: GrantKey(code), family: FamilyID.random(),
-                    access: GrantKey(issued.access), refresh: GrantKey(issued.refresh), offline: GrantKey(issued.offline))
+        let drafts = (access: GrantHandle.draft(route: route), refresh: GrantHandle.draft(route: route),
+                      offline: GrantHandle.draft(route: route))
+        let codeHandle = GrantHandle(text: code)
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // The verifier's S256 challenge (a SHA-256) is made here, before the lock: the decision
         // compares two strings.
@@ -60,22 +59,25 @@ extension IdpServer {
         // A controlled stress run may decide another request first.
         configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
 
-        // The decision claims the code: its entry is marked redeemed where it lies. The family
-        // and its tokens are entered after it, each in a section of its own, before the answer
-        // hands the tokens out; a replay in between marks the redeemed code, and the family is
-        // then never opened (``GrantShard/openFamily(_:_:redeemedBy:now:)``).
+        // The decision claims the code: its entry is marked redeemed where it lies, and its
+        // family's place is reserved. The family is opened and its tokens entered after it, each
+        // in a section of its own, before the answer hands the tokens out; a replay in between
+        // revokes the reserved family, which is then never opened (``GrantShard/openFamily(_:_:)``).
         // The code's record is read first, in a section of its own, and checked against the
-        // request after that lock: the checks compare strings whose bytes lie outside the table.
+        // request after that lock: the checks compare strings whose bytes lie outside the log.
         let shard = state.grantShard(route: route)
-        let checked = tenantExists ? shard.withLock({ $0.issuedRecord(keys.code) }).map { CheckedCode($0, by: presented) } : nil
+        let checked = tenantExists ? codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) } : nil
         let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }
-            return grants.redeem(keys.code, presented, checked: checked, family: keys.family, forgetAt: forgetAt, keepsCode: keepsCode)
+            guard let codeHandle else { return .unknown }
+            return grants.redeem(codeHandle, presented, checked: checked, familyEndsAt: offlineSessionEnd, forgetAt: forgetAt, keepsCode: keepsCode,
+                                 now: now)
         }
-        let record: CodeRecord
+        let record: CodeRecord, family: FamilyID
         switch decision {
-        case .redeemed(let redeemed, _):
+        case .redeemed(let redeemed, let reserved):
             record = redeemed
+            family = reserved.family
         case .unknownTenant:
             return refuseToken(status: 404, "invalid_request", "tenant '\(tenantId)' does not exist", tenant: tenantId, clientId: clientId, userId: nil,
                                traceParent: traceParent)
@@ -90,19 +92,19 @@ extension IdpServer {
                                traceParent: traceParent)
         }
         let accessLifetime = configuration.plantedBug.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
-        let family = TokenFamily(expiresAt: offlineSessionEnd, astClientId: record.astClientId)
+        let opened = TokenFamily(expiresAt: offlineSessionEnd, astClientId: record.astClientId)
         let tokens = (
             access: TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: now.addingTimeInterval(accessLifetime),
-                                family: keys.family),
-            refresh: TokenRecord(kind: .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: forgetAt, family: keys.family),
+                                family: family),
+            refresh: TokenRecord(kind: .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: forgetAt, family: family),
             offline: TokenRecord(kind: .offline, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: offlineSessionEnd,
-                                 family: keys.family)
+                                 family: family)
         )
         // What each section pruned is released after its lock, when it goes out of scope here.
-        _ = shard.withLockThenUpkeep { $0.openFamily(keys.family, family, redeemedBy: keys.code, now: now) }
-        _ = shard.withLockThenUpkeep { $0.add(tokens.access, as: keys.access, now: now) }
-        _ = shard.withLockThenUpkeep { $0.add(tokens.refresh, as: keys.refresh, now: now) }
-        _ = shard.withLockThenUpkeep { $0.add(tokens.offline, as: keys.offline, now: now) }
+        shard.withLock { $0.openFamily(family, opened) }
+        let issued = (access: shard.withLockThenUpkeep { $0.add(tokens.access, as: drafts.access, now: now) }.0.text,
+                      refresh: shard.withLockThenUpkeep { $0.add(tokens.refresh, as: drafts.refresh, now: now) }.0.text,
+                      offline: shard.withLockThenUpkeep { $0.add(tokens.offline, as: drafts.offline, now: now) }.0.text)
         self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
         // In code-point order of the keys, as every JSON answer of this server is written.
         return Page.json(status: 200, members: [
@@ -144,12 +146,12 @@ extension IdpServer {
         let lifetimes = configuration
         // The presented token's shard is its family's: the rotated tokens are made to live there.
         let route = ShardRouting.route(of: presented)
-        let issued = (access: ShardRouting.token(route: route), rotated: ShardRouting.token(route: route))
-        let keys = (presented: GrantKey(presented), access: GrantKey(issued.access), rotated: GrantKey(issued.rotated))
+        let drafts = (access: GrantHandle.draft(route: route), rotated: GrantHandle.draft(route: route))
+        let presentedHandle = GrantHandle(text: presented)
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // Whose token it is, to take that user's shard first (the lock order): records never
         // change owner, so the decision below, under both locks, sees the same user.
-        let owner = state.grantShard(route: route).withLock { $0.tokens[keys.presented]?.userId }
+        let owner = presentedHandle.flatMap { handle in state.grantShard(route: route).withLock { $0.token(handle)?.userId } }
         let userKey = UserKey(tenant: tenantId, user: owner ?? "")
         // A controlled stress run may decide another request first.
         configuration.controller?.pause(at: Seam("idp.refresh", trace: TraceParent.seamTrace(traceParent)))
@@ -157,8 +159,9 @@ extension IdpServer {
         enum Decision {
             case refuse(status: Int, error: String, String, userId: String?, reused: Bool)
             case locked(LockoutInformation, userId: String)
-            /// `pruned`: what entering the two tokens dropped, released after the locks.
-            case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String, pruned: (Pruned<TokenRecord>, Pruned<TokenRecord>))
+            /// The two tokens' handles; `pruned`: what entering them dropped, released after the locks.
+            case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String, access: GrantHandle, rotated: GrantHandle,
+                       pruned: (Pruned<TokenRecord>, Pruned<TokenRecord>))
         }
         // The grant shard's upkeep is done after both locks.
         let (decision, upkeep): (Decision, GrantShard.Upkeep?) = state.userShard(userKey).withLock { users in
@@ -166,7 +169,8 @@ extension IdpServer {
                 guard tenantExists else {
                     return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
                 }
-                guard let record = state.tokens[keys.presented], record.tenant == tenantId, record.kind == .refresh || record.kind == .offline else {
+                guard let presentedHandle, let record = state.token(presentedHandle), record.tenant == tenantId,
+                      record.kind == .refresh || record.kind == .offline else {
                     return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
                 }
                 if record.rotated {
@@ -175,7 +179,7 @@ extension IdpServer {
                                    userId: record.userId, reused: true)
                 }
                 // A token is revoked with its family, and a family that is gone was revoked or ended.
-                guard let family = state.families[record.family] else {
+                guard let family = state.family(record.family) else {
                     return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
                 }
                 guard record.expiresAt > now else {
@@ -189,18 +193,17 @@ extension IdpServer {
                     return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
                 }
                 if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
-                state.markRotated(keys.presented)
+                state.markRotated(presentedHandle)
                 let rotatedExpiresAt = record.kind == .offline
                     ? family.expiresAt
                     : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
-                let pruned = (
-                    state.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
-                                          expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
-                              as: keys.access, now: now),
-                    state.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: rotatedExpiresAt,
-                                          family: record.family), as: keys.rotated, now: now)
-                )
-                return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, pruned: pruned)
+                let access = state.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                                   expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
+                                       as: drafts.access, now: now)
+                let rotated = state.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                                    expiresAt: rotatedExpiresAt, family: record.family), as: drafts.rotated, now: now)
+                return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, access: access.0, rotated: rotated.0,
+                              pruned: (access.1, rotated.1))
             }
         }
         if let upkeep { state.grantShard(route: route).upkeep(upkeep) }
@@ -214,14 +217,14 @@ extension IdpServer {
             var body: [String: any Sendable] = ["error_description": "the account is \(lockout.description)"]
             for (name, value) in lockout.redirectParameters { body[name] = value }
             return Page.json(status: 400, body)
-        case .issue(let record, let rotatedExpiresAt, let astClientId, _):
+        case .issue(let record, let rotatedExpiresAt, let astClientId, let access, let rotated, _):
             self.record(.tokensRefreshed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent,
                         "\(record.kind.rawValue) token rotated", at: now)
             return Page.json(status: 200, [
-                "access_token": issued.access,
+                "access_token": access.text,
                 "token_type": "Bearer",
                 "expires_in": Int(lifetimes.accessTokenLifetime.timeInterval),
-                "refresh_token": issued.rotated,
+                "refresh_token": rotated.text,
                 "refresh_token_type": record.kind == .offline ? "Offline" : "Refresh",
                 "refresh_expires_in": Int(rotatedExpiresAt.timeIntervalSince(now)),
                 "scope": record.kind == .offline ? "openid offline_access" : "openid",
@@ -257,16 +260,16 @@ extension IdpServer {
         let lifetime = configuration.accessTokenLifetime
         // In the subject token's shard, with the rest of its family.
         let route = ShardRouting.route(of: subject)
-        let issued = ShardRouting.token(route: route)
+        let draft = GrantHandle.draft(route: route), subjectHandle = GrantHandle(text: subject)
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         enum Decision {
             case refuse(error: String, String, userId: String?)
-            /// `pruned`: what entering the token dropped, released after the lock.
-            case issue(userId: String, pruned: Pruned<TokenRecord>)
+            /// The token's handle; `pruned`: what entering it dropped, released after the lock.
+            case issue(userId: String, token: GrantHandle, pruned: Pruned<TokenRecord>)
         }
         let decision: Decision = state.grantShard(route: route).withLockThenUpkeep { state in
             guard tenantExists else { return .refuse(error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil) }
-            guard let record = state.tokens[GrantKey(subject)], record.tenant == tenantId, record.kind == .access else {
+            guard let subjectHandle, let record = state.token(subjectHandle), record.tenant == tenantId, record.kind == .access else {
                 return .refuse(error: "invalid_grant", "subject_token is not an access token of this tenant", userId: nil)
             }
             guard !state.isRevoked(record), record.expiresAt > now else {
@@ -283,16 +286,17 @@ extension IdpServer {
             var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
                                         expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
             exchanged.audience = audience
-            return .issue(userId: record.userId, pruned: state.add(exchanged, as: GrantKey(issued), now: now))
+            let (token, pruned) = state.add(exchanged, as: draft, now: now)
+            return .issue(userId: record.userId, token: token, pruned: pruned)
         }
         switch decision {
         case .refuse(let error, let description, let userId):
             record(.tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "\(error): \(description)")
             return Page.tokenError(error, description)
-        case .issue(let userId, _):
+        case .issue(let userId, let token, _):
             record(.tokenExchanged, tenant: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, "token issued for audience '\(audience)'")
             return Page.json(status: 200, [
-                "access_token": issued,
+                "access_token": token.text,
                 "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
                 "token_type": "Bearer",
                 "expires_in": Int(lifetime.timeInterval),
@@ -318,8 +322,9 @@ extension IdpServer {
     /// Introspects `token` (RFC 7662), as an external service would; `nil` for an unknown token.
     public func introspect(_ token: String, tenant tenantId: String) -> TokenIntrospection? {
         let now = self.now
+        guard let handle = GrantHandle(text: token) else { return nil }
         return state.grantShard(token).withLock { state in
-            guard let record = state.tokens[GrantKey(token)], record.tenant == tenantId else { return nil }
+            guard let record = state.token(handle), record.tenant == tenantId else { return nil }
             return TokenIntrospection(active: !state.isRevoked(record) && record.expiresAt > now, userId: record.userId,
                                       audience: record.audience, isMcToken: record.kind != .exchanged)
         }
@@ -328,8 +333,9 @@ extension IdpServer {
     /// Whether `token` is a live (issued, unexpired, unrevoked) token of the tenant; for tests.
     public func isTokenActive(_ token: String, tenant tenantId: String) -> Bool {
         let now = self.now
+        guard let handle = GrantHandle(text: token) else { return false }
         return state.grantShard(token).withLock { state in
-            guard let record = state.tokens[GrantKey(token)] else { return false }
+            guard let record = state.token(handle) else { return false }
             return record.tenant == tenantId && !state.isRevoked(record) && record.expiresAt > now
         }
     }

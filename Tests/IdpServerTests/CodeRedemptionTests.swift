@@ -3,21 +3,22 @@ import IdpPrimitives
 @testable import IdpServer
 import Testing
 
-/// A code's redemption holds its grant shard in sections: the claim, then the family's opening,
-/// then each token. These tests run the sections one by one on a shard, with other requests'
+/// A code's redemption holds its grant shard in sections: the claim (which reserves the family),
+/// then the family's opening, then each token. These tests run the sections one by one on a shard, with other requests'
 /// decisions between them.
 @Suite("An authorization code's redemption")
 struct CodeRedemptionTests {
     let start = Date(timeIntervalSince1970: 1_000_000)
-    let code = GrantKey("code")
-    let family = FamilyID(high: 1, low: 2)
+    /// The code ``shardWithCode()`` issues: the first grant of a shard's code log.
+    let code = GrantHandle.draft(route: 5).placed(in: .codes, at: 0)
 
     /// A shard with one issued code, bound to the RFC 7636 Appendix B challenge.
     func shardWithCode() -> GrantShard {
         var shard = GrantShard()
-        shard.addCode(code, CodeRecord(tenant: "demo", clientId: "KssIdpLogin", userId: "alice", redirectURI: Browser.redirect,
-                                       codeChallenge: Browser.rfcChallenge, codeChallengeMethod: "S256", astClientId: "device",
-                                       expiresAt: start.addingTimeInterval(60)), now: start)
+        let (issued, _) = shard.addCode(CodeRecord(tenant: "demo", clientId: "KssIdpLogin", userId: "alice", redirectURI: Browser.redirect,
+                                                   codeChallenge: Browser.rfcChallenge, codeChallengeMethod: "S256", astClientId: "device",
+                                                   expiresAt: start.addingTimeInterval(60)), as: code, now: start)
+        #expect(issued == code)
         return shard
     }
 
@@ -25,11 +26,12 @@ struct CodeRedemptionTests {
         PresentedCode(tenant: "demo", clientId: "KssIdpLogin", redirectURI: Browser.redirect, verifier: verifier, checksVerifier: true, now: start)
     }
 
-    /// Runs the sections after the claim: the family, then an access token of it.
-    func openFamilyAndStoreAToken(_ shard: inout GrantShard) {
-        shard.openFamily(family, TokenFamily(expiresAt: start.addingTimeInterval(3_600), astClientId: "device"), redeemedBy: code, now: start)
-        shard.add(TokenRecord(kind: .access, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(300),
-                              family: family), as: GrantKey("access"), now: start)
+    /// Runs the sections after the claim: the family, then an access token of it; returns the
+    /// token's handle.
+    func openFamilyAndStoreAToken(_ shard: inout GrantShard, family: FamilyID) -> GrantHandle {
+        shard.openFamily(family, TokenFamily(expiresAt: start.addingTimeInterval(3_600), astClientId: "device"))
+        return shard.add(TokenRecord(kind: .access, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(300),
+                                     family: family), as: .draft(route: 5), now: start).0
     }
 
     /// Redeems the code as the token endpoint does: its record read first, checked outside the
@@ -37,7 +39,8 @@ struct CodeRedemptionTests {
     func redeem(_ shard: inout GrantShard, verifier: String = Browser.rfcVerifier) -> CodeRedemption {
         let presented = presented(verifier: verifier)
         let checked = shard.issuedRecord(code).map { CheckedCode($0, by: presented) }
-        return shard.redeem(code, presented, checked: checked, family: family, forgetAt: start.addingTimeInterval(1_800), keepsCode: false)
+        return shard.redeem(code, presented, checked: checked, familyEndsAt: start.addingTimeInterval(3_600), forgetAt: start.addingTimeInterval(1_800),
+                            keepsCode: false, now: start)
     }
 
     @Test("a verdict reached on another record than the code's is not used: the claim checks the code's own")
@@ -52,7 +55,8 @@ struct CodeRedemptionTests {
                                                          verifier: plainVerifier, checksVerifier: true, now: start))
         #expect(stale.verdict == .redeemable)
         // When the claim is made with a wrong verifier and that verdict
-        let decision = shard.redeem(code, wrong, checked: stale, family: family, forgetAt: start.addingTimeInterval(1_800), keepsCode: false)
+        let decision = shard.redeem(code, wrong, checked: stale, familyEndsAt: start.addingTimeInterval(3_600), forgetAt: start.addingTimeInterval(1_800),
+                                    keepsCode: false, now: start)
         // Then the code's own record refuses it, and the code stays issued
         guard case .refused(.wrongVerifier, _) = decision else { Issue.record("the claim was \(decision)"); return }
         #expect(shard.outstandingCodeCount == 1)
@@ -65,28 +69,28 @@ struct CodeRedemptionTests {
     func replayBetweenClaimAndFamily() throws {
         // Given a code claimed by its redemption
         var shard = shardWithCode()
-        guard case .redeemed = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
+        guard case .redeemed(_, let reserved) = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
         // When it is presented again before the redemption opens the family
         let replay = redeem(&shard)
         // Then the replay is a reuse, and the family and token the redemption stores after it are dead
         guard case .reused(revoked: nil) = replay else { Issue.record("the replay was \(replay)"); return }
-        openFamilyAndStoreAToken(&shard)
-        #expect(shard.families[family] == nil)
-        #expect(shard.isRevoked(try #require(shard.tokens[GrantKey("access")])))
+        let access = openFamilyAndStoreAToken(&shard, family: reserved.family)
+        #expect(shard.family(reserved.family) == nil)
+        #expect(shard.isRevoked(try #require(shard.token(access))))
     }
 
     @Test("a code presented again after its family is opened revokes the family")
     func replayAfterFamily() throws {
         // Given a redeemed code whose family and a token are stored
         var shard = shardWithCode()
-        guard case .redeemed = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
-        openFamilyAndStoreAToken(&shard)
-        #expect(!shard.isRevoked(try #require(shard.tokens[GrantKey("access")])))
+        guard case .redeemed(_, let reserved) = redeem(&shard) else { Issue.record("the code was not redeemed"); return }
+        let access = openFamilyAndStoreAToken(&shard, family: reserved.family)
+        #expect(!shard.isRevoked(try #require(shard.token(access))))
         // When it is presented again
         let replay = redeem(&shard)
         // Then the replay is a reuse that revoked the open family, and the token is dead
         guard case .reused(revoked: .some) = replay else { Issue.record("the replay was \(replay)"); return }
-        #expect(shard.isRevoked(try #require(shard.tokens[GrantKey("access")])))
+        #expect(shard.isRevoked(try #require(shard.token(access))))
     }
 
     @Test("a wrong verifier leaves the code issued; the right one then redeems it, and the counts follow")

@@ -100,45 +100,6 @@ struct IncrementalTableTests {
         #expect(table.count == key && copy.count == key / 2)
     }
 
-    /// A grant shard behind its lock given `count` access tokens, each entered as the token
-    /// endpoint enters one: with the upkeep after the lock, or without.
-    static func shard(tokens count: Int, upkeep: Bool) -> LockedValue<GrantShard> {
-        let shard = LockedValue(GrantShard())
-        let now = Date(timeIntervalSince1970: 0)
-        for index in 0..<count {
-            let record = TokenRecord(kind: .access, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: now.addingTimeInterval(300),
-                                     family: FamilyID(high: 1, low: UInt64(index)))
-            if upkeep {
-                _ = shard.withLockThenUpkeep { $0.add(record, as: GrantKey("token-\(index)"), now: now) }
-            } else {
-                _ = shard.withLock { $0.add(record, as: GrantKey("token-\(index)"), now: now) }
-            }
-        }
-        return shard
-    }
-
-    @Test("a grant shard's tables and expiry queues grow into tables and chunks made after its lock, and keep every token")
-    func upkeepMakesTablesOutsideTheLock() {
-        let count = 6_000
-        let shard = Self.shard(tokens: count, upkeep: true)
-        let (drains, madeUnderLock, chunksMadeUnderLock, stored) = shard.withLock { shard in
-            (shard.tokens.drains, shard.tokens.tablesMadeUnderLock, shard.chunksMadeUnderLock, shard.tokens.count)
-        }
-        #expect(drains >= 4)
-        #expect(madeUnderLock == 0)
-        #expect(chunksMadeUnderLock == 0)
-        #expect(stored == count)
-        let missing = shard.withLock { shard in (0..<count).filter { shard.tokens[GrantKey("token-\($0)")]?.family.low != UInt64($0) } }
-        #expect(missing == [])
-        // Without the upkeep, every drain makes its table, and every chunk after the first is made,
-        // under the lock: the counts above can fail.
-        let withoutUpkeep = Self.shard(tokens: count, upkeep: false).withLock { shard in
-            (shard.tokens.drains, shard.tokens.tablesMadeUnderLock, shard.chunksMadeUnderLock)
-        }
-        #expect(withoutUpkeep.0 >= 4 && withoutUpkeep.1 == withoutUpkeep.0)
-        #expect(withoutUpkeep.2 == (count - 1) / ExpiryQueue<GrantKey>.chunkCapacity)
-    }
-
     @Test("an expiry queue asks for a chunk when it starts one with no spare, and uses what it is handed")
     func expiryQueueAsksForChunks() {
         var queue = ExpiryQueue<Int>()

@@ -110,23 +110,23 @@ struct RefreshGrantTests {
         // Given a shard with four access tokens and a refresh token that expire at 300 s
         var shard = GrantShard()
         let start = Date(timeIntervalSince1970: 0)
-        func token(_ kind: TokenRecord.Kind, expiresAt: TimeInterval) -> TokenRecord {
-            TokenRecord(kind: kind, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(expiresAt),
-                        family: FamilyID(high: 1, low: 2))
+        func add(_ kind: TokenRecord.Kind, expiresAt: TimeInterval, now: Date = start) -> GrantHandle {
+            shard.add(TokenRecord(kind: kind, tenant: "demo", clientId: "KssIdpLogin", userId: "alice", expiresAt: start.addingTimeInterval(expiresAt),
+                                  family: FamilyID(position: 0)), as: .draft(route: 1), now: now).0
         }
-        for index in 0..<4 { shard.add(token(.access, expiresAt: 300), as: GrantKey("access-\(index)"), now: start) }
-        shard.add(token(.refresh, expiresAt: 300), as: GrantKey("refresh"), now: start)
+        for _ in 0..<4 { _ = add(.access, expiresAt: 300) }
+        let refresh = add(.refresh, expiresAt: 300)
         // When an access token is entered less than a day after they expired, then all are kept
-        shard.add(token(.access, expiresAt: 600), as: GrantKey("late"), now: start.addingTimeInterval(300 + keptAfterExpiry - 1))
-        #expect(shard.tokens.count == 6)
+        let late = add(.access, expiresAt: 600, now: start.addingTimeInterval(300 + keptAfterExpiry - 1))
+        #expect(shard.tokenCount == 6)
         // When two are entered a day after, then each drops two expired access tokens, and the
         // refresh token, of another kind, and the access token that is not a day expired stay
         let dayAfter = start.addingTimeInterval(300 + keptAfterExpiry)
-        shard.add(token(.access, expiresAt: 900), as: GrantKey("next-1"), now: dayAfter)
-        #expect(shard.tokens.count == 5)
-        shard.add(token(.access, expiresAt: 900), as: GrantKey("next-2"), now: dayAfter)
-        #expect(shard.tokens.count == 4)
-        #expect(Set(shard.tokens.keys) == Set(["refresh", "late", "next-1", "next-2"].map(GrantKey.init)))
+        let next1 = add(.access, expiresAt: 900, now: dayAfter)
+        #expect(shard.tokenCount == 5)
+        let next2 = add(.access, expiresAt: 900, now: dayAfter)
+        #expect(shard.tokenCount == 4)
+        #expect(shard.tokenHandles.map(\.text).sorted() == [refresh, late, next1, next2].map(\.text).sorted())
     }
 
     @Test("an expiry queue gives back its expired keys oldest first, a few at a time, and keeps the rest through its growth")
