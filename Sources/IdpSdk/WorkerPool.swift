@@ -450,32 +450,53 @@ struct SpinGate: Sendable {
     mutating func spent(_ nanoseconds: UInt64) { spun &+= nanoseconds }
 }
 
-/// A FIFO of jobs with O(1) amortised append and pop.
+/// A FIFO of jobs: a ring of slots, a power of two of them, that doubles when full and never
+/// shrinks, so once the pool has seen its longest queue an append or a pop under the pool's lock
+/// allocates nothing, copies nothing and touches no page it has not touched before.
+///
+/// A job is kept in a ``Slot``, a struct: a closure stored straight into a generic container
+/// (`[Job?]`) is converted to the container's generic form, which allocates a thunk's context per
+/// append, under the lock, and calls through the thunk at the pop.
 struct JobQueue: Sendable {
-    private var items: [WorkerPool.Job?] = []
+    struct Slot: Sendable {
+        var job: WorkerPool.Job?
+    }
+
+    private var slots = ContiguousArray(repeating: Slot(), count: JobQueue.initialSlots)
     private var head = 0
-
-    var isEmpty: Bool { head == items.count }
-
     /// Jobs waiting.
-    var count: Int { items.count - head }
+    private(set) var count = 0
 
-    mutating func append(_ job: @escaping WorkerPool.Job) { items.append(job) }
+    /// Slots of a new queue.
+    static var initialSlots: Int { 64 }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// How many jobs the queue holds before it grows.
+    var capacity: Int { slots.count }
+
+    mutating func append(_ job: @escaping WorkerPool.Job) {
+        if count == slots.count { grow() }
+        slots[(head &+ count) & (slots.count &- 1)].job = job
+        count += 1
+    }
 
     mutating func popFirst() -> WorkerPool.Job? {
-        guard head < items.count else { return nil }
+        guard count > 0 else { return nil }
         // Moved out, not copied: no reference count of the job (made on another thread) is
         // touched while the pool's lock is held.
-        let job = items[head].take()
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 1024 && head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
-        }
+        let job = slots[head].job.take()
+        head = (head &+ 1) & (slots.count &- 1)
+        count -= 1
         return job
+    }
+
+    /// Doubles the ring, its jobs moved to the front in order.
+    private mutating func grow() {
+        var larger = ContiguousArray(repeating: Slot(), count: 2 * slots.count)
+        for index in 0..<count { larger[index].job = slots[(head &+ index) & (slots.count &- 1)].job.take() }
+        slots = larger
+        head = 0
     }
 }
 

@@ -1,0 +1,65 @@
+@testable import IdpSdk
+import IdpPrimitives
+import Testing
+
+@Suite("The worker pool's job queue")
+struct JobQueueTests {
+    /// Runs `job` and returns what it wrote into `ran`.
+    static func number(of job: WorkerPool.Job?, _ ran: LockedValue<Int>) -> Int? {
+        guard let job else { return nil }
+        ran.withLock { $0 = -1 }
+        job()
+        return ran.withLock { $0 }
+    }
+
+    @Test("jobs come out in the order they went in, across the ring's wrap and its growth, as from a plain array")
+    func fifoAcrossWrapAndGrowth() {
+        var queue = JobQueue()
+        var record: [Int] = []
+        var random = SeededRandom(seed: 11)
+        let ran = LockedValue(0)
+        var next = 0
+        var mismatches: [String] = []
+        for step in 0..<40_000 {
+            // Appends outnumber pops early (the ring grows past its first size several times),
+            // then pops catch up (the head wraps around the ring many times).
+            let appendShare = step < 20_000 ? 6 : 4
+            if random.below(10) < appendShare {
+                let number = next
+                queue.append { ran.withLock { $0 = number } }
+                record.append(number)
+                next += 1
+            } else {
+                let popped = Self.number(of: queue.popFirst(), ran)
+                let expected = record.isEmpty ? nil : record.removeFirst()
+                if popped != expected, mismatches.count < 5 { mismatches.append("step \(step): \(String(describing: popped)), expected \(String(describing: expected))") }
+            }
+            if queue.count != record.count, mismatches.count < 5 { mismatches.append("step \(step): count \(queue.count), expected \(record.count)") }
+        }
+        while let expected = record.first {
+            record.removeFirst()
+            let popped = Self.number(of: queue.popFirst(), ran)
+            if popped != expected, mismatches.count < 5 { mismatches.append("drain: \(String(describing: popped)), expected \(expected)") }
+        }
+        #expect(mismatches == [])
+        #expect(queue.isEmpty && queue.popFirst() == nil)
+        #expect(queue.capacity > JobQueue.initialSlots, "the run made the ring grow")
+    }
+
+    @Test("a popped job is released by the queue: it holds no reference to a job it handed out")
+    func poppedJobsAreReleased() {
+        final class Token: Sendable {}
+        weak var weakToken: Token?
+        var queue = JobQueue()
+        do {
+            let token = Token()
+            weakToken = token
+            queue.append { _ = token }
+        }
+        #expect(weakToken != nil)
+        let job = queue.popFirst()
+        #expect(job != nil)
+        _ = consume job
+        #expect(weakToken == nil)
+    }
+}
