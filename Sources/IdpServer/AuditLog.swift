@@ -94,11 +94,12 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
 ///
 /// No chunk is made under its owner's lock: the first is made with the ring, and while the ring
 /// will need another chunk and has none in hand, it asks for it (``wantedChunkSlots``,
-/// ``takeUpkeep()``); the owner makes it after the lock (``RingUpkeep``) and hands it in
+/// ``takeUpkeep()``); the owner makes it after the lock (``ChunkUpkeep``) and hands it in
 /// (``install(_:)``). A ring that needs a chunk before one arrives makes its own
 /// (``chunksMadeUnderLock``).
 struct AuditRing<Element> {
-    typealias Chunk = ContiguousArray<Element?>
+    typealias Upkeep = ChunkUpkeep<Element>
+    typealias Chunk = Upkeep.Chunk
     private var chunks: [Chunk] = []
     /// The slot the next element goes to; once the ring is full, its oldest element's.
     private var next = 0
@@ -118,12 +119,9 @@ struct AuditRing<Element> {
     init(capacity: Int) {
         self.capacity = max(0, capacity)
         guard self.capacity > 0 else { return }
-        chunks.append(Self.makeChunk(slots: nextChunkSlots))
+        chunks.append(Upkeep.makeChunk(slots: nextChunkSlots))
         if self.capacity > Self.chunkCapacity { wantedChunkSlots = nextChunkSlots }
     }
-
-    /// An empty chunk of `slots` slots, every one written.
-    static func makeChunk(slots: Int) -> Chunk { Chunk(repeating: nil, count: slots) }
 
     /// The slots of the chunk after those made, while the chunks hold fewer than `capacity` slots.
     private var nextChunkSlots: Int {
@@ -147,14 +145,14 @@ struct AuditRing<Element> {
     }
 
     /// Hands out the ring's request for a chunk, if any, to be made after the lock.
-    mutating func takeUpkeep() -> RingUpkeep<Element> {
+    mutating func takeUpkeep() -> Upkeep {
         defer { wantedChunkSlots = 0 }
-        return RingUpkeep(slots: wantedChunkSlots)
+        return Upkeep(slots: wantedChunkSlots)
     }
 
     /// Takes the chunk `upkeep` made as the next chunk, if the ring still needs one of its size;
     /// a chunk not taken stays in `upkeep`, for its holder to release after the lock.
-    mutating func install(_ upkeep: inout RingUpkeep<Element>) {
+    mutating func install(_ upkeep: inout Upkeep) {
         guard spareChunk == nil, chunks.count * Self.chunkCapacity < capacity, upkeep.chunk?.count == nextChunkSlots else { return }
         spareChunk = upkeep.chunk.take()
     }
@@ -164,7 +162,7 @@ struct AuditRing<Element> {
             chunks.append(spare)
         } else {
             chunksMadeUnderLock += 1
-            chunks.append(Self.makeChunk(slots: nextChunkSlots))
+            chunks.append(Upkeep.makeChunk(slots: nextChunkSlots))
         }
         if chunks.count * Self.chunkCapacity < capacity { wantedChunkSlots = nextChunkSlots }
     }
@@ -181,22 +179,4 @@ struct AuditRing<Element> {
     }
 }
 
-/// An ``AuditRing``'s request for a chunk, made after its owner's lock (``AuditRing/takeUpkeep()``).
-struct RingUpkeep<Element>: ShardUpkeep {
-    /// The slots of the chunk asked for; 0 for none.
-    let slots: Int
-    /// The chunk, made by ``makeSpares()``.
-    fileprivate(set) var chunk: AuditRing<Element>.Chunk?
-
-    init(slots: Int) { self.slots = slots }
-
-    /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
-    mutating func makeSpares() -> Bool {
-        guard slots > 0, chunk == nil else { return false }
-        chunk = AuditRing<Element>.makeChunk(slots: slots)
-        return true
-    }
-}
-
 extension AuditRing: Sendable where Element: Sendable {}
-extension RingUpkeep: Sendable where Element: Sendable {}

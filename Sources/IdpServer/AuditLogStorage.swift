@@ -37,8 +37,8 @@ struct AuditShard: Sendable {
 
 extension AuditShard: UpkeptShard {
     var upkeepDue: Bool { ring.wantedChunkSlots > 0 }
-    mutating func takeUpkeep() -> RingUpkeep<Kept> { ring.takeUpkeep() }
-    mutating func install(_ upkeep: inout RingUpkeep<Kept>) { ring.install(&upkeep) }
+    mutating func takeUpkeep() -> Ring.Upkeep { ring.takeUpkeep() }
+    mutating func install(_ upkeep: inout Ring.Upkeep) { ring.install(&upkeep) }
 }
 
 /// The IDP's audit log, split into as many shards as the server state has of each kind

@@ -118,7 +118,8 @@ struct GrantLog<Record> {
         var record: Record
     }
 
-    typealias Chunk = ContiguousArray<Entry?>
+    typealias Upkeep = ChunkUpkeep<Entry>
+    typealias Chunk = Upkeep.Chunk
 
     /// Slots per chunk.
     static var chunkCapacity: Int { 256 }
@@ -156,7 +157,7 @@ struct GrantLog<Record> {
     }
 
     /// An empty chunk, every slot written.
-    static func makeChunk() -> Chunk { Chunk(repeating: nil, count: chunkCapacity) }
+    static func makeChunk() -> Chunk { Upkeep.makeChunk(slots: chunkCapacity) }
 
     /// Stores `record` at the tail, placing `draft` there; returns the grant's handle.
     /// - Parameter expiresAt: When the record expires (read only if the log is empty).
@@ -266,14 +267,14 @@ struct GrantLog<Record> {
     }
 
     /// Hands out the log's request for a chunk, if any, to be made after the lock.
-    mutating func takeUpkeep() -> LogUpkeep<Record> {
+    mutating func takeUpkeep() -> Upkeep {
         defer { wantsChunk = false }
-        return LogUpkeep(wanted: wantsChunk)
+        return Upkeep(slots: wantsChunk ? Self.chunkCapacity : 0)
     }
 
     /// Takes the chunk `upkeep` made as the spare, if the log still has none; a chunk not taken
     /// stays in `upkeep`, for its holder to release after the lock.
-    mutating func install(_ upkeep: inout LogUpkeep<Record>) {
+    mutating func install(_ upkeep: inout Upkeep) {
         guard spareChunk == nil, let chunk = upkeep.chunk.take() else { return }
         spareChunk = chunk
     }
@@ -341,24 +342,5 @@ enum GrantLogDefect {
     case prunesUnexpired
 }
 
-/// A grant log's request for a chunk, made after its owner's lock (``GrantLog/takeUpkeep()``).
-struct LogUpkeep<Record> {
-    /// Whether the log asked for a chunk.
-    let wanted: Bool
-    /// The chunk, made by ``makeChunk()``.
-    fileprivate(set) var chunk: GrantLog<Record>.Chunk?
-
-    /// A request for a chunk, or (`wanted` false) none.
-    init(wanted: Bool = false) { self.wanted = wanted }
-
-    /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
-    mutating func makeChunk() -> Bool {
-        guard wanted, chunk == nil else { return false }
-        chunk = GrantLog<Record>.makeChunk()
-        return true
-    }
-}
-
 extension GrantLog: Sendable where Record: Sendable {}
 extension GrantLog.Entry: Sendable where Record: Sendable {}
-extension LogUpkeep: Sendable where Record: Sendable {}

@@ -172,7 +172,8 @@ enum ShardRouting {
 /// checks expiry itself.
 struct ExpiryQueue<Key> {
     typealias Entry = (key: Key, expiresAt: Date)
-    typealias Chunk = ContiguousArray<Entry?>
+    typealias Upkeep = ChunkUpkeep<Entry>
+    typealias Chunk = Upkeep.Chunk
     /// The chunks, oldest first; those before ``head`` are emptied. Each holds
     /// ``chunkCapacity`` slots, filled from the front.
     private var chunks: [Chunk] = [ExpiryQueue.makeChunk()]
@@ -199,7 +200,7 @@ struct ExpiryQueue<Key> {
     static var chunkCapacity: Int { 256 }
 
     /// An empty chunk, every slot written.
-    static func makeChunk() -> Chunk { Chunk(repeating: nil, count: chunkCapacity) }
+    static func makeChunk() -> Chunk { Upkeep.makeChunk(slots: chunkCapacity) }
 
     /// Enters `key`, which expires at `expiresAt`; returns ``wantsChunk``, for the owner to note
     /// that it has upkeep to hand out.
@@ -228,14 +229,14 @@ struct ExpiryQueue<Key> {
     }
 
     /// Hands out the queue's request for a chunk, if any, to be made after the lock.
-    mutating func takeUpkeep() -> QueueUpkeep<Key> {
+    mutating func takeUpkeep() -> Upkeep {
         defer { wantsChunk = false }
-        return QueueUpkeep(wanted: wantsChunk)
+        return Upkeep(slots: wantsChunk ? Self.chunkCapacity : 0)
     }
 
     /// Takes the chunk `upkeep` made as the spare, if the queue still has none; a chunk not taken
     /// stays in `upkeep`, for its holder to release after the lock.
-    mutating func install(_ upkeep: inout QueueUpkeep<Key>) {
+    mutating func install(_ upkeep: inout Upkeep) {
         guard spareChunk == nil, let chunk = upkeep.chunk.take() else { return }
         spareChunk = chunk
     }
@@ -268,30 +269,6 @@ struct ExpiryQueue<Key> {
         }
     }
 }
-
-/// An expiry queue's request for a chunk, made after its owner's lock (``ExpiryQueue/takeUpkeep()``).
-struct QueueUpkeep<Key> {
-    /// Whether the queue asked for a chunk.
-    let wanted: Bool
-    /// The chunk, made by ``makeChunk()``.
-    fileprivate(set) var chunk: ExpiryQueue<Key>.Chunk?
-
-    /// A request for a chunk, or (`wanted` false) none.
-    init(wanted: Bool = false) { self.wanted = wanted }
-
-    /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
-    mutating func makeChunk() -> Bool {
-        guard wanted, chunk == nil else { return false }
-        chunk = ExpiryQueue<Key>.makeChunk()
-        return true
-    }
-}
-
-extension QueueUpkeep: ShardUpkeep {
-    mutating func makeSpares() -> Bool { makeChunk() }
-}
-
-extension QueueUpkeep: Sendable where Key: Sendable {}
 
 /// A table an ``ExpiryQueue`` prunes.
 protocol PrunedTable<Key, Value> {
@@ -490,12 +467,12 @@ extension SessionShard: UpkeptShard {
     /// How many chunks the expiry queue made under the lock, for want of a spare.
     var chunksMadeUnderLock: Int { expiries.chunksMadeUnderLock }
 
-    mutating func takeUpkeep() -> QueueUpkeep<GrantKey> {
+    mutating func takeUpkeep() -> ExpiryQueue<GrantKey>.Upkeep {
         upkeepDue = false
         return expiries.takeUpkeep()
     }
 
-    mutating func install(_ upkeep: inout QueueUpkeep<GrantKey>) { expiries.install(&upkeep) }
+    mutating func install(_ upkeep: inout ExpiryQueue<GrantKey>.Upkeep) { expiries.install(&upkeep) }
 }
 
 extension UserShard: UpkeptShard {
@@ -745,11 +722,11 @@ struct ReservedFamily {
 extension GrantShard: UpkeptShard {
     /// The upkeep of the shard's logs: their requests for chunks.
     struct Upkeep: ShardUpkeep {
-        var codes = LogUpkeep<CodeEntry>(), shortTokens = LogUpkeep<TokenRecord>(), refreshTokens = LogUpkeep<TokenRecord>()
-        var offlineTokens = LogUpkeep<TokenRecord>(), families = LogUpkeep<FamilyState>()
+        var codes = GrantLog<CodeEntry>.Upkeep(), shortTokens = GrantLog<TokenRecord>.Upkeep(), refreshTokens = GrantLog<TokenRecord>.Upkeep()
+        var offlineTokens = GrantLog<TokenRecord>.Upkeep(), families = GrantLog<FamilyState>.Upkeep()
 
         mutating func makeSpares() -> Bool {
-            let made = [codes.makeChunk(), shortTokens.makeChunk(), refreshTokens.makeChunk(), offlineTokens.makeChunk(), families.makeChunk()]
+            let made = [codes.makeSpares(), shortTokens.makeSpares(), refreshTokens.makeSpares(), offlineTokens.makeSpares(), families.makeSpares()]
             return made.contains(true)
         }
     }

@@ -19,6 +19,33 @@ protocol ShardUpkeep {
     mutating func makeSpares() -> Bool
 }
 
+/// A request for one chunk of empty slots, made after its owner's lock: what an ``ExpiryQueue``,
+/// a ``GrantLog`` or an ``AuditRing`` asks for when its tail will need a chunk and it has no
+/// spare (its `takeUpkeep()`), and hands in under the lock again (its `install(_:)`).
+struct ChunkUpkeep<Element>: ShardUpkeep {
+    typealias Chunk = ContiguousArray<Element?>
+    /// The slots of the chunk asked for; 0 for none.
+    let slots: Int
+    /// The chunk, made by ``makeSpares()``; taken by the owner that installs it.
+    var chunk: Chunk?
+
+    /// A request for a chunk of `slots` slots, or (0) none.
+    init(slots: Int = 0) { self.slots = slots }
+
+    /// An empty chunk of `slots` slots, every one written (so its pages are mapped when it is
+    /// made, not one by one by later appends).
+    static func makeChunk(slots: Int) -> Chunk { Chunk(repeating: nil, count: slots) }
+
+    /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
+    mutating func makeSpares() -> Bool {
+        guard slots > 0, chunk == nil else { return false }
+        chunk = Self.makeChunk(slots: slots)
+        return true
+    }
+}
+
+extension ChunkUpkeep: Sendable where Element: Sendable {}
+
 extension LockedValue where Value: UpkeptShard {
     /// Runs `body` under the lock, then does the upkeep its tables asked for after the lock: a
     /// drained table is freed, and a spare asked for is made and handed in under the lock again.

@@ -116,7 +116,7 @@ struct IncrementalTableTests {
         #expect(queue.chunksMadeUnderLock == 1)
         var upkeep = queue.takeUpkeep()
         #expect(!queue.wantsChunk)
-        let made = upkeep.makeChunk()
+        let made = upkeep.makeSpares()
         #expect(made)
         queue.install(&upkeep)
         // The chunk handed in is the next one: no more made under the lock.
@@ -124,14 +124,14 @@ struct IncrementalTableTests {
         #expect(queue.chunksMadeUnderLock == 1)
         // A chunk handed in becomes the spare; one handed in while a spare is kept stays with its
         // holder.
-        var first = QueueUpkeep<Int>(wanted: true), second = QueueUpkeep<Int>(wanted: true)
-        let madeBoth = first.makeChunk() && second.makeChunk()
+        var first = ExpiryQueue<Int>.Upkeep(slots: capacity), second = ExpiryQueue<Int>.Upkeep(slots: capacity)
+        let madeBoth = first.makeSpares() && second.makeSpares()
         #expect(madeBoth)
         queue.install(&first)
         queue.install(&second)
         #expect(first.chunk == nil && second.chunk != nil)
-        var none = QueueUpkeep<Int>()
-        let madeUnasked = none.makeChunk()
+        var none = ExpiryQueue<Int>.Upkeep()
+        let madeUnasked = none.makeSpares()
         #expect(!madeUnasked)
         var popped: [Int] = []
         queue.popExpired(now: start, limit: .max) { popped.append($0) }

@@ -139,7 +139,7 @@ struct ShardedAuditLogTests {
         #expect(unattended.chunksMadeUnderLock == 3)
         #expect(handedIn.elements { _ in true } == Array((capacity..<(2 * capacity))))
         // A chunk of the wrong size, or one more than the capacity needs, is left with its holder.
-        var wrongSize = RingUpkeep<Int>(slots: 7)
+        var wrongSize = AuditRing<Int>.Upkeep(slots: 7)
         let madeWrongSize = wrongSize.makeSpares()
         #expect(madeWrongSize)
         var fresh = AuditRing<Int>(capacity: capacity)
