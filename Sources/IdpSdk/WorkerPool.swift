@@ -466,6 +466,13 @@ struct JobQueue: Sendable {
     private var head = 0
     /// Jobs waiting.
     private(set) var count = 0
+    private let defect: JobQueueDefect?
+
+    /// An empty queue.
+    /// - Parameter defect: A bug to plant (tests only): see ``JobQueueDefect``.
+    init(planting defect: JobQueueDefect? = nil) {
+        self.defect = defect
+    }
 
     /// Slots of a new queue.
     static var initialSlots: Int { 64 }
@@ -485,7 +492,7 @@ struct JobQueue: Sendable {
         guard count > 0 else { return nil }
         // Moved out, not copied: no reference count of the job (made on another thread) is
         // touched while the pool's lock is held.
-        let job = slots[head].job.take()
+        let job = isOn(.keepsPoppedJobs) ? slots[head].job : slots[head].job.take()
         head = (head &+ 1) & (slots.count &- 1)
         count -= 1
         return job
@@ -494,10 +501,31 @@ struct JobQueue: Sendable {
     /// Doubles the ring, its jobs moved to the front in order.
     private mutating func grow() {
         var larger = ContiguousArray(repeating: Slot(), count: 2 * slots.count)
-        for index in 0..<count { larger[index].job = slots[(head &+ index) & (slots.count &- 1)].job.take() }
+        let first = isOn(.growsFromSlotZero) ? 0 : head
+        for index in 0..<count { larger[index].job = slots[(first &+ index) & (slots.count &- 1)].job.take() }
         slots = larger
         head = 0
     }
+
+    @inline(__always)
+    private func isOn(_ planted: JobQueueDefect) -> Bool {
+        #if DEBUG
+        defect == planted
+        #else
+        false
+        #endif
+    }
+}
+
+/// A bug a ``JobQueue`` can be built with, so that a test shows its checks catch it. Only a debug
+/// build acts on one.
+enum JobQueueDefect: Sendable {
+    /// A pop copies its job out of the slot instead of moving it: the queue keeps a reference to
+    /// every job it handed out until the slot is written again.
+    case keepsPoppedJobs
+    /// Growing copies the ring from its first slot instead of its head: once the ring has wrapped,
+    /// jobs come out of order.
+    case growsFromSlotZero
 }
 
 /// A pool thread's identity and inline depth, in thread-specific storage: so code can ask

@@ -12,9 +12,10 @@ struct JobQueueTests {
         return ran.withLock { $0 }
     }
 
-    @Test("jobs come out in the order they went in, across the ring's wrap and its growth, as from a plain array")
-    func fifoAcrossWrapAndGrowth() {
-        var queue = JobQueue()
+    /// What a seeded run of appends and pops found wrong in a queue built with `defect`, judged
+    /// against a plain array of the same jobs; and the capacity the queue grew to.
+    static func fifoMismatches(planting defect: JobQueueDefect?) -> (mismatches: [String], capacity: Int) {
+        var queue = JobQueue(planting: defect)
         var record: [Int] = []
         var random = SeededRandom(seed: 11)
         let ran = LockedValue(0)
@@ -41,16 +42,29 @@ struct JobQueueTests {
             let popped = Self.number(of: queue.popFirst(), ran)
             if popped != expected, mismatches.count < 5 { mismatches.append("drain: \(String(describing: popped)), expected \(expected)") }
         }
-        #expect(mismatches == [])
-        #expect(queue.isEmpty && queue.popFirst() == nil)
-        #expect(queue.capacity > JobQueue.initialSlots, "the run made the ring grow")
+        if !queue.isEmpty || queue.popFirst() != nil { mismatches.append("jobs left after the drain") }
+        return (mismatches, queue.capacity)
     }
 
-    @Test("a popped job is released by the queue: it holds no reference to a job it handed out")
-    func poppedJobsAreReleased() {
+    @Test("jobs come out in the order they went in, across the ring's wrap and its growth, as from a plain array")
+    func fifoAcrossWrapAndGrowth() {
+        let (mismatches, capacity) = Self.fifoMismatches(planting: nil)
+        #expect(mismatches == [])
+        #expect(capacity > JobQueue.initialSlots, "the run made the ring grow")
+    }
+
+    #if DEBUG
+    @Test("the order check catches a ring that grows from its first slot instead of its head")
+    func orderCheckCatchesAPlantedDefect() {
+        #expect(Self.fifoMismatches(planting: .growsFromSlotZero).mismatches != [])
+    }
+    #endif
+
+    /// Whether a queue built with `defect` still holds a job after handing it out.
+    static func keepsAPoppedJob(planting defect: JobQueueDefect?) -> Bool {
         final class Token: Sendable {}
         weak var weakToken: Token?
-        var queue = JobQueue()
+        var queue = JobQueue(planting: defect)
         do {
             let token = Token()
             weakToken = token
@@ -60,6 +74,18 @@ struct JobQueueTests {
         let job = queue.popFirst()
         #expect(job != nil)
         _ = consume job
-        #expect(weakToken == nil)
+        return weakToken != nil
     }
+
+    @Test("a popped job is released by the queue: it holds no reference to a job it handed out")
+    func poppedJobsAreReleased() {
+        #expect(!Self.keepsAPoppedJob(planting: nil))
+    }
+
+    #if DEBUG
+    @Test("the release check catches a queue that copies a popped job instead of moving it out")
+    func releaseCheckCatchesAPlantedDefect() {
+        #expect(Self.keepsAPoppedJob(planting: .keepsPoppedJobs))
+    }
+    #endif
 }
