@@ -183,12 +183,16 @@ public final class CredentialStore: IdpSdkNonBlockingProvider, Sendable, CustomS
             if let slot, answers.slots[slot].stamp == found.stamp { return .init(credentials: answers.revalidate(slot, at: current)) }
             // The usual case: the stored values are exactly the asked fields, checked under the lock.
             let result = found.exact ? .init(credentials: found.values) : IdpSdkProvideCredentialsResult.answering(interactionData, from: found.values)
-            if let answer = result.credentials {
+            // Kept in the slot it had, or at its second answer on this thread.
+            if let answer = result.credentials, slot != nil || answers.admits(hash: hash, asking: ids) {
                 answers.keep(answer, stamp: found.stamp, version: current, in: slot, hash: hash, tenantId: tenantId, userId: userId, asking: ids)
             }
             return result
         }
     }
+
+    /// How many answers the calling thread keeps from this store.
+    var answersKeptOnThisThread: Int { answers.withCurrent(orMake: { CredentialStoreAnswers() }) { $0.count } }
 
     private func noCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         .init(error: CredentialProviderError.make(.noCredentials, "no credentials for \(userDescription(interactionData))"))

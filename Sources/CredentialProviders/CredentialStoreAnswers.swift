@@ -4,8 +4,12 @@
 ///
 /// An answer is first kept as the store gave it (the stored dictionary, shared with every thread
 /// that answers the user); when the thread gives it a second time it makes a copy of its own
-/// (``UnsharedCopy``), whose reference count only this thread writes. A user answered once
-/// (an activation, a login of a user seen once) costs no copy.
+/// (``UnsharedCopy``), whose reference count only this thread writes.
+///
+/// An answer takes a slot only when the thread gives it for the second time: its first time
+/// leaves a fingerprint of the user and fields in a small direct-mapped table. A user answered
+/// once on a thread (an activation's steps, each asking other fields; a login of a user seen
+/// once) costs neither a slot nor its release when the table starts again.
 ///
 /// An open-addressing table keyed by the store's hash of the user id, linear probing, slots never
 /// emptied one by one (a removed user's slot keeps its key and drops its values), growing to
@@ -33,7 +37,12 @@ final class CredentialStoreAnswers {
     // Unchecked exclusivity: only the owning thread reaches these, and no access overlaps another
     // (the dynamic check would cost a thread-local lookup per access).
     @exclusivity(unchecked) private(set) var slots = [Slot](repeating: Slot(), count: 64)
-    @exclusivity(unchecked) private var count = 0
+    @exclusivity(unchecked) private(set) var count = 0
+    /// Fingerprints of answers given once and not kept, by their top bits; 0 when none. A
+    /// collision only keeps an answer late or early, never a wrong one (``index(hash:tenantId:userId:asking:)``
+    /// compares the whole key).
+    @exclusivity(unchecked) private var givenOnce = [UInt64](repeating: 0, count: CredentialStoreAnswers.givenOnceCount)
+    static let givenOnceCount = 512
 
     /// The slot of the answer to `ids` for the user, or `nil`.
     @inline(__always)
@@ -81,6 +90,22 @@ final class CredentialStoreAnswers {
         slots[slot].owned = false
         slots[slot].validAt = -1
         slots[slot].stamp = -1
+    }
+
+    /// Whether an answer to `ids` for the user (`hash`, the store's hash of the user id) that has
+    /// no slot should be kept: it should when the thread gave it before, as far as the table of
+    /// answers given once remembers. Remembers it otherwise.
+    func admits(hash: UInt64, asking ids: [String]) -> Bool {
+        var fingerprint = hash
+        for id in ids { fingerprint = CredentialStoreTable.hash(id, seed: fingerprint) }
+        fingerprint |= 1
+        let index = Int(truncatingIfNeeded: fingerprint &>> 55) & (Self.givenOnceCount &- 1)
+        if givenOnce[index] == fingerprint {
+            givenOnce[index] = 0
+            return true
+        }
+        givenOnce[index] = fingerprint
+        return false
     }
 
     /// Keeps `answer`, as the store gave it, for the user and `ids` (in `slot` if they have one).

@@ -14,10 +14,10 @@ private func values(_ user: String, _ generation: Int) -> [String: String] {
 }
 
 /// Runs `readers` OS threads that take turns with a writer `rounds` times over a store of 40
-/// users: every reader answers every user (twice, so that it answers from a copy of its own), then
-/// the writer changes the store and says what a call must now answer, then every reader asks once
-/// more and records what it got if it is not that. Every wait has a deadline; a missed one is
-/// recorded too.
+/// users: every reader answers every user three times (the second answer is kept, the third comes
+/// from a copy of its own), then the writer changes the store and says what a call must now
+/// answer, then every reader asks once more and records what it got if it is not that. Every wait
+/// has a deadline; a missed one is recorded too.
 private func takeTurns(readers: Int, rounds: Int,
                        write: @escaping @Sendable (_ store: CredentialStore, _ users: [String], _ round: Int) -> [String: [String: String]?]) async -> [String] {
     let store = CredentialStore()
@@ -46,7 +46,7 @@ private func takeTurns(readers: Int, rounds: Int,
         }
         for round in 1...rounds {
             guard meetOrRecord("the writer") else { return }
-            for user in users { for _ in 0..<2 { _ = store.provideCredentials(interaction(fields, userId: user)) } }
+            for user in users { for _ in 0..<3 { _ = store.provideCredentials(interaction(fields, userId: user)) } }
             guard meetOrRecord("the other readers"), meetOrRecord("the writer") else { return }
             // Then: each call that starts after the write returned answers what it wrote.
             for (user, want) in expected.withLock({ $0 }) {
