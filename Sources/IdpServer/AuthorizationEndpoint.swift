@@ -144,7 +144,8 @@ extension IdpServer {
         var newCode = ""
         if case .completed(_, _, _, let code) = decision.outcome {
             // What it pruned is released after the lock.
-            newCode = state.grantShard(route: read.newCode.route).withLockThenUpkeep { $0.addCode(code, as: read.newCode, now: now) }.0.text
+            let draft = GrantHandle.draft()
+            newCode = state.grantShard(route: draft.route).withLockThenUpkeep { $0.addCode(code, as: draft, now: now) }.0.text
         }
         return respond(to: decision, sessionCode: sessionCode, newCode: newCode, now: now, tenantId: tenantId, traceParent: traceParent)
     }
@@ -164,6 +165,7 @@ extension IdpServer {
             // A controlled stress run may decide another request first.
             configuration.controller?.pause(at: Seam("idp.step", trace: TraceParent.seamTrace(traceParent)))
             if tries > Self.optimisticTries {
+                read.fresh.makeAll()
                 return (decideUnderLocks(submission, read: read, rules: rules, tenantId: tenantId, tenant: tenant), read)
             }
             let decision = rules.decide(submission, on: read, tenantId: tenantId, tenant: tenant)
@@ -175,12 +177,13 @@ extension IdpServer {
     /// whose user other flows keep changing still ends in a bounded number of tries.
     package static let optimisticTries = 8
 
-    /// The copies a step is decided on, and the values made before any lock: made once per
-    /// request, and taken from `previous` when the step is read again (a user's salt never
-    /// changes, so neither do the digests of the step's secrets).
+    /// The copies a step is decided on, and the digests of its secrets, made before any lock: made
+    /// once per request, and taken from `previous` when the step is read again (a user's salt
+    /// never changes, so neither do the digests). The random values a decision may issue come
+    /// with `previous`, or new and not yet made (``FreshValues``).
     private func readStep(_ submission: StepSubmission, tenant: TenantConfiguration?, previous: StepSnapshot?) -> StepSnapshot {
         let sessionCode = submission.sessionCode
-        let newSalt = previous?.newSalt ?? SecureRandom.bytes(16)
+        let fresh = previous?.fresh ?? FreshValues()
         var key: UserKey?
         var record: UserRecord?
         var secrets: [String] = []
@@ -191,11 +194,10 @@ extension IdpServer {
             record = state.userShard(step.key).withLock { $0[step.key] }
             secrets = step.fields.filter(\.isSecret).compactMap { submission.answers[$0.id] }
         }
-        let salt = record?.salt ?? newSalt
+        let salt = record?.salt ?? (secrets.isEmpty ? [] : fresh.salt)
         let digests = previous.map(\.digests).flatMap { $0.salt == salt && $0.secrets == secrets ? $0 : nil }
             ?? SecretDigests(salt: salt, secrets: secrets)
-        return StepSnapshot(session: session, key: key, record: record, now: now, newCode: previous?.newCode ?? GrantHandle.draft(),
-                            newAstClientId: previous?.newAstClientId ?? Self.randomUUID(), newSalt: newSalt, digests: digests, sessionCode: sessionCode)
+        return StepSnapshot(session: session, key: key, record: record, now: now, fresh: fresh, digests: digests, sessionCode: sessionCode)
     }
 
     /// Stores what `decision` writes if the session and the user's record are still the ones

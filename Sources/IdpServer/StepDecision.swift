@@ -48,13 +48,8 @@ struct StepSnapshot {
     /// That user's record; `nil` if there is no such user.
     let record: UserRecord?
     let now: Date
-    /// The code a completion issues, before its shard places it (``GrantHandle/draft(route:)``):
-    /// its route, drawn at random, picks its grant shard.
-    let newCode: GrantHandle
-    /// The AST client id a new device gets.
-    let newAstClientId: String
-    /// The salt a registered user gets.
-    let newSalt: [UInt8]
+    /// The random values a decision may issue, made at their first use.
+    let fresh: FreshValues
     /// The salted digests of the step's secret answers.
     let digests: SecretDigests
 
@@ -63,8 +58,24 @@ struct StepSnapshot {
 
     /// This snapshot with the session and the user read again (under their locks).
     func with(session: AuthSession?, key: UserKey?, record: UserRecord?) -> StepSnapshot {
-        StepSnapshot(session: session, key: key, record: record, now: now, newCode: newCode, newAstClientId: newAstClientId,
-                     newSalt: newSalt, digests: digests, sessionCode: sessionCode)
+        StepSnapshot(session: session, key: key, record: record, now: now, fresh: fresh, digests: digests, sessionCode: sessionCode)
+    }
+}
+
+/// The random values a step's decision may issue (a registered user's salt, a new device's AST
+/// client id), each made at its first use: most steps issue neither and make neither. One request
+/// uses it, on its own thread, and keeps it over its retries; a decision made under the locks
+/// has both made first (``makeAll()``), so no random value is drawn under a lock.
+final class FreshValues {
+    /// The salt a user registered by this flow gets.
+    private(set) lazy var salt: [UInt8] = SecureRandom.bytes(16)
+    /// The AST client id a new device gets.
+    private(set) lazy var astClientId: String = IdpServer.randomUUID()
+
+    /// Makes every value that is not made yet.
+    func makeAll() {
+        _ = salt
+        _ = astClientId
     }
 }
 
@@ -166,7 +177,7 @@ struct StepRules {
         var session = session
         var evaluation = StepEvaluation(session: session, candidate: key.user, record: record, client: client, now: snapshot.now,
                                         maximumFieldLength: maximumFieldLength, minimumPasswordLength: minimumPasswordLength,
-                                        digests: snapshot.digests, newSalt: snapshot.newSalt)
+                                        digests: snapshot.digests, fresh: snapshot.fresh)
         switch evaluation.evaluate(fields: client.steps[session.step], answers: answers) {
         case .terminal(let error, let description):
             return decision(.remove, .terminal(session, error: error, description: description))
@@ -229,7 +240,7 @@ struct StepRules {
             guard record == nil else {
                 return .failure(CompletionRefusal(error: "username_taken", description: "username '\(userId)' was registered meanwhile"))
             }
-            user = UserRecord(id: userId, salt: pending.password?.salt ?? snapshot.newSalt, attributes: [:])
+            user = UserRecord(id: userId, salt: pending.password?.salt ?? snapshot.fresh.salt, attributes: [:])
         } else {
             guard let record else { return .failure(CompletionRefusal(error: "server_error", description: "the flow's user does not exist")) }
             user = record
@@ -253,7 +264,7 @@ struct StepRules {
             if let code = pending.activationCode { user.activationCodes[code] = nil }
             // A device that is bound already (it sent its X-KOBIL-ASTCLIENTID) keeps its
             // binding: the new user shares it. A new device gets a new one.
-            astClientId = session.astClientId ?? snapshot.newAstClientId
+            astClientId = session.astClientId ?? snapshot.fresh.astClientId
             if !user.astClientIds.contains(astClientId) { user.astClientIds.append(astClientId) }
         case .login:
             astClientId = session.astClientId ?? user.astClientIds.last ?? IdpServer.unassignedAstClientId
@@ -348,13 +359,13 @@ private struct StepEvaluation {
     let maximumFieldLength: Int
     let minimumPasswordLength: Int
     let digests: SecretDigests
-    /// The salt a user registered by this flow gets.
-    let newSalt: [UInt8]
+    /// The salt a user registered by this flow gets, among the values made at first use.
+    let fresh: FreshValues
     /// The user the answers are about, once known (for counting wrong answers).
     var identifiedUser: String?
 
     init(session: AuthSession, candidate: String, record: UserRecord?, client: IdpClientConfiguration, now: Date,
-         maximumFieldLength: Int, minimumPasswordLength: Int, digests: SecretDigests, newSalt: [UInt8]) {
+         maximumFieldLength: Int, minimumPasswordLength: Int, digests: SecretDigests, fresh: FreshValues) {
         self.session = session
         self.candidate = candidate
         self.record = record
@@ -363,7 +374,7 @@ private struct StepEvaluation {
         self.maximumFieldLength = maximumFieldLength
         self.minimumPasswordLength = minimumPasswordLength
         self.digests = digests
-        self.newSalt = newSalt
+        self.fresh = fresh
         identifiedUser = session.userId
     }
 
@@ -460,7 +471,7 @@ private struct StepEvaluation {
                     }
                 }
                 // Kept as its digest under the salt the user has (or, registering, will get).
-                let salt = currentUser?.salt ?? session.pending?.password?.salt ?? newSalt
+                let salt = currentUser?.salt ?? session.pending?.password?.salt ?? fresh.salt
                 let password = PendingPassword(digest: digests.digest(of: value, salt: salt), salt: salt)
                 guard session.updatePending({ $0.password = password }) else {
                     return .terminal(error: "server_error", description: "no user identified before the new password")
