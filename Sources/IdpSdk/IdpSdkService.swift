@@ -60,8 +60,10 @@ public final class IdpSdkService: Sendable {
         /// leaves a core idle): a flow hands off to the SDK's threads, and a job taken by a
         /// watching thread skips a wake-up, which costs tens of microseconds on a virtual
         /// machine. When the process keeps the cores busy, a spinning thread would take time from
-        /// threads that have work, so it sleeps at once. 250 µs by default; `.zero` makes idle
-        /// threads always sleep at once (less CPU at rest, for a battery-powered device, say).
+        /// threads that have work, so it yields its core once (a thread with work on that core
+        /// runs first, and a job it submits meanwhile skips the wake-up) and sleeps. 250 µs by
+        /// default; `.zero` makes idle threads always sleep at once (less CPU at rest, for a
+        /// battery-powered device, say).
         public var workerSpin: Duration
         /// The clock ``flowTimeout`` is measured on: the system's by default; a `ManualClock`
         /// lets a test time a flow out by advancing it, without waiting.

@@ -19,7 +19,9 @@ import Synchronization
 /// taken without a wake-up, which on a VM costs tens of microseconds. It spins only while the
 /// process leaves a core idle (``SpinGate``, from the process's CPU time): when the cores are
 /// busy, a spinner — even one yielding the core every round — takes time from threads that have
-/// work.
+/// work. Then the thread yields its core once before it sleeps: a thread runnable on that core
+/// (on one core, the caller about to submit the next flow) runs first, and a job it submits
+/// meanwhile is taken without a wake-up and the switches in and out of a sleep.
 ///
 /// Its state lives in one ``ConditionLockedValue`` (the lock the idle threads also wait on); each
 /// method decides under it and starts threads or runs jobs after releasing it. The one field
@@ -210,17 +212,21 @@ final class WorkerPool: Sendable {
     }
 
     /// What a thread looking for work does next.
-    private enum Next { case run(Job), spin, exit }
+    private enum Next { case run(Job), spin, yieldOnce, exit }
 
     /// The next job for this thread, or `nil` when it should exit. With the queue empty it spins
-    /// (``spinForJob()``) once, if no other thread spins and the process leaves a core idle,
-    /// before it waits on the condition.
+    /// (``spinForJob()``) once if no other thread spins, or yields its core once if the process
+    /// leaves no core idle, before it waits on the condition.
     private func nextJob() -> Job? {
         var mayStillSpin = spin > .zero
         while true {
             switch nextStep(mayStillSpin: mayStillSpin) {
             case .run(let job): return job
             case .exit: return nil
+            case .yieldOnce:
+                mayStillSpin = false
+                sched_yield()
+                state.withLock { $0.spinning -= 1 }
             case .spin:
                 mayStillSpin = false
                 let reading = SpinGate.Reading.now()
@@ -231,6 +237,8 @@ final class WorkerPool: Sendable {
                     spinnerBoard?.add(1, at: spinnerCell)
                     spent = spinForJob()
                     spinnerBoard?.add(-1, at: spinnerCell)
+                } else {
+                    sched_yield()
                 }
                 state.withLock { state in
                     state.spinning -= 1
@@ -262,6 +270,7 @@ final class WorkerPool: Sendable {
                 queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
                 return .done(.run(job))
             case .spin: return .done(.spin)
+            case .yieldOnce: return .done(.yieldOnce)
             case .exit: return .done(.exit)
             case .sleep: return .wait(timeout: keepAlive)
             }
@@ -295,6 +304,8 @@ extension WorkerPool.State {
         case run(WorkerPool.Job)
         /// Spin for a job outside the lock.
         case spin
+        /// Yield the core once outside the lock, then look again: the gate refuses a spin.
+        case yieldOnce
         /// Exit: idle for the keep-alive with nothing queued.
         case exit
         /// Wait on the condition, up to the keep-alive.
@@ -337,7 +348,8 @@ extension WorkerPool.State {
 
     /// A thread looks for work, after `wake` (its first look, or after waiting on the condition).
     /// With the queue empty it spins if it still may, no other thread spins and the gate may allow
-    /// it at wall time `now`; else it sleeps (exits once a wait timed out with nothing queued).
+    /// it at wall time `now`, or yields its core once if the gate refuses; else it sleeps (exits
+    /// once a wait timed out with nothing queued).
     mutating func lookForWork(after wake: ConditionLockedValue<Self>.Wake, mayStillSpin: Bool, now: UInt64) -> Look {
         if wake != .first {
             if wakeups > 0 {
@@ -351,9 +363,10 @@ extension WorkerPool.State {
             }
         }
         if let job = jobs.popFirst() { return .run(job) }
-        if mayStillSpin && spinning == 0 && gate.mayAllow(at: now) {
+        if mayStillSpin && spinning == 0 {
+            // Counted as a spinner while it yields too: a submit meanwhile leaves it the job.
             spinning += 1
-            return .spin
+            return gate.mayAllow(at: now) ? .spin : .yieldOnce
         }
         idle += 1
         return .sleep

@@ -10,6 +10,7 @@ struct WorkerPoolStateTests {
     static func isRun(_ look: State.Look) -> Bool { if case .run = look { true } else { false } }
     static func isSleep(_ look: State.Look) -> Bool { if case .sleep = look { true } else { false } }
     static func isExit(_ look: State.Look) -> Bool { if case .exit = look { true } else { false } }
+    static func isYieldOnce(_ look: State.Look) -> Bool { if case .yieldOnce = look { true } else { false } }
 
     @Test("submits start threads up to the concurrency, then queue; an idle thread is woken instead of starting one")
     func submits() {
@@ -65,5 +66,31 @@ struct WorkerPoolStateTests {
         guard case .spin = state.lookForWork(after: .first, mayStillSpin: true, now: 0) else { Issue.record("the first idle thread spins"); return }
         #expect(Self.isSleep(state.lookForWork(after: .first, mayStillSpin: true, now: 0)))
         #expect(state.spinning == 1)
+    }
+
+    @Test("when the gate refuses a spin, a thread out of work yields its core once, counted as the spinner: a submit meanwhile leaves it the job without a wake-up")
+    func yieldsOnceWhenTheGateRefuses() {
+        // Given a pool whose gate read the process as busy 1 ms ago (its next reading is due in 20)
+        let ms: UInt64 = 1_000_000
+        var state = State(gate: SpinGate(cores: 2))
+        _ = state.gate.allowsSpin(SpinGate.Reading(wall: 0, cpu: 0))
+        let allowed = state.gate.allowsSpin(SpinGate.Reading(wall: 30 * ms, cpu: 60 * ms))
+        #expect(!allowed)
+        _ = state.submit({}, limits: Self.limits)
+        #expect(Self.isRun(state.lookForWork(after: .first, mayStillSpin: true, now: 31 * ms)))
+
+        // When the thread runs out of work, it yields once instead of spinning or sleeping
+        #expect(Self.isYieldOnce(state.lookForWork(after: .first, mayStillSpin: true, now: 31 * ms)))
+        #expect(state.spinning == 1)
+        // and a job submitted while it yields is left to it
+        let action = state.submit({}, limits: Self.limits)
+        #expect(action == .queue)
+        #expect(state.signalled == 0)
+
+        // Then, looking again, it takes that job; out of work once more and without a spin left, it sleeps
+        state.spinning -= 1
+        #expect(Self.isRun(state.lookForWork(after: .first, mayStillSpin: false, now: 31 * ms)))
+        #expect(Self.isSleep(state.lookForWork(after: .first, mayStillSpin: false, now: 31 * ms)))
+        #expect(state.idle == 1)
     }
 }
