@@ -2,14 +2,13 @@
 /// each with the shard version it was last known good at. Only its thread reaches it (the store
 /// keeps it in a `ThreadConfined`), so it is read and written without a lock.
 ///
-/// An answer is first kept as the store gave it (the stored dictionary, shared with every thread
-/// that answers the user); when the thread gives it a second time it makes a copy of its own
-/// (``UnsharedCopy``), whose reference count only this thread writes.
-///
-/// An answer takes a slot only when the thread gives it for the second time: its first time
-/// leaves a fingerprint of the user and fields in a small direct-mapped table. A user answered
-/// once on a thread (an activation's steps, each asking other fields; a login of a user seen
-/// once) costs neither a slot nor its release when the table starts again.
+/// An answer takes a slot the second time the thread gives it (its first time leaves a
+/// fingerprint of the user and fields in a small Bloom filter), as the store gave it: the stored
+/// dictionary, shared with every thread that answers the user. The first time the thread answers
+/// from the slot, it makes a copy of its own (``UnsharedCopy``), whose reference count only this
+/// thread writes. A user answered once on a thread (an activation's steps, each asking other
+/// fields; a login of a user seen once) costs neither a slot nor its release when the table
+/// starts again.
 ///
 /// An open-addressing table keyed by the store's hash of the user id, linear probing, slots never
 /// emptied one by one (a removed user's slot keeps its key and drops its values), growing to
@@ -38,11 +37,17 @@ final class CredentialStoreAnswers {
     // (the dynamic check would cost a thread-local lookup per access).
     @exclusivity(unchecked) private(set) var slots = [Slot](repeating: Slot(), count: 64)
     @exclusivity(unchecked) private(set) var count = 0
-    /// Fingerprints of answers given once and not kept, by their top bits; 0 when none. A
-    /// collision only keeps an answer late or early, never a wrong one (``index(hash:tenantId:userId:asking:)``
-    /// compares the whole key).
-    @exclusivity(unchecked) private var givenOnce = [UInt64](repeating: 0, count: CredentialStoreAnswers.givenOnceCount)
-    static let givenOnceCount = 512
+    /// The answers given once and not kept: a Bloom filter of their fingerprints (two bits each),
+    /// emptied after every ``givenOnceWindow`` answers it takes in. A false positive only keeps an
+    /// answer at its first time, never a wrong one (``index(hash:tenantId:userId:asking:)``
+    /// compares the whole key). Unlike a table with one fingerprint per slot, it never loses an
+    /// answer to another that shares its slot, so users answered in a fixed rotation are kept at
+    /// their second time however many there are, up to the window.
+    @exclusivity(unchecked) private var givenOnce = [UInt64](repeating: 0, count: CredentialStoreAnswers.givenOnceBits / 64)
+    @exclusivity(unchecked) private(set) var givenOnceTaken = 0
+    static let givenOnceBits = 16_384
+    /// Twice the most answers a thread keeps per store, so that a rotation it can keep fits in one window.
+    static let givenOnceWindow = 4_096
 
     /// The slot of the answer to `ids` for the user, or `nil`.
     @inline(__always)
@@ -93,18 +98,22 @@ final class CredentialStoreAnswers {
     }
 
     /// Whether an answer to `ids` for the user (`hash`, the store's hash of the user id) that has
-    /// no slot should be kept: it should when the thread gave it before, as far as the table of
+    /// no slot should be kept: it should when the thread gave it before, as far as the filter of
     /// answers given once remembers. Remembers it otherwise.
     func admits(hash: UInt64, asking ids: [String]) -> Bool {
         var fingerprint = hash
         for id in ids { fingerprint = CredentialStoreTable.hash(id, seed: fingerprint) }
-        fingerprint |= 1
-        let index = Int(truncatingIfNeeded: fingerprint &>> 55) & (Self.givenOnceCount &- 1)
-        if givenOnce[index] == fingerprint {
-            givenOnce[index] = 0
-            return true
+        let mask = UInt64(Self.givenOnceBits &- 1)
+        let first = Int(truncatingIfNeeded: fingerprint & mask), second = Int(truncatingIfNeeded: (fingerprint &>> 32) & mask)
+        let firstBit: UInt64 = 1 &<< UInt64(first & 63), secondBit: UInt64 = 1 &<< UInt64(second & 63)
+        if givenOnce[first &>> 6] & firstBit != 0 && givenOnce[second &>> 6] & secondBit != 0 { return true }
+        givenOnceTaken &+= 1
+        if givenOnceTaken >= Self.givenOnceWindow {
+            for word in givenOnce.indices { givenOnce[word] = 0 }
+            givenOnceTaken = 0
         }
-        givenOnce[index] = fingerprint
+        givenOnce[first &>> 6] |= firstBit
+        givenOnce[second &>> 6] |= secondBit
         return false
     }
 
