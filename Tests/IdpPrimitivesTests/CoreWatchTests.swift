@@ -94,7 +94,8 @@ extension LockProfilerTests {
 
     @Test("a hold across a sleep counts as leaving its core and stays out of the longest hold kept on core; a long spin on core stays in")
     func coreWatchSplitsHolds() async {
-        #expect(await Self.coreWatchProblems() == [])
+        let problems = await Self.coreWatchProblems()
+        #expect(problems == [])
     }
 
     @Test("with the core watch ignored (a fault planted for this test), the core-watch check fails", .enabled(if: CoreWatch.isAvailable))
@@ -116,7 +117,7 @@ extension LockProfilerTests {
         let sleptLabel = "LockProfilerTests.nested.slept.\(run)", blockedLabel = "LockProfilerTests.nested.blocked.\(run)"
         let slept = LockedValue(0, label: sleptLabel), blocked = LockedValue(0, label: blockedLabel)
         let inner = LockedValue(0, label: "LockProfilerTests.nested.inner.\(run)")
-        let sleptDone = Atomic<Bool>(false), innerHeld = Atomic<Bool>(false)
+        let sleptDone = Atomic<Bool>(false), innerHeld = Atomic<Bool>(false), takingInner = Atomic<Bool>(false)
         /// Waits for `flag` (a yielding loop with a 10 s deadline); whether it was set.
         @Sendable func waitFor(_ flag: borrowing Atomic<Bool>) -> Bool {
             let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
@@ -130,11 +131,15 @@ extension LockProfilerTests {
         let finished = await onOSThreads(2) { index -> Bool in
             if index == 1 {
                 guard waitFor(sleptDone) else { return false }
-                inner.withLock { _ in
+                // Held until the other thread, inside its outer hold, is about to take it, and
+                // 5 ms more: that thread blocks on it, or was switched out meanwhile; either way
+                // its outer hold leaves its core before the nested hold marks the watch again.
+                return inner.withLock { _ -> Bool in
                     innerHeld.store(true, ordering: .releasing)
+                    guard waitFor(takingInner) else { return false }
                     sleepSwitchingOut(microseconds: 5_000)
+                    return true
                 }
-                return true
             }
             slept.withLock { _ in
                 sleepSwitchingOut(microseconds: 3_000)
@@ -142,7 +147,10 @@ extension LockProfilerTests {
             }
             sleptDone.store(true, ordering: .releasing)
             guard waitFor(innerHeld) else { return false }
-            blocked.withLock { _ in inner.withLock { _ in } }
+            blocked.withLock { _ in
+                takingInner.store(true, ordering: .releasing)
+                inner.withLock { _ in }
+            }
             return true
         }
         let figures = LockProfiler.stop()
@@ -164,14 +172,20 @@ extension LockProfilerTests {
 
     @Test("a hold whose thread left its core before a hold nested in it began counts as leaving its core")
     func nestedHoldsKeepTheEnclosingLeave() async {
-        #expect(await Self.nestedCoreWatchProblems() == [])
+        let problems = await Self.nestedCoreWatchProblems()
+        #expect(problems == [])
     }
 
     @Test("with a nested hold erasing the enclosing hold's leave (a fault planted for this test), the nested-hold check fails",
           .enabled(if: CoreWatch.isAvailable))
     func erasedEnclosingLeaveIsCaught() async {
+        // A thread switched out after the nested hold began shows a leave of its own, which hides
+        // the fault in that attempt: each case must be caught in one of up to 5 attempts.
         LockProfiler.forgetsEnclosingLeaves.store(true, ordering: .relaxed)
-        let problems = await Self.nestedCoreWatchProblems()
+        var problems: [String] = []
+        for _ in 0..<5 where !(problems.contains { $0.contains("slept before") } && problems.contains { $0.contains("blocked taking") }) {
+            problems += await Self.nestedCoreWatchProblems()
+        }
         LockProfiler.forgetsEnclosingLeaves.store(false, ordering: .relaxed)
         #expect(problems.contains { $0.contains("slept before") }, "\(problems)")
         #expect(problems.contains { $0.contains("blocked taking") }, "\(problems)")
