@@ -422,6 +422,14 @@ extension SystemStress {
                 return
             }
             if let injected, !endedDuringCall {
+                if result.idpSdkError.map({ $0.code.map(Self.answeredByIdpCodes.contains) ?? false }) ?? true {
+                    // A code, or the IDP's verdict on a submitted step: after its provider's error
+                    // the flow sends no request, so the engine submitted another answer for it.
+                    triggered(.noCrossTalk)
+                    checked(.noCrossTalk, false,
+                            "\(flow()) ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), though its provider returned \(injected): the engine submitted an answer its provider did not give")
+                    return
+                }
                 // A cancel or a timeout the record explains may end the flow first, between the
                 // provider's return and the engine's taking its error.
                 let endedFirst = result.idpSdkError.map { [.cancelled, .timedOut].contains($0.code) && Self.explanation(of: $0, window: window) != nil } ?? false
@@ -452,6 +460,12 @@ extension SystemStress {
             checked(.errorsUnchanged, why != nil,
                     "\(flow()) ended with \(error), which nothing the stress did explains (faults meanwhile: \(window.faults.isEmpty ? "none" : window.faults.map(\.rawValue).joined(separator: ", "))\(window.cancelled ? "; cancelled by its caller" : ""))")
         }
+
+        /// The errors a flow ends with only when the IDP answered a request of it: its verdict on a
+        /// submitted step, or a session it no longer knows.
+        static let answeredByIdpCodes: Set<IdpSdkError.Code> = [.credentialsRejected, .userNotEnrolled, .tooManyAttempts, .activationCodeExpired,
+                                                                 .authorizationRefused, .unknownClient, .unknownTenant, .sessionExpired,
+                                                                 .temporarilyLocked, .permanentlyLocked]
 
         /// The errors the engine ends a flow with when it refuses the provider's answer.
         static let credentialCheckCodes: Set<IdpSdkError.Code> = [.missingCredentialField, .unexpectedCredentialField, .emptyCredentialField,
