@@ -105,10 +105,10 @@ struct GrantHandle: Equatable, Sendable {
 /// for a while, never correctness: every read checks expiry itself). A removed grant leaves its
 /// slot empty until the head passes it.
 ///
-/// Entries lie in chunks of ``chunkCapacity`` slots. The tail's next chunk is made outside the
-/// shard's lock, as an ``ExpiryQueue``'s is (``wantsChunk``, ``takeUpkeep()``, ``install(_:)``),
-/// and a chunk the head has passed is kept as that spare, so once a shard's traffic is steady the
-/// log neither allocates nor frees. A tail that fills before a spare arrives makes its own
+/// Entries lie in a ``ChunkList``, as an ``ExpiryQueue``'s do: the tail's next chunk is made
+/// outside the shard's lock (``wantsChunk``, ``takeUpkeep()``, ``install(_:)``), and a chunk the
+/// head has passed is kept as that spare, so once a shard's traffic is steady the log neither
+/// allocates nor frees. A tail that fills before a spare arrives makes its own
 /// (``chunksMadeUnderLock``).
 ///
 /// Not thread-safe: a value kept inside a shard's lock.
@@ -119,18 +119,14 @@ struct GrantLog<Record> {
     }
 
     typealias Upkeep = ChunkUpkeep<Entry>
-    typealias Chunk = Upkeep.Chunk
 
     /// Slots per chunk.
-    static var chunkCapacity: Int { 256 }
-    private static var chunkShift: UInt64 { 8 }
+    static var chunkCapacity: Int { ChunkList<Entry>.capacity }
 
-    /// The chunks, oldest first; the first ``emptiedChunks`` were passed by the head and hold
-    /// nothing.
-    private var chunks: [Chunk] = [GrantLog.makeChunk()]
-    /// The position of the first slot of `chunks[0]`.
+    /// The chunks, oldest first; those the head passed hold nothing.
+    private var chunks = ChunkList<Entry>()
+    /// The position of the first slot of the first chunk.
     private var base: UInt64 = 0
-    private var emptiedChunks = 0
     /// The oldest position still kept; those before it were pruned.
     private(set) var head: UInt64 = 0
     /// The next position.
@@ -138,14 +134,13 @@ struct GrantLog<Record> {
     /// When the grant at the head expires as ``prune(before:expiresAt:)`` last read it (the
     /// distant future for an empty log): a prune that finds nothing due reads no chunk.
     private var headExpiry = Date.distantFuture
-    private var spareChunk: Chunk?
     /// Grants stored and not removed or pruned.
     private(set) var count = 0
     /// Whether the log has no spare chunk and has not asked for one yet: a new log asks at its
     /// first append.
-    private(set) var wantsChunk = true
+    var wantsChunk: Bool { chunks.wantsChunk }
     /// How many chunks the tail had to make under the lock, for want of a spare.
-    private(set) var chunksMadeUnderLock = 0
+    var chunksMadeUnderLock: Int { chunks.chunksMadeUnderLock }
     private let log: GrantHandle.Log
     private let defect: GrantLogDefect?
 
@@ -156,16 +151,13 @@ struct GrantLog<Record> {
         self.defect = defect
     }
 
-    /// An empty chunk, every slot written.
-    static func makeChunk() -> Chunk { Upkeep.makeChunk(slots: chunkCapacity) }
-
     /// Stores `record` at the tail, placing `draft` there; returns the grant's handle.
     /// - Parameter expiresAt: When the record expires (read only if the log is empty).
     mutating func append(_ record: Record, as draft: GrantHandle, expiresAt: Date) -> GrantHandle {
         let handle = draft.placed(in: log, at: tail)
         let (chunk, slot) = place(of: tail)
-        if chunk == chunks.count { addChunk() }
-        chunks[chunk][slot] = Entry(handle: handle, record: record)
+        if chunk == chunks.count { chunks.addChunk() }
+        chunks[chunk, slot] = Entry(handle: handle, record: record)
         if head == tail { headExpiry = expiresAt }
         tail += 1
         count += 1
@@ -175,7 +167,7 @@ struct GrantLog<Record> {
     /// The record `handle` names, if it is stored here.
     subscript(handle: GrantHandle) -> Record? {
         guard let (chunk, slot) = locate(handle) else { return nil }
-        return chunks[chunk][slot]?.record
+        return chunks[chunk, slot]?.record
     }
 
     /// The record at `position`, if it is stored: for grants named only inside the server
@@ -183,7 +175,7 @@ struct GrantLog<Record> {
     subscript(position position: UInt64) -> Record? {
         guard position >= head, position < tail else { return nil }
         let (chunk, slot) = place(of: position)
-        return chunks[chunk][slot]?.record
+        return chunks[chunk, slot]?.record
     }
 
     /// Runs `body` on the record `handle` names (`nil`: none) and keeps what it leaves there: a
@@ -200,7 +192,7 @@ struct GrantLog<Record> {
     /// ``withRecord(_:_:)`` for the record at `position`.
     mutating func withRecord<Result>(position: UInt64, _ body: (inout Record?) -> Result) -> Result {
         let (chunk, slot) = place(of: position)
-        guard position >= head, position < tail, chunks[chunk][slot] != nil else {
+        guard position >= head, position < tail, chunks[chunk, slot] != nil else {
             var none: Record?
             return body(&none)
         }
@@ -209,11 +201,11 @@ struct GrantLog<Record> {
 
     private mutating func withRecord<Result>(chunk: Int, slot: Int, _ body: (inout Record?) -> Result) -> Result {
         // Moved out of its slot and back, never copied.
-        let entry = chunks[chunk][slot].take()!
+        let entry = chunks[chunk, slot].take()!
         var record: Record? = entry.record
         defer {
             if let record = record.take() {
-                chunks[chunk][slot] = Entry(handle: entry.handle, record: record)
+                chunks[chunk, slot] = Entry(handle: entry.handle, record: record)
             } else {
                 count -= 1
                 // A removed grant at the head is passed by the next prune.
@@ -235,17 +227,20 @@ struct GrantLog<Record> {
         var passed = 0
         while passed < prunedPerRequest, head < tail, headExpiry <= before || isOn(.prunesUnexpired) {
             let (chunk, slot) = place(of: head)
-            if let entry = chunks[chunk][slot] {
+            if let entry = chunks[chunk, slot] {
                 guard expiresAt(entry.record) <= before || isOn(.prunesUnexpired) else {
                     headExpiry = expiresAt(entry.record)
                     break
                 }
-                pruned.keep(chunks[chunk][slot].take()?.record)
+                pruned.keep(chunks[chunk, slot].take()?.record)
                 count -= 1
             }
             head += 1
             passed += 1
-            if head & UInt64(Self.chunkCapacity - 1) == 0 { dropHeadChunk() }
+            if head & UInt64(Self.chunkCapacity - 1) == 0 {
+                // The head left a chunk; the positions shift when the list drops chunks' places.
+                base &+= UInt64(chunks.dropHeadChunk()) << ChunkList<Entry>.shift
+            }
             headExpiry = head < tail ? nextHeadExpiry(expiresAt) : .distantFuture
         }
         return pruned
@@ -254,7 +249,7 @@ struct GrantLog<Record> {
     /// When the grant now at the head expires; a removed one is due at once.
     private func nextHeadExpiry(_ expiresAt: (Record) -> Date) -> Date {
         let (chunk, slot) = place(of: head)
-        return chunks[chunk][slot].map { expiresAt($0.record) } ?? .distantPast
+        return chunks[chunk, slot].map { expiresAt($0.record) } ?? .distantPast
     }
 
     /// Every stored grant's handle, oldest first: for inspection (statistics, tests), never
@@ -262,29 +257,23 @@ struct GrantLog<Record> {
     var handles: [GrantHandle] {
         (head..<tail).compactMap { position in
             let (chunk, slot) = place(of: position)
-            return chunks[chunk][slot]?.handle
+            return chunks[chunk, slot]?.handle
         }
     }
 
     /// Hands out the log's request for a chunk, if any, to be made after the lock.
-    mutating func takeUpkeep() -> Upkeep {
-        defer { wantsChunk = false }
-        return Upkeep(slots: wantsChunk ? Self.chunkCapacity : 0)
-    }
+    mutating func takeUpkeep() -> Upkeep { chunks.takeUpkeep() }
 
     /// Takes the chunk `upkeep` made as the spare, if the log still has none; a chunk not taken
     /// stays in `upkeep`, for its holder to release after the lock.
-    mutating func install(_ upkeep: inout Upkeep) {
-        guard spareChunk == nil, let chunk = upkeep.chunk.take() else { return }
-        spareChunk = chunk
-    }
+    mutating func install(_ upkeep: inout Upkeep) { chunks.install(&upkeep) }
 
     /// The slot of `handle`'s record, if the handle is this log's and the grant is stored.
     private func locate(_ handle: GrantHandle) -> (Int, Int)? {
         let position = handle.position
         guard handle.log == log, position >= head, position < tail else { return nil }
         let (chunk, slot) = place(of: position)
-        guard let stored = chunks[chunk][slot]?.handle, stored == handle || isOn(.acceptsAnyHandleAtItsPosition) else { return nil }
+        guard let stored = chunks[chunk, slot]?.handle, stored == handle || isOn(.acceptsAnyHandleAtItsPosition) else { return nil }
         return (chunk, slot)
     }
 
@@ -301,34 +290,7 @@ struct GrantLog<Record> {
     @inline(__always)
     private func place(of position: UInt64) -> (chunk: Int, slot: Int) {
         let offset = position &- base
-        return (Int(truncatingIfNeeded: offset >> Self.chunkShift), Int(truncatingIfNeeded: offset & UInt64(Self.chunkCapacity - 1)))
-    }
-
-    private mutating func addChunk() {
-        if let spare = spareChunk.take() {
-            chunks.append(spare)
-        } else {
-            chunksMadeUnderLock += 1
-            chunks.append(Self.makeChunk())
-        }
-        wantsChunk = true
-    }
-
-    /// Keeps the chunk the head just passed as the spare, and now and then drops the emptied
-    /// chunks' places (a move of a few hundred words at most).
-    private mutating func dropHeadChunk() {
-        var emptied = Chunk()
-        swap(&emptied, &chunks[emptiedChunks])
-        if spareChunk == nil {
-            spareChunk = emptied
-            wantsChunk = false
-        }
-        emptiedChunks += 1
-        if emptiedChunks >= 64, 2 * emptiedChunks >= chunks.count {
-            chunks.removeFirst(emptiedChunks)
-            base &+= UInt64(emptiedChunks) << Self.chunkShift
-            emptiedChunks = 0
-        }
+        return (Int(truncatingIfNeeded: offset >> ChunkList<Entry>.shift), Int(truncatingIfNeeded: offset & UInt64(Self.chunkCapacity - 1)))
     }
 }
 

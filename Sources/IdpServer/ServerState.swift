@@ -155,10 +155,10 @@ enum ShardRouting {
 }
 
 /// Keys in the order they were entered, each with when it expires: what a shard prunes from, a
-/// few entries per request, instead of scanning its tables under its lock. Entries lie in chunks
-/// of ``chunkCapacity``: a queue grows by one chunk at a time and never copies its entries, and a
-/// chunk emptied at the head is kept to be filled at the tail, so once a shard's traffic is steady
-/// the queue neither allocates nor frees.
+/// few entries per request, instead of scanning its tables under its lock. Entries lie in a
+/// ``ChunkList``: a queue grows by one chunk at a time and never copies its entries, and a chunk
+/// emptied at the head is kept to be filled at the tail, so once a shard's traffic is steady the
+/// queue neither allocates nor frees.
 ///
 /// No chunk is made under the shard's lock: the first is made with the queue, and at its first
 /// append and whenever the tail starts a chunk with no spare left, the queue asks for one
@@ -173,41 +173,35 @@ enum ShardRouting {
 struct ExpiryQueue<Key> {
     typealias Entry = (key: Key, expiresAt: Date)
     typealias Upkeep = ChunkUpkeep<Entry>
-    typealias Chunk = Upkeep.Chunk
-    /// The chunks, oldest first; those before ``head`` are emptied. Each holds
-    /// ``chunkCapacity`` slots, filled from the front.
-    private var chunks: [Chunk] = [ExpiryQueue.makeChunk()]
-    /// The chunk holding the oldest entry.
-    private var head = 0
+
+    /// Slots per chunk.
+    static var chunkCapacity: Int { ChunkList<Entry>.capacity }
+    /// The chunks, 18 KiB of 72-byte slots each; the head chunk is the first not emptied.
+    private var chunks = ChunkList<Entry>()
     /// The oldest entry's slot in the head chunk.
     private var offset = 0
     /// The next free slot in the last chunk.
     private var tailOffset = 0
-    /// A chunk to fill once the tail chunk is full: an emptied one, or one made after the lock.
-    private var spareChunk: Chunk?
     private(set) var count = 0
     /// When the oldest entry expires (the distant future when the queue is empty): kept here, in
     /// the queue's own words, so that a prune that finds nothing expired reads no chunk.
     private var oldestExpiry = Date.distantFuture
+
     /// Whether the queue has no spare chunk and has not asked for one yet: a new queue asks at its
     /// first append.
-    private(set) var wantsChunk = true
+    var wantsChunk: Bool { chunks.wantsChunk }
     /// How many chunks the tail had to make under the lock, for want of a spare.
-    private(set) var chunksMadeUnderLock = 0
-
-    /// Slots per chunk: 18 KiB of 72-byte slots, written in full when the chunk is made (so its
-    /// pages are mapped then, not one by one by later appends), once per 256 keys.
-    static var chunkCapacity: Int { 256 }
-
-    /// An empty chunk, every slot written.
-    static func makeChunk() -> Chunk { Upkeep.makeChunk(slots: chunkCapacity) }
+    var chunksMadeUnderLock: Int { chunks.chunksMadeUnderLock }
 
     /// Enters `key`, which expires at `expiresAt`; returns ``wantsChunk``, for the owner to note
     /// that it has upkeep to hand out.
     @discardableResult
     mutating func append(_ key: Key, expiresAt: Date) -> Bool {
-        if tailOffset == Self.chunkCapacity { addChunk() }
-        chunks[chunks.count - 1][tailOffset] = (key, expiresAt)
+        if tailOffset == Self.chunkCapacity {
+            chunks.addChunk()
+            tailOffset = 0
+        }
+        chunks[chunks.count - 1, tailOffset] = (key, expiresAt)
         tailOffset += 1
         if count == 0 { oldestExpiry = expiresAt }
         count += 1
@@ -218,56 +212,25 @@ struct ExpiryQueue<Key> {
     /// `body`.
     mutating func popExpired(now: Date, limit: Int, _ body: (Key) -> Void) {
         var popped = 0
-        while popped < limit, oldestExpiry <= now, let entry = chunks[head][offset].take() {
+        while popped < limit, oldestExpiry <= now, let entry = chunks[chunks.emptied, offset].take() {
             offset += 1
             count -= 1
             popped += 1
-            if offset == Self.chunkCapacity { dropHeadChunk() }
-            oldestExpiry = count > 0 ? chunks[head][offset]?.expiresAt ?? .distantFuture : .distantFuture
+            if offset == Self.chunkCapacity {
+                _ = chunks.dropHeadChunk()
+                offset = 0
+            }
+            oldestExpiry = count > 0 ? chunks[chunks.emptied, offset]?.expiresAt ?? .distantFuture : .distantFuture
             body(entry.key)
         }
     }
 
     /// Hands out the queue's request for a chunk, if any, to be made after the lock.
-    mutating func takeUpkeep() -> Upkeep {
-        defer { wantsChunk = false }
-        return Upkeep(slots: wantsChunk ? Self.chunkCapacity : 0)
-    }
+    mutating func takeUpkeep() -> Upkeep { chunks.takeUpkeep() }
 
     /// Takes the chunk `upkeep` made as the spare, if the queue still has none; a chunk not taken
     /// stays in `upkeep`, for its holder to release after the lock.
-    mutating func install(_ upkeep: inout Upkeep) {
-        guard spareChunk == nil, let chunk = upkeep.chunk.take() else { return }
-        spareChunk = chunk
-    }
-
-    private mutating func addChunk() {
-        if let spare = spareChunk.take() {
-            chunks.append(spare)
-        } else {
-            chunksMadeUnderLock += 1
-            chunks.append(Self.makeChunk())
-        }
-        tailOffset = 0
-        wantsChunk = true
-    }
-
-    /// Keeps the head chunk, all of whose entries were taken out, as the spare, and now and then
-    /// drops the emptied chunks' places (a move of a few hundred words at most).
-    private mutating func dropHeadChunk() {
-        var emptied = Chunk()
-        swap(&emptied, &chunks[head])
-        if spareChunk == nil {
-            spareChunk = emptied
-            wantsChunk = false
-        }
-        head += 1
-        offset = 0
-        if head >= 64, 2 * head >= chunks.count {
-            chunks.removeFirst(head)
-            head = 0
-        }
-    }
+    mutating func install(_ upkeep: inout Upkeep) { chunks.install(&upkeep) }
 }
 
 /// A table an ``ExpiryQueue`` prunes.

@@ -78,3 +78,90 @@ extension LockedValue where Value: UpkeptShard {
         withLock { $0.install(&upkeep) }
     }
 }
+
+/// The chunks of a store that fills at the tail and empties at the head (an ``ExpiryQueue``, a
+/// ``GrantLog``): chunks of ``capacity`` slots, oldest first, the first ``emptied`` of them passed
+/// by the head. The store reads and writes slots in place (``subscript(_:_:)``); this list adds a
+/// chunk at the tail, keeps one passed by the head as the spare, and asks for a spare to be made
+/// after the lock when it has none (``wantsChunk``, ``takeUpkeep()``, ``install(_:)``), so once a
+/// shard's traffic is steady it neither allocates nor frees. A tail that needs a chunk before a
+/// spare arrives makes its own (``chunksMadeUnderLock``).
+///
+/// Not thread-safe: a value kept inside a shard's lock.
+struct ChunkList<Element> {
+    typealias Upkeep = ChunkUpkeep<Element>
+    typealias Chunk = Upkeep.Chunk
+
+    /// Slots per chunk: written in full when the chunk is made, once per 256 entries.
+    static var capacity: Int { 256 }
+    /// log2 of ``capacity``.
+    static var shift: UInt64 { 8 }
+
+    private var chunks: [Chunk] = [ChunkList.makeChunk()]
+    /// Chunks at the front that the head has passed; they hold nothing.
+    private(set) var emptied = 0
+    /// A chunk to fill once the tail chunk is full: an emptied one, or one made after the lock.
+    private var spare: Chunk?
+    /// Whether the list has no spare chunk and has not asked for one yet: a new list asks at its
+    /// store's first append.
+    private(set) var wantsChunk = true
+    /// How many chunks the tail had to make under the lock, for want of a spare.
+    private(set) var chunksMadeUnderLock = 0
+
+    /// An empty chunk, every slot written.
+    static func makeChunk() -> Chunk { Upkeep.makeChunk(slots: capacity) }
+
+    /// The chunks, emptied ones included.
+    var count: Int { chunks.count }
+
+    /// Slot `slot` of chunk `chunk`, read and written in place.
+    subscript(chunk: Int, slot: Int) -> Element? {
+        @inline(__always) get { chunks[chunk][slot] }
+        @inline(__always) _modify { yield &chunks[chunk][slot] }
+    }
+
+    /// Adds a chunk at the tail: the spare, or one made now (under the lock).
+    mutating func addChunk() {
+        if let spare = spare.take() {
+            chunks.append(spare)
+        } else {
+            chunksMadeUnderLock += 1
+            chunks.append(Self.makeChunk())
+        }
+        wantsChunk = true
+    }
+
+    /// Marks the oldest chunk not yet emptied as passed by the head (it must hold nothing), keeps
+    /// it as the spare if there is none, and now and then drops the emptied chunks' places (a move
+    /// of a few hundred words at most). Returns how many chunks were dropped from the front (0
+    /// most times), for the store to shift its indices.
+    mutating func dropHeadChunk() -> Int {
+        var passed = Chunk()
+        swap(&passed, &chunks[emptied])
+        if spare == nil {
+            spare = passed
+            wantsChunk = false
+        }
+        emptied += 1
+        guard emptied >= 64, 2 * emptied >= chunks.count else { return 0 }
+        let dropped = emptied
+        chunks.removeFirst(dropped)
+        emptied = 0
+        return dropped
+    }
+
+    /// Hands out the list's request for a chunk, if any, to be made after the lock.
+    mutating func takeUpkeep() -> Upkeep {
+        defer { wantsChunk = false }
+        return Upkeep(slots: wantsChunk ? Self.capacity : 0)
+    }
+
+    /// Takes the chunk `upkeep` made as the spare, if the list still has none; a chunk not taken
+    /// stays in `upkeep`, for its holder to release after the lock.
+    mutating func install(_ upkeep: inout Upkeep) {
+        guard spare == nil, let chunk = upkeep.chunk.take() else { return }
+        spare = chunk
+    }
+}
+
+extension ChunkList: Sendable where Element: Sendable {}
