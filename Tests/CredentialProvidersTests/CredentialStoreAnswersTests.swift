@@ -39,15 +39,18 @@ struct CredentialStoreAnswersTests {
         let store = CredentialStore()
         let users = (0..<1_024).map { "user-\($0)" }
         for user in users { store.set(["username": user, "password": "password-of-\(user)"], userId: user, tenantId: "demo") }
-        let (kept, wrong) = await OSThreads.run {
-            var wrong = 0
+        let (keptAfterFirst, keptAfterSecond, wrong) = await OSThreads.run {
+            var wrong = 0, kept: [Int] = []
             for _ in 0..<3 {
                 for user in users where store.provideCredentials(interaction(["username", "password"], userId: user)).credentials?["username"] != user { wrong += 1 }
+                kept.append(store.answersKeptOnThisThread)
             }
-            return (store.answersKeptOnThisThread, wrong)
+            return (kept[0], kept[1], wrong)
         }
         #expect(wrong == 0)
-        #expect(kept == users.count)
+        // The filter's false positives may keep a few at their first time.
+        #expect(keptAfterFirst < users.count / 10)
+        #expect(keptAfterSecond == users.count)
     }
 
     @Test("a user answered once per step, each step asking other fields (an activation), takes no slot; a step answered twice takes one")
