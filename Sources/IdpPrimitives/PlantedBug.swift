@@ -10,6 +10,9 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// The engine keeps the flow whose provider call runs in one slot for the whole service and
     /// routes the provider's answer to whichever flow is in that slot when the call returns.
     case engineRoutesAnswerThroughSharedSlot = "engine.routes-answer-through-shared-slot"
+    /// When a provider returns an error, the engine submits the last answer a provider gave for
+    /// the same user and step (one table for the whole service: another flow's answer) instead.
+    case engineAnswersFromAnotherFlowAfterProviderError = "engine.answers-from-another-flow-after-provider-error"
     /// A provider's error reaches the caller as another SDK error.
     case engineReplacesProviderError = "engine.replaces-provider-error"
     /// A cancelled flow ends with `connectionLost` instead of `cancelled`.

@@ -237,6 +237,9 @@ final class Flow: Sendable {
         case .proceed:
             break
         }
+        #if DEBUG
+        let answer = PlantedAnswers.apply(context.configuration.plantedBug, to: answer, data: data)
+        #endif
         if let error = answer.error {
             let delivered = context.configuration.plantedBug.isOn(.engineReplacesProviderError)
                 ? IdpSdkError(.protocolError, "the provider failed") : error
@@ -253,6 +256,27 @@ final class Flow: Sendable {
 }
 
 #if DEBUG
+/// ``PlantedBug/engineAnswersFromAnotherFlowAfterProviderError``: the last answer a provider gave
+/// for each user and step, as the planted engine keeps them in one table for the whole service
+/// (the switch's scratch).
+enum PlantedAnswers {
+    /// The answer the planted engine goes on with: `answer`, kept when it holds credentials; the
+    /// kept answer for the same user and step in its place when it is an error. Unchanged when the
+    /// bug is off.
+    static func apply(_ bug: PlantedBugSwitch, to answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        guard bug.isOn(.engineAnswersFromAnotherFlowAfterProviderError), let scratch = bug.scratch else { return answer }
+        let key = "\(data.userId ?? "")|\(data.step)"
+        let kept = scratch.withLock { table -> [String: String]? in
+            var answers = table as? [String: [String: String]] ?? [:]
+            defer { table = answers }
+            guard let credentials = answer.credentials else { return answers[key] }
+            answers[key] = credentials
+            return nil
+        }
+        return kept.map { IdpSdkProvideCredentialsResult(credentials: $0) } ?? answer
+    }
+}
+
 /// ``PlantedBug/engineRoutesAnswerThroughSharedSlot``: the flow whose provider call runs, as the
 /// planted engine keeps it in one slot for the whole service (the switch's scratch).
 final class PlantedAsking: Sendable {

@@ -16,6 +16,7 @@ struct StressMutationTests {
     /// The invariant each planted bug must break.
     static let caughtBy: [PlantedBug: SystemStress.Invariant] = [
         .engineRoutesAnswerThroughSharedSlot: .noCrossTalk,
+        .engineAnswersFromAnotherFlowAfterProviderError: .noCrossTalk,
         .engineReplacesProviderError: .errorsUnchanged,
         .engineReportsCancelAsConnectionLost: .errorsUnchanged,
         .engineCompletesAgainOnLateResponse: .exactlyOnce,
@@ -110,6 +111,21 @@ struct StressMutationTests {
         // Then each replay breaks the same invariant
         #expect(replays.count == 10)
         #expect(replays.allSatisfy { $0.contains { SystemStress.Invariant(violation: $0) == wanted } }, "\(replays)")
+    }
+
+    @Test("an engine that goes on with another flow's answer after its provider's error is caught by how the flow ended: a code or the IDP's verdict though its provider returned an error")
+    func answerAfterProviderErrorCaughtByEnding() async throws {
+        // Given the default controlled stress with the engine submitting another flow's answer
+        // in place of its provider's error
+        let bug = PlantedBug.engineAnswersFromAnotherFlowAfterProviderError
+        let report = await Self.controlledRuns.report(bug)
+        // When its failing run is read
+        let failure = try #require(report.failure, "\(bug) was not caught in \(report.runs) runs: \(report)")
+        // Then the judgment of the flow's ending named it: the provider's answers themselves were
+        // each the flow's own, so only the ending shows the answer the engine took instead
+        let endings = failure.violations.filter { $0.contains("the engine submitted an answer its provider did not give") }
+        #expect(!endings.isEmpty, "\(failure.violations)")
+        #expect(endings.allSatisfy { SystemStress.Invariant(violation: $0) == .noCrossTalk }, "\(endings)")
     }
 
     @Test("a planted bug is caught by the default free-running stress within 2,000 runs, as the invariant named for it",
