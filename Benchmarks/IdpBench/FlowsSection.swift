@@ -427,14 +427,15 @@ private func check(_ cell: FlowCell, _ what: String) throws(BenchFailure) {
 /// core spinning can leave a virtual machine slower for a while, which the logins' hold times
 /// would then show.
 func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure)
-    -> (rows: [ContentionRow], preemption: PreemptionRecord, pauses: MachinePauses?) {
+    -> (rows: [ContentionRow], preemption: PreemptionRecord, pauses: MachinePauses?, heavyWorkNoted: [String: UInt64]) {
     let level = options.inFlight.max() ?? 256
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
     LockProfiler.start()
     let before = ProcessUsage.now()
     let (cell, _, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
     let after = ProcessUsage.now()
-    let figures = LockProfiler.stop()
+    let profile = LockProfiler.stopReport()
+    let figures = profile.locks
     try check(cell, "contention run at \(level) in flight")
     progress.report("contention: the machine's own pauses, one spinning thread per core", force: true)
     let pauses = await MachinePauseProbe.measure(threads: Processors.available, seconds: options.quick ? 0.25 : 1)
@@ -448,11 +449,13 @@ func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) 
                       holdMaxUs: Double($0.holds.maxNanoseconds) / 1e3, longHolds: $0.holds.count(atLeast: longHold),
                       shortHoldMs: Double($0.holds.totalNanoseconds(below: longHold)) / 1e6,
                       holdMaxOnCoreUs: $0.keptCoreMaxNanoseconds.map { Double($0) / 1e3 }, holdsLeftCore: $0.holdsThatLeftCore?.count,
-                      longHoldsOnCore: $0.holdsThatLeftCore.map { [holds = $0.holds] left in holds.count(atLeast: longHold) &- left.count(atLeast: longHold) })
+                      longHoldsOnCore: $0.holdsThatLeftCore.map { [holds = $0.holds] left in holds.count(atLeast: longHold) &- left.count(atLeast: longHold) },
+                      heavyWork: $0.heavyWork, heavyWorkKinds: $0.heavyWorkKinds.sorted().map(\.description))
     }
     let preemption = PreemptionRecord(rows: rows, involuntarySwitches: after.involuntarySwitches &- before.involuntarySwitches,
                                       cpuMs: Double(after.cpuNanoseconds &- before.cpuNanoseconds) / 1e6)
-    return (rows, preemption, pauses)
+    let noted = Dictionary(uniqueKeysWithValues: profile.heavyWorkNoted.map { ($0.key.description, $0.value) })
+    return (rows, preemption, pauses, noted)
 }
 
 /// The process's CPU time and involuntary context switches so far (`getrusage`, every thread).

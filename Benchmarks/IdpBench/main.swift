@@ -103,7 +103,7 @@ do {
             report.loneLoginSplit = LoneLoginSplit(flows: report.flows)
         }
         if options.sections.contains(.contention) {
-            (report.contention, report.preemption, report.machinePauses) = try await runContentionSection(options, rig: rig, progress: progress)
+            (report.contention, report.preemption, report.machinePauses, report.heavyWorkNoted) = try await runContentionSection(options, rig: rig, progress: progress)
         }
     }
 } catch {

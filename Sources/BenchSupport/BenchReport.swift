@@ -36,6 +36,11 @@ public struct BenchReport: Codable, Sendable, Equatable {
     /// How long the machine itself paused threads that had nothing to do but spin, measured right
     /// after the contention run; `nil` when not measured and in older reports.
     package var machinePauses: MachinePauses?
+    /// How many times the product noted heavy work (hashing, randomness, rendering, large
+    /// allocations) during the contention run, by kind, under a lock or not: each lock's share
+    /// is its row's ``ContentionRow/heavyWork``. `nil` when the section did not run and in older
+    /// reports.
+    package var heavyWorkNoted: [String: UInt64]?
 
     /// A report of a run.
     /// - Parameters:
@@ -51,9 +56,11 @@ public struct BenchReport: Codable, Sendable, Equatable {
     ///   - loneLoginSplit: The lone login's p50 in measured parts.
     ///   - preemption: The kernel's preemptions during the contention run.
     ///   - machinePauses: The machine's own pauses of spinning threads.
+    ///   - heavyWorkNoted: The heavy work noted during the contention run, by kind.
     package init(machine: Machine, settings: Settings, providers: [ProviderRow] = [], floors: [FloorRow] = [], flows: [FlowRow] = [],
                 contention: [ContentionRow] = [], memory: MemoryRow? = nil, targets: [TargetRow] = [], scaling: [ScalingRow] = [],
-                loneLoginSplit: LoneLoginSplit? = nil, preemption: PreemptionRecord? = nil, machinePauses: MachinePauses? = nil) {
+                loneLoginSplit: LoneLoginSplit? = nil, preemption: PreemptionRecord? = nil, machinePauses: MachinePauses? = nil,
+                heavyWorkNoted: [String: UInt64]? = nil) {
         self.machine = machine
         self.settings = settings
         self.providers = providers
@@ -66,15 +73,16 @@ public struct BenchReport: Codable, Sendable, Equatable {
         self.loneLoginSplit = loneLoginSplit
         self.preemption = preemption
         self.machinePauses = machinePauses
+        self.heavyWorkNoted = heavyWorkNoted
     }
 
     enum CodingKeys: String, CodingKey {
         case schema, machine, settings, providers, floors, flows, contention, memory, targets, scaling, loneLoginSplit = "lone_login_split"
-        case preemption = "contention_preemption", machinePauses = "machine_pauses"
+        case preemption = "contention_preemption", machinePauses = "machine_pauses", heavyWorkNoted = "contention_heavy_work_noted"
     }
 
-    /// Reads a report; `scaling`, `lone_login_split`, `contention_preemption` and
-    /// `machine_pauses`, absent from older reports, default to none.
+    /// Reads a report; `scaling`, `lone_login_split`, `contention_preemption`, `machine_pauses`
+    /// and `contention_heavy_work_noted`, absent from older reports, default to none.
     /// - Parameter decoder: The decoder to read from.
     /// - Throws: `DecodingError` when a key present in every report is missing or mistyped.
     public init(from decoder: any Decoder) throws {
@@ -92,6 +100,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
         loneLoginSplit = try container.decodeIfPresent(LoneLoginSplit.self, forKey: .loneLoginSplit)
         preemption = try container.decodeIfPresent(PreemptionRecord.self, forKey: .preemption)
         machinePauses = try container.decodeIfPresent(MachinePauses.self, forKey: .machinePauses)
+        heavyWorkNoted = try container.decodeIfPresent([String: UInt64].self, forKey: .heavyWorkNoted)
     }
 
     /// The report as pretty-printed JSON with sorted keys.
@@ -438,6 +447,11 @@ package struct ContentionRow: Codable, Sendable, Equatable {
     /// histogram's resolution): long while their threads ran; `nil` where the core watch is
     /// unavailable, and in older reports.
     package var longHoldsOnCore: UInt64?
+    /// How many times the product noted heavy work (``heavyWorkKinds``) while a thread held this
+    /// lock; `nil` in older reports.
+    package var heavyWork: UInt64?
+    /// The kinds of that work, by name; `nil` in older reports.
+    package var heavyWorkKinds: [String]?
 
     /// How often per login a flow-path lock is taken at least: once per two logins. A lock logins
     /// take as they run is taken about once per login or more (the IDP's, the engine's); one that
@@ -466,9 +480,12 @@ package struct ContentionRow: Codable, Sendable, Equatable {
     ///   - holdMaxOnCoreUs: The longest hold whose thread kept its core, in µs.
     ///   - holdsLeftCore: The holds whose thread was switched out.
     ///   - longHoldsOnCore: The holds of at least the max target whose thread kept its core.
+    ///   - heavyWork: The heavy work noted under the lock.
+    ///   - heavyWorkKinds: Its kinds, by name.
     package init(lock: String, acquisitions: UInt64, contended: UInt64, contendedShare: Double, waitMs: Double, perLogin: Double? = nil,
                 holdP50Us: Double? = nil, holdP99Us: Double? = nil, holdMaxUs: Double? = nil, longHolds: UInt64? = nil, shortHoldMs: Double? = nil,
-                holdMaxOnCoreUs: Double? = nil, holdsLeftCore: UInt64? = nil, longHoldsOnCore: UInt64? = nil) {
+                holdMaxOnCoreUs: Double? = nil, holdsLeftCore: UInt64? = nil, longHoldsOnCore: UInt64? = nil,
+                heavyWork: UInt64? = nil, heavyWorkKinds: [String]? = nil) {
         self.lock = lock
         self.acquisitions = acquisitions
         self.contended = contended
@@ -483,13 +500,15 @@ package struct ContentionRow: Codable, Sendable, Equatable {
         self.holdMaxOnCoreUs = holdMaxOnCoreUs
         self.holdsLeftCore = holdsLeftCore
         self.longHoldsOnCore = longHoldsOnCore
+        self.heavyWork = heavyWork
+        self.heavyWorkKinds = heavyWorkKinds
     }
 
     enum CodingKeys: String, CodingKey {
         case lock, acquisitions, contended, contendedShare = "contended_share", waitMs = "wait_ms", perLogin = "per_login"
         case holdP50Us = "hold_p50_us", holdP99Us = "hold_p99_us", holdMaxUs = "hold_max_us", longHolds = "long_holds"
         case shortHoldMs = "short_hold_ms", holdMaxOnCoreUs = "hold_max_on_core_us", holdsLeftCore = "holds_left_core"
-        case longHoldsOnCore = "long_holds_on_core"
+        case longHoldsOnCore = "long_holds_on_core", heavyWork = "heavy_work", heavyWorkKinds = "heavy_work_kinds"
     }
 }
 

@@ -122,7 +122,7 @@ func tables(_ report: BenchReport) -> [Table] {
     }
     if !report.contention.isEmpty {
         tables.append(contentionTable(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption,
-                                      pauses: report.machinePauses))
+                                      pauses: report.machinePauses, heavyWorkNoted: report.heavyWorkNoted))
     }
     if let memory = report.memory {
         tables.append(Table(title: "memory with flows parked at the IDP", header: ["measure", "value"], rows: [
@@ -164,7 +164,7 @@ func csv(_ report: BenchReport) -> String {
         for (metric, value) in [("per_login", row.perLogin), ("hold_p50_us", row.holdP50Us), ("hold_p99_us", row.holdP99Us), ("hold_max_us", row.holdMaxUs),
                                 ("long_holds", row.longHolds.map { Double($0) }), ("short_hold_ms", row.shortHoldMs),
                                 ("hold_max_on_core_us", row.holdMaxOnCoreUs), ("holds_left_core", row.holdsLeftCore.map { Double($0) }),
-                                ("long_holds_on_core", row.longHoldsOnCore.map { Double($0) })] {
+                                ("long_holds_on_core", row.longHoldsOnCore.map { Double($0) }), ("heavy_work", row.heavyWork.map { Double($0) })] {
             if let value { add("contention", row.lock, metric, value) }
         }
     }
@@ -209,19 +209,23 @@ func floorLabel(_ name: String) -> String {
 
 /// The contention section: per lock, how often it was taken and found held, the wait, and how
 /// long each acquisition held it; flow-path locks marked.
-func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: PreemptionRecord? = nil, pauses: MachinePauses? = nil) -> Table {
+func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: PreemptionRecord? = nil, pauses: MachinePauses? = nil,
+                     heavyWorkNoted: [String: UInt64]? = nil) -> Table {
     func micro(_ value: Double?) -> String { value.map(formatRatio) ?? "-" }
     let level = inFlight.map { " at \(formatNumber(Double($0))) in flight" } ?? ""
     let long = "held ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs"
     let watched = rows.contains { $0.holdsLeftCore != nil }
+    let heavy = rows.contains { $0.heavyWork != nil }
     return Table(title: "lock contention and hold times during closed-loop logins\(level)",
                  header: ["lock", "flow path", "acquisitions", "per login", "found held", "share", "waited ms", "held p50 µs", "held p99 µs", "held max µs", long]
-                     + (watched ? ["max on core µs", "left core", "on core ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs"] : []),
+                     + (watched ? ["max on core µs", "left core", "on core ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs"] : [])
+                     + (heavy ? ["heavy work under it"] : []),
                  rows: rows.map {
                      [$0.lock, $0.isFlowPath ? "yes" : "-", "\($0.acquisitions)", $0.perLogin.map(formatRatio) ?? "-", "\($0.contended)",
                       String(format: "%.2f%%", $0.contendedShare * 100), formatNumber($0.waitMs), micro($0.holdP50Us), micro($0.holdP99Us), micro($0.holdMaxUs),
                       $0.longHolds.map { "\($0)" } ?? "-"]
                          + (watched ? [micro($0.holdMaxOnCoreUs), $0.holdsLeftCore.map { "\($0)" } ?? "-", $0.longHoldsOnCore.map { "\($0)" } ?? "-"] : [])
+                         + (heavy ? [heavyWorkCell($0)] : [])
                  },
                  note: "A hold runs from taking the lock to releasing it. A flow-path lock is one the run took at least once per two logins "
                      + "(acquisitions ÷ logins run while profiling ≥ \(formatRatio(ContentionRow.flowPathAcquisitionsPerLogin))): the locks logins wait behind. "
@@ -229,8 +233,24 @@ func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: Preemp
                      + (watched ? " Max on core is the longest hold whose thread the kernel never switched out before it released the lock; left core counts the holds "
                          + "whose thread it did switch out (preempted, or blocked under the lock), each lasting until its thread ran again; on core ≥ \(formatNumber(HoldTimeTargets.maxUs)) µs "
                          + "counts the holds that long whose thread kept its core. Where they are shown, the max target judges the holds on core." : "")
+                     + (heavy ? " Heavy work under it counts the times the product hashed (SHA-256), drew random bytes, rendered a page or "
+                         + "allocated a chunk or table while a thread held the lock: work that belongs before or after the critical section, "
+                         + "counted on any machine however short it ran." + (heavyWorkNoted.map { " " + heavyWorkNote($0) } ?? "") : "")
                      + (preemption.map { " " + preemptionNote($0) } ?? "")
                      + (pauses.map { " " + pausesNote($0) } ?? ""))
+}
+
+/// A row's heavy work under its lock: the count, and its kinds when there was any.
+private func heavyWorkCell(_ row: ContentionRow) -> String {
+    guard let count = row.heavyWork else { return "-" }
+    return count == 0 ? "0" : "\(count) (\((row.heavyWorkKinds ?? []).joined(separator: ", ")))"
+}
+
+/// The heavy work the run noted in all, in a sentence.
+func heavyWorkNote(_ noted: [String: UInt64]) -> String {
+    let total = noted.values.reduce(0, +)
+    guard total > 0 else { return "The run noted no heavy work at all: the column was not exercised." }
+    return "The run noted \(formatNumber(Double(total))) heavy operations in all (" + noted.sorted { $0.key < $1.key }.map { "\($0.key) \(formatNumber(Double($0.value)))" }.joined(separator: ", ") + ")."
 }
 
 /// The contention run's preemptions against its long holds, in a sentence.

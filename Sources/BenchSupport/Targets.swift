@@ -101,6 +101,7 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
     }
     targets += evaluateHoldTimeTargets(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption,
                                        pauses: report.machinePauses)
+    targets += evaluateHeavyWorkTarget(report.contention, inFlight: report.settings.inFlight.max(), noted: report.heavyWorkNoted)
     if let memory = report.memory {
         targets.append(TargetRow(name: "resident bytes per parked flow", value: memory.bytesPerFlow, limit: 2_048,
                                  met: memory.bytesPerFlow <= 2_048, detail: "\(memory.parkedFlows) flows parked"))
@@ -186,4 +187,31 @@ func evaluateHoldTimeTargets(_ rows: [ContentionRow], inFlight: Int?, preemption
         targets.append(TargetRow(name: "flow-path lock hold \(metric), \(level)", value: worst.us, limit: limit, met: met, detail: detail))
     }
     return targets
+}
+
+/// The heavy-work target: no heavy work (hashing, randomness, rendering, large allocations) noted
+/// while a thread held a flow-path lock during the contention run, on any machine. Left out when
+/// the report has no heavy-work record (older reports); not met, and said to be not exercised,
+/// when the run noted no heavy work at all, under a lock or not.
+/// - Parameters:
+///   - rows: The contention section's rows.
+///   - inFlight: The logins in flight during the contention run.
+///   - noted: The heavy work the run noted in all, by kind.
+/// - Returns: One row, or none.
+func evaluateHeavyWorkTarget(_ rows: [ContentionRow], inFlight: Int?, noted: [String: UInt64]?) -> [TargetRow] {
+    let flowPath = rows.filter(\.isFlowPath)
+    guard let noted, !flowPath.isEmpty, flowPath.allSatisfy({ $0.heavyWork != nil }) else { return [] }
+    let level = inFlight.map { "logins at \($0) in flight" } ?? "logins"
+    let name = "heavy work under a flow-path lock, \(level)"
+    let total = noted.values.reduce(0, +)
+    guard total > 0 else {
+        return [TargetRow(name: name, value: 0, limit: 0, met: false, detail: "not exercised: the run noted no heavy work at all")]
+    }
+    let under = flowPath.filter { ($0.heavyWork ?? 0) > 0 }.sorted { ($0.heavyWork ?? 0) > ($1.heavyWork ?? 0) }
+    let count = under.reduce(UInt64(0)) { $0 + ($1.heavyWork ?? 0) }
+    let detail = under.isEmpty
+        ? "times, at most; none of the run's \(formatNumber(Double(total))) heavy operations under any of \(flowPath.count) flow-path locks"
+        : "times, at most; under " + under.map { "\($0.lock) \($0.heavyWork ?? 0) (\(($0.heavyWorkKinds ?? []).joined(separator: ", ")))" }.joined(separator: "; ")
+            + " (of \(formatNumber(Double(total))) heavy operations the run noted)"
+    return [TargetRow(name: name, value: Double(count), limit: 0, met: under.isEmpty, detail: detail)]
 }

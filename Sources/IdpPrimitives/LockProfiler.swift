@@ -32,6 +32,11 @@ import Darwin
 /// whose thread left its core is counted apart as well, so the longest hold kept on core is the
 /// work under the lock without the scheduler's pauses.
 ///
+/// A hold's length shows heavy work under a lock only when it runs long; ``noteHeavyWork(_:)``
+/// shows it every time: the product notes each SHA-256, draw of random bytes, rendering and large
+/// allocation where it does it, and while profiling is on each note counts against every labelled
+/// lock its thread holds then (``Figures/heavyWork``; each thread keeps one bit per label it holds).
+///
 /// Counters and histograms are per thread (each thread adds to its own slots, relaxed atomics that
 /// no other thread writes; a thread's histogram of a label is made at its first hold of that label
 /// while profiling), so measuring takes no shared lock and writes no shared cache line; ``stop()``
@@ -59,9 +64,15 @@ package enum LockProfiler {
         /// watch is unavailable.
         package let keptCoreMaxNanoseconds: UInt64?
 
+        /// The heavy work (``HeavyWork``) noted while a hold of this lock was open on the noting
+        /// thread: how many times, and of which kinds.
+        package let heavyWork: UInt64
+        package let heavyWorkKinds: Set<HeavyWork>
+
         /// Figures; the two core-watch figures `nil` (unavailable) unless given.
         package init(label: String, acquisitions: UInt64, contended: UInt64, waitNanoseconds: UInt64, holds: HoldTimes,
-                     holdsThatLeftCore: HoldTimes? = nil, keptCoreMaxNanoseconds: UInt64? = nil) {
+                     holdsThatLeftCore: HoldTimes? = nil, keptCoreMaxNanoseconds: UInt64? = nil,
+                     heavyWork: UInt64 = 0, heavyWorkKinds: Set<HeavyWork> = []) {
             self.label = label
             self.acquisitions = acquisitions
             self.contended = contended
@@ -69,6 +80,8 @@ package enum LockProfiler {
             self.holds = holds
             self.holdsThatLeftCore = holdsThatLeftCore
             self.keptCoreMaxNanoseconds = keptCoreMaxNanoseconds
+            self.heavyWork = heavyWork
+            self.heavyWorkKinds = heavyWorkKinds
         }
 
         /// The share of acquisitions that found the lock held, 0…1.
@@ -166,14 +179,26 @@ package enum LockProfiler {
 
     /// Stops counting and returns the figures of every label that was acquired while on, busiest
     /// first.
-    package static func stop() -> [Figures] {
+    package static func stop() -> [Figures] { stopReport().locks }
+
+    /// What one profiling run counted: every label's figures, and the heavy work noted anywhere.
+    package struct Report: Sendable {
+        /// The figures of every label acquired while on, busiest first.
+        package let locks: [Figures]
+        /// How many times ``noteHeavyWork(_:)`` was called while on, under a lock or not, by kind:
+        /// a check of heavy work under locks that saw none noted at all was not exercised.
+        package let heavyWorkNoted: [HeavyWork: UInt64]
+    }
+
+    /// Stops counting and returns what it counted.
+    package static func stopReport() -> Report {
         Instrumentation.set(Instrumentation.profiling, false)
         let (labels, threads) = registry.withLock { ($0.labels, $0.threads) }
         var figures: [Figures] = []
         let watched = CoreWatch.isAvailable
         for (id, label) in labels.enumerated() {
             var acquisitions: UInt64 = 0, contended: UInt64 = 0, wait: UInt64 = 0, longest: UInt64 = 0
-            var longestKept: UInt64 = 0
+            var longestKept: UInt64 = 0, heavy: UInt64 = 0, heavyKinds: UInt64 = 0
             var holds = [UInt64](repeating: 0, count: HoldTimes.scale.bucketCount), leftCore = holds
             for counters in threads {
                 let slot = counters.slots[id]
@@ -182,16 +207,47 @@ package enum LockProfiler {
                 wait &+= slot.waitNanoseconds.load(ordering: .relaxed)
                 longest = max(longest, slot.holdMaxNanoseconds.load(ordering: .relaxed))
                 longestKept = max(longestKept, slot.keptCoreMaxNanoseconds.load(ordering: .relaxed))
+                heavy &+= slot.heavyWork.load(ordering: .relaxed)
+                heavyKinds |= slot.heavyWorkKinds.load(ordering: .relaxed)
                 slot.addHolds(to: &holds, leftCore: &leftCore)
             }
-            if acquisitions > 0 {
+            if acquisitions > 0 || heavy > 0 {
                 figures.append(Figures(label: label, acquisitions: acquisitions, contended: contended, waitNanoseconds: wait,
                                        holds: HoldTimes(counts: holds, maxNanoseconds: longest),
                                        holdsThatLeftCore: watched ? HoldTimes(counts: leftCore, maxNanoseconds: 0) : nil,
-                                       keptCoreMaxNanoseconds: watched ? longestKept : nil))
+                                       keptCoreMaxNanoseconds: watched ? longestKept : nil,
+                                       heavyWork: heavy, heavyWorkKinds: HeavyWork.kinds(in: heavyKinds)))
             }
         }
-        return figures.sorted { ($0.waitNanoseconds, $0.acquisitions) > ($1.waitNanoseconds, $1.acquisitions) }
+        var noted: [HeavyWork: UInt64] = [:]
+        for kind in HeavyWork.allCases {
+            let count = threads.reduce(UInt64(0)) { $0 &+ $1.heavyWorkNoted[Int(kind.rawValue)].value.load(ordering: .relaxed) }
+            if count > 0 { noted[kind] = count }
+        }
+        let locks = figures.sorted { ($0.waitNanoseconds, $0.acquisitions) > ($1.waitNanoseconds, $1.acquisitions) }
+        return Report(locks: locks, heavyWorkNoted: noted)
+    }
+
+    /// Notes that the calling thread is about to do heavy work of `kind` (hash, draw randomness,
+    /// render, allocate a large block): while profiling is on, the work is counted against every
+    /// labelled lock the thread holds then (``Figures/heavyWork``), and in the run's total
+    /// (``Report/heavyWorkNoted``). Off, it costs one relaxed load.
+    @inlinable
+    package static func noteHeavyWork(_ kind: HeavyWork) {
+        if _slowPath(isCounting) { countHeavyWork(kind) }
+    }
+
+    @usableFromInline
+    static func countHeavyWork(_ kind: HeavyWork) {
+        let counters = ThreadCounters.current
+        counters.heavyWorkNoted[Int(kind.rawValue)].value.wrappingAdd(1, ordering: .relaxed)
+        var open = counters.openHolds.load(ordering: .relaxed)
+        while open != 0 {
+            let id = open.trailingZeroBitCount
+            open &= open &- 1
+            counters.slots[id].heavyWork.wrappingAdd(1, ordering: .relaxed)
+            counters.slots[id].heavyWorkKinds.bitwiseOr(1 << UInt64(kind.rawValue), ordering: .relaxed)
+        }
     }
 
     /// Where a lock is profiled under its label. ``LockedValue`` keeps one; another lock (an
@@ -304,9 +360,11 @@ package enum LockProfiler {
     /// with the wait timed. Returns the hold, started now.
     @usableFromInline
     static func acquire(id: Int, tryLock: () -> Bool, lock: () -> Void) -> Hold {
-        let slot = ThreadCounters.current.slots[id]
+        let counters = ThreadCounters.current
+        let slot = counters.slots[id]
         slot.acquisitions.wrappingAdd(1, ordering: .relaxed)
-        if tryLock() { return resume(id: id) }
+        counters.open(id)
+        if tryLock() { return start(id: id) }
         let start = DispatchTime.now().uptimeNanoseconds
         lock()
         let enclosingLeftCore = CoreWatch.leftCoreSinceMark() == true
@@ -321,6 +379,12 @@ package enum LockProfiler {
     /// after a condition wait.
     @usableFromInline
     static func resume(id: Int) -> Hold {
+        ThreadCounters.current.open(id)
+        return start(id: id)
+    }
+
+    /// Marks the core watch and notes the time: the hold begins.
+    private static func start(id: Int) -> Hold {
         let enclosingLeftCore = CoreWatch.leftCoreSinceMark() == true
         CoreWatch.mark()
         return Hold(id: id, start: DispatchTime.now().uptimeNanoseconds, enclosingLeftCore: enclosingLeftCore)
@@ -343,8 +407,10 @@ package enum LockProfiler {
     /// Counts an ended hold in the calling thread's histogram of its label.
     @usableFromInline
     static func record(_ hold: EndedHold) {
+        let counters = ThreadCounters.current
+        counters.close(hold.id)
         if dropsHolds.load(ordering: .relaxed) { return }
-        ThreadCounters.current.slots[hold.id].recordHold(hold.nanoseconds, leftCore: hold.leftCore)
+        counters.slots[hold.id].recordHold(hold.nanoseconds, leftCore: hold.leftCore)
     }
 
     /// A hold that has ended: its label and length, to be counted after the lock is released.
@@ -386,6 +452,14 @@ package enum LockProfiler {
             let waitNanoseconds = Atomic<UInt64>(0)
             let holdMaxNanoseconds = Atomic<UInt64>(0)
             let keptCoreMaxNanoseconds = Atomic<UInt64>(0)
+            /// Heavy work noted while this thread held the label, and its kinds (one bit per
+            /// ``HeavyWork`` raw value).
+            let heavyWork = Atomic<UInt64>(0)
+            let heavyWorkKinds = Atomic<UInt64>(0)
+            /// How many holds of the label this thread has open (a hold may nest in another of the
+            /// same label); written by the owning thread only, and not reset: a hold open across a
+            /// restart still closes.
+            let open = Atomic<UInt32>(0)
             /// The hold histogram's counts, one `Atomic<UInt64>` per bucket of ``HoldTimes/scale``.
             private let holdCounts = Histogram()
             /// The histogram of the holds whose thread left its core (``CoreWatch``), a part of
@@ -418,6 +492,8 @@ package enum LockProfiler {
                 waitNanoseconds.store(0, ordering: .relaxed)
                 holdMaxNanoseconds.store(0, ordering: .relaxed)
                 keptCoreMaxNanoseconds.store(0, ordering: .relaxed)
+                heavyWork.store(0, ordering: .relaxed)
+                heavyWorkKinds.store(0, ordering: .relaxed)
                 holdCounts.reset()
                 leftCoreCounts.reset()
             }
@@ -463,9 +539,34 @@ package enum LockProfiler {
         }
 
         let slots: [Slot] = (0..<LockProfiler.capacity).map { _ in Slot() }
+        /// One bit per label of which this thread has a profiled hold open (``LockProfiler/capacity``
+        /// is 64); written by the owning thread only.
+        let openHolds = Atomic<UInt64>(0)
+        /// ``LockProfiler/noteHeavyWork(_:)`` calls while profiling, one counter per kind.
+        let heavyWorkNoted: [Counter] = HeavyWork.allCases.map { _ in Counter() }
+
+        final class Counter: Sendable {
+            let value = Atomic<UInt64>(0)
+        }
 
         func reset() {
             for slot in slots { slot.reset() }
+            for noted in heavyWorkNoted { noted.value.store(0, ordering: .relaxed) }
+        }
+
+        /// A profiled hold of label `id` begins on this thread (its owner).
+        func open(_ id: Int) {
+            let slot = slots[id]
+            slot.open.store(slot.open.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+            openHolds.store(openHolds.load(ordering: .relaxed) | 1 << UInt64(id), ordering: .relaxed)
+        }
+
+        /// A profiled hold of label `id` ended on this thread (its owner).
+        func close(_ id: Int) {
+            let slot = slots[id]
+            let left = slot.open.load(ordering: .relaxed)
+            slot.open.store(left &- (left > 0 ? 1 : 0), ordering: .relaxed)
+            if left <= 1 { openHolds.store(openHolds.load(ordering: .relaxed) & ~(1 << UInt64(id)), ordering: .relaxed) }
         }
 
         private static let key: pthread_key_t = {

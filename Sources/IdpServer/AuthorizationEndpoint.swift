@@ -254,6 +254,9 @@ extension IdpServer {
     /// its user's shard (a flow that other flows kept overtaking, ``optimisticTries``).
     private func decideUnderLocks(_ submission: StepSubmission, read: StepSnapshot, rules: StepRules, tenantId: String,
                                   tenant: TenantConfiguration?) -> StepDecision {
+        #if DEBUG
+        let read = configuration.defect == .drawsFreshValuesUnderLocks ? read.withUnmadeFreshValues() : read
+        #endif
         let sessionCode = submission.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
             let session = sessions.sessions[sessionKey]

@@ -1,3 +1,4 @@
+import IdpPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -309,10 +310,16 @@ final class SlotStorage<Key: Hashable, Value> {
     /// would cost a call per change.
     @exclusivity(unchecked) private(set) var count = 0
 
+    /// The fewest slots of a table whose making is heavy work (``LockProfiler/noteHeavyWork(_:)``):
+    /// a table of at most ``IncrementalTable/drainedSlots`` grows at once under its lock, a move
+    /// of a few dozen entries; a larger one is made outside it, as a spare.
+    static var largeSlotCount: Int { 128 }
+
     /// Empty slots, every byte of them written: a table made outside a lock has all its pages
     /// mapped before a change under the lock first writes to them.
     init(slotCount: Int) {
         precondition(slotCount >= 4 && slotCount & (slotCount - 1) == 0, "a power of two of at least 4 slots")
+        if slotCount >= Self.largeSlotCount { LockProfiler.noteHeavyWork(.largeAllocation) }
         self.slotCount = slotCount
         mask = slotCount - 1
         shift = Int.bitWidth - slotCount.trailingZeroBitCount

@@ -45,6 +45,7 @@ enum Page {
     /// sorts with ICU collation and took a third of all CPU time of an idp-bench login, and
     /// building the text a Unicode scalar at a time into a `String` still took a tenth.
     static func json(status: Int, _ object: [String: any Sendable]) -> HTTPResponse {
+        LockProfiler.noteHeavyWork(.render)
         var body: [UInt8] = []
         body.reserveCapacity(64 + object.count * 64)
         body.append(UInt8(ascii: "{"))
@@ -76,6 +77,7 @@ enum Page {
     /// casts, and no sort when the caller lists the keys in code-point order already (the token
     /// endpoint's answer to a code, once per login). Keys must be distinct.
     static func json(status: Int, members: [(key: String, value: JSONValue)]) -> HTTPResponse {
+        LockProfiler.noteHeavyWork(.render)
         var members = members
         if !zip(members, members.dropFirst()).allSatisfy({ $0.key < $1.key }) { members.sort { $0.key < $1.key } }
         var body: [UInt8] = []
@@ -190,6 +192,7 @@ struct FormTemplate: Sendable {
     /// The page for a flow. `sessionCode` is one of this server's URL-safe Base 64 session codes
     /// (found in its session table), so it needs no escaping.
     func render(sessionCode: String, rejection: Rejection?) -> [UInt8] {
+        LockProfiler.noteHeavyWork(.render)
         var rejectionHTML: String?
         if let rejection {
             rejectionHTML = "<div id=\"kc-error-message\" class=\"alert alert-error\" data-error=\"\(XMLEscaping.escape(rejection.code))\"><span class=\"kc-feedback-text\">\(XMLEscaping.escape(rejection.message))</span></div>\n"

@@ -34,7 +34,10 @@ struct ChunkUpkeep<Element>: ShardUpkeep {
 
     /// An empty chunk of `slots` slots, every one written (so its pages are mapped when it is
     /// made, not one by one by later appends).
-    static func makeChunk(slots: Int) -> Chunk { Chunk(repeating: nil, count: slots) }
+    static func makeChunk(slots: Int) -> Chunk {
+        LockProfiler.noteHeavyWork(.largeAllocation)
+        return Chunk(repeating: nil, count: slots)
+    }
 
     /// Makes the chunk asked for, if any (outside the lock); returns whether it made one.
     mutating func makeSpares() -> Bool {

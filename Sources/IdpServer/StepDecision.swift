@@ -60,6 +60,13 @@ struct StepSnapshot {
     func with(session: AuthSession?, key: UserKey?, record: UserRecord?) -> StepSnapshot {
         StepSnapshot(session: session, key: key, record: record, now: now, fresh: fresh, digests: digests, sessionCode: sessionCode)
     }
+
+    #if DEBUG
+    /// This snapshot with random values not made yet (``IdpServerDefect/drawsFreshValuesUnderLocks``).
+    func withUnmadeFreshValues() -> StepSnapshot {
+        StepSnapshot(session: session, key: key, record: record, now: now, fresh: FreshValues(), digests: digests, sessionCode: sessionCode)
+    }
+    #endif
 }
 
 /// The random values a step's decision may issue (a registered user's salt, a new device's AST

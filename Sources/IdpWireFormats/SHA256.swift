@@ -1,3 +1,4 @@
+import IdpPrimitives
 /// An incremental SHA-256 hash (FIPS 180-4 §6.2).
 ///
 /// The package has no dependencies, so PKCE challenges, token fingerprints and the benchmarks
@@ -73,6 +74,7 @@ package struct SHA256: Sendable {
     /// more input afterwards.
     /// - Returns: The 32-byte digest.
     package func finalize() -> [UInt8] {
+        LockProfiler.noteHeavyWork(.hash)
         var copy = self
         let bitLength = totalLength &* 8
         // Padding: one 1-bit, zeros up to 56 mod 64, then the 64-bit big-endian bit length.

@@ -1,3 +1,4 @@
+import IdpPrimitives
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -81,6 +82,7 @@ package enum SecureRandom {
     /// Fills `buffer` from the kernel's CSPRNG.
     static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard buffer.count > 0 else { return }
+        LockProfiler.noteHeavyWork(.random)
         #if canImport(Glibc)
         if buffer.count > Pool.capacity / 4 {
             // Large requests straight from the kernel: a pool would only copy them twice.

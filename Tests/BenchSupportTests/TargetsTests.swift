@@ -243,3 +243,63 @@ struct OnCoreHoldTargetTests {
         #expect(line.split(separator: " ").suffix(3) == ["63.0", "150", "0"], "\(line)")
     }
 }
+
+/// The heavy-work target: no hashing, randomness, rendering or large allocation while a thread
+/// held a flow-path lock during the contention run, on any machine.
+@Suite("evaluateTargets: heavy work under flow-path locks")
+struct HeavyWorkTargetTests {
+    static let name = "heavy work under a flow-path lock, logins at 4096 in flight"
+
+    static func lock(_ label: String, perLogin: Double, heavy: UInt64?, kinds: [String]? = nil) -> ContentionRow {
+        ContentionRow(lock: label, acquisitions: UInt64(perLogin * 10_000), contended: 0, contendedShare: 0, waitMs: 0, perLogin: perLogin,
+                      holdP50Us: 0.3, holdP99Us: 1, holdMaxUs: 20, heavyWork: heavy, heavyWorkKinds: kinds ?? (heavy == 0 ? [] : nil))
+    }
+
+    static func target(_ rows: [ContentionRow], noted: [String: UInt64]?) -> TargetRow? {
+        var report = HoldTimeTargetTests.report(rows)
+        report.heavyWorkNoted = noted
+        return evaluateTargets(report, latency: .zero).first { $0.name == name }
+    }
+
+    @Test("no heavy work under any flow-path lock meets the target and says how much the run noted; heavy work under a lock off the path is not judged")
+    func noneUnderTheFlowPath() throws {
+        let target = try #require(Self.target([Self.lock("IdpServer.grants", perLogin: 7, heavy: 0),
+                                               Self.lock("IdpSdk.TimerDriver", perLogin: 0.001, heavy: 3, kinds: ["SHA-256"])],
+                                              noted: ["SHA-256": 200_000, "randomness": 1_500_000]))
+        #expect(target.met && target.value == 0 && target.limit == 0)
+        #expect(target.detail.contains("none of the run's 1,700,000 heavy operations under any of 1 flow-path locks"), "\(target.detail)")
+    }
+
+    @Test("heavy work under a flow-path lock misses the target, naming each such lock with its count and kinds, most first")
+    func underAFlowPathLockIsMissed() throws {
+        let target = try #require(Self.target([Self.lock("IdpServer.users", perLogin: 3, heavy: 2, kinds: ["randomness"]),
+                                               Self.lock("IdpServer.grants", perLogin: 7, heavy: 9, kinds: ["SHA-256", "rendering"]),
+                                               Self.lock("IdpServer.audit", perLogin: 3, heavy: 0)],
+                                              noted: ["SHA-256": 100]))
+        #expect(!target.met && target.value == 11)
+        #expect(target.detail.contains("under IdpServer.grants 9 (SHA-256, rendering); IdpServer.users 2 (randomness)"), "\(target.detail)")
+    }
+
+    @Test("a run that noted no heavy work at all does not meet the target: not exercised; a report without the record judges nothing")
+    func notExercisedAndOlderReports() throws {
+        let idle = try #require(Self.target([Self.lock("IdpServer.grants", perLogin: 7, heavy: 0)], noted: [:]))
+        #expect(!idle.met && idle.detail.hasPrefix("not exercised"))
+        #expect(Self.target([Self.lock("IdpServer.grants", perLogin: 7, heavy: nil)], noted: nil) == nil)
+    }
+
+    @Test("the contention table shows the heavy work under each lock and the run's total, and the JSON keeps them")
+    func shownAndWritten() throws {
+        var report = HoldTimeTargetTests.report([Self.lock("IdpServer.grants", perLogin: 7, heavy: 4, kinds: ["SHA-256"]),
+                                                 Self.lock("IdpServer.audit", perLogin: 3, heavy: 0)])
+        report.heavyWorkNoted = ["SHA-256": 120, "randomness": 2_000]
+        let json = report.json()
+        for key in ["\"heavy_work\" : 4", "\"heavy_work_kinds\" : [", "\"contention_heavy_work_noted\" : {"] { #expect(json.contains(key), "missing \(key)") }
+        #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
+        let text = render(report, as: .text)
+        #expect(text.contains("heavy work under it"))
+        #expect(text.contains("The run noted 2,120 heavy operations in all (SHA-256 120, randomness 2,000)."), "\(text)")
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("IdpServer.grants") })
+        #expect(line.hasSuffix("4 (SHA-256)"), "\(line)")
+        #expect(render(report, as: .csv).contains("heavy_work"))
+    }
+}

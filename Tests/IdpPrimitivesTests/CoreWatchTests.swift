@@ -94,16 +94,20 @@ extension LockProfilerTests {
 
     @Test("a hold across a sleep counts as leaving its core and stays out of the longest hold kept on core; a long spin on core stays in")
     func coreWatchSplitsHolds() async {
-        let problems = await Self.coreWatchProblems()
-        #expect(problems == [])
+        await LockProfilerTurn.take {
+            let problems = await Self.coreWatchProblems()
+            #expect(problems == [])
+        }
     }
 
     @Test("with the core watch ignored (a fault planted for this test), the core-watch check fails", .enabled(if: CoreWatch.isAvailable))
     func ignoredCoreWatchIsCaught() async {
-        LockProfiler.ignoresCoreLeaves.store(true, ordering: .relaxed)
-        let problems = await Self.coreWatchProblems()
-        LockProfiler.ignoresCoreLeaves.store(false, ordering: .relaxed)
-        #expect(!problems.isEmpty)
+        await LockProfilerTurn.take {
+            LockProfiler.ignoresCoreLeaves.store(true, ordering: .relaxed)
+            let problems = await Self.coreWatchProblems()
+            LockProfiler.ignoresCoreLeaves.store(false, ordering: .relaxed)
+            #expect(!problems.isEmpty)
+        }
     }
 }
 
@@ -172,22 +176,26 @@ extension LockProfilerTests {
 
     @Test("a hold whose thread left its core before a hold nested in it began counts as leaving its core")
     func nestedHoldsKeepTheEnclosingLeave() async {
-        let problems = await Self.nestedCoreWatchProblems()
-        #expect(problems == [])
+        await LockProfilerTurn.take {
+            let problems = await Self.nestedCoreWatchProblems()
+            #expect(problems == [])
+        }
     }
 
     @Test("with a nested hold erasing the enclosing hold's leave (a fault planted for this test), the nested-hold check fails",
           .enabled(if: CoreWatch.isAvailable))
     func erasedEnclosingLeaveIsCaught() async {
-        // A thread switched out after the nested hold began shows a leave of its own, which hides
-        // the fault in that attempt: each case must be caught in one of up to 5 attempts.
-        LockProfiler.forgetsEnclosingLeaves.store(true, ordering: .relaxed)
-        var problems: [String] = []
-        for _ in 0..<5 where !(problems.contains { $0.contains("slept before") } && problems.contains { $0.contains("blocked taking") }) {
-            problems += await Self.nestedCoreWatchProblems()
+        await LockProfilerTurn.take {
+            // A thread switched out after the nested hold began shows a leave of its own, which hides
+            // the fault in that attempt: each case must be caught in one of up to 5 attempts.
+            LockProfiler.forgetsEnclosingLeaves.store(true, ordering: .relaxed)
+            var problems: [String] = []
+            for _ in 0..<5 where !(problems.contains { $0.contains("slept before") } && problems.contains { $0.contains("blocked taking") }) {
+                problems += await Self.nestedCoreWatchProblems()
+            }
+            LockProfiler.forgetsEnclosingLeaves.store(false, ordering: .relaxed)
+            #expect(problems.contains { $0.contains("slept before") }, "\(problems)")
+            #expect(problems.contains { $0.contains("blocked taking") }, "\(problems)")
         }
-        LockProfiler.forgetsEnclosingLeaves.store(false, ordering: .relaxed)
-        #expect(problems.contains { $0.contains("slept before") }, "\(problems)")
-        #expect(problems.contains { $0.contains("blocked taking") }, "\(problems)")
     }
 }

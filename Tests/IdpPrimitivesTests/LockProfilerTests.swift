@@ -9,94 +9,151 @@ import TestSupport
 struct LockProfilerTests {
     @Test("counts every acquisition of a labelled lock, and the waits of contended ones, from per-thread counters")
     func countsAcquisitionsAndContention() async throws {
-        let label = "LockProfilerTests.\(UUID().uuidString)"
-        let counter = LockedValue(0, label: label)
-        let unlabelled = LockedValue(0)
-        LockProfiler.start()
-        // Four OS threads that each hold the lock for a while: most acquisitions find it held.
-        let threads = 4, rounds = 200
-        await onOSThreads(threads) { _ in
-            for _ in 0..<rounds {
-                counter.withLock { value in
-                    value += 1
-                    usleep(20)
+        try await LockProfilerTurn.take {
+            let label = "LockProfilerTests.\(UUID().uuidString)"
+            let counter = LockedValue(0, label: label)
+            let unlabelled = LockedValue(0)
+            LockProfiler.start()
+            // Four OS threads that each hold the lock for a while: most acquisitions find it held.
+            let threads = 4, rounds = 200
+            await onOSThreads(threads) { _ in
+                for _ in 0..<rounds {
+                    counter.withLock { value in
+                        value += 1
+                        usleep(20)
+                    }
+                    unlabelled.withLock { $0 += 1 }
                 }
-                unlabelled.withLock { $0 += 1 }
             }
-        }
-        let figures = LockProfiler.stop()
-        let mine = try #require(figures.first { $0.label == label })
-        #expect(mine.acquisitions == UInt64(threads * rounds))
-        #expect(mine.contended > 0)
-        #expect(mine.contended <= mine.acquisitions)
-        #expect(mine.waitNanoseconds > 0)
-        #expect(mine.contendedShare > 0 && mine.contendedShare <= 1)
-        #expect(counter.withLock { $0 } == threads * rounds)
-        // Every acquisition is one hold.
-        #expect(mine.holds.count == mine.acquisitions)
+            let figures = LockProfiler.stop()
+            let mine = try #require(figures.first { $0.label == label })
+            #expect(mine.acquisitions == UInt64(threads * rounds))
+            #expect(mine.contended > 0)
+            #expect(mine.contended <= mine.acquisitions)
+            #expect(mine.waitNanoseconds > 0)
+            #expect(mine.contendedShare > 0 && mine.contendedShare <= 1)
+            #expect(counter.withLock { $0 } == threads * rounds)
+            // Every acquisition is one hold.
+            #expect(mine.holds.count == mine.acquisitions)
 
-        // Off again: further acquisitions are not counted.
-        counter.withLock { $0 += 1 }
-        LockProfiler.start()
-        let idle = LockProfiler.stop()
-        #expect(idle.first { $0.label == label } == nil)
+            // Off again: further acquisitions are not counted.
+            counter.withLock { $0 += 1 }
+            LockProfiler.start()
+            let idle = LockProfiler.stop()
+            #expect(idle.first { $0.label == label } == nil)
+        }
     }
 
     @Test("a lock held while its holder waits on a semaphore until a deadline shows that hold as its maximum and in its p99")
     func longHoldShows() async {
-        #expect(await longHoldProblems() == [])
+        await LockProfilerTurn.take {
+            #expect(await longHoldProblems() == [])
+        }
+    }
+
+    @Test("heavy work noted while labelled locks are held counts against each of them, nested or not, with its kind; outside them only in the run's total")
+    func heavyWorkCountsAgainstHeldLocks() async throws {
+        try await LockProfilerTurn.take {
+            // Given two labelled locks, a labelled condition lock and an unlabelled one
+            let run = UUID().uuidString
+            let outer = LockedValue(0, label: "LockProfilerTests.heavy.outer.\(run)"), inner = LockedValue(0, label: "LockProfilerTests.heavy.inner.\(run)")
+            let condition = ConditionLockedValue(0, label: "LockProfilerTests.heavy.condition.\(run)"), unlabelled = LockedValue(0)
+            LockProfiler.start()
+            // When an OS thread notes heavy work outside them, under one, under both, under the
+            // condition lock and under the unlabelled one, and a second thread takes the outer lock
+            // without noting any
+            await onOSThreads(2) { thread in
+                guard thread == 0 else {
+                    for _ in 0..<100 { outer.withLock { $0 += 1 } }
+                    return
+                }
+                LockProfiler.noteHeavyWork(.hash)
+                outer.withLock { _ in LockProfiler.noteHeavyWork(.random) }
+                outer.withLock { _ in inner.withLock { _ in LockProfiler.noteHeavyWork(.render) } }
+                outer.withLock { _ in LockProfiler.noteHeavyWork(.render) }
+                condition.withLock { _ in LockProfiler.noteHeavyWork(.largeAllocation) }
+                unlabelled.withLock { _ in LockProfiler.noteHeavyWork(.hash) }
+                // After its holds ended, a note counts against none of them.
+                LockProfiler.noteHeavyWork(.largeAllocation)
+            }
+            let report = LockProfiler.stopReport()
+            // Then each lock counts the notes made while it was held, from the record of what
+            // the thread did; the run's totals hold every note (other tests may add their own)
+            let mine = Dictionary(uniqueKeysWithValues: report.locks.filter { $0.label.hasSuffix(".\(run)") }.map { ($0.label, $0) })
+            let outerFigures = try #require(mine["LockProfilerTests.heavy.outer.\(run)"])
+            let innerFigures = try #require(mine["LockProfilerTests.heavy.inner.\(run)"])
+            let conditionFigures = try #require(mine["LockProfilerTests.heavy.condition.\(run)"])
+            #expect(outerFigures.heavyWork == 3)
+            #expect(outerFigures.heavyWorkKinds == [.random, .render])
+            #expect(innerFigures.heavyWork == 1)
+            #expect(innerFigures.heavyWorkKinds == [.render])
+            #expect(conditionFigures.heavyWork == 1)
+            #expect(conditionFigures.heavyWorkKinds == [.largeAllocation])
+            #expect(report.heavyWorkNoted[.hash, default: 0] >= 2 && report.heavyWorkNoted[.random, default: 0] >= 1)
+            #expect(report.heavyWorkNoted[.render, default: 0] >= 2 && report.heavyWorkNoted[.largeAllocation, default: 0] >= 2)
+
+            // Off again: a note under the lock is not counted.
+            outer.withLock { _ in LockProfiler.noteHeavyWork(.hash) }
+            LockProfiler.start()
+            let idle = LockProfiler.stopReport()
+            #expect(idle.locks.first { $0.label == "LockProfilerTests.heavy.outer.\(run)" } == nil)
+        }
     }
 
     @Test("with hold recording dropped (a fault planted for this test), the long-hold check fails")
     func droppedHoldsAreCaught() async {
-        LockProfiler.dropsHolds.store(true, ordering: .relaxed)
-        let problems = await longHoldProblems()
-        LockProfiler.dropsHolds.store(false, ordering: .relaxed)
-        #expect(!problems.isEmpty)
+        await LockProfilerTurn.take {
+            LockProfiler.dropsHolds.store(true, ordering: .relaxed)
+            let problems = await longHoldProblems()
+            LockProfiler.dropsHolds.store(false, ordering: .relaxed)
+            #expect(!problems.isEmpty)
+        }
     }
 
     @Test("a condition wait counts the stretches the lock is held as holds, not the wait between them")
     func conditionWaitIsNotAHold() async throws {
-        // Given: a labelled condition lock, a waiter that waits for a flag, and a setter that
-        // sets it once the waiter is waiting and a deadline has passed.
-        let label = "LockProfilerTests.condition.\(UUID().uuidString)"
-        struct State { var waiting = false, flag = false, waitStarted: ContinuousClock.Instant?, waited: Duration = .zero }
-        let state = ConditionLockedValue(State(), label: label)
-        LockProfiler.start()
-        let results = await onOSThreads(2) { thread -> Bool in
-            if thread == 0 {
-                state.wait { state, _ in
-                    if state.flag {
-                        state.waited = ContinuousClock.now - state.waitStarted!
-                        return .done(())
+        try await LockProfilerTurn.take {
+            // Given: a labelled condition lock, a waiter that waits for a flag, and a setter that
+            // sets it once the waiter is waiting and a deadline has passed.
+            let label = "LockProfilerTests.condition.\(UUID().uuidString)"
+            struct State { var waiting = false, flag = false, waitStarted: ContinuousClock.Instant?, waited: Duration = .zero }
+            let state = ConditionLockedValue(State(), label: label)
+            LockProfiler.start()
+            let results = await onOSThreads(2) { thread -> Bool in
+                if thread == 0 {
+                    state.wait { state, _ in
+                        if state.flag {
+                            state.waited = ContinuousClock.now - state.waitStarted!
+                            return .done(())
+                        }
+                        state.waiting = true
+                        state.waitStarted = ContinuousClock.now
+                        return .wait(timeout: .seconds(600))
                     }
-                    state.waiting = true
-                    state.waitStarted = ContinuousClock.now
-                    return .wait(timeout: .seconds(600))
+                    return true
                 }
+                let deadline = ContinuousClock.now + .seconds(600)
+                while !state.withLock({ $0.waiting }) {
+                    if ContinuousClock.now > deadline { return false }
+                    usleep(100)
+                }
+                // The waiter waits at least this long: a semaphore no one signals, waited on until a deadline.
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(50))
+                state.withLock { $0.flag = true }
+                state.signal()
                 return true
             }
-            let deadline = ContinuousClock.now + .seconds(600)
-            while !state.withLock({ $0.waiting }) {
-                if ContinuousClock.now > deadline { return false }
-                usleep(100)
-            }
-            // The waiter waits at least this long: a semaphore no one signals, waited on until a deadline.
-            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(50))
-            state.withLock { $0.flag = true }
-            state.signal()
-            return true
-        }
-        let figures = LockProfiler.stop()
-        #expect(results == [true, true])
-        let mine = try #require(figures.first { $0.label == label })
-        let waited = state.withLock { $0.waited }
+            let figures = LockProfiler.stop()
+            #expect(results == [true, true])
+            let mine = try #require(figures.first { $0.label == label })
+            let waited = state.withLock { $0.waited }
 
-        // Then: the waiter's two stretches and the setter's acquisitions are holds, each shorter
-        // than the wait the waiter measured between its stretches.
-        #expect(mine.holds.count > mine.acquisitions)
-        #expect(waited >= .milliseconds(50))
-        #expect(Duration.nanoseconds(Int64(mine.holds.maxNanoseconds)) < waited)
+            // Then: the waiter's two stretches and the setter's acquisitions are holds, each shorter
+            // than the wait the waiter measured between its stretches.
+            #expect(mine.holds.count > mine.acquisitions)
+            #expect(waited >= .milliseconds(50))
+            #expect(Duration.nanoseconds(Int64(mine.holds.maxNanoseconds)) < waited)
+        }
     }
 
     @Test("hold-time percentiles match the exact ones of the recorded values: never below, at most 1/16 above")
