@@ -188,7 +188,7 @@ extension IdpServer {
         var record: UserRecord?
         var secrets: [String] = []
         let sessionKey = GrantKey(sessionCode)
-        let session = state.sessionShard(sessionCode).withLock { $0.sessions[sessionKey] }
+        let session = state.sessionShard(sessionCode).withLock { $0.session(sessionKey) }
         if let step = session?.currentStep(in: tenant, answers: submission.answers) {
             key = step.key
             record = state.userShard(step.key).withLock { $0[step.key] }
@@ -216,15 +216,17 @@ extension IdpServer {
         let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
         if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy) { return commitStaleCopy(decision, read: read) }
         let replaced: (committed: Bool, session: AuthSession?, user: UserRecord?) = state.sessionShard(sessionCode).withLock { sessions in
-            guard let slot = sessions.slot(sessionKey, ifRevision: readSession.revision) else { return (false, nil, nil) }
             var replacedUser: UserRecord?
-            if let key = read.key {
+            let (committed, replacedSession) = sessions.commit(decision.session, code: sessionKey, ifRevision: readSession.revision) {
+                guard let key = read.key else { return true }
                 switch state.userShard(key).withLock({ $0.commit(decision.user, for: key, ifRevision: read.record?.revision) }) {
-                case .stale: return (false, nil, nil)
-                case .committed(let replaced): replacedUser = replaced
+                case .stale: return false
+                case .committed(let replaced):
+                    replacedUser = replaced
+                    return true
                 }
             }
-            return (true, sessions.apply(decision.session, at: slot), replacedUser)
+            return (committed, replacedSession, replacedUser)
         }
         return replaced.committed
     }
@@ -234,7 +236,7 @@ extension IdpServer {
     private func commitStaleCopy(_ decision: StepDecision, read: StepSnapshot) -> Bool {
         let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
-            guard sessions.sessions[sessionKey]?.revision == read.session?.revision else { return false }
+            guard sessions.session(sessionKey)?.revision == read.session?.revision else { return false }
             guard let key = read.key else {
                 sessions.apply(decision.session, code: sessionKey)
                 return true
@@ -259,7 +261,7 @@ extension IdpServer {
         #endif
         let sessionCode = submission.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
-            let session = sessions.sessions[sessionKey]
+            let session = sessions.session(sessionKey)
             guard let key = session?.currentStep(in: tenant, answers: submission.answers)?.key else {
                 let decision = rules.decide(submission, on: read.with(session: session, key: nil, record: nil), tenantId: tenantId, tenant: tenant)
                 sessions.apply(decision.session, code: sessionKey)

@@ -362,7 +362,7 @@ public final class IdpServer: Sendable {
     /// exact when no request is in flight.
     public func statistics() -> IdpServerStatistics {
         var statistics = IdpServerStatistics(authSessions: 0, outstandingCodes: 0, redeemedCodes: 0, tokens: 0)
-        for shard in state.sessions { statistics.authSessions += shard.withLock { $0.sessions.count } }
+        for shard in state.sessions { statistics.authSessions += shard.withLock { $0.count } }
         for shard in state.grants {
             let (codes, redeemed, tokens) = shard.withLock { ($0.outstandingCodeCount, $0.redeemedCodeCount, $0.tokenCount) }
             statistics.outstandingCodes += codes
