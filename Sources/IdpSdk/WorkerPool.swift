@@ -109,11 +109,19 @@ final class WorkerPool: Sendable {
 
     /// Runs `job` on a pool thread, soon. Never runs it on the calling thread.
     func submit(_ job: @escaping Job) {
-        act(state.withLock { state in
+        let (action, spareSlots) = state.withLock { state in
             let action = state.submit(job, limits: limits)
             queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
-            return action
-        })
+            return (action, state.jobs.takeSpareRequest())
+        }
+        act(action)
+        // A queue three quarters full asked for the ring it grows into next: made here, after the
+        // lock, and handed in under it (a move of one reference); one it no longer takes is
+        // released here too.
+        if spareSlots > 0 {
+            var ring: JobQueue.Ring? = JobQueue.makeRing(slots: spareSlots)
+            state.withLock { $0.jobs.install(&ring) }
+        }
     }
 
     private func act(_ action: State.SubmitAction) {
@@ -475,10 +483,18 @@ struct JobQueue: Sendable {
         var job: WorkerPool.Job?
     }
 
-    private var slots = ContiguousArray(repeating: Slot(), count: JobQueue.initialSlots)
+    typealias Ring = ContiguousArray<Slot>
+
+    private var slots = JobQueue.makeRing(slots: JobQueue.initialSlots)
     private var head = 0
     /// Jobs waiting.
     private(set) var count = 0
+    /// The ring to grow into, made after the lock (``takeSpareRequest()``, ``install(_:)``).
+    private var spare: Ring?
+    /// Whether a spare was asked for and not yet handed in.
+    private var spareAsked = false
+    /// How many times the ring grew into one made under the lock, for want of a spare.
+    private(set) var ringsMadeUnderLock = 0
     private let defect: JobQueueDefect?
 
     /// An empty queue.
@@ -501,6 +517,30 @@ struct JobQueue: Sendable {
         count += 1
     }
 
+    /// The slots of the ring to make after the lock, when the queue is three quarters full and
+    /// has none and asked for none; 0 otherwise. Asks once: ``install(_:)`` hands it in.
+    mutating func takeSpareRequest() -> Int {
+        guard !spareAsked, spare == nil, count >= slots.count - slots.count / 4 else { return 0 }
+        spareAsked = true
+        return 2 * slots.count
+    }
+
+    /// Takes `ring` (made by ``makeRing(slots:)`` after the lock) as the spare if the queue can
+    /// still grow into it; otherwise leaves it in `ring`, for the caller to release after the lock.
+    mutating func install(_ ring: inout Ring?) {
+        spareAsked = false
+        guard spare == nil, ring?.count == 2 * slots.count else { return }
+        spare = ring.take()
+    }
+
+    /// An empty ring of `slots` slots, every one written (so its pages are mapped when it is made,
+    /// not one by one by later appends): heavy work for a ring of a page or more
+    /// (``LockProfiler/noteHeavyWork(_:)``).
+    static func makeRing(slots: Int) -> Ring {
+        if slots >= 256 { LockProfiler.noteHeavyWork(.largeAllocation) }
+        return Ring(repeating: Slot(), count: slots)
+    }
+
     mutating func popFirst() -> WorkerPool.Job? {
         guard count > 0 else { return nil }
         // Moved out, not copied: no reference count of the job (made on another thread) is
@@ -513,7 +553,13 @@ struct JobQueue: Sendable {
 
     /// Doubles the ring, its jobs moved to the front in order.
     private mutating func grow() {
-        var larger = ContiguousArray(repeating: Slot(), count: 2 * slots.count)
+        var larger: Ring
+        if let made = spare.take(), made.count == 2 * slots.count {
+            larger = made
+        } else {
+            ringsMadeUnderLock += 1
+            larger = Self.makeRing(slots: 2 * slots.count)
+        }
         let first = isOn(.growsFromSlotZero) ? 0 : head
         for index in 0..<count { larger[index].job = slots[(first &+ index) & (slots.count &- 1)].job.take() }
         slots = larger

@@ -88,4 +88,47 @@ struct JobQueueTests {
         #expect(Self.keepsAPoppedJob(planting: .keepsPoppedJobs))
     }
     #endif
+
+    /// A queue given `jobs` jobs, each appended as the pool's submit appends one: with the spare
+    /// ring it asks for made after the lock and handed in, or with its requests left unanswered.
+    static func filled(with jobs: Int, answered: Bool) -> JobQueue {
+        var queue = JobQueue()
+        for _ in 0..<jobs {
+            queue.append {}
+            let slots = queue.takeSpareRequest()
+            if answered, slots > 0 {
+                var ring: JobQueue.Ring? = JobQueue.makeRing(slots: slots)
+                queue.install(&ring)
+            }
+        }
+        return queue
+    }
+
+    @Test("a queue three quarters full asks once for the ring it grows into; handed in, it grows to 8,192 slots with no ring made under the lock; unanswered, it makes each there")
+    func growsIntoRingsMadeAfterTheLock() {
+        // Asked once at 48 of 64 jobs, and not again until the ring is handed in.
+        var queue = JobQueue()
+        var requests: [Int] = []
+        for _ in 0..<60 {
+            queue.append {}
+            let slots = queue.takeSpareRequest()
+            if slots > 0 { requests.append(slots) }
+        }
+        #expect(requests == [128])
+        var ring: JobQueue.Ring? = JobQueue.makeRing(slots: 128)
+        queue.install(&ring)
+        #expect(ring == nil, "the spare was taken")
+        for _ in 0..<5 { queue.append {} }
+        #expect(queue.capacity == 128 && queue.ringsMadeUnderLock == 0)
+        // A ring of the wrong size is left to its caller.
+        var wrong: JobQueue.Ring? = JobQueue.makeRing(slots: 64)
+        queue.install(&wrong)
+        #expect(wrong?.count == 64)
+
+        let answered = Self.filled(with: 5_000, answered: true)
+        #expect(answered.capacity == 8_192 && answered.count == 5_000 && answered.ringsMadeUnderLock == 0)
+        let unanswered = Self.filled(with: 5_000, answered: false)
+        #expect(unanswered.capacity == 8_192 && unanswered.ringsMadeUnderLock == 7)
+    }
+
 }
