@@ -241,7 +241,7 @@ func contentionTable(_ rows: [ContentionRow], inFlight: Int?, preemption: Preemp
 }
 
 /// A row's heavy work under its lock: the count, and its kinds when there was any.
-private func heavyWorkCell(_ row: ContentionRow) -> String {
+func heavyWorkCell(_ row: ContentionRow) -> String {
     guard let count = row.heavyWork else { return "-" }
     return count == 0 ? "0" : "\(count) (\((row.heavyWorkKinds ?? []).joined(separator: ", ")))"
 }

@@ -211,7 +211,7 @@ func evaluateHeavyWorkTarget(_ rows: [ContentionRow], inFlight: Int?, noted: [St
     let count = under.reduce(UInt64(0)) { $0 + ($1.heavyWork ?? 0) }
     let detail = under.isEmpty
         ? "times, at most; none of the run's \(formatNumber(Double(total))) heavy operations under any of \(flowPath.count) flow-path locks"
-        : "times, at most; under " + under.map { "\($0.lock) \($0.heavyWork ?? 0) (\(($0.heavyWorkKinds ?? []).joined(separator: ", ")))" }.joined(separator: "; ")
+        : "times, at most; under " + under.map { "\($0.lock) \(heavyWorkCell($0))" }.joined(separator: "; ")
             + " (of \(formatNumber(Double(total))) heavy operations the run noted)"
     return [TargetRow(name: name, value: Double(count), limit: 0, met: under.isEmpty, detail: detail)]
 }

@@ -241,7 +241,6 @@ protocol PrunedTable<Key, Value> {
     mutating func removeValue(forKey key: Key) -> Value?
 }
 
-extension Dictionary: PrunedTable {}
 extension IncrementalTable: PrunedTable {}
 
 extension ExpiryQueue where Key: Hashable {
