@@ -1,83 +1,179 @@
 import Foundation
+import IdpPrimitives
 
-/// Deadlines by id, earliest first: a binary heap of (deadline, id) beside a table of the live
-/// entries. A plain value, so that a shard's timers can be decided on under its lock and tested
-/// without one; ``FlowTimerShardStateMachine`` holds it.
+/// What a ``DeadlineHeap`` holds: an object that keeps the number of its place in the heap that
+/// holds it, so that removing it finds its entry without a table lookup.
+protocol DeadlineHeapElement: AnyObject {
+    /// Its place in the heap that holds it; -1 while no heap does. Written only by that heap, when
+    /// the object enters and when it leaves, under the heap owner's lock.
+    var deadlineHeapPlace: Int { get set }
+}
+
+/// Payloads by deadline, earliest first: a binary heap of (deadline, place) entries beside the
+/// places that hold the payloads. A plain value, so that a shard's timers can be decided on under
+/// its lock and tested without one; ``FlowTimerShardStateMachine`` holds it.
 ///
-/// Removal is lazy: ``remove(_:)`` forgets the entry in the table at once (so its payload is
-/// released) and leaves the heap slot, which is dropped when it reaches the top, or when stale
-/// slots outnumber live ones and the heap is rebuilt (amortised O(1) per removal). So an ended flow
-/// costs 16 bytes of heap until then, never its payload. Each id may be inserted once.
-struct DeadlineHeap<Payload> {
-    private struct Slot {
+/// Every operation is bounded: an insert or a removal moves O(log n) entries and writes the index
+/// of each moved entry into its place; no entry is hashed, and none is left behind to be swept
+/// later, so a removed payload is released at once and no operation walks the heap. A payload
+/// keeps its place number itself (``DeadlineHeapElement``); each place remembers where its entry
+/// lies in the heap, so a removal finds the entry at once, and moving entries writes only the
+/// heap's own memory, never another payload's.
+///
+/// The heap grows without allocating under its owner's lock: once three quarters full it asks for
+/// storage twice its size (``takeSpareRequest()``), which the owner makes after the lock
+/// (``makeStorage(capacity:)``) and hands in (``install(_:)``). One that fills before its spare
+/// arrives makes the storage itself, under the lock (``storageMadeUnderLock``). It never shrinks.
+struct DeadlineHeap<Payload: DeadlineHeapElement> {
+    /// One heap entry: a deadline and the place of its payload.
+    struct Entry {
         var deadline: Date
-        var id: UInt64
+        var place: Int
     }
 
-    private var heap: [Slot] = []
-    private var live: [UInt64: Payload] = [:]
-
-    /// The number of live entries.
-    var count: Int { live.count }
-
-    /// The number of heap slots, live and stale: what the heap costs until stale slots are dropped.
-    var slots: Int { heap.count }
-
-    mutating func insert(_ payload: Payload, id: UInt64, deadline: Date) {
-        live[id] = payload
-        heap.append(Slot(deadline: deadline, id: id))
-        siftUp(heap.count - 1)
+    /// One place: its payload and its entry's index in the heap; a free place holds no payload,
+    /// and its `index` is the next free place (-1: none).
+    struct Place {
+        var payload: Payload?
+        var index: Int
     }
 
-    /// Forgets the entry `id`. Returns whether it was live.
+    /// The storage of a heap of one capacity: every entry and place slot written when it is made,
+    /// so its pages are mapped then, not by later inserts under the lock.
+    struct Storage: SlottedStorage {
+        fileprivate var entries: ContiguousArray<Entry>
+        fileprivate var places: ContiguousArray<Place>
+
+        var slotCount: Int { entries.count }
+    }
+
+    /// Slots of a new heap.
+    static var initialCapacity: Int { 16 }
+
+    private var storage = DeadlineHeap.makeStorage(capacity: DeadlineHeap.initialCapacity)
+    /// The payloads held: entries `0..<count` are the heap.
+    private(set) var count = 0
+    /// Places ever used; those from here on are fresh.
+    private var placesUsed = 0
+    /// The first free place below ``placesUsed`` (-1: none).
+    private var firstFree = -1
+    private var spare = SpareStorage<Storage>()
+
+    init() {}
+
+    /// How many payloads the heap holds before it grows.
+    var capacity: Int { storage.slotCount }
+
+    /// How many times the heap grew into storage made under its owner's lock, for want of a
+    /// spare.
+    var storageMadeUnderLock: Int { spare.madeUnderLock }
+
+    /// Empty storage for `capacity` payloads, every slot written: heavy work for storage of a page
+    /// or more (``LockProfiler/noteHeavyWork(_:)``).
+    static func makeStorage(capacity: Int) -> Storage {
+        if capacity >= 256 { LockProfiler.noteHeavyWork(.largeAllocation) }
+        return Storage(
+            entries: ContiguousArray(repeating: Entry(deadline: .distantPast, place: -1), count: capacity),
+            places: ContiguousArray(repeating: Place(payload: nil, index: -1), count: capacity))
+    }
+
+    /// The capacity of the storage to make after the lock, when the heap is three quarters full
+    /// and has no spare and asked for none; 0 otherwise. Asks once: ``install(_:)`` hands it in.
+    mutating func takeSpareRequest() -> Int {
+        spare.request(count: count, capacity: capacity)
+    }
+
+    /// Takes `made` (from ``makeStorage(capacity:)``, after the lock) as the spare if the heap can
+    /// still grow into it; otherwise leaves it in `made`, for the caller to release after the lock.
+    mutating func install(_ made: inout Storage?) {
+        spare.install(&made, capacity: capacity)
+    }
+
+    /// Adds `payload`, due at `deadline`. Returns `false`, and adds nothing, if a heap holds it
+    /// already.
     @discardableResult
-    mutating func remove(_ id: UInt64) -> Bool {
-        guard live.removeValue(forKey: id) != nil else { return false }
-        if heap.count > 64 && heap.count > 2 * live.count { rebuild() }
+    mutating func insert(_ payload: Payload, deadline: Date) -> Bool {
+        guard payload.deadlineHeapPlace < 0 else { return false }
+        if count == capacity { grow() }
+        let place: Int
+        if firstFree >= 0 {
+            place = firstFree
+            firstFree = storage.places[place].index
+        } else {
+            place = placesUsed
+            placesUsed += 1
+        }
+        storage.places[place] = Place(payload: payload, index: count)
+        storage.entries[count] = Entry(deadline: deadline, place: place)
+        payload.deadlineHeapPlace = place
+        count += 1
+        siftUp(count - 1)
         return true
     }
 
-    /// The earliest live deadline.
-    mutating func nextDeadline() -> Date? {
-        dropStaleTop()
-        return heap.first?.deadline
+    /// Removes `payload`. Returns whether this heap held it.
+    @discardableResult
+    mutating func remove(_ payload: Payload) -> Bool {
+        let place = payload.deadlineHeapPlace
+        guard place >= 0, place < placesUsed, storage.places[place].payload === payload else { return false }
+        return take(at: storage.places[place].index) != nil
     }
+
+    /// The earliest deadline.
+    var nextDeadline: Date? { count > 0 ? storage.entries[0].deadline : nil }
 
     /// Removes and returns the payloads of every entry due at `now`, earliest first.
     mutating func popDue(at now: Date) -> [Payload] {
         var due: [Payload] = []
-        while let top = nextDeadline(), top <= now {
-            let slot = heap[0]
-            removeTop()
-            if let payload = live.removeValue(forKey: slot.id) { due.append(payload) }
+        while count > 0, storage.entries[0].deadline <= now {
+            if let payload = take(at: 0) { due.append(payload) }
         }
         return due
     }
 
-    private mutating func dropStaleTop() {
-        while let top = heap.first, live[top.id] == nil { removeTop() }
+    /// Removes the entry at `index` and frees its place; returns its payload.
+    private mutating func take(at index: Int) -> Payload? {
+        let place = storage.entries[index].place
+        let payload = storage.places[place].payload.take()
+        storage.places[place].index = firstFree
+        firstFree = place
+        payload?.deadlineHeapPlace = -1
+        count -= 1
+        if index != count {
+            storage.entries.swapAt(index, count)
+            storage.places[storage.entries[index].place].index = index
+            if !siftUp(index) { siftDown(index) }
+        }
+        return payload
     }
 
-    private mutating func removeTop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        siftDown(0)
+    /// Moves into storage twice the size: the spare, or storage made now.
+    private mutating func grow() {
+        var larger = spare.take(growingFrom: capacity) ?? Self.makeStorage(capacity: 2 * capacity)
+        for index in 0..<count { larger.entries[index] = storage.entries[index] }
+        for place in 0..<placesUsed { swap(&larger.places[place], &storage.places[place]) }
+        storage = larger
     }
 
-    private mutating func rebuild() {
-        heap.removeAll { live[$0.id] == nil }
-        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+    /// Swaps the entries at `a` and `b` and tells their places.
+    @inline(__always)
+    private mutating func swapEntries(_ a: Int, _ b: Int) {
+        storage.entries.swapAt(a, b)
+        storage.places[storage.entries[a].place].index = a
+        storage.places[storage.entries[b].place].index = b
     }
 
-    private mutating func siftUp(_ start: Int) {
+    /// Returns whether the entry moved.
+    @discardableResult
+    private mutating func siftUp(_ start: Int) -> Bool {
         var child = start
         while child > 0 {
             let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { return }
-            heap.swapAt(child, parent)
+            guard storage.entries[child].deadline < storage.entries[parent].deadline else { break }
+            swapEntries(child, parent)
             child = parent
         }
+        return child != start
     }
 
     private mutating func siftDown(_ start: Int) {
@@ -85,13 +181,16 @@ struct DeadlineHeap<Payload> {
         while true {
             let left = 2 * parent + 1, right = left + 1
             var smallest = parent
-            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if left < count, storage.entries[left].deadline < storage.entries[smallest].deadline { smallest = left }
+            if right < count, storage.entries[right].deadline < storage.entries[smallest].deadline { smallest = right }
             guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
+            swapEntries(parent, smallest)
             parent = smallest
         }
     }
 }
 
 extension DeadlineHeap: Sendable where Payload: Sendable {}
+extension DeadlineHeap.Entry: Sendable {}
+extension DeadlineHeap.Place: Sendable where Payload: Sendable {}
+extension DeadlineHeap.Storage: Sendable where Payload: Sendable {}

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import IdpPrimitives
 import IdpWireFormats
+import Synchronization
 
 /// What one flow needs that does not change while it runs.
 struct FlowContext: Sendable {
@@ -62,6 +63,15 @@ final class Flow: Sendable {
     /// timer fires then, and an ending the engine reaches at or after it, before the timer's
     /// thread got to fire, is a timeout too (``finish(_:from:)``), however late that thread runs.
     private let deadline: Date
+    /// The flow's place in its timer shard's heap while its timeout is armed (-1: not armed), read
+    /// and written only under that shard's lock (``DeadlineHeapElement``); an atomic only so that
+    /// the flow, shared between threads, may hold it.
+    private let timerPlace = Atomic<Int>(-1)
+
+    var deadlineHeapPlace: Int {
+        get { timerPlace.load(ordering: .relaxed) }
+        set { timerPlace.store(newValue, ordering: .relaxed) }
+    }
 
     init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
         self.context = context

@@ -6,7 +6,8 @@ import Foundation
 /// every such decision is taken here, under the shard's lock, from inputs read before it (the
 /// clock, the monotonic time), and acted on by the storage after the lock.
 ///
-/// Generic over the payload only so that its tests can use plain values; the SDK uses ``Flow``.
+/// Generic over the payload only so that its tests can use payloads of their own; the SDK uses
+/// ``Flow``.
 ///
 /// The rules it keeps:
 /// - an arm that finds the shard ``Registration/unregistered`` registers it, under a token no
@@ -15,7 +16,7 @@ import Foundation
 /// - the driver stops serving the shard only after finding its heap empty for ``linger``, with no
 ///   arm in between;
 /// - a shard that fires on the thread that moves its clock (``Pacing/inline``) never registers.
-struct FlowTimerShardStateMachine<Payload> {
+struct FlowTimerShardStateMachine<Payload: DeadlineHeapElement> {
     /// How the driver learns that a shard's clock has moved.
     enum Pacing: Sendable {
         /// The system clock: sleep until the earliest deadline, at most ``longestSystemSleep``.
@@ -83,15 +84,18 @@ struct FlowTimerShardStateMachine<Payload> {
     /// Timers armed and not yet fired or cancelled.
     var armed: Int { deadlines.count }
 
+    /// How many times the heap grew into storage made under the shard's lock (see
+    /// ``DeadlineHeap/storageMadeUnderLock``).
+    var storageMadeUnderLock: Int { deadlines.storageMadeUnderLock }
+
     /// Arms `payload`'s timer for `deadline`; `now` is the shard's clock, read before the lock.
-    /// Each id may be armed once.
-    mutating func arm(_ payload: Payload, id: UInt64, at deadline: Date, now: Date) -> ArmAction {
+    /// A payload armed already (and not fired or cancelled) is left as it is: ``ArmAction/none``.
+    mutating func arm(_ payload: Payload, at deadline: Date, now: Date) -> ArmAction {
+        let earliest = deadlines.nextDeadline
+        guard deadlines.insert(payload, deadline: deadline) else { return .none }
         if pacing == .inline {
-            deadlines.insert(payload, id: id, deadline: deadline)
             return deadline <= now ? .fire(deadlines.popDue(at: now)) : .none
         }
-        let earliest = deadlines.nextDeadline()
-        deadlines.insert(payload, id: id, deadline: deadline)
         switch registration {
         case .unregistered:
             lastToken += 1
@@ -108,11 +112,18 @@ struct FlowTimerShardStateMachine<Payload> {
         }
     }
 
-    /// Forgets `id`'s timer (its flow ended). The driver needs no word: it finds the heap empty on
-    /// its next look.
-    mutating func cancel(_ id: UInt64) {
-        deadlines.remove(id)
+    /// Forgets `payload`'s timer (its flow ended). The driver needs no word: it finds the heap
+    /// empty on its next look.
+    mutating func cancel(_ payload: Payload) {
+        deadlines.remove(payload)
     }
+
+    /// The capacity of the heap storage to make after the lock, or 0 (see
+    /// ``DeadlineHeap/takeSpareRequest()``).
+    mutating func takeSpareRequest() -> Int { deadlines.takeSpareRequest() }
+
+    /// Hands in heap storage made after the lock (see ``DeadlineHeap/install(_:)``).
+    mutating func install(_ made: inout DeadlineHeap<Payload>.Storage?) { deadlines.install(&made) }
 
     /// Takes the timers due at `now`, earliest first (``Pacing/inline``: the clock moved).
     mutating func takeDue(at now: Date) -> [Payload] {
@@ -132,7 +143,7 @@ struct FlowTimerShardStateMachine<Payload> {
         }
         let due = deadlines.popDue(at: now)
         if !due.isEmpty { return .fire(due) }
-        guard let next = deadlines.nextDeadline() else {
+        guard let next = deadlines.nextDeadline else {
             guard case .emptySince(let since, _) = registration else {
                 registration = .emptySince(monotonic, token: token)
                 return .wait(Self.linger)

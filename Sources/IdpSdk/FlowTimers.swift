@@ -41,9 +41,7 @@ final class FlowTimers: Sendable {
 
 /// What a ``FlowTimerShard`` times out: a protocol so that a test can arm a payload of its own and
 /// watch it fire; the SDK's payload is ``Flow``.
-protocol FlowTimerPayload: Sendable {
-    /// The payload's id, unique among those armed on one shard.
-    var timerID: UInt64 { get }
+protocol FlowTimerPayload: DeadlineHeapElement, Sendable {
     /// The timer fired: end with a timeout. Called once, with no lock held.
     func timeOut()
     /// Called just before ``timeOut()`` when it runs on the thread that moved a controlled run's
@@ -52,8 +50,6 @@ protocol FlowTimerPayload: Sendable {
 }
 
 extension Flow: FlowTimerPayload {
-    var timerID: UInt64 { id.rawValue }
-
     func pauseAtTimerSeam() {
         context.configuration.controller?.pause(at: Seam("timer", trace: context.seamTrace))
     }
@@ -123,7 +119,15 @@ final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
     /// Times `payload` out at `deadline` on the shard's clock, unless cancelled first.
     func arm(_ payload: Payload, at deadline: Date) {
         let now = clock.now()
-        switch state.withLock({ $0.arm(payload, id: payload.timerID, at: deadline, now: now) }) {
+        let (action, spareCapacity) = state.withLock { ($0.arm(payload, at: deadline, now: now), $0.takeSpareRequest()) }
+        // A heap three quarters full asked for the storage it grows into next: made here, after
+        // the lock, and handed in under it (a move of two references); storage it no longer takes
+        // is released here too.
+        if spareCapacity > 0 {
+            var made: DeadlineHeap<Payload>.Storage? = DeadlineHeap.makeStorage(capacity: spareCapacity)
+            state.withLock { $0.install(&made) }
+        }
+        switch action {
         case .none: break
         case .register(let token): TimerDriver.shared.register(self, token: token)
         case .wake: TimerDriver.shared.wake()
@@ -133,11 +137,14 @@ final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
 
     /// Forgets `payload`'s timer (it ended).
     func cancel(_ payload: Payload) {
-        state.withLock { $0.cancel(payload.timerID) }
+        state.withLock { $0.cancel(payload) }
     }
 
     /// Timers armed and not yet fired or cancelled.
     var armed: Int { state.withLock { $0.armed } }
+
+    /// How many times the shard's heap grew into storage made under its lock, for want of a spare.
+    var storageMadeUnderLock: Int { state.withLock { $0.storageMadeUnderLock } }
 
     /// The driver's look at this shard, on the driver's thread.
     func look() -> TimerLook {

@@ -490,11 +490,7 @@ struct JobQueue: Sendable {
     /// Jobs waiting.
     private(set) var count = 0
     /// The ring to grow into, made after the lock (``takeSpareRequest()``, ``install(_:)``).
-    private var spare: Ring?
-    /// Whether a spare was asked for and not yet handed in.
-    private var spareAsked = false
-    /// How many times the ring grew into one made under the lock, for want of a spare.
-    private(set) var ringsMadeUnderLock = 0
+    private var spare = SpareStorage<Ring>()
     private let defect: JobQueueDefect?
 
     /// An empty queue.
@@ -520,18 +516,17 @@ struct JobQueue: Sendable {
     /// The slots of the ring to make after the lock, when the queue is three quarters full and
     /// has none and asked for none; 0 otherwise. Asks once: ``install(_:)`` hands it in.
     mutating func takeSpareRequest() -> Int {
-        guard !spareAsked, spare == nil, count >= slots.count - slots.count / 4 else { return 0 }
-        spareAsked = true
-        return 2 * slots.count
+        spare.request(count: count, capacity: slots.count)
     }
 
     /// Takes `ring` (made by ``makeRing(slots:)`` after the lock) as the spare if the queue can
     /// still grow into it; otherwise leaves it in `ring`, for the caller to release after the lock.
     mutating func install(_ ring: inout Ring?) {
-        spareAsked = false
-        guard spare == nil, ring?.count == 2 * slots.count else { return }
-        spare = ring.take()
+        spare.install(&ring, capacity: slots.count)
     }
+
+    /// How many times the ring grew into one made under the lock, for want of a spare.
+    var ringsMadeUnderLock: Int { spare.madeUnderLock }
 
     /// An empty ring of `slots` slots, every one written (so its pages are mapped when it is made,
     /// not one by one by later appends): heavy work for a ring of a page or more
@@ -553,13 +548,7 @@ struct JobQueue: Sendable {
 
     /// Doubles the ring, its jobs moved to the front in order.
     private mutating func grow() {
-        var larger: Ring
-        if let made = spare.take(), made.count == 2 * slots.count {
-            larger = made
-        } else {
-            ringsMadeUnderLock += 1
-            larger = Self.makeRing(slots: 2 * slots.count)
-        }
+        var larger = spare.take(growingFrom: slots.count) ?? Self.makeRing(slots: 2 * slots.count)
         let first = isOn(.growsFromSlotZero) ? 0 : head
         for index in 0..<count { larger[index].job = slots[(first &+ index) & (slots.count &- 1)].job.take() }
         slots = larger

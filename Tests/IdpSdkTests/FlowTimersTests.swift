@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import IdpSdk
 import IdpPrimitives
 import Testing
@@ -6,6 +7,20 @@ import TestSupport
 
 /// An instant `seconds` after a fixed start, so deadlines read as small numbers.
 private func at(_ seconds: Double) -> Date { ManualClock.defaultStart.addingTimeInterval(seconds) }
+
+/// A payload of the heap and the shard's decisions in these tests: named, equal by name, and
+/// written as a string literal.
+final class Timed: DeadlineHeapElement, Equatable, ExpressibleByStringLiteral, CustomStringConvertible {
+    let name: String
+    var deadlineHeapPlace = -1
+
+    init(_ name: String) { self.name = name }
+    convenience init(stringLiteral name: String) { self.init(name) }
+
+    var description: String { name }
+
+    static func == (lhs: Timed, rhs: Timed) -> Bool { lhs.name == rhs.name }
+}
 
 /// Monotonic nanoseconds from seconds.
 private func monotonic(_ seconds: Double) -> UInt64 { UInt64(seconds * 1e9) }
@@ -21,73 +36,105 @@ extension FlowTimersTests {
         @Test("gives the earliest deadline first, whatever order the entries came in")
         func earliestFirst() {
             // Given entries inserted out of order
-            var heap = DeadlineHeap<String>()
+            var heap = DeadlineHeap<Timed>()
             for (id, seconds) in [(1, 30.0), (2, 10.0), (3, 20.0), (4, 5.0), (5, 25.0)] {
-                heap.insert("p\(id)", id: UInt64(id), deadline: at(seconds))
+                heap.insert(Timed("p\(id)"), deadline: at(seconds))
             }
 
             // When nothing is due yet, the earliest deadline is the smallest
-            #expect(heap.nextDeadline() == at(5))
+            #expect(heap.nextDeadline == at(5))
             #expect(heap.popDue(at: at(4)).isEmpty)
 
             // Then everything, once due, comes out earliest first
             #expect(heap.popDue(at: at(100)) == ["p4", "p2", "p3", "p5", "p1"])
             #expect(heap.count == 0)
-            #expect(heap.nextDeadline() == nil)
+            #expect(heap.nextDeadline == nil)
         }
 
-        @Test("forgets a removed entry at once and drops its slot only when it reaches the top")
-        func lazyRemoval() {
-            // Given two entries
-            var heap = DeadlineHeap<String>()
-            heap.insert("early", id: 1, deadline: at(1))
-            heap.insert("late", id: 2, deadline: at(2))
+        @Test("removes an entry at once, wherever it lies, and releases its payload")
+        func removesAtOnce() {
+            // Given three entries, the one to remove in the middle of the order
+            var heap = DeadlineHeap<Timed>()
+            weak var released: Timed?
+            let early: Timed = "early", late: Timed = "late"
+            do {
+                let middle: Timed = "middle"
+                released = middle
+                heap.insert(late, deadline: at(3))
+                heap.insert(middle, deadline: at(2))
+                heap.insert(early, deadline: at(1))
 
-            // When the earlier one is removed
-            let removed = heap.remove(1)
-            let removedAgain = heap.remove(1)
+                // When it is removed, twice
+                let removed = heap.remove(middle), removedAgain = heap.remove(middle)
+                #expect(removed && !removedAgain)
+                #expect(middle.deadlineHeapPlace == -1)
+            }
 
-            // Then it is gone from the count at once, its slot stays until it reaches the top
-            #expect(removed)
-            #expect(!removedAgain)
-            #expect(heap.count == 1)
-            #expect(heap.slots == 2)
-            // and the next deadline skips it, dropping the slot
-            #expect(heap.nextDeadline() == at(2))
-            #expect(heap.slots == 1)
-            #expect(heap.popDue(at: at(10)) == ["late"])
+            // Then the heap no longer holds it, nor keeps it alive, and the rest keep their order
+            #expect(released == nil)
+            let stranger = heap.remove(Timed("stranger"))
+            #expect(heap.count == 2 && !stranger)
+            let popped = heap.popDue(at: at(10))
+            #expect(popped == [early, late])
         }
 
-        @Test("rebuilds once stale slots outnumber live ones, and keeps the order")
-        func rebuildsWhenStale() {
-            // Given a hundred entries, deadlines in reverse order of ids
-            var heap = DeadlineHeap<Int>()
-            for id in 0..<100 { heap.insert(id, id: UInt64(id), deadline: at(Double(100 - id))) }
+        @Test("a payload a heap holds already is not inserted again, in it or in another")
+        func insertsOnce() {
+            var heap = DeadlineHeap<Timed>(), other = DeadlineHeap<Timed>()
+            let payload: Timed = "a"
+            let first = heap.insert(payload, deadline: at(5)), again = heap.insert(payload, deadline: at(1))
+            let elsewhere = other.insert(payload, deadline: at(1)), removedElsewhere = other.remove(payload)
+            #expect(first && !again && !elsewhere && !removedElsewhere)
+            #expect(heap.count == 1 && other.count == 0)
+            #expect(heap.nextDeadline == at(5))
+        }
 
-            // When half are removed, the slots stay (stale ones do not yet outnumber the live)
-            for id in stride(from: 0, to: 100, by: 2) { heap.remove(UInt64(id)) }
-            #expect(heap.count == 50)
-            #expect(heap.slots == 100)
-
-            // and one more removal tips it: the heap is rebuilt with the live slots only
-            heap.remove(1)
-            #expect(heap.count == 49)
-            #expect(heap.slots == 49)
-
-            // Then the live entries still come out earliest first
-            #expect(heap.popDue(at: at(1000)) == Array(stride(from: 99, through: 3, by: -2)))
+        @Test("keeps the earliest first through five thousand inserts, removals and pops, as a sorted list of the same operations does")
+        func matchesASortedList() {
+            // Given a heap and a plain sorted list, fed the same seeded operations
+            var heap = DeadlineHeap<Timed>()
+            var record: [(deadline: Date, payload: Timed)] = []
+            var random = SeededRandom(seed: 32)
+            var now = at(0)
+            for step in 0..<5_000 {
+                switch random.next() % 10 {
+                case 0..<5:
+                    // an arm, with deadlines that mostly grow and sometimes fall behind
+                    let deadline = now.addingTimeInterval(Double(random.next() % 1_000) / 10)
+                    let payload = Timed("t\(step)")
+                    heap.insert(payload, deadline: deadline)
+                    record.insert((deadline, payload), at: record.firstIndex { $0.deadline > deadline } ?? record.count)
+                case 5..<8 where !record.isEmpty:
+                    // a cancel of any armed payload
+                    let payload = record.remove(at: Int(random.next() % UInt64(record.count))).payload
+                    let removed = heap.remove(payload)
+                    #expect(removed)
+                default:
+                    // the clock moves and what is due is taken
+                    now = now.addingTimeInterval(Double(random.next() % 50) / 10)
+                    let due = heap.popDue(at: now)
+                    let expected = record.prefix { $0.deadline <= now }
+                    record.removeFirst(expected.count)
+                    // Then each pop takes what the list says is due, in deadline order
+                    #expect(due.map { payload in expected.first { $0.payload === payload }?.deadline } == expected.map(\.deadline))
+                    #expect(Set(due.map(ObjectIdentifier.init)) == Set(expected.map { ObjectIdentifier($0.payload) }))
+                }
+                #expect(heap.count == record.count)
+                #expect(heap.nextDeadline == record.first?.deadline)
+            }
         }
 
         @Test("pops each due payload once, earliest first, and leaves the rest")
         func popDueOnce() {
             // Given five entries, two sharing a deadline, one removed
-            var heap = DeadlineHeap<String>()
-            heap.insert("c", id: 3, deadline: at(3))
-            heap.insert("a", id: 1, deadline: at(1))
-            heap.insert("e", id: 5, deadline: at(5))
-            heap.insert("b", id: 2, deadline: at(2))
-            heap.insert("b2", id: 6, deadline: at(2))
-            heap.remove(5)
+            var heap = DeadlineHeap<Timed>()
+            let removed: Timed = "e"
+            heap.insert("c", deadline: at(3))
+            heap.insert("a", deadline: at(1))
+            heap.insert(removed, deadline: at(5))
+            heap.insert("b", deadline: at(2))
+            heap.insert("b2", deadline: at(2))
+            heap.remove(removed)
 
             // When the time reaches the third second, twice
             let first = heap.popDue(at: at(3))
@@ -96,16 +143,58 @@ extension FlowTimersTests {
             // Then the first pop takes the four due ones, the two equal ones between, and the second
             // takes nothing; the removed one never comes out
             #expect(first.first == "a" && first.last == "c")
-            #expect(Set(first) == ["a", "b", "b2", "c"] && first.count == 4)
+            #expect(Set(first.map(\.name)) == ["a", "b", "b2", "c"] && first.count == 4)
             #expect(second.isEmpty)
             #expect(heap.popDue(at: at(100)).isEmpty)
             #expect(heap.count == 0)
+        }
+
+        /// Inserts `count` payloads, earliest last, answering each spare request after the "lock"
+        /// when `answered`; returns the heap.
+        private func filled(_ count: Int, answered: Bool) -> DeadlineHeap<Timed> {
+            var heap = DeadlineHeap<Timed>()
+            for index in 0..<count {
+                heap.insert(Timed("t\(index)"), deadline: at(Double(count - index)))
+                let capacity = heap.takeSpareRequest()
+                if answered && capacity > 0 {
+                    var made: DeadlineHeap<Timed>.Storage? = DeadlineHeap<Timed>.makeStorage(capacity: capacity)
+                    heap.install(&made)
+                    #expect(made == nil, "a spare of the size asked for is taken")
+                }
+            }
+            return heap
+        }
+
+        @Test("grows into storage made after its owner's lock; one that fills before its spare arrives makes it under the lock, counted")
+        func growsIntoSpares() {
+            // Given a heap that asks for its next storage at three quarters full
+            var heap = DeadlineHeap<Timed>()
+            for index in 0..<11 { heap.insert(Timed("t\(index)"), deadline: at(Double(index))) }
+            #expect(heap.takeSpareRequest() == 0)
+            heap.insert("t11", deadline: at(11))
+            #expect(heap.takeSpareRequest() == 2 * DeadlineHeap<Timed>.initialCapacity)
+            #expect(heap.takeSpareRequest() == 0, "asks once")
+
+            // When storage of the wrong size is handed in, it is left to its caller
+            var wrong: DeadlineHeap<Timed>.Storage? = DeadlineHeap<Timed>.makeStorage(capacity: 64)
+            heap.install(&wrong)
+            #expect(wrong != nil)
+
+            // Then heaps grown to 5,000 payloads made no storage under the lock when each request
+            // was answered, and all 9 doublings there when none was; both keep the order
+            let answered = filled(5_000, answered: true), unanswered = filled(5_000, answered: false)
+            #expect(answered.capacity == 8_192 && answered.storageMadeUnderLock == 0)
+            #expect(unanswered.capacity == 8_192 && unanswered.storageMadeUnderLock == 9)
+            for var grown in [answered, unanswered] {
+                let popped = grown.popDue(at: at(10_000))
+                #expect(popped.map(\.name) == (0..<5_000).reversed().map { "t\($0)" })
+            }
         }
     }
 
     @Suite("A flow timer shard's decisions, as a value")
     struct FlowTimerShardStateMachineTests {
-        typealias Machine = FlowTimerShardStateMachine<String>
+        typealias Machine = FlowTimerShardStateMachine<Timed>
 
         @Test("the first arm registers the shard under a new token; later arms register nothing")
         func firstArmRegisters() {
@@ -114,8 +203,8 @@ extension FlowTimersTests {
             #expect(machine.registration == .unregistered)
 
             // When two timers are armed far ahead
-            let first = machine.arm("a", id: 1, at: at(60), now: at(0))
-            let second = machine.arm("b", id: 2, at: at(50), now: at(0))
+            let first = machine.arm("a", at: at(60), now: at(0))
+            let second = machine.arm("b", at: at(50), now: at(0))
 
             // Then only the first registers, under token 1
             #expect(first == .register(token: 1))
@@ -129,13 +218,13 @@ extension FlowTimersTests {
             // Given registered shards on the system clock and on a manual clock
             var system = Machine(pacing: .system)
             var manual = Machine(pacing: .woken)
-            _ = system.arm("a", id: 1, at: at(10), now: at(0))
-            _ = manual.arm("a", id: 1, at: at(10), now: at(0))
+            _ = system.arm("a", at: at(10), now: at(0))
+            _ = manual.arm("a", at: at(10), now: at(0))
 
             // When the system shard is armed beyond the linger, within it, and within it but after that
-            let beyondLinger = system.arm("b", id: 2, at: at(5), now: at(0))
-            let withinLinger = system.arm("c", id: 3, at: at(1), now: at(0))
-            let afterEarliest = system.arm("d", id: 4, at: at(1.5), now: at(0))
+            let beyondLinger = system.arm("b", at: at(5), now: at(0))
+            let withinLinger = system.arm("c", at: at(1), now: at(0))
+            let afterEarliest = system.arm("d", at: at(1.5), now: at(0))
 
             // Then only the earliest one within the linger wakes the driver
             #expect(beyondLinger == ArmAction.none)
@@ -143,8 +232,8 @@ extension FlowTimersTests {
             #expect(afterEarliest == ArmAction.none)
 
             // and on a manual clock, which wakes the driver as it moves, only a deadline already due does
-            let notDue = manual.arm("b", id: 2, at: at(1), now: at(0))
-            let due = manual.arm("c", id: 3, at: at(0), now: at(0))
+            let notDue = manual.arm("b", at: at(1), now: at(0))
+            let due = manual.arm("c", at: at(0), now: at(0))
             #expect(notDue == ArmAction.none)
             #expect(due == .wake)
         }
@@ -154,8 +243,8 @@ extension FlowTimersTests {
             // Given timers at 29.5 s and 30 s on each pacing
             func armed(_ pacing: Machine.Pacing) -> Machine {
                 var machine = Machine(pacing: pacing)
-                _ = machine.arm("late", id: 2, at: at(30), now: at(0))
-                _ = machine.arm("early", id: 1, at: at(29.5), now: at(0))
+                _ = machine.arm("late", at: at(30), now: at(0))
+                _ = machine.arm("early", at: at(29.5), now: at(0))
                 return machine
             }
             var system = armed(.system), manual = armed(.woken), polled = armed(.polled)
@@ -178,8 +267,9 @@ extension FlowTimersTests {
         func lingersThenIdles() {
             // Given a registered shard whose only timer was cancelled
             var machine = Machine(pacing: .system)
-            _ = machine.arm("a", id: 1, at: at(60), now: at(0))
-            machine.cancel(1)
+            let a: Timed = "a"
+            _ = machine.arm(a, at: at(60), now: at(0))
+            machine.cancel(a)
 
             // When the driver looks, first at 0 s of monotonic time, then at 0.5 s
             let first = machine.look(now: at(0), monotonic: monotonic(0))
@@ -196,19 +286,20 @@ extension FlowTimersTests {
             // Then the shard is let go under token 1, and the next arm registers it under token 2
             #expect(third == .idle(token: 1))
             #expect(machine.registration == .unregistered)
-            #expect(machine.arm("b", id: 2, at: at(60), now: at(0)) == .register(token: 2))
+            #expect(machine.arm("b", at: at(60), now: at(0)) == .register(token: 2))
         }
 
         @Test("an arm while the shard lingers keeps its registration and ends the lingering")
         func armWhileLingering() {
             // Given a shard the driver found empty
             var machine = Machine(pacing: .system)
-            _ = machine.arm("a", id: 1, at: at(60), now: at(0))
-            machine.cancel(1)
+            let a: Timed = "a"
+            _ = machine.arm(a, at: at(60), now: at(0))
+            machine.cancel(a)
             _ = machine.look(now: at(0), monotonic: monotonic(0))
 
             // When a timer is armed
-            let armed = machine.arm("b", id: 2, at: at(60), now: at(0))
+            let armed = machine.arm("b", at: at(60), now: at(0))
 
             // Then it registers nothing (the driver still serves the shard) and the shard is no longer
             // empty, so a look past the linger waits instead of letting it go
@@ -221,8 +312,9 @@ extension FlowTimersTests {
         func lookAfterIdle() {
             // Given a shard let go under token 1
             var machine = Machine(pacing: .woken)
-            _ = machine.arm("a", id: 1, at: at(60), now: at(0))
-            machine.cancel(1)
+            let a: Timed = "a"
+            _ = machine.arm(a, at: at(60), now: at(0))
+            machine.cancel(a)
             _ = machine.look(now: at(0), monotonic: monotonic(0))
             #expect(machine.look(now: at(0), monotonic: monotonic(3)) == .idle(token: 1))
 
@@ -237,9 +329,9 @@ extension FlowTimersTests {
             var machine = Machine(pacing: .inline)
 
             // When timers are armed, one already due
-            let future = machine.arm("b", id: 2, at: at(20), now: at(0))
-            let later = machine.arm("c", id: 3, at: at(30), now: at(0))
-            let due = machine.arm("a", id: 1, at: at(0), now: at(0))
+            let future = machine.arm("b", at: at(20), now: at(0))
+            let later = machine.arm("c", at: at(30), now: at(0))
+            let due = machine.arm("a", at: at(0), now: at(0))
 
             // Then the due one is fired at once, nothing registers
             #expect(future == ArmAction.none)
@@ -262,7 +354,7 @@ extension FlowTimersTests {
         final class Shard: Sendable {}
 
         typealias Machine = TimerDriverStateMachine<Shard>
-        typealias ShardMachine = FlowTimerShardStateMachine<String>
+        typealias ShardMachine = FlowTimerShardStateMachine<Timed>
 
         /// A nap gathered from these waits.
         static func nap(_ waits: Duration?...) -> Machine.Nap {
@@ -356,18 +448,19 @@ extension FlowTimersTests {
             var driver = Machine()
             let object = Shard()
             let key = ObjectIdentifier(object)
-            guard case .register(let token) = shard.arm("a", id: 1, at: at(60), now: at(0)) else {
+            let a: Timed = "a"
+            guard case .register(let token) = shard.arm(a, at: at(60), now: at(0)) else {
                 Issue.record("the first arm registers", sourceLocation: sourceLocation)
                 return (shard, driver, object, key)
             }
             _ = driver.register(object, key: key, token: token)
             _ = driver.beginLook()
-            shard.cancel(1)
+            shard.cancel(a)
             _ = shard.look(now: at(0), monotonic: monotonic(0))
             // The driver's look decides idle under the shard's lock…
             #expect(shard.look(now: at(0), monotonic: monotonic(2)) == .idle(token: 1), sourceLocation: sourceLocation)
             // …and before the driver forgets it, an arm on another thread finds the shard unregistered.
-            #expect(shard.arm("b", id: 2, at: at(1), now: at(0)) == .register(token: 2), sourceLocation: sourceLocation)
+            #expect(shard.arm("b", at: at(1), now: at(0)) == .register(token: 2), sourceLocation: sourceLocation)
             return (shard, driver, object, key)
         }
 
@@ -421,10 +514,11 @@ extension FlowTimersTests {
             var driver = Machine()
             let object = Shard()
             let key = ObjectIdentifier(object)
-            _ = shard.arm("a", id: 1, at: at(60), now: at(0))
+            let a: Timed = "a"
+            _ = shard.arm(a, at: at(60), now: at(0))
             _ = driver.register(object, key: key, token: 1)
             _ = driver.beginLook()
-            shard.cancel(1)
+            shard.cancel(a)
             _ = shard.look(now: at(0), monotonic: monotonic(0))
             guard case .idle(let token) = shard.look(now: at(0), monotonic: monotonic(2)) else {
                 Issue.record("the shard is let go after the linger")
@@ -458,6 +552,12 @@ extension FlowTimersTests {
             let log: LockedValue<[String]>
             let timedOut = Gate()
             let timeOuts = LockedValue(0)
+            private let place = Atomic(-1)
+
+            var deadlineHeapPlace: Int {
+                get { place.load(ordering: .relaxed) }
+                set { place.store(newValue, ordering: .relaxed) }
+            }
 
             init(_ id: UInt64, log: LockedValue<[String]>) {
                 timerID = id
@@ -524,6 +624,54 @@ extension FlowTimersTests {
             #expect(await OSThreads.run { kept.timedOut.wait(timeout: .seconds(300)) })
             #expect(log.withLock { $0 } == ["timeOut 2"])
             #expect(shard.armed == 0)
+        }
+
+        @Test("a shard armed with five thousand timers grows its heap into storage made after its lock: large allocations noted, none under the lock")
+        func growsOutsideItsLock() async {
+            await LockProfilerTurn.take {
+                // Given a shard on the system clock whose lock is profiled
+                let shard = FlowTimerShard<Probe>(clock: SystemClock())
+                let log = LockedValue<[String]>([])
+                let probes = (0..<5_000).map { Probe(UInt64($0), log: log) }
+                LockProfiler.start()
+
+                // When five thousand timers are armed far ahead, and cancelled
+                for probe in probes { shard.arm(probe, at: Date().addingTimeInterval(3_600)) }
+                let armed = shard.armed
+                for probe in probes { shard.cancel(probe) }
+                let report = LockProfiler.stopReport()
+
+                // Then the heap grew into storage made after the lock, the larger ones noted as heavy
+                // work, and none of that work fell under the shard's lock
+                #expect(armed == 5_000 && shard.armed == 0)
+                #expect(shard.storageMadeUnderLock == 0)
+                #expect((report.heavyWorkNoted[.largeAllocation] ?? 0) > 0, "no large allocation noted: the check was not exercised")
+                let under = report.locks.filter { $0.label == "IdpSdk.FlowTimers" }.map(\.heavyWork).reduce(0, +)
+                #expect(under == 0)
+                #expect(log.withLock { $0 }.isEmpty)
+            }
+        }
+
+        @Test("a heap that grows under a lock with no spare handed in shows as a large allocation under that lock")
+        func growthUnderALockIsNoted() async {
+            await LockProfilerTurn.take {
+                // Given a heap behind a profiled lock whose spare requests go unanswered
+                let heap = LockedValue(DeadlineHeap<Timed>(), label: "IdpSdkTests.DeadlineHeap")
+                let payloads = (0..<5_000).map { Timed("t\($0)") }
+                LockProfiler.start()
+
+                // When it is filled
+                for (index, payload) in payloads.enumerated() {
+                    heap.withLock { _ = $0.insert(payload, deadline: at(Double(index))) }
+                }
+                let report = LockProfiler.stopReport()
+
+                // Then the storage it made under the lock was noted there
+                let under = report.locks.first { $0.label == "IdpSdkTests.DeadlineHeap" }
+                #expect(heap.withLock { $0.storageMadeUnderLock } == 9)
+                #expect((under?.heavyWork ?? 0) >= 5, "\(String(describing: under))")
+                #expect(under?.heavyWorkKinds == [.largeAllocation])
+            }
         }
 
         @Test("a shard that fires on move times payloads out on the moving thread, in deadline order, each after its seam")
