@@ -28,6 +28,12 @@ struct PresentedCode {
         self.now = now
     }
 
+    /// The same request, its verifier's challenge made again where this is called
+    /// (``IdpServerDefect/checksVerifierUnderGrantLock``).
+    func madeAgain() -> PresentedCode {
+        PresentedCode(tenant: tenant, clientId: clientId, redirectURI: redirectURI, verifier: verifier, checksVerifier: checksVerifier, now: now)
+    }
+
     /// Whether the issued code `record` is redeemable with this request: a code of another
     /// tenant is unknown to it.
     func verdict(on record: CodeRecord) -> CodeVerdict {

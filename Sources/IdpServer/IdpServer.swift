@@ -515,4 +515,7 @@ package enum IdpServerDefect: Sendable {
     /// handed random values not made yet, instead of those made before the locks, so its decision
     /// draws the values it issues (a new user's salt, a new device's AST client id) under them.
     case drawsFreshValuesUnderLocks
+    /// The token endpoint makes the code verifier's S256 challenge (a SHA-256) inside the lock of
+    /// the grant shard where the code's redemption is decided, instead of before it.
+    case checksVerifierUnderGrantLock
 }

@@ -67,9 +67,15 @@ extension IdpServer {
         // request after that lock: the checks compare strings whose bytes lie outside the log.
         let shard = state.grantShard(route: route)
         let checked = tenantExists ? codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) } : nil
+        #if DEBUG
+        let checksVerifierUnderLock = configuration.defect == .checksVerifierUnderGrantLock
+        #else
+        let checksVerifierUnderLock = false
+        #endif
         let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }
             guard let codeHandle else { return .unknown }
+            let presented = checksVerifierUnderLock ? presented.madeAgain() : presented
             return grants.redeem(codeHandle, presented, checked: checked, familyEndsAt: offlineSessionEnd, forgetAt: forgetAt, keepsCode: keepsCode,
                                  now: now)
         }

@@ -14,13 +14,25 @@ public struct TestIDP: Sendable {
     public let tenant = "demo"
     public let clock: ManualClock
 
-    public init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
-         refreshTokenLifetime: Duration = .seconds(1800)) {
+    /// - Parameter defect: A defect to plant in the server (debug builds only; see
+    ///   `IdpServerDefect`).
+    package init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
+                 refreshTokenLifetime: Duration = .seconds(1800), defect: IdpServerDefect?) {
         clock = ManualClock()
-        server = IdpServer(configuration: .init(clock: clock, refreshTokenLifetime: refreshTokenLifetime, auditLogCapacity: auditLogCapacity, lockout: lockout))
+        var configuration = IdpServer.Configuration(clock: clock, refreshTokenLifetime: refreshTokenLifetime, auditLogCapacity: auditLogCapacity, lockout: lockout)
+        #if DEBUG
+        configuration.defect = defect
+        #endif
+        server = IdpServer(configuration: configuration)
         url = "https://idp-\(UUID().uuidString.lowercased()).test"
         try! server.addTenant(tenant, secretEncoding: secretEncoding)
         IdpNetwork.shared.register(server, at: url, latency: latency)
+    }
+
+    public init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
+                refreshTokenLifetime: Duration = .seconds(1800)) {
+        self.init(latency: latency, secretEncoding: secretEncoding, auditLogCapacity: auditLogCapacity, lockout: lockout,
+                  refreshTokenLifetime: refreshTokenLifetime, defect: nil)
     }
 
     public func sdk(_ configuration: IdpSdkService.Configuration = .init(), shouldHashPin: Bool = false) -> IdpSdkService {
