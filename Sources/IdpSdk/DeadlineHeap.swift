@@ -20,10 +20,12 @@ protocol DeadlineHeapElement: AnyObject {
 /// lies in the heap, so a removal finds the entry at once, and moving entries writes only the
 /// heap's own memory, never another payload's.
 ///
-/// The heap grows without allocating under its owner's lock: once three quarters full it asks for
-/// storage twice its size (``takeSpareRequest()``), which the owner makes after the lock
-/// (``makeStorage(capacity:)``) and hands in (``install(_:)``). One that fills before its spare
-/// arrives makes the storage itself, under the lock (``storageMadeUnderLock``). It never shrinks.
+/// Entries and places lie in chunks of ``chunkCapacity`` slots, so the heap grows a chunk at a
+/// time, copying nothing, and holds at most about one chunk more than it needs. It grows without
+/// allocating under its owner's lock: when its last chunk is three quarters full it asks for the
+/// next (``takeSpareRequest()``), which the owner makes after the lock (``makeStorage(capacity:)``)
+/// and hands in (``install(_:)``). One that fills before its spare arrives makes the chunk itself,
+/// under the lock (``storageMadeUnderLock``). It never shrinks.
 struct DeadlineHeap<Payload: DeadlineHeapElement> {
     /// One heap entry: a deadline and the place of its payload.
     struct Entry {
@@ -38,8 +40,8 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
         var index: Int
     }
 
-    /// The storage of a heap of one capacity: every entry and place slot written when it is made,
-    /// so its pages are mapped then, not by later inserts under the lock.
+    /// One chunk of a heap's storage: its entry and place slots, every one written when it is
+    /// made, so its pages are mapped then, not by later inserts under the lock.
     struct Storage: SlottedStorage {
         fileprivate var entries: ContiguousArray<Entry>
         fileprivate var places: ContiguousArray<Place>
@@ -47,10 +49,13 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
         var slotCount: Int { entries.count }
     }
 
-    /// Slots of a new heap.
-    static var initialCapacity: Int { 16 }
+    /// Slots per chunk: 4 KiB of entries and 4 KiB of places.
+    static var chunkCapacity: Int { 256 }
+    /// log2 of ``chunkCapacity``.
+    private static var chunkShift: Int { 8 }
 
-    private var storage = DeadlineHeap.makeStorage(capacity: DeadlineHeap.initialCapacity)
+    /// The chunks: entry and place `i` lie in chunk `i >> chunkShift`, slot `i & (chunkCapacity - 1)`.
+    private var chunks = [DeadlineHeap.makeStorage(capacity: DeadlineHeap.chunkCapacity)]
     /// The payloads held: entries `0..<count` are the heap.
     private(set) var count = 0
     /// Places ever used; those from here on are fresh.
@@ -62,14 +67,13 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     init() {}
 
     /// How many payloads the heap holds before it grows.
-    var capacity: Int { storage.slotCount }
+    var capacity: Int { chunks.count << Self.chunkShift }
 
-    /// How many times the heap grew into storage made under its owner's lock, for want of a
-    /// spare.
+    /// How many times the heap grew by a chunk made under its owner's lock, for want of a spare.
     var storageMadeUnderLock: Int { spare.madeUnderLock }
 
-    /// Empty storage for `capacity` payloads, every slot written: heavy work for storage of a page
-    /// or more (``LockProfiler/noteHeavyWork(_:)``).
+    /// An empty chunk of `capacity` slots, every slot written: heavy work for a chunk of a page or
+    /// more (``LockProfiler/noteHeavyWork(_:)``).
     static func makeStorage(capacity: Int) -> Storage {
         if capacity >= 256 { LockProfiler.noteHeavyWork(.largeAllocation) }
         return Storage(
@@ -77,16 +81,32 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
             places: ContiguousArray(repeating: Place(payload: nil, index: -1), count: capacity))
     }
 
-    /// The capacity of the storage to make after the lock, when the heap is three quarters full
-    /// and has no spare and asked for none; 0 otherwise. Asks once: ``install(_:)`` hands it in.
+    /// The slots of the chunk to make after the lock (``chunkCapacity``), when the last chunk is
+    /// three quarters full and the heap has no spare and asked for none; 0 otherwise. Asks once:
+    /// ``install(_:)`` hands it in.
     mutating func takeSpareRequest() -> Int {
-        spare.request(count: count, capacity: capacity)
+        spare.request(Self.chunkCapacity, due: count >= capacity - Self.chunkCapacity / 4)
     }
 
-    /// Takes `made` (from ``makeStorage(capacity:)``, after the lock) as the spare if the heap can
-    /// still grow into it; otherwise leaves it in `made`, for the caller to release after the lock.
+    /// Takes `made` (from ``makeStorage(capacity:)``, after the lock) as the spare if the heap has
+    /// none and it is a chunk; otherwise leaves it in `made`, for the caller to release after the
+    /// lock.
     mutating func install(_ made: inout Storage?) {
-        spare.install(&made, capacity: capacity)
+        spare.install(&made, slots: Self.chunkCapacity)
+    }
+
+    @inline(__always)
+    private func entry(_ index: Int) -> Entry { chunks[index >> Self.chunkShift].entries[index & (Self.chunkCapacity - 1)] }
+
+    @inline(__always)
+    private mutating func setEntry(_ index: Int, _ entry: Entry) {
+        chunks[index >> Self.chunkShift].entries[index & (Self.chunkCapacity - 1)] = entry
+    }
+
+    /// Place `place`, read and written in place.
+    private subscript(place place: Int) -> Place {
+        @inline(__always) get { chunks[place >> Self.chunkShift].places[place & (Self.chunkCapacity - 1)] }
+        @inline(__always) _modify { yield &chunks[place >> Self.chunkShift].places[place & (Self.chunkCapacity - 1)] }
     }
 
     /// Adds `payload`, due at `deadline`. Returns `false`, and adds nothing, if a heap holds it
@@ -98,13 +118,13 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
         let place: Int
         if firstFree >= 0 {
             place = firstFree
-            firstFree = storage.places[place].index
+            firstFree = self[place: place].index
         } else {
             place = placesUsed
             placesUsed += 1
         }
-        storage.places[place] = Place(payload: payload, index: count)
-        storage.entries[count] = Entry(deadline: deadline, place: place)
+        self[place: place] = Place(payload: payload, index: count)
+        setEntry(count, Entry(deadline: deadline, place: place))
         payload.deadlineHeapPlace = place
         count += 1
         siftUp(count - 1)
@@ -115,17 +135,17 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     @discardableResult
     mutating func remove(_ payload: Payload) -> Bool {
         let place = payload.deadlineHeapPlace
-        guard place >= 0, place < placesUsed, storage.places[place].payload === payload else { return false }
-        return take(at: storage.places[place].index) != nil
+        guard place >= 0, place < placesUsed, self[place: place].payload === payload else { return false }
+        return take(at: self[place: place].index) != nil
     }
 
     /// The earliest deadline.
-    var nextDeadline: Date? { count > 0 ? storage.entries[0].deadline : nil }
+    var nextDeadline: Date? { count > 0 ? entry(0).deadline : nil }
 
     /// Removes and returns the payloads of every entry due at `now`, earliest first.
     mutating func popDue(at now: Date) -> [Payload] {
         var due: [Payload] = []
-        while count > 0, storage.entries[0].deadline <= now {
+        while count > 0, entry(0).deadline <= now {
             if let payload = take(at: 0) { due.append(payload) }
         }
         return due
@@ -133,60 +153,67 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
 
     /// Removes the entry at `index` and frees its place; returns its payload.
     private mutating func take(at index: Int) -> Payload? {
-        let place = storage.entries[index].place
-        let payload = storage.places[place].payload.take()
-        storage.places[place].index = firstFree
+        let place = entry(index).place
+        let payload = self[place: place].payload.take()
+        self[place: place].index = firstFree
         firstFree = place
         payload?.deadlineHeapPlace = -1
         count -= 1
         if index != count {
-            storage.entries.swapAt(index, count)
-            storage.places[storage.entries[index].place].index = index
+            move(entry(count), to: index)
             if !siftUp(index) { siftDown(index) }
         }
         return payload
     }
 
-    /// Moves into storage twice the size: the spare, or storage made now.
+    /// Adds a chunk: the spare, or one made now.
     private mutating func grow() {
-        var larger = spare.take(growingFrom: capacity) ?? Self.makeStorage(capacity: 2 * capacity)
-        for index in 0..<count { larger.entries[index] = storage.entries[index] }
-        for place in 0..<placesUsed { swap(&larger.places[place], &storage.places[place]) }
-        storage = larger
+        // The chunk list itself (16 bytes a chunk) doubles now and then; past 128 chunks that is
+        // heavy work too.
+        if chunks.count == chunks.capacity && chunks.count >= 128 { LockProfiler.noteHeavyWork(.largeAllocation) }
+        chunks.append(spare.take(slots: Self.chunkCapacity) ?? Self.makeStorage(capacity: Self.chunkCapacity))
     }
 
-    /// Swaps the entries at `a` and `b` and tells their places.
+    /// Writes `entry` at `index` and tells its place.
     @inline(__always)
-    private mutating func swapEntries(_ a: Int, _ b: Int) {
-        storage.entries.swapAt(a, b)
-        storage.places[storage.entries[a].place].index = a
-        storage.places[storage.entries[b].place].index = b
+    private mutating func move(_ entry: Entry, to index: Int) {
+        setEntry(index, entry)
+        self[place: entry.place].index = index
     }
 
     /// Returns whether the entry moved.
     @discardableResult
     private mutating func siftUp(_ start: Int) -> Bool {
+        let moving = entry(start)
         var child = start
         while child > 0 {
             let parent = (child - 1) / 2
-            guard storage.entries[child].deadline < storage.entries[parent].deadline else { break }
-            swapEntries(child, parent)
+            let above = entry(parent)
+            guard moving.deadline < above.deadline else { break }
+            move(above, to: child)
             child = parent
         }
-        return child != start
+        guard child != start else { return false }
+        move(moving, to: child)
+        return true
     }
 
     private mutating func siftDown(_ start: Int) {
+        let moving = entry(start)
         var parent = start
         while true {
             let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < count, storage.entries[left].deadline < storage.entries[smallest].deadline { smallest = left }
-            if right < count, storage.entries[right].deadline < storage.entries[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            swapEntries(parent, smallest)
-            parent = smallest
+            guard left < count else { break }
+            var smaller = left, smallerEntry = entry(left)
+            if right < count {
+                let rightEntry = entry(right)
+                if rightEntry.deadline < smallerEntry.deadline { (smaller, smallerEntry) = (right, rightEntry) }
+            }
+            guard smallerEntry.deadline < moving.deadline else { break }
+            move(smallerEntry, to: parent)
+            parent = smaller
         }
+        if parent != start { move(moving, to: parent) }
     }
 }
 

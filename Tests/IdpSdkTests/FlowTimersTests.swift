@@ -95,23 +95,23 @@ extension FlowTimersTests {
             var heap = DeadlineHeap<Timed>()
             var record: [(deadline: Date, payload: Timed)] = []
             var random = SeededRandom(seed: 32)
-            var now = at(0)
+            var now = at(0), mostHeld = 0
             for step in 0..<5_000 {
                 switch random.next() % 10 {
-                case 0..<5:
+                case 0..<6:
                     // an arm, with deadlines that mostly grow and sometimes fall behind
-                    let deadline = now.addingTimeInterval(Double(random.next() % 1_000) / 10)
+                    let deadline = now.addingTimeInterval(Double(random.next() % 10_000) / 10)
                     let payload = Timed("t\(step)")
                     heap.insert(payload, deadline: deadline)
                     record.insert((deadline, payload), at: record.firstIndex { $0.deadline > deadline } ?? record.count)
-                case 5..<8 where !record.isEmpty:
+                case 6..<8 where !record.isEmpty:
                     // a cancel of any armed payload
                     let payload = record.remove(at: Int(random.next() % UInt64(record.count))).payload
                     let removed = heap.remove(payload)
                     #expect(removed)
                 default:
                     // the clock moves and what is due is taken
-                    now = now.addingTimeInterval(Double(random.next() % 50) / 10)
+                    now = now.addingTimeInterval(Double(random.next() % 20) / 10)
                     let due = heap.popDue(at: now)
                     let expected = record.prefix { $0.deadline <= now }
                     record.removeFirst(expected.count)
@@ -121,7 +121,9 @@ extension FlowTimersTests {
                 }
                 #expect(heap.count == record.count)
                 #expect(heap.nextDeadline == record.first?.deadline)
+                mostHeld = max(mostHeld, record.count)
             }
+            #expect(mostHeld > 2 * DeadlineHeap<Timed>.chunkCapacity, "the run spans several chunks: \(mostHeld) held at most")
         }
 
         @Test("pops each due payload once, earliest first, and leaves the rest")
@@ -165,26 +167,27 @@ extension FlowTimersTests {
             return heap
         }
 
-        @Test("grows into storage made after its owner's lock; one that fills before its spare arrives makes it under the lock, counted")
+        @Test("grows a chunk at a time into chunks made after its owner's lock; one that fills before its spare arrives makes them under the lock, counted")
         func growsIntoSpares() {
-            // Given a heap that asks for its next storage at three quarters full
+            // Given a heap that asks for its next chunk when its last is three quarters full
+            let chunk = DeadlineHeap<Timed>.chunkCapacity
             var heap = DeadlineHeap<Timed>()
-            for index in 0..<11 { heap.insert(Timed("t\(index)"), deadline: at(Double(index))) }
-            #expect(heap.takeSpareRequest() == 0)
-            heap.insert("t11", deadline: at(11))
-            #expect(heap.takeSpareRequest() == 2 * DeadlineHeap<Timed>.initialCapacity)
-            #expect(heap.takeSpareRequest() == 0, "asks once")
+            for index in 0..<(chunk - chunk / 4 - 1) { heap.insert(Timed("t\(index)"), deadline: at(Double(index))) }
+            let early = heap.takeSpareRequest()
+            heap.insert("last", deadline: at(0))
+            let due = heap.takeSpareRequest(), again = heap.takeSpareRequest()
+            #expect(early == 0 && due == chunk && again == 0, "asks once, at three quarters")
 
             // When storage of the wrong size is handed in, it is left to its caller
             var wrong: DeadlineHeap<Timed>.Storage? = DeadlineHeap<Timed>.makeStorage(capacity: 64)
             heap.install(&wrong)
             #expect(wrong != nil)
 
-            // Then heaps grown to 5,000 payloads made no storage under the lock when each request
-            // was answered, and all 9 doublings there when none was; both keep the order
+            // Then heaps grown to 5,000 payloads made no chunk under the lock when each request was
+            // answered, and all 19 there when none was; both hold 20 chunks and keep the order
             let answered = filled(5_000, answered: true), unanswered = filled(5_000, answered: false)
-            #expect(answered.capacity == 8_192 && answered.storageMadeUnderLock == 0)
-            #expect(unanswered.capacity == 8_192 && unanswered.storageMadeUnderLock == 9)
+            #expect(answered.capacity == 20 * chunk && answered.storageMadeUnderLock == 0)
+            #expect(unanswered.capacity == 20 * chunk && unanswered.storageMadeUnderLock == 19)
             for var grown in [answered, unanswered] {
                 let popped = grown.popDue(at: at(10_000))
                 #expect(popped.map(\.name) == (0..<5_000).reversed().map { "t\($0)" })
@@ -668,8 +671,8 @@ extension FlowTimersTests {
 
                 // Then the storage it made under the lock was noted there
                 let under = report.locks.first { $0.label == "IdpSdkTests.DeadlineHeap" }
-                #expect(heap.withLock { $0.storageMadeUnderLock } == 9)
-                #expect((under?.heavyWork ?? 0) >= 5, "\(String(describing: under))")
+                #expect(heap.withLock { $0.storageMadeUnderLock } == 19)
+                #expect(under?.heavyWork == 19, "\(String(describing: under))")
                 #expect(under?.heavyWorkKinds == [.largeAllocation])
             }
         }
