@@ -3,6 +3,7 @@ import CredentialProviders
 @testable import IdpHarness
 import IdpPrimitives
 import IdpSdk
+import Synchronization
 import Testing
 import TestSupport
 
@@ -166,5 +167,63 @@ final class NSLockCache: IdpSdkInteractionInterface, @unchecked Sendable {
         let values = cached ?? [:]
         lock.unlock()
         return StaticCredentials(values).provideCredentials(interactionData)
+    }
+}
+
+/// A provider that, when given a `stall`, stays away from the kit's points for that long at its
+/// first call (as a slow first call on a loaded machine does), then answers as `inner` does.
+final class FirstCallStall: IdpSdkInteractionInterface {
+    private let inner: any IdpSdkInteractionInterface
+    private let stall: Duration?
+    private let stalled = Atomic(false)
+
+    init(_ inner: any IdpSdkInteractionInterface, stall: Duration?) {
+        self.inner = inner
+        self.stall = stall
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        if let stall, !stalled.exchange(true, ordering: .relaxed) { Thread.sleep(forTimeInterval: stall.timeInterval) }
+        return inner.provideCredentials(interactionData)
+    }
+}
+
+@Suite("The controlled phase's shrinking on a loaded machine")
+struct ControlledShrinkingTests {
+    /// The phase on check-then-refresh, its schedule runs counted from 0; from run `first` on,
+    /// every other run's first call stalls past the stall timeout.
+    static func phase(stallingFrom first: Int?, planted: ControlledPhase.Plant? = nil) async throws -> ControlledPhase.Findings {
+        let make = try #require(ControlledShapes.broken.first { $0.name == "check-then-refresh" }?.make)
+        let runs = LockedValue(0)
+        let fresh = ProviderConformanceKit.perUser { user in
+            let run = runs.withLock { runs in
+                defer { runs += 1 }
+                return runs
+            }
+            let stalls = first.map { run >= $0 && ($0 - run) % 2 == 0 } ?? false
+            return FirstCallStall(make(user), stall: stalls ? .milliseconds(1_200) : nil)
+        }
+        var settings = ControlledPhase.Settings(schedules: 64, threads: 2, calls: 1, instances: 1, horizon: .seconds(86_400), seed: 7)
+        settings.stallTimeout = .milliseconds(500)
+        settings.planted = planted
+        return await ControlledPhase(settings: settings, fresh: fresh, name: "check-then-refresh").run()
+    }
+
+    @Test("a try that stalls while the failure is shrunk is run again, so the reproducer is the one a quiet machine gives; planted, the stall counts as a pass and the reproducer changes")
+    func stallsDoNotChangeTheReproducer() async throws {
+        // Given the failure and its shrunk schedule on a quiet machine
+        let quiet = try #require(try await Self.phase(stallingFrom: nil).failure)
+        #expect(quiet.shrunk.decisions != quiet.found.decisions, "shrinking took decisions away")
+
+        // When the first try of every schedule the shrinking runs stalls past the stall timeout
+        let stalled = try await Self.phase(stallingFrom: quiet.schedule)
+        let planted = try await Self.phase(stallingFrom: quiet.schedule, planted: .shrinkTakesStallsAsPasses)
+
+        // Then the same schedule fails and shrinks to the same reproducer; planted, it does not
+        #expect(stalled.failure?.schedule == quiet.schedule && stalled.uncontrolled == nil)
+        #expect(stalled.failure?.shrunk.decisions == quiet.shrunk.decisions)
+        #expect(stalled.failure?.shrunk.threads == quiet.shrunk.threads)
+        #expect(planted.failure?.schedule == quiet.schedule)
+        #expect(planted.failure?.shrunk.decisions != quiet.shrunk.decisions, "\(String(describing: planted.failure?.shrunk.decisions))")
     }
 }

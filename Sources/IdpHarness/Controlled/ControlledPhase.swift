@@ -32,6 +32,9 @@ struct ControlledPhase: Sendable {
         /// The lock table gives a held lock to the next asker as well: the scheduler no longer
         /// knows who holds what.
         case locksIgnoreHolders
+        /// Shrinking takes a candidate whose try was not fully controlled as one that passed, so a
+        /// stall during shrinking changes the reproducer.
+        case shrinkTakesStallsAsPasses
     }
 
     /// One schedule's run.
@@ -126,17 +129,27 @@ struct ControlledPhase: Sendable {
         return findings
     }
 
+    /// How many times shrinking runs a candidate schedule whose tries were not fully controlled.
+    static var shrinkTries: Int { 3 }
+
     /// The smallest schedule that still fails: fewer instances, fewer threads, fewer calls, then the
     /// shortest prefix of decisions after which the strategy's own choices still fail.
     func shrink(_ failed: ScheduleResult) async -> ScheduleResult {
         var best = failed
         var scenario = failed.scenario.with(decisions: failed.decisions)
+        // A try in which a thread stayed away from the kit's points past the stall timeout (a
+        // loaded machine, a slow first call) says nothing about its schedule: it is run again, up
+        // to ``shrinkTries`` times in all, so the shrunk schedule depends on the schedules alone.
         func attempt(_ candidate: ControlledScenario) async -> Bool {
-            let result = await Self.run(candidate, fresh: fresh, stallTimeout: settings.stallTimeout, planted: settings.planted)
-            guard result.failed, result.uncontrolled == nil else { return false }
-            best = result
-            scenario = candidate
-            return true
+            for _ in 0..<Self.shrinkTries {
+                let result = await Self.run(candidate, fresh: fresh, stallTimeout: settings.stallTimeout, planted: settings.planted)
+                if result.uncontrolled != nil && settings.planted != .shrinkTakesStallsAsPasses { continue }
+                guard result.failed, result.uncontrolled == nil else { return false }
+                best = result
+                scenario = candidate
+                return true
+            }
+            return false
         }
         for instances in 1..<max(1, scenario.instances) where await attempt(scenario.with(instances: instances)) { break }
         for threads in 1..<max(1, scenario.threads) where await attempt(scenario.dropping(threadsFrom: threads)) { break }
