@@ -118,11 +118,11 @@ struct FlowTimerShardStateMachine<Payload: DeadlineHeapElement> {
         deadlines.remove(payload)
     }
 
-    /// The capacity of the heap storage to make after the lock, or 0 (see
+    /// The slots of the heap's next chunk, to make after the lock, or 0 (see
     /// ``DeadlineHeap/takeSpareRequest()``).
     mutating func takeSpareRequest() -> Int { deadlines.takeSpareRequest() }
 
-    /// Hands in heap storage made after the lock (see ``DeadlineHeap/install(_:)``).
+    /// Hands in a heap chunk made after the lock (see ``DeadlineHeap/install(_:)``).
     mutating func install(_ made: inout DeadlineHeap<Payload>.Storage?) { deadlines.install(&made) }
 
     /// Takes the timers due at `now`, earliest first (``Pacing/inline``: the clock moved).

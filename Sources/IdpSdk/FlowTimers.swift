@@ -119,12 +119,12 @@ final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
     /// Times `payload` out at `deadline` on the shard's clock, unless cancelled first.
     func arm(_ payload: Payload, at deadline: Date) {
         let now = clock.now()
-        let (action, spareCapacity) = state.withLock { ($0.arm(payload, at: deadline, now: now), $0.takeSpareRequest()) }
-        // A heap three quarters full asked for the storage it grows into next: made here, after
-        // the lock, and handed in under it (a move of two references); storage it no longer takes
-        // is released here too.
-        if spareCapacity > 0 {
-            var made: DeadlineHeap<Payload>.Storage? = DeadlineHeap.makeStorage(capacity: spareCapacity)
+        let (action, chunkSlots) = state.withLock { ($0.arm(payload, at: deadline, now: now), $0.takeSpareRequest()) }
+        // A heap whose last chunk is three quarters full asked for its next chunk: made here,
+        // after the lock, and handed in under it (a move of two references); a chunk it no longer
+        // takes is released here too.
+        if chunkSlots > 0 {
+            var made: DeadlineHeap<Payload>.Storage? = DeadlineHeap.makeStorage(capacity: chunkSlots)
             state.withLock { $0.install(&made) }
         }
         switch action {

@@ -1,5 +1,5 @@
-/// Storage a value grows into, measured in slots (a ``JobQueue``'s ring, a ``DeadlineHeap``'s
-/// entries and places).
+/// Storage a value grows into or by, measured in slots (a ``JobQueue``'s ring, a
+/// ``DeadlineHeap``'s chunk).
 protocol SlottedStorage {
     /// How many slots it has.
     var slotCount: Int { get }
