@@ -23,9 +23,9 @@ protocol DeadlineHeapElement: AnyObject {
 /// Entries and places lie in chunks of ``chunkCapacity`` slots, so the heap grows a chunk at a
 /// time, copying nothing, and holds at most about one chunk more than it needs. It grows without
 /// allocating under its owner's lock: when its last chunk is three quarters full it asks for the
-/// next (``takeSpareRequest()``), which the owner makes after the lock (``makeStorage(capacity:)``)
+/// next (``takeSpareRequest()``), which the owner makes after the lock (``makeChunk(slots:)``)
 /// and hands in (``install(_:)``). One that fills before its spare arrives makes the chunk itself,
-/// under the lock (``storageMadeUnderLock``). It never shrinks.
+/// under the lock (``chunksMadeUnderLock``). It never shrinks.
 struct DeadlineHeap<Payload: DeadlineHeapElement> {
     /// One heap entry: a deadline and the place of its payload.
     struct Entry {
@@ -42,7 +42,7 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
 
     /// One chunk of a heap's storage: its entry and place slots, every one written when it is
     /// made, so its pages are mapped then, not by later inserts under the lock.
-    struct Storage: SlottedStorage {
+    struct Chunk: SlottedStorage {
         fileprivate var entries: ContiguousArray<Entry>
         fileprivate var places: ContiguousArray<Place>
 
@@ -55,14 +55,14 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     private static var chunkShift: Int { 8 }
 
     /// The chunks: entry and place `i` lie in chunk `i >> chunkShift`, slot `i & (chunkCapacity - 1)`.
-    private var chunks = [DeadlineHeap.makeStorage(capacity: DeadlineHeap.chunkCapacity)]
+    private var chunks = [DeadlineHeap.makeChunk(slots: DeadlineHeap.chunkCapacity)]
     /// The payloads held: entries `0..<count` are the heap.
     private(set) var count = 0
     /// Places ever used; those from here on are fresh.
     private var placesUsed = 0
     /// The first free place below ``placesUsed`` (-1: none).
     private var firstFree = -1
-    private var spare = SpareStorage<Storage>()
+    private var spare = SpareStorage<Chunk>()
 
     init() {}
 
@@ -70,15 +70,15 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     var capacity: Int { chunks.count << Self.chunkShift }
 
     /// How many times the heap grew by a chunk made under its owner's lock, for want of a spare.
-    var storageMadeUnderLock: Int { spare.madeUnderLock }
+    var chunksMadeUnderLock: Int { spare.madeUnderLock }
 
-    /// An empty chunk of `capacity` slots, every slot written: heavy work for a chunk of a page or
+    /// An empty chunk of `slots` slots, every slot written: heavy work for a chunk of a page or
     /// more (``LockProfiler/noteHeavyWork(_:)``).
-    static func makeStorage(capacity: Int) -> Storage {
-        if capacity >= 256 { LockProfiler.noteHeavyWork(.largeAllocation) }
-        return Storage(
-            entries: ContiguousArray(repeating: Entry(deadline: .distantPast, place: -1), count: capacity),
-            places: ContiguousArray(repeating: Place(payload: nil, index: -1), count: capacity))
+    static func makeChunk(slots: Int) -> Chunk {
+        if slots >= 256 { LockProfiler.noteHeavyWork(.largeAllocation) }
+        return Chunk(
+            entries: ContiguousArray(repeating: Entry(deadline: .distantPast, place: -1), count: slots),
+            places: ContiguousArray(repeating: Place(payload: nil, index: -1), count: slots))
     }
 
     /// The slots of the chunk to make after the lock (``chunkCapacity``), when the last chunk is
@@ -88,10 +88,10 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
         spare.request(Self.chunkCapacity, due: count >= capacity - Self.chunkCapacity / 4)
     }
 
-    /// Takes `made` (from ``makeStorage(capacity:)``, after the lock) as the spare if the heap has
+    /// Takes `made` (from ``makeChunk(slots:)``, after the lock) as the spare if the heap has
     /// none and it is a chunk; otherwise leaves it in `made`, for the caller to release after the
     /// lock.
-    mutating func install(_ made: inout Storage?) {
+    mutating func install(_ made: inout Chunk?) {
         spare.install(&made, slots: Self.chunkCapacity)
     }
 
@@ -171,7 +171,7 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
         // The chunk list itself (16 bytes a chunk) doubles now and then; past 128 chunks that is
         // heavy work too.
         if chunks.count == chunks.capacity && chunks.count >= 128 { LockProfiler.noteHeavyWork(.largeAllocation) }
-        chunks.append(spare.take(slots: Self.chunkCapacity) ?? Self.makeStorage(capacity: Self.chunkCapacity))
+        chunks.append(spare.take(slots: Self.chunkCapacity) ?? Self.makeChunk(slots: Self.chunkCapacity))
     }
 
     /// Writes `entry` at `index` and tells its place.
@@ -220,4 +220,4 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
 extension DeadlineHeap: Sendable where Payload: Sendable {}
 extension DeadlineHeap.Entry: Sendable {}
 extension DeadlineHeap.Place: Sendable where Payload: Sendable {}
-extension DeadlineHeap.Storage: Sendable where Payload: Sendable {}
+extension DeadlineHeap.Chunk: Sendable where Payload: Sendable {}

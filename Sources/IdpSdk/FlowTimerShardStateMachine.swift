@@ -84,9 +84,9 @@ struct FlowTimerShardStateMachine<Payload: DeadlineHeapElement> {
     /// Timers armed and not yet fired or cancelled.
     var armed: Int { deadlines.count }
 
-    /// How many times the heap grew into storage made under the shard's lock (see
-    /// ``DeadlineHeap/storageMadeUnderLock``).
-    var storageMadeUnderLock: Int { deadlines.storageMadeUnderLock }
+    /// How many times the heap grew by a chunk made under the shard's lock (see
+    /// ``DeadlineHeap/chunksMadeUnderLock``).
+    var chunksMadeUnderLock: Int { deadlines.chunksMadeUnderLock }
 
     /// Arms `payload`'s timer for `deadline`; `now` is the shard's clock, read before the lock.
     /// A payload armed already (and not fired or cancelled) is left as it is: ``ArmAction/none``.
@@ -123,7 +123,7 @@ struct FlowTimerShardStateMachine<Payload: DeadlineHeapElement> {
     mutating func takeSpareRequest() -> Int { deadlines.takeSpareRequest() }
 
     /// Hands in a heap chunk made after the lock (see ``DeadlineHeap/install(_:)``).
-    mutating func install(_ made: inout DeadlineHeap<Payload>.Storage?) { deadlines.install(&made) }
+    mutating func install(_ made: inout DeadlineHeap<Payload>.Chunk?) { deadlines.install(&made) }
 
     /// Takes the timers due at `now`, earliest first (``Pacing/inline``: the clock moved).
     mutating func takeDue(at now: Date) -> [Payload] {

@@ -124,7 +124,7 @@ final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
         // after the lock, and handed in under it (a move of two references); a chunk it no longer
         // takes is released here too.
         if chunkSlots > 0 {
-            var made: DeadlineHeap<Payload>.Storage? = DeadlineHeap.makeStorage(capacity: chunkSlots)
+            var made: DeadlineHeap<Payload>.Chunk? = DeadlineHeap.makeChunk(slots: chunkSlots)
             state.withLock { $0.install(&made) }
         }
         switch action {
@@ -143,8 +143,8 @@ final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
     /// Timers armed and not yet fired or cancelled.
     var armed: Int { state.withLock { $0.armed } }
 
-    /// How many times the shard's heap grew into storage made under its lock, for want of a spare.
-    var storageMadeUnderLock: Int { state.withLock { $0.storageMadeUnderLock } }
+    /// How many times the shard's heap grew by a chunk made under its lock, for want of a spare.
+    var chunksMadeUnderLock: Int { state.withLock { $0.chunksMadeUnderLock } }
 
     /// The driver's look at this shard, on the driver's thread.
     func look() -> TimerLook {

@@ -28,11 +28,13 @@ struct PresentedCode {
         self.now = now
     }
 
+    #if DEBUG
     /// The same request, its verifier's challenge made again where this is called
     /// (``IdpServerDefect/checksVerifierUnderGrantLock``).
     func madeAgain() -> PresentedCode {
         PresentedCode(tenant: tenant, clientId: clientId, redirectURI: redirectURI, verifier: verifier, checksVerifier: checksVerifier, now: now)
     }
+    #endif
 
     /// Whether the issued code `record` is redeemable with this request: a code of another
     /// tenant is unknown to it.

@@ -69,13 +69,13 @@ extension IdpServer {
         let checked = tenantExists ? codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) } : nil
         #if DEBUG
         let checksVerifierUnderLock = configuration.defect == .checksVerifierUnderGrantLock
-        #else
-        let checksVerifierUnderLock = false
         #endif
         let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }
             guard let codeHandle else { return .unknown }
+            #if DEBUG
             let presented = checksVerifierUnderLock ? presented.madeAgain() : presented
+            #endif
             return grants.redeem(codeHandle, presented, checked: checked, familyEndsAt: offlineSessionEnd, forgetAt: forgetAt, keepsCode: keepsCode,
                                  now: now)
         }

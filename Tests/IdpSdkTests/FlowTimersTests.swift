@@ -159,7 +159,7 @@ extension FlowTimersTests {
                 heap.insert(Timed("t\(index)"), deadline: at(Double(count - index)))
                 let capacity = heap.takeSpareRequest()
                 if answered && capacity > 0 {
-                    var made: DeadlineHeap<Timed>.Storage? = DeadlineHeap<Timed>.makeStorage(capacity: capacity)
+                    var made: DeadlineHeap<Timed>.Chunk? = DeadlineHeap<Timed>.makeChunk(slots: capacity)
                     heap.install(&made)
                     #expect(made == nil, "a spare of the size asked for is taken")
                 }
@@ -179,15 +179,15 @@ extension FlowTimersTests {
             #expect(early == 0 && due == chunk && again == 0, "asks once, at three quarters")
 
             // When storage of the wrong size is handed in, it is left to its caller
-            var wrong: DeadlineHeap<Timed>.Storage? = DeadlineHeap<Timed>.makeStorage(capacity: 64)
+            var wrong: DeadlineHeap<Timed>.Chunk? = DeadlineHeap<Timed>.makeChunk(slots: 64)
             heap.install(&wrong)
             #expect(wrong != nil)
 
             // Then heaps grown to 5,000 payloads made no chunk under the lock when each request was
             // answered, and all 19 there when none was; both hold 20 chunks and keep the order
             let answered = filled(5_000, answered: true), unanswered = filled(5_000, answered: false)
-            #expect(answered.capacity == 20 * chunk && answered.storageMadeUnderLock == 0)
-            #expect(unanswered.capacity == 20 * chunk && unanswered.storageMadeUnderLock == 19)
+            #expect(answered.capacity == 20 * chunk && answered.chunksMadeUnderLock == 0)
+            #expect(unanswered.capacity == 20 * chunk && unanswered.chunksMadeUnderLock == 19)
             for var grown in [answered, unanswered] {
                 let popped = grown.popDue(at: at(10_000))
                 #expect(popped.map(\.name) == (0..<5_000).reversed().map { "t\($0)" })
@@ -647,7 +647,7 @@ extension FlowTimersTests {
                 // Then the heap grew into storage made after the lock, the larger ones noted as heavy
                 // work, and none of that work fell under the shard's lock
                 #expect(armed == 5_000 && shard.armed == 0)
-                #expect(shard.storageMadeUnderLock == 0)
+                #expect(shard.chunksMadeUnderLock == 0)
                 #expect((report.heavyWorkNoted[.largeAllocation] ?? 0) > 0, "no large allocation noted: the check was not exercised")
                 let under = report.locks.filter { $0.label == "IdpSdk.FlowTimers" }.map(\.heavyWork).reduce(0, +)
                 #expect(under == 0)
@@ -671,7 +671,7 @@ extension FlowTimersTests {
 
                 // Then the storage it made under the lock was noted there
                 let under = report.locks.first { $0.label == "IdpSdkTests.DeadlineHeap" }
-                #expect(heap.withLock { $0.storageMadeUnderLock } == 19)
+                #expect(heap.withLock { $0.chunksMadeUnderLock } == 19)
                 #expect(under?.heavyWork == 19, "\(String(describing: under))")
                 #expect(under?.heavyWorkKinds == [.largeAllocation])
             }
