@@ -4,7 +4,9 @@ extension ProviderConformanceKit {
     /// Replays the schedule of a controlled-phase reproducer (as a failed "controlled
     /// interleavings" verdict prints it) `times` times against fresh instances of your provider,
     /// in this process: each replay makes the same choices, so a failure that is your provider's
-    /// fails every time, and a fix passes every time.
+    /// fails every time, and a fix passes every time. A replay whose thread the OS showed blocked
+    /// outside the kit's points (a lock an unrelated thread of the process held) is run again, up
+    /// to three tries, as the phase does.
     ///
     /// ```swift
     /// @Test func tokenCacheRefreshesOnce() async throws {
@@ -26,17 +28,23 @@ extension ProviderConformanceKit {
                               makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface) async throws -> ControlledReplay {
         let scenario = try ControlledScenario(reproducer: reproducer)
         let fresh = perUser(makeProvider)
+        let settings = ControlledPhase.Settings(schedules: 0, threads: scenario.threads, calls: scenario.calls, instances: scenario.instances,
+                                                horizon: .seconds(scenario.horizonSeconds), seed: scenario.seed)
         var runs: [ControlledReplay.Run] = []
         var lastFailed: ControlledPhase.ScheduleResult?
         for _ in 0..<max(0, times) {
-            let result = await ControlledPhase.run(scenario, fresh: fresh, stallTimeout: .seconds(1))
+            // A try the OS showed blocked outside the points (a lock an unrelated thread held) is
+            // run again, as the phase does.
+            var result = await ControlledPhase.run(scenario, fresh: fresh, settings: settings)
+            for _ in 1..<ControlledPhase.tries where result.uncontrolled != nil && !result.failed {
+                result = await ControlledPhase.run(scenario, fresh: fresh, settings: settings)
+            }
             runs.append(.init(problems: result.problems, decisions: result.decisions.count, divergence: result.divergence, uncontrolled: result.uncontrolled))
             if result.failed { lastFailed = result }
         }
         var shrunk: ControlledScenario?
         if shrinking, let lastFailed {
-            let phase = ControlledPhase(settings: .init(schedules: 0, threads: scenario.threads, calls: scenario.calls, instances: scenario.instances,
-                                                        horizon: .seconds(scenario.horizonSeconds), seed: scenario.seed), fresh: fresh, name: name)
+            let phase = ControlledPhase(settings: settings, fresh: fresh, name: name)
             shrunk = await phase.shrink(lastFailed).scenario
         }
         return ControlledReplay(providerName: name, scenario: scenario, runs: runs, shrunk: shrunk)

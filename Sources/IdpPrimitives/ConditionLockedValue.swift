@@ -175,7 +175,7 @@ public final class ConditionLockedValue<Value> {
                 return result
             case .wait(let timeout):
                 unlockNow()
-                let timedOut = control.wait(on: id, releasing: id, name: controlName, timed: timeout != nil)
+                let timedOut = control.wait(on: id, releasing: id, name: controlName, timeout: timeout)
                 lockNow()
                 wake = timedOut ? .timedOut : .woken
             }

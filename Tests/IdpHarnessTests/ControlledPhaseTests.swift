@@ -7,61 +7,103 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The lock table's decisions as a plain value: who holds what, who waits, who is woken.
+/// The lock table's decisions as a plain value: who holds what, who waits, who is woken, and what
+/// the run's time ends when nothing else can go on.
 @Suite("The controlled phase's lock table")
 struct LockTableTests {
-    final class Token {}
-    let a = ObjectIdentifier(Token())
-    let b = ObjectIdentifier(Token())
+    final class Token: Sendable {}
+    /// Kept alive, so the two objects' addresses differ.
+    static let tokens = [Token(), Token(), Token()]
+    let a = ControlledObject(ObjectIdentifier(Self.tokens[0]))
+    let b = ControlledObject(ObjectIdentifier(Self.tokens[1]))
 
     @Test("a held lock makes the next asker wait; its release wakes the waiters in arrival order")
     func holdAndRelease() {
         var table = LockTable()
-        let asked = [table.acquire(a, name: "A", by: 0), table.acquire(a, name: "A", by: 1), table.acquire(a, name: "A", by: 2),
-                     table.tryAcquire(a, name: "A", by: 3)]
+        let asked = [table.acquire(a, by: 0), table.acquire(a, by: 1), table.acquire(a, by: 2), table.tryAcquire(a, by: 3)]
         #expect(asked == [true, false, false, false])
         let byOther = table.release(a, by: 1)
         #expect(byOther == [], "a release by a thread that does not hold it changes nothing")
         let woken = table.release(a, by: 0)
         #expect(woken == [1, 2])
         #expect(table.holders[a] == nil)
-        let tried = table.tryAcquire(a, name: "A", by: 2)
+        let tried = table.tryAcquire(a, by: 2)
         #expect(tried)
     }
 
-    @Test("a lock asked for again by its holder waits: the controlled locks are not reentrant")
-    func notReentrant() {
+    @Test("a lock asked for again by its holder waits, unless it is reentrant: then it is released after as many releases")
+    func reentrancy() {
         var table = LockTable()
-        let asked = [table.acquire(a, name: "A", by: 0), table.acquire(a, name: "A", by: 0)]
+        table.name(a, "LockedValue<Int>")
+        let asked = [table.acquire(a, by: 0), table.acquire(a, by: 0)]
         #expect(asked == [true, false])
-        #expect(table.waits[0] == "waits for A (held by thread 0)")
+        #expect(table.waits { "thread \($0)" }[0] == "waits for LockedValue<Int> (held by thread 0)")
+        var reentrant = LockTable()
+        let taken = [reentrant.acquire(b, by: 0, reentrant: true), reentrant.acquire(b, by: 0, reentrant: true), reentrant.acquire(b, by: 1, reentrant: true)]
+        #expect(taken == [true, true, false])
+        let first = reentrant.release(b, by: 0)
+        #expect(first == [] && reentrant.holders[b]?.depth == 1)
+        let second = reentrant.release(b, by: 0)
+        #expect(second == [1])
     }
 
     @Test("a condition wait releases the lock; a signal wakes the first waiter, a broadcast every one")
     func conditionWaits() {
         var table = LockTable()
-        let asked = [table.acquire(a, name: "A", by: 0), table.acquire(a, name: "A", by: 1)]
-        let firstWait = table.wait(on: b, releasing: a, by: 0, timed: false)
-        let again = table.acquire(a, name: "A", by: 1)
-        let secondWait = table.wait(on: b, releasing: a, by: 1, timed: false)
+        let asked = [table.acquire(a, by: 0), table.acquire(a, by: 1)]
+        let firstWait = table.wait(on: b, releasing: a, by: 0, timeout: nil)
+        let again = table.acquire(a, by: 1)
+        let secondWait = table.wait(on: b, releasing: a, by: 1, timeout: nil)
         let signals = [table.signal(b, all: false), table.signal(b, all: true), table.signal(b, all: true)]
         #expect(asked == [true, false] && again)
-        #expect(firstWait == [1] && secondWait == [])
+        #expect(firstWait.released == [1] && secondWait.released == [] && firstWait.waits && secondWait.waits)
         #expect(signals == [[0], [1], []])
+        // A signal from outside the run with nobody waiting, on a condition the run knows, wakes
+        // the next waiter at once (its look at its state and its wait are not atomic to outside
+        // threads); one on a condition the run does not know is nobody's.
+        table.name(b, "condition")
+        _ = table.signal(b, all: true, outside: true)
+        _ = table.acquire(a, by: 2)
+        let woken = table.wait(on: b, releasing: a, by: 2, timeout: nil)
+        _ = table.acquire(a, by: 2)
+        let waits = table.wait(on: b, releasing: a, by: 2, timeout: nil)
+        #expect(!woken.waits && waits.waits)
     }
 
-    @Test("with nothing else to run, the lowest-numbered timed waiter times out; untimed waits never do")
-    func timeouts() {
+    @Test("a semaphore's signal wakes its first waiter; a signal from outside with nobody waiting, on a semaphore the run knows, lets the next wait try again at once")
+    func semaphores() {
         var table = LockTable()
-        _ = table.wait(on: a, releasing: b, by: 2, timed: true)
-        _ = table.wait(on: b, releasing: a, by: 1, timed: true)
-        _ = table.wait(on: b, releasing: a, by: 0, timed: false)
-        let timedOut = [table.timeOutOne(), table.timeOutOne(), table.timeOutOne()]
-        #expect(timedOut == [1, 2, nil])
+        let waits = [table.waitOnSemaphore(a, by: 0, timeout: nil), table.waitOnSemaphore(a, by: 1, timeout: nil)]
+        #expect(waits == [true, true])
+        let signals = [table.signalSemaphore(a, outside: false), table.signalSemaphore(a, outside: false), table.signalSemaphore(a, outside: false)]
+        #expect(signals == [[0], [1], []])
+        let afterOwnSignal = table.waitOnSemaphore(a, by: 2, timeout: nil)
+        #expect(afterOwnSignal, "a participant's signal with nobody waiting was the real semaphore's unit, already taken or not")
+        _ = table.signalSemaphore(a, outside: false)
+        _ = table.signalSemaphore(b, outside: true)
+        table.name(b, "semaphore")
+        _ = table.signalSemaphore(b, outside: true)
+        let afterOutsideSignal = [table.waitOnSemaphore(b, by: 3, timeout: nil), table.waitOnSemaphore(b, by: 3, timeout: nil)]
+        #expect(afterOutsideSignal == [false, true], "an outside signal nobody waited for, on a semaphore the run has waited on, is kept and used once")
+    }
+
+    @Test("with nothing else to run, the earliest deadline ends first, timers and timed waits alike; ties go to the one set first; untimed waits never end")
+    func time() {
+        var table = LockTable()
+        _ = table.wait(on: a, releasing: b, by: 2, timeout: .seconds(5)).waits
+        let late = table.setTimer(after: .seconds(5))
+        _ = table.wait(on: b, releasing: a, by: 1, timeout: .milliseconds(2))
+        let early = table.setTimer(after: .microseconds(1_500))
+        _ = table.wait(on: b, releasing: a, by: 0, timeout: nil)
+        #expect(table.hasTimeEvents)
+        let events = [table.advance(), table.advance(), table.advance(), table.advance(), table.advance()]
+        #expect(events == [.timedOut(1), .timer(early), .timedOut(2), .timer(late), nil], "1.5 ms rounds up to 2 ms, set after the 2 ms wait")
+        #expect(table.now == 5_000_000_000)
         let learned = [table.tookTimeout(1), table.tookTimeout(1), table.tookTimeout(0)]
         #expect(learned == [true, false, false])
-        #expect(table.waits[0]?.hasPrefix("waits on") == true)
+        #expect(table.waits { "thread \($0)" }[0]?.hasPrefix("waits on") == true)
     }
+
 }
 
 @Suite("The controlled phase: reproducers, verdicts on uncontrolled locks, the library's providers")
@@ -83,7 +125,6 @@ struct ControlledPhaseTests {
         ("controlled/1 threads=3 calls=2 instances=2 horizon=0 strategy=walk seed=1", "no decisions="),
         ("controlled/1 threads=0 calls=2 instances=2 horizon=0 strategy=walk seed=1 decisions=-", "threads=0"),
         ("controlled/1 threads=2 calls=2 instances=2 horizon=0 strategy=pct:3 seed=1 decisions=-", "strategy=pct:3"),
-        ("controlled/1 threads=2 calls=2 instances=2 horizon=0 strategy=walk seed=1 decisions=0.5", "participant 5"),
         ("controlled/1 threads=2 calls=2 instances=2 horizon=0 strategy=walk seed=1 decisions=0.x", "'x'"),
     ])
     func malformedReproducer(_ reproducer: String, _ reason: String) async {
@@ -95,21 +136,30 @@ struct ControlledPhaseTests {
         }
     }
 
-    @Test("a provider behind an NSLock gets a verdict that says the phase saw no lock it controls, naming the provider")
+    @Test("a provider behind an NSLock is explored as written: its lock's acquisitions are points of the schedule")
+    func nsLockIsControlled() async throws {
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { NSLockCache($0, readsClockInside: true) }
+        let check = try #require(report.check("controlled interleavings"))
+        #expect(check.passed && check.exercised, "\(check.detail)")
+        #expect(check.detail.contains("mutex"), "\(check.detail)")
+    }
+
+    @Test("a provider behind a lock the kit does not control, with no other point, gets a verdict that says the phase saw no lock it controls, naming the provider")
     func uncontrolledLock() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { NSLockCache($0, readsClockInside: false) }
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { MutexCache($0, readsClockInside: false) }
         let check = try #require(report.check("controlled interleavings"))
         #expect(check.verdict == "not exercised", "\(check.detail)")
         #expect(check.detail.contains("saw no lock the kit controls in SessionCache"), "\(check.detail)")
         #expect(report.passed)
     }
 
-    @Test("a provider whose thread blocks in an NSLock another thread holds at a point gets a verdict that the phase lost control")
+    @Test("a provider whose thread blocks in a lock the kit does not control, held by another thread at a point, gets a verdict that the phase lost control, naming the wait")
     func lostControl() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { NSLockCache($0, readsClockInside: true) }
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { MutexCache($0, readsClockInside: true) }
         let check = try #require(report.check("controlled interleavings"))
         #expect(check.verdict == "not exercised", "\(check.detail)")
         #expect(check.detail.contains("lost control of SessionCache"), "\(check.detail)")
+        #expect(check.detail.contains("was blocked in a futex wait"), "\(check.detail)")
     }
 
     @Test("the library's locking providers run under the controlled phase: explored, and every answer right", arguments: ["CredentialStore", "MultiStepProvider", "RecordingProvider(FieldMappingProvider(CredentialStore))"])
@@ -142,12 +192,12 @@ struct ControlledPhaseTests {
         #expect(found.failure == nil && found.uncontrolled == nil && found.schedules == 64 && found.lockPoints > 0)
         settings.planted = .locksIgnoreHolders
         let planted = await ControlledPhase(settings: settings, fresh: fresh, name: "process-wide lock").run()
-        #expect(planted.uncontrolled?.contains("stayed away from a seam") == true, "\(String(describing: planted.uncontrolled))")
+        #expect(planted.uncontrolled?.contains("was blocked in a futex wait") == true, "\(String(describing: planted.uncontrolled))")
     }
 }
 
-/// A provider whose session cache sits behind an `NSLock`, a lock the kit does not control; with
-/// `readsClockInside`, it reads the kit's clock while holding it.
+/// A provider whose session cache sits behind an `NSLock`; with `readsClockInside`, it reads the
+/// kit's clock while holding it.
 final class NSLockCache: IdpSdkInteractionInterface, @unchecked Sendable {
     // Sound: `cached` is touched only with `lock` held.
     private let lock = NSLock()
@@ -170,20 +220,69 @@ final class NSLockCache: IdpSdkInteractionInterface, @unchecked Sendable {
     }
 }
 
-/// A provider that, when given a `stall`, stays away from the kit's points for that long at its
-/// first call (as a slow first call on a loaded machine does), then answers as `inner` does.
-final class FirstCallStall: IdpSdkInteractionInterface {
-    private let inner: any IdpSdkInteractionInterface
-    private let stall: Duration?
-    private let stalled = Atomic(false)
+/// A provider whose session cache sits behind a `Mutex` (Synchronization), a lock the kit does not
+/// control; with `readsClockInside`, it reads the kit's clock while holding it, a point at which
+/// another thread may run into the held lock.
+final class MutexCache: IdpSdkInteractionInterface, Sendable {
+    private let cached = Mutex<[String: String]?>(nil)
+    private let user: ProviderConformanceKit.User
+    private let readsClockInside: Bool
 
-    init(_ inner: any IdpSdkInteractionInterface, stall: Duration?) {
-        self.inner = inner
-        self.stall = stall
+    init(_ user: ProviderConformanceKit.User, readsClockInside: Bool) {
+        self.user = user
+        self.readsClockInside = readsClockInside
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        if let stall, !stalled.exchange(true, ordering: .relaxed) { Thread.sleep(forTimeInterval: stall.timeInterval) }
+        let values = cached.withLock { cached -> [String: String] in
+            if readsClockInside { _ = user.clock.now() }
+            if cached == nil { cached = user.credentials }
+            return cached ?? [:]
+        }
+        return StaticCredentials(values).provideCredentials(interactionData)
+    }
+}
+
+/// A provider that, when `blocks`, waits at its first call for a lock of its own that a thread
+/// outside the phase holds for a moment (as an unrelated thread of a loaded machine holds a lock
+/// the provider's code needs): its thread is blocked outside the kit's points, and the try is not
+/// fully controlled. The lock is a raw pthread mutex taken from the executable, which the phase
+/// does not intercept. Then it answers as `inner` does.
+final class FirstCallBlocks: IdpSdkInteractionInterface, @unchecked Sendable {
+    // Sound: `mutex` is used only through the thread-safe pthread functions; `blocked` is atomic.
+    private let inner: any IdpSdkInteractionInterface
+    private let blocks: Bool
+    private let blocked = Atomic(false)
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init(_ inner: any IdpSdkInteractionInterface, blocks: Bool) {
+        self.inner = inner
+        self.blocks = blocks
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        if blocks, !blocked.exchange(true, ordering: .relaxed) {
+            // An outside thread takes the lock and holds it for 300 ms; this call waits for it.
+            let taken = DispatchSemaphore(value: 0)
+            let mutex = Unverified(mutex)
+            let holder = Thread {
+                pthread_mutex_lock(mutex.value)
+                taken.signal()
+                usleep(300_000)
+                pthread_mutex_unlock(mutex.value)
+            }
+            holder.start()
+            taken.wait()
+            pthread_mutex_lock(mutex.value)
+            pthread_mutex_unlock(mutex.value)
+        }
         return inner.provideCredentials(interactionData)
     }
 }
@@ -191,8 +290,8 @@ final class FirstCallStall: IdpSdkInteractionInterface {
 @Suite("The controlled phase's shrinking on a loaded machine")
 struct ControlledShrinkingTests {
     /// The phase on check-then-refresh, its schedule runs counted from 0; from run `first` on,
-    /// every other run's first call stalls past the stall timeout.
-    static func phase(stallingFrom first: Int?, planted: ControlledPhase.Plant? = nil) async throws -> ControlledPhase.Findings {
+    /// every other run's first call blocks outside the kit's points for a moment.
+    static func phase(blockingFrom first: Int?, planted: ControlledPhase.Plant? = nil) async throws -> ControlledPhase.Findings {
         let make = try #require(ControlledShapes.broken.first { $0.name == "check-then-refresh" }?.make)
         let runs = LockedValue(0)
         let fresh = ProviderConformanceKit.perUser { user in
@@ -200,29 +299,28 @@ struct ControlledShrinkingTests {
                 defer { runs += 1 }
                 return runs
             }
-            let stalls = first.map { run >= $0 && ($0 - run) % 2 == 0 } ?? false
-            return FirstCallStall(make(user), stall: stalls ? .milliseconds(1_200) : nil)
+            let blocks = first.map { run >= $0 && ($0 - run) % 2 == 0 } ?? false
+            return FirstCallBlocks(make(user), blocks: blocks)
         }
         var settings = ControlledPhase.Settings(schedules: 64, threads: 2, calls: 1, instances: 1, horizon: .seconds(86_400), seed: 7)
-        settings.stallTimeout = .milliseconds(500)
         settings.planted = planted
         return await ControlledPhase(settings: settings, fresh: fresh, name: "check-then-refresh").run()
     }
 
-    @Test("a try that stalls while the failure is shrunk is run again, so the reproducer is the one a quiet machine gives; planted, the stall counts as a pass and the reproducer changes")
-    func stallsDoNotChangeTheReproducer() async throws {
+    @Test("a try blocked outside the points while the failure is shrunk is run again, so the reproducer is the one a quiet machine gives; planted, the blocked try counts as a pass and the reproducer changes")
+    func blockedTriesDoNotChangeTheReproducer() async throws {
         // Given the failure and its shrunk schedule on a quiet machine
-        let quiet = try #require(try await Self.phase(stallingFrom: nil).failure)
+        let quiet = try #require(try await Self.phase(blockingFrom: nil).failure)
         #expect(quiet.shrunk.decisions != quiet.found.decisions, "shrinking took decisions away")
 
-        // When the first try of every schedule the shrinking runs stalls past the stall timeout
-        let stalled = try await Self.phase(stallingFrom: quiet.schedule)
-        let planted = try await Self.phase(stallingFrom: quiet.schedule, planted: .shrinkTakesStallsAsPasses)
+        // When the first try of every schedule the shrinking runs blocks outside the kit's points
+        let blocked = try await Self.phase(blockingFrom: quiet.schedule)
+        let planted = try await Self.phase(blockingFrom: quiet.schedule, planted: .shrinkTakesStallsAsPasses)
 
         // Then the same schedule fails and shrinks to the same reproducer; planted, it does not
-        #expect(stalled.failure?.schedule == quiet.schedule && stalled.uncontrolled == nil)
-        #expect(stalled.failure?.shrunk.decisions == quiet.shrunk.decisions)
-        #expect(stalled.failure?.shrunk.threads == quiet.shrunk.threads)
+        #expect(blocked.failure?.schedule == quiet.schedule && blocked.uncontrolled == nil)
+        #expect(blocked.failure?.shrunk.decisions == quiet.shrunk.decisions)
+        #expect(blocked.failure?.shrunk.threads == quiet.shrunk.threads)
         #expect(planted.failure?.schedule == quiet.schedule)
         #expect(planted.failure?.shrunk.decisions != quiet.shrunk.decisions, "\(String(describing: planted.failure?.shrunk.decisions))")
     }

@@ -2,11 +2,14 @@
 /// failure names what went wrong and prints the shrunk schedule's one-line reproducer, which
 /// ``ProviderConformanceKit/replay(_:times:name:makeProvider:)`` replays.
 ///
-/// A provider that reached no point of the kit's controlled primitives — no ``LockedValue``,
-/// ``ConditionLockedValue``, ``ControlledLock`` or read of the kit's clock — has orders the phase
-/// cannot see: "not exercised", naming that, neither passing nor failing. One whose thread blocked
-/// outside those primitives (an `NSLock`, a `DispatchQueue`, a semaphore, an `os_unfair_lock`
-/// another thread held) ran between points unseen: "not exercised" too, with the reason.
+/// A provider that reached no point the phase controls — no house lock, no `NSLock`,
+/// `NSCondition` or `DispatchSemaphore`, no task, no read of the kit's clock — has orders the phase
+/// cannot see: "not exercised", naming that, neither passing nor failing. One whose schedule went
+/// through work the phase does not schedule (a dispatch queue, a thread of its own, the main
+/// actor), or whose thread the OS showed blocked outside the points (a `Mutex`, an
+/// `os_unfair_lock`, a read), ran between points unseen: "not exercised" too, naming what and
+/// where. A schedule the kit could not decide on (nothing moved for the last-resort guard's time)
+/// says so, and is not exercised either.
 struct ControlledInterleavingsCheck: ConformanceCheck {
     let name = "controlled interleavings"
 
@@ -28,20 +31,26 @@ struct ControlledInterleavingsCheck: ConformanceCheck {
             return ConformanceVerdict(check: .init(name: name, passed: false, detail: detail), outcomes: .init(check: name, rows: rows))
         }
         if let reason = found.uncontrolled {
-            return notExercised("the controlled phase lost control of \(provider) in schedule \(found.schedules): \(reason); a lock or queue the kit "
-                                + "does not control (an NSLock, a DispatchQueue, a semaphore, an os_unfair_lock, a wait for async work) runs unseen; "
-                                + "locks written with LockedValue, ConditionLockedValue or ControlledLock are explored", count: found.schedules)
+            return notExercised("the controlled phase lost control of \(provider) in schedule \(found.schedules) (\(ControlledPhase.tries) tries): "
+                                + "\(reason); \(Self.controls)", count: found.schedules)
         }
-        if found.lockPoints == 0 {
+        if found.lockPoints == 0 && found.jobs == 0 && found.timers == 0 {
             let clock = found.clockPoints > 0 ? " (only reads of the kit's clock)" : ""
             return notExercised("the controlled phase saw no lock the kit controls in \(provider)\(clock): its locks, if it has any, are not "
-                                + "controlled (an NSLock, a DispatchQueue, an os_unfair_lock); use LockedValue or ControlledLock to have "
-                                + "their orders explored", count: found.schedules)
+                                + "controlled; \(Self.controls)", count: found.schedules)
         }
+        let kinds = found.pointsByKind.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let scheduled = found.jobs + found.timers > 0 ? ", \(Self.count(found.jobs, "job")) of tasks and actors and \(Self.count(found.timers, "timer")) run under control" : ""
         let detail = "\(found.schedules) schedules (seed \(found.seed)) of \(found.threads) threads, chosen by PCT and a random walk, "
-            + "\(found.decisions) scheduling decisions at \(found.lockPoints) lock points and \(found.clockPoints) clock reads: every answer right, no deadlock"
+            + "\(found.decisions) scheduling decisions at \(found.lockPoints) lock points and \(found.clockPoints) clock reads (\(kinds))\(scheduled): "
+            + "every answer right, no deadlock"
         return ConformanceVerdict(check: .init(name: name, passed: true, detail: detail), outcomes: .init(check: name, rows: Self.rows(found)))
     }
+
+    /// What the phase controls and what it does not, for a verdict that says it could not see.
+    static let controls = "the kit schedules LockedValue, ConditionLockedValue, ControlledLock, NSLock, NSRecursiveLock, NSCondition, "
+        + "DispatchSemaphore, the jobs of tasks and actors, asyncAfter and Task.sleep; it does not schedule a dispatch queue, a thread the "
+        + "provider starts, the main actor, a Mutex, an os_unfair_lock or a pthread lock called from the executable"
 
     /// "1 call", "2 calls".
     static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }

@@ -6,8 +6,10 @@ import Synchronization
 
 /// The kit's controlled phase: threads call the provider directly, one at a time between the
 /// points of the controlled primitives (``LockedValue``, ``ConditionLockedValue``,
-/// ``ControlledLock``, the kit's clock), in orders a ``ControlledScheduler`` chooses by PCT and by a
-/// random walk from one seed. Each schedule has fresh instances of a fresh user, several threads
+/// ``ControlledLock``, the kit's clock) and of the calls it intercepts (``InterceptedCalls``:
+/// `NSLock`, `NSCondition`, `DispatchSemaphore`, the jobs of tasks and actors, `asyncAfter`,
+/// `Task.sleep`), in orders a ``ControlledScheduler`` chooses by PCT and by a random walk from one
+/// seed. Each schedule has fresh instances of a fresh user, several threads
 /// on one instance and on different ones, and the kit's clock crossing its expiry horizon at a
 /// point the schedule chooses. Every answer is graded as the race hammer grades it; every thread
 /// waiting at once is a deadlock. The first failing schedule is shrunk (fewer threads, fewer calls,
@@ -21,8 +23,10 @@ struct ControlledPhase: Sendable {
         var instances: Int
         var horizon: Duration
         var seed: UInt64
-        /// How long a thread may stay away from a point before the kit calls it uncontrolled.
-        var stallTimeout: Duration = .seconds(1)
+        /// How long nothing at all may move in a schedule before the kit gives up on it as
+        /// undecided: the last-resort guard, never a verdict (a participant is set aside only when
+        /// the OS shows it blocked outside a point).
+        var guardLimit: Duration = .seconds(60)
         /// A bug planted in the phase itself, which only tests turn on.
         var planted: Plant?
     }
@@ -35,11 +39,23 @@ struct ControlledPhase: Sendable {
         /// Shrinking takes a candidate whose try was not fully controlled as one that passed, so a
         /// stall during shrinking changes the reproducer.
         case shrinkTakesStallsAsPasses
+        /// A schedule that went through work the phase does not schedule (a dispatch queue, a
+        /// thread the provider started) is graded as explored.
+        case gradesUncontrolledAsExplored
+        /// The watchdog takes a participant that is running or runnable, only slow to reach its
+        /// next point, for one blocked outside the points.
+        case takesRunnableForBlocked
     }
+
+    /// How many times a schedule whose try was not fully controlled is run: a participant blocked
+    /// for a moment on a lock an unrelated thread held (a loaded machine) says nothing about the
+    /// provider; one that blocks outside the points every time, or hands work outside, does so
+    /// in every try.
+    static var tries: Int { 3 }
 
     /// One schedule's run.
     struct ScheduleResult: Sendable {
-        let scenario: ControlledScenario
+        var scenario: ControlledScenario
         /// The decisions the scheduler took: the schedule as it ran.
         let decisions: [Int]
         /// Each answer's grade, in thread and call order.
@@ -53,6 +69,11 @@ struct ControlledPhase: Sendable {
         let divergence: String?
         let lockPoints: Int
         let clockPoints: Int
+        /// Points reached by kind of primitive ("LockedValue", "mutex", "semaphore").
+        var pointsByKind: [String: Int] = [:]
+        /// Jobs of the Swift global executor the schedule ran as participants, and timers.
+        var jobs = 0
+        var timers = 0
 
         var failed: Bool { !problems.isEmpty }
     }
@@ -63,6 +84,14 @@ struct ControlledPhase: Sendable {
         var decisions = 0
         var lockPoints = 0
         var clockPoints = 0
+        /// Points reached by kind of primitive, over every schedule.
+        var pointsByKind: [String: Int] = [:]
+        /// Jobs of the Swift global executor (tasks, actors, continuations) and timers the
+        /// schedules ran under control.
+        var jobs = 0
+        var timers = 0
+        /// Schedules run again because a try was not fully controlled.
+        var retried = 0
         var answers: [HammerOutcome: Int] = [:]
         /// The first failing schedule: what failed, and its reproducer, shrunk.
         var failure: Failure?
@@ -105,21 +134,30 @@ struct ControlledPhase: Sendable {
             let strategy: ScheduleStrategy = schedule % 2 == 0 ? .pct(depth: 3, steps: steps) : .randomWalk
             let scenario = ControlledScenario(threads: settings.threads, calls: settings.calls, instances: settings.instances,
                                               horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next())
-            let result = await Self.run(scenario, fresh: fresh, stallTimeout: settings.stallTimeout, planted: settings.planted)
+            var result = await Self.run(scenario, fresh: fresh, settings: settings)
+            for _ in 1..<Self.tries where result.uncontrolled != nil && settings.planted != .gradesUncontrolledAsExplored {
+                findings.retried += 1
+                result = await Self.run(scenario, fresh: fresh, settings: settings)
+            }
             findings.schedules += 1
             findings.decisions += result.decisions.count
             findings.lockPoints += result.lockPoints
             findings.clockPoints += result.clockPoints
+            findings.jobs += result.jobs
+            findings.timers += result.timers
+            findings.pointsByKind.merge(result.pointsByKind, uniquingKeysWith: +)
             for answer in result.answers { findings.answers[answer, default: 0] += 1 }
             // PCT's change points fall among as many decisions as a schedule takes.
             if schedule == 0 { steps = max(8, result.decisions.count) }
-            if result.failed {
+            // A schedule that was not fully controlled is no verdict on the provider's orders, a
+            // wrong answer in it included: it did not follow its schedule, and would not replay.
+            if result.failed, result.uncontrolled == nil || settings.planted == .gradesUncontrolledAsExplored {
                 let shrunk = await shrink(result)
                 findings.failure = Failure(schedule: schedule + 1, problems: result.problems, found: scenario.with(decisions: result.decisions),
                                            shrunk: shrunk.scenario, shrunkDecisions: shrunk.decisions.count)
                 return findings
             }
-            if let reason = result.uncontrolled {
+            if let reason = result.uncontrolled, settings.planted != .gradesUncontrolledAsExplored {
                 findings.uncontrolled = reason
                 return findings
             }
@@ -129,20 +167,17 @@ struct ControlledPhase: Sendable {
         return findings
     }
 
-    /// How many times shrinking runs a candidate schedule whose tries were not fully controlled.
-    static var shrinkTries: Int { 3 }
-
     /// The smallest schedule that still fails: fewer instances, fewer threads, fewer calls, then the
     /// shortest prefix of decisions after which the strategy's own choices still fail.
     func shrink(_ failed: ScheduleResult) async -> ScheduleResult {
         var best = failed
         var scenario = failed.scenario.with(decisions: failed.decisions)
-        // A try in which a thread stayed away from the kit's points past the stall timeout (a
-        // loaded machine, a slow first call) says nothing about its schedule: it is run again, up
-        // to ``shrinkTries`` times in all, so the shrunk schedule depends on the schedules alone.
+        // A try that was not fully controlled (a participant blocked outside the kit's points, on
+        // a lock an unrelated thread held) says nothing about its schedule: it is run again, up to
+        // ``tries`` times in all, so the shrunk schedule depends on the schedules alone.
         func attempt(_ candidate: ControlledScenario) async -> Bool {
-            for _ in 0..<Self.shrinkTries {
-                let result = await Self.run(candidate, fresh: fresh, stallTimeout: settings.stallTimeout, planted: settings.planted)
+            for _ in 0..<Self.tries {
+                let result = await Self.run(candidate, fresh: fresh, settings: settings)
                 if result.uncontrolled != nil && settings.planted != .shrinkTakesStallsAsPasses { continue }
                 guard result.failed, result.uncontrolled == nil else { return false }
                 best = result
@@ -167,8 +202,9 @@ struct ControlledPhase: Sendable {
             }
         }
         if scenario.decisions.count != high { _ = await attempt(scenario.with(decisions: Array(full.prefix(high)))) }
-        return ScheduleResult(scenario: scenario, decisions: best.decisions, answers: best.answers, problems: best.problems,
-                              uncontrolled: best.uncontrolled, divergence: best.divergence, lockPoints: best.lockPoints, clockPoints: best.clockPoints)
+        var shrunk = best
+        shrunk.scenario = scenario
+        return shrunk
     }
 
     /// Runs one schedule: makes a fresh user and its instances, starts a participant per thread
@@ -178,15 +214,20 @@ struct ControlledPhase: Sendable {
     /// think it free. The turn runs from making the instances (a factory may take such a lock
     /// too) to the schedule's end, and passes to the next schedule on the OS thread that ended
     /// this one: grading, and the resumption of this task, happen after it.
-    static func run(_ scenario: ControlledScenario, fresh: Run.Bind, stallTimeout: Duration, planted: Plant? = nil) async -> ScheduleResult {
+    static func run(_ scenario: ControlledScenario, fresh: Run.Bind, settings: Settings) async -> ScheduleResult {
         await ScheduleTurns.shared.begin()
+        Interception.shared.install()
         let clock = ConformanceClock()
         let userId = "controlled-" + SecureRandom.token(byteCount: 6)
         let user = ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
                                                credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)], clock: clock)
         var made: [any IdpSdkInteractionInterface] = []
-        for _ in 0..<scenario.instances { made.append(contentsOf: await fresh([user]).value.prefix(1)) }
+        let factory = FactoryWork()
+        for _ in 0..<scenario.instances {
+            made.append(contentsOf: await Interception.$factory.withValue(factory) { await fresh([user]) }.value.prefix(1))
+        }
         guard made.count == scenario.instances else {
+            Interception.shared.remove()
             ScheduleTurns.shared.end()
             return ScheduleResult(scenario: scenario, decisions: [], answers: [], problems: [], uncontrolled: "the provider factory made no instance",
                                   divergence: nil, lockPoints: 0, clockPoints: 0)
@@ -203,8 +244,11 @@ struct ControlledPhase: Sendable {
                     userId: userId, traceParent: nil, previousError: nil), user: 0, instance: thread % scenario.instances, endsFlow: true)
             }
         }
-        let locks = ScheduledLocks(participants: scenario.participants, strategy: scenario.strategy, seed: scenario.seed,
-                                   replay: scenario.decisions, stallTimeout: stallTimeout, ignoresHolders: planted == .locksIgnoreHolders)
+        let roles = (0..<scenario.threads).map { "thread \($0)" } + (scenario.clockParticipant == nil ? [] : ["the clock"])
+        let locks = ScheduledLocks(roles: roles, strategy: scenario.strategy, seed: scenario.seed, replay: scenario.decisions,
+                                   guardLimit: settings.guardLimit, ignoresHolders: settings.planted == .locksIgnoreHolders,
+                                   observe: settings.planted == .takesRunnableForBlocked ? Self.takingRunnableForBlocked : ThreadActivity.read)
+        if let started = factory.started { locks.startedBeforeTheSchedule(started) }
         let answers = LockedValue([[IdpSdkProvideCredentialsResult?]](repeating: Array(repeating: nil, count: scenario.calls), count: scenario.threads))
         let ended = IdpSdkResult(authorizationCode: "controlled")
         ControlPoints.runBegan(locks)
@@ -213,11 +257,11 @@ struct ControlledPhase: Sendable {
                 for (index, call) in calls[thread].enumerated() {
                     locks.callPoint(thread, "thread \(thread) call \(index + 1)")
                     // Only the provider's own code runs as the participant: the kit's locks stay plain.
-                    ControlPoints.enter(locks, participant: thread)
+                    locks.enter(thread)
                     let provider = providers.value[call.instance]
                     let answer = provider.provideCredentials(call.data)
                     (provider as? any IdpSdkFlowObserving)?.flowDidEnd(call.data.flowId, result: ended)
-                    ControlPoints.leave()
+                    locks.leave(thread)
                     answers.withLock { $0[thread][index] = answer }
                 }
                 locks.scheduler.finish(thread)
@@ -239,13 +283,16 @@ struct ControlledPhase: Sendable {
                 // returning at once.
                 locks.abandon()
                 ControlPoints.runEnded(locks)
+                Interception.shared.remove()
                 ScheduleTurns.shared.end()
                 ended.resume(returning: (outcome, waits))
             }
         }
         var problems: [String] = []
         if outcome.deadlocked {
-            let stuck = (0..<scenario.threads).map { thread in "thread \(thread) \(waits[thread] ?? "is stuck at \(outcome.lastSeams[thread])")" }
+            let stuck = outcome.lastSeams.indices.map { participant in
+                "\(locks.role(participant)) \(waits[participant] ?? "is stuck at \(outcome.lastSeams[participant])")"
+            }
             problems.append("deadlock: " + stuck.filter { !$0.hasSuffix("finished") }.joined(separator: "; "))
         }
         let given = answers.withLock { $0 }
@@ -254,7 +301,9 @@ struct ControlledPhase: Sendable {
             for (index, call) in calls[thread].enumerated() {
                 let answer = given[thread][index]
                 // A call a deadlock kept from answering is the deadlock's problem.
-                if outcome.deadlocked && answer == nil { continue }
+                // A call a deadlock kept from answering is the deadlock's problem; one a schedule
+                // the kit could not decide on kept from answering is no answer to grade.
+                if (outcome.deadlocked || outcome.undecided != nil) && answer == nil { continue }
                 let grade = grader.grade(call, answer)
                 grades.append(grade)
                 guard !HammerOutcome.acceptable.contains(grade) else { continue }
@@ -263,9 +312,17 @@ struct ControlledPhase: Sendable {
             }
         }
         let points = locks.points
+        let scheduled = locks.scheduled
+        let uncontrolled = outcome.partiallyControlled ? locks.naming(outcome.partialControlReason ?? "a thread ran outside the kit's control") : nil
         return ScheduleResult(scenario: scenario, decisions: outcome.decisions, answers: grades, problems: problems,
-                              uncontrolled: outcome.partiallyControlled ? outcome.partialControlReason ?? "a thread ran outside the kit's control" : nil,
-                              divergence: outcome.divergence, lockPoints: points.locks, clockPoints: points.clock)
+                              uncontrolled: uncontrolled, divergence: outcome.divergence, lockPoints: points.locks, clockPoints: points.clock,
+                              pointsByKind: locks.pointsByKind, jobs: scheduled.jobs, timers: scheduled.timers)
+    }
+
+    /// ``Plant/takesRunnableForBlocked``: every thread the watchdog looks at twice in one turn is
+    /// taken as blocked, whatever the OS says.
+    @Sendable private static func takingRunnableForBlocked(_ tid: Int32) -> ThreadActivity {
+        ThreadActivity.read(tid) == .gone ? .gone : .blocked("planted: a thread slow to reach its next point")
     }
 
     private static func start(_ name: String, _ body: @escaping @Sendable () -> Void) {

@@ -11,10 +11,14 @@ import IdpPrimitives
 /// seam, so the set to choose from is the same in every run. The running participant passes the
 /// turn on at its next seam (baton passing: no scheduler thread sits in the middle).
 ///
-/// A participant that does not reach a seam within `stallTimeout` (blocked in code the scheduler
-/// does not control) is set aside and the run is marked ``Outcome/partiallyControlled``; another
-/// participant gets the turn. When no participant is waiting and some have not finished for
-/// `deadlockTimeout`, the run ends as ``Outcome/deadlocked``, with the decisions that led there.
+/// How it tells that a participant left its control is its ``Judge``. By the OS (the kit's
+/// controlled phase): a participant is set aside only when its thread is seen blocked outside a
+/// seam (``ThreadActivity``), and a slow one is waited for; a deadlock is judged when nobody can go
+/// on and the quiet world can do nothing. By time (the system stress): a participant that does
+/// not reach a seam within `stallTimeout` (blocked in code the scheduler does not control) is set
+/// aside; when no participant is waiting and some have not finished for `deadlockTimeout`, the run
+/// ends as a deadlock. Either way a participant set aside marks the run
+/// ``Outcome/partiallyControlled`` and another participant gets the turn.
 /// For async participants, time in which the Swift concurrency pool runs nothing (every pool
 /// thread busy with other work, as in a test suite whose CPU-bound tests run beside the stress)
 /// counts towards neither: they cannot run then, and that is not their stall.
@@ -28,6 +32,32 @@ import IdpPrimitives
 package final class ControlledScheduler: Sendable {
     private typealias Machine = ControlledSchedulerMachine
     private typealias Job = @Sendable () -> Void
+    /// How the machine tells that a participant left its control, and that a run is stuck.
+    package enum Judge: Sendable, Equatable {
+        /// By time: a participant that stays away from a seam for the stall timeout is set aside,
+        /// and nobody reaching a seam for the deadlock timeout, with nobody to choose, is a
+        /// deadlock.
+        case time
+        /// By what the OS shows: a participant is set aside only when its thread is seen blocked
+        /// outside a seam (``ControlledSchedulerMachine/observedBlocked(_:turn:in:now:)``); a runnable one is waited for,
+        /// however long. A deadlock is judged only when nobody can go on and the quiet world can
+        /// do nothing and waits for nothing outside the run. If nothing at all moves for
+        /// `guardLimit` (a participant spinning for ever, an outside thread that never signals),
+        /// the run ends undecided: the last-resort guard, never a verdict.
+        case osState(guardLimit: Duration)
+    }
+
+
+    /// What the quiet world did when nobody could go on.
+    package enum Quiet: Sendable, Equatable {
+        /// It changed something (moved a clock, fired a timer, ended a timed wait).
+        case acted
+        /// It could do nothing: with nobody else to go on, the run is a deadlock.
+        case idle
+        /// It could do nothing, but work the run does not schedule may still wake a participant
+        /// (a thread or a queue it handed work to): no deadlock is judged; the run waits.
+        case awaitingOutside
+    }
 
     /// What the lock guards: the machine, and beside it what a value cannot hold, each keyed by
     /// participant. One lock for both: a start or a delivery is filed in the same critical section
@@ -45,6 +75,11 @@ package final class ControlledScheduler: Sendable {
         var earlyDeliveries: [Int: Job] = [:]
         /// What runs once the run has ended, with its outcome (``whenEnded(_:)``).
         var waiters: [@Sendable (Outcome) -> Void] = []
+        /// Each thread participant's OS thread id, for the watchdog's look at its state.
+        var threadIDs: [Int: Int32] = [:]
+        /// Thread participants inside the scheduler's own wait for their turn: a thread asleep
+        /// there is not blocked outside a seam, even once chosen and not yet woken.
+        var awaitingTurn: Set<Int> = []
 
         /// What performing `action` needs from the side tables, taken out now.
         mutating func effect(of action: Machine.Action) -> Effect {
@@ -76,8 +111,10 @@ package final class ControlledScheduler: Sendable {
     /// Which participant each controlled OS thread is running (set by the thread itself).
     private let threads = LockedValue<[UInt: Int]>([:])
     /// Called when no participant can go on but some are parked: what the world does when it is
-    /// quiet (a watchdog moving the clock so timeouts fire). Returns whether it did anything.
-    private let onQuiescence: (@Sendable () -> Bool)?
+    /// quiet (a watchdog moving the clock so timeouts fire).
+    private let onQuiescence: (@Sendable () -> Quiet)?
+    /// What the OS says a participant's thread does, for a judge by the OS (``ThreadActivity/read(_:)``).
+    private let observe: @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity
     /// Starts a task on the Swift concurrency pool (see ``init(participants:strategy:seed:replay:stallTimeout:deadlockTimeout:onQuiescence:startTask:)``).
     private let startTask: @Sendable (@escaping @Sendable () async -> Void) -> Void
     /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
@@ -95,23 +132,32 @@ package final class ControlledScheduler: Sendable {
     ///     the run is a deadlock (a participant set aside may only be slow).
     ///   - onQuiescence: Called when no participant can go on and some are parked (waiting for a
     ///     delivery that nobody controlled will make); returns whether it changed anything (moved
-    ///     a clock, say). If it did not, and nobody runs outside control, the run is a deadlock.
+    ///     a clock, say) or waits for work outside the run. If it did neither, and nobody runs
+    ///     outside control, the run is a deadlock.
     ///   - preemptionSeams: Name prefixes of the seams where a PCT change point may fall (the
     ///     decisions a run's bugs hinge on: the product's decision points); the strategy's
     ///     `steps` count those decisions only. `nil`, the default: every decision counts.
+    ///   - judge: How a participant that left control is told: by time (the timeouts), or by the
+    ///     OS's view of its thread.
+    ///   - observe: Reads that view, given the participant and its thread's id:
+    ///     ``ThreadActivity/read(_:)`` by default.
     ///   - startTask: Starts a task on the Swift concurrency pool: an async participant's, and the
     ///     watchdog's probe of the pool. A plain `Task` by default; a test passes one that holds
     ///     tasks back to model a busy pool.
     package init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
                 stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5),
-                onQuiescence: (@Sendable () -> Bool)? = nil, preemptionSeams: [String]? = nil,
+                onQuiescence: (@Sendable () -> Quiet)? = nil, preemptionSeams: [String]? = nil, judge: Judge = .time,
+                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) },
                 startTask: @escaping @Sendable (@escaping @Sendable () async -> Void) -> Void = { body in Task { await body() } }) {
         self.startTask = startTask
+        self.observe = observe
         let machine = Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
-                              stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout, now: .now, preemptionSeams: preemptionSeams)
+                              stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout, now: .now, preemptionSeams: preemptionSeams, judge: judge)
         guarded = LockedValue(Guarded(machine: machine, turns: Dictionary(uniqueKeysWithValues: (0..<participants).map { ($0, DispatchSemaphore(value: 0)) })))
         self.onQuiescence = onQuiescence
-        let period = max(stallTimeout / 5, .milliseconds(1))
+        // By the OS, the watchdog looks every millisecond at a participant that kept the turn since
+        // its last look; by time, it wakes five times per stall timeout.
+        let period = judge == .time ? max(stallTimeout / 5, .milliseconds(1)) : .milliseconds(1)
         let watchdog = Thread { [self] in watch(every: period) }
         watchdog.name = "IdpHarness-scheduler-watchdog"
         watchdog.start()
@@ -149,9 +195,13 @@ package final class ControlledScheduler: Sendable {
     /// what this one does next, in a way ThreadSanitizer sees: code between seams needs no locks of
     /// its own to be race-free here.
     private func waitForTurn(_ participant: Int) {
-        guard let turn = guarded.withLock({ $0.turns[participant] }) else { return }
+        let turn = guarded.withLock { guarded -> DispatchSemaphore? in
+            guarded.awaitingTurn.insert(participant)
+            return guarded.turns[participant]
+        }
+        guard let turn else { return }
         turn.wait()
-        guarded.withLock { _ in }
+        guarded.withLock { _ = $0.awaitingTurn.remove(participant) }
     }
 
     @TaskLocal static var asyncTurn: AsyncTurn?
@@ -230,6 +280,8 @@ package final class ControlledScheduler: Sendable {
     /// Marks the calling OS thread as running `participant`'s work (``current`` then names it).
     package func adopt(_ participant: Int) {
         threads.withLock { $0[Self.threadKey] = participant }
+        let tid = ThreadActivity.currentThreadID
+        guarded.withLock { $0.threadIDs[participant] = tid }
     }
 
     /// The participant the calling OS thread runs, or `nil` (a thread outside the run's control,
@@ -238,27 +290,31 @@ package final class ControlledScheduler: Sendable {
         threads.withLock { $0[Self.threadKey] }
     }
 
-    /// Adds a participant that waits at `seam` and, when chosen, runs `job` on a new OS thread,
-    /// then finishes. Called by the running participant, the new participant's number (the next
-    /// free one) repeats with the schedule; called from elsewhere, the run is marked partially
-    /// controlled. Never blocks.
+    /// Adds a participant that waits at `seam` and, when chosen, runs `job` on an OS thread of its
+    /// own (from ``ParticipantThreads``), then finishes. Called by the running participant, the new
+    /// participant's number (the next free one) repeats with the schedule; called from elsewhere,
+    /// the run is marked partially controlled. Never blocks.
     @discardableResult
     package func spawn(_ seam: String, parent: Int? = nil, _ job: @escaping @Sendable () -> Void) -> Int {
+        spawnParticipant(seam, parent: parent) { _ in job() }
+    }
+
+    /// ``spawn(_:parent:_:)`` for a job that needs its own participant number (to run as that
+    /// participant of a controlled run).
+    @discardableResult
+    package func spawnParticipant(_ seam: String, parent: Int? = nil, _ job: @escaping @Sendable (Int) -> Void) -> Int {
         let caller = parent ?? current
         let (participant, effect) = guarded.withLock { guarded -> (Int, Effect) in
             let (participant, action) = guarded.machine.join(at: seam, parent: caller, kind: .thread, now: .now)
             guarded.turns[participant] = DispatchSemaphore(value: 0)
             return (participant, guarded.effect(of: action))
         }
-        let thread = Thread { [self] in
+        ParticipantThreads.shared.run("IdpHarness-job-\(participant)") { [self] in
             adopt(participant)
             waitForTurn(participant)
-            job()
+            job(participant)
             finish(participant)
         }
-        thread.stackSize = 512 * 1024
-        thread.name = "IdpHarness-job-\(participant)"
-        thread.start()
         perform(effect)
         return participant
     }
@@ -277,6 +333,17 @@ package final class ControlledScheduler: Sendable {
         waitForTurn(participant)
     }
 
+    /// The last seam `participant` reached, as the outcome's ``Outcome/lastSeams`` shows it.
+    package func lastSeam(of participant: Int) -> String {
+        guarded.withLock { $0.machine.participants.indices.contains(participant) ? $0.machine.participants[participant].status.lastSeam : "" }
+    }
+
+    /// The run depends on work it does not schedule (`reason` says which): it is partially
+    /// controlled from now on. Never blocks.
+    package func loseControl(_ reason: String) {
+        guarded.withLock { $0.machine.loseControl(reason) }
+    }
+
     /// Makes a parked `participant` eligible to run again (its delivery came). Never blocks.
     package func unpark(_ participant: Int) {
         perform(decide { $0.unpark(participant, now: .now) })
@@ -287,15 +354,15 @@ package final class ControlledScheduler: Sendable {
     /// then what it made ready is chosen, and with `judgingDeadlock`, a world that did nothing
     /// while nobody runs outside control ends the run as a deadlock.
     private func quiesce(judgingDeadlock: Bool) {
-        var acted = false
+        var quiet = Quiet.idle
         if let onQuiescence {
             let key = Self.threadKey
             let adopted = threads.withLock { $0.removeValue(forKey: key) }
             guarded.withLock { $0.machine.quiescenceBegan() }
-            acted = onQuiescence()
+            quiet = onQuiescence()
             if let adopted { threads.withLock { $0[key] = adopted } }
         }
-        perform(decide { $0.quiescenceEnded(acted: acted, judgingDeadlock: judgingDeadlock) })
+        perform(decide { $0.quiescenceEnded(acted: quiet == .acted, judgingDeadlock: judgingDeadlock, awaitingOutside: quiet == .awaitingOutside) })
     }
 
     /// Participant `participant` is done; the turn passes on.
@@ -329,11 +396,38 @@ package final class ControlledScheduler: Sendable {
     /// The watchdog's loop: wakes every `period` (or at once when the run ends), lets the machine
     /// judge stalls and deadlocks, and stops once the run has ended.
     private func watch(every period: Duration) {
+        var previous: (participant: Int, turn: Int)?
+        var suspect: (participant: Int, turn: Int, activity: ThreadActivity)?
         while true {
             _ = ended.wait(timeout: .now(plus: period))
             let effect = decide { $0.watchdogWoke(now: .now) }
             perform(effect)
             if case .end = effect { return }
+            guard case .osState = guarded.withLock({ $0.machine.judge }) else { continue }
+            // The running thread participant, if it kept the turn since the last look and is not
+            // waiting in the scheduler itself: what does the OS say it does?
+            let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, tid: Int32?)? in
+                guard let running = guarded.machine.running, guarded.machine.participants[running].kind == .thread,
+                      !guarded.awaitingTurn.contains(running) else { return nil }
+                return (running, guarded.machine.turn, guarded.threadIDs[running])
+            }
+            defer { previous = looked.map { ($0.participant, $0.turn) } }
+            guard let looked, let tid = looked.tid, let previous, previous == (looked.participant, looked.turn) else {
+                suspect = nil
+                continue
+            }
+            let activity = observe(looked.participant, tid)
+            guard case .blocked(let what) = activity else {
+                suspect = nil
+                continue
+            }
+            // Blocked at two looks in a row, in the same wait, in the same turn: durably blocked.
+            if let seen = suspect, seen.participant == looked.participant, seen.turn == looked.turn, seen.activity == activity {
+                suspect = nil
+                perform(decide { $0.observedBlocked(looked.participant, turn: looked.turn, in: what, now: .now) })
+            } else {
+                suspect = (looked.participant, looked.turn, activity)
+            }
         }
     }
 

@@ -149,6 +149,11 @@ struct ControlledSchedulerMachine: Sendable {
     /// makes ready is chosen from when it is done, so the choice does not depend on how far it got.
     private(set) var quiescing = false
 
+    /// How stalls and deadlocks are told.
+    let judge: ControlledScheduler.Judge
+    /// Why the run ended undecided (the last-resort guard), or `nil`.
+    private(set) var undecided: String?
+
     /// How long the running participant may stay away from a seam before it is set aside.
     let stallTimeout: Duration
     /// How long nobody may reach a seam or finish, with nobody waiting, before the run is a deadlock.
@@ -163,9 +168,11 @@ struct ControlledSchedulerMachine: Sendable {
     ///   - stallTimeout, deadlockTimeout: See ``ControlledScheduler``; the deadlock timeout is at
     ///     least the stall timeout.
     ///   - now: The time the run starts.
+    ///   - judge: How stalls and deadlocks are told; by time (the timeouts) by default.
     init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
-         stallTimeout: Duration, deadlockTimeout: Duration, now: ContinuousClock.Instant, preemptionSeams: [String]? = nil) {
+         stallTimeout: Duration, deadlockTimeout: Duration, now: ContinuousClock.Instant, preemptionSeams: [String]? = nil, judge: ControlledScheduler.Judge = .time) {
         self.preemptionSeams = preemptionSeams
+        self.judge = judge
         precondition(participants > 0, "a controlled run needs at least one participant")
         self.participants = (0..<participants).map { Participant(kind: .thread, status: .notArrived, firstSeam: "participant \($0)") }
         self.strategy = StrategyState(strategy, participants: participants, seed: seed)
@@ -188,7 +195,7 @@ struct ControlledSchedulerMachine: Sendable {
     var outcome: ControlledScheduler.Outcome {
         ControlledScheduler.Outcome(decisions: decisions, partiallyControlled: partialControlReason != nil, partialControlReason: partialControlReason,
                                     deadlocked: deadlocked, divergence: divergence, lastSeams: participants.map(\.status.lastSeam),
-                                    firstSeams: participants.map(\.firstSeam))
+                                    firstSeams: participants.map(\.firstSeam), undecided: undecided)
     }
 
     /// The outcome once the run has ended; `nil` while it goes on (the asker waits for ``Action/end(_:)``).
@@ -293,11 +300,12 @@ struct ControlledSchedulerMachine: Sendable {
 
     /// The quiet world is done; `acted` tells whether it changed anything. What it made ready is
     /// chosen now. With `judgingDeadlock`, a world that did nothing, with nobody running, waiting or
-    /// set aside, ends the run as a deadlock.
-    mutating func quiescenceEnded(acted: Bool, judgingDeadlock: Bool) -> Action {
+    /// set aside, ends the run as a deadlock, unless it waits for work outside the run
+    /// (`awaitingOutside`: a thread or queue the run does not schedule may still signal).
+    mutating func quiescenceEnded(acted: Bool, judgingDeadlock: Bool, awaitingOutside: Bool = false) -> Action {
         quiescing = false
         if mayChoose, let next = choose(previous: nil) { return .wake(next) }
-        guard judgingDeadlock, !acted, running == nil, !done,
+        guard judgingDeadlock, !acted, !awaitingOutside, running == nil, !done,
               !anyParticipant({ $0.isOverdue || $0.isWaiting }) else { return .none }
         deadlocked = true
         done = true
@@ -317,6 +325,15 @@ struct ControlledSchedulerMachine: Sendable {
     /// good must not hang the run).
     mutating func watchdogWoke(now: ContinuousClock.Instant) -> Action {
         if done { return .end(outcome) }
+        if case .osState(let guardLimit) = judge {
+            // Only the last-resort guard is timed: the OS's view sets participants aside.
+            guard now - lastProgress > guardLimit else { return .none }
+            let stuck = participants.indices.filter { !participants[$0].status.isFinished }.map { "participant \($0) \(participants[$0].status.lastSeam)" }
+            undecided = "nothing moved for \(guardLimit) (\(stuck.joined(separator: ", ")))"
+            losesControl("the kit could not decide: \(undecided ?? "")")
+            done = true
+            return .end(outcome)
+        }
         guard now - lastProgress > stallTimeout else { return .none }
         switch stallMayBeThePool ? poolProbe : .answered(after: .zero) {
         case .none:
@@ -358,6 +375,39 @@ struct ControlledSchedulerMachine: Sendable {
         done = true
         return .end(outcome)
     }
+
+    /// The watchdog saw `participant`'s thread blocked `what` (its OS state: asleep in a wait only
+    /// another thread can end), outside a seam, at decision `turn`: if it still has the turn taken
+    /// then, it is set aside (the run is partially controlled) and another goes on. An observation
+    /// from an earlier turn changes nothing: the participant reached a seam since.
+    mutating func observedBlocked(_ participant: Int, turn: Int, in what: String, now: ContinuousClock.Instant) -> Action {
+        guard !done, isParticipant(participant) else { return .none }
+        if !started, participants[participant].status == .notArrived {
+            // Blocked before its first seam: start with those that came.
+            losesControl("participant \(participant) was blocked in \(what) before its first point")
+            participants[participant].status = .overdue("not started")
+            lastProgress = now
+            guard !anyParticipant(\.isNotArrived) else { return .none }
+            started = true
+            return Self.wake(choose(previous: nil))
+        }
+        guard running == participant, decisions.count == turn else { return .none }
+        let seam = participants[participant].status.lastSeam
+        losesControl("participant \(participant) was blocked in \(what) after '\(seam)', outside the points the kit controls")
+        participants[participant].status = .overdue(seam)
+        running = nil
+        lastProgress = now
+        if let next = choose(previous: participant) { return .wake(next) }
+        return .quiesce(judgingDeadlock: false)
+    }
+
+    /// The run depends on work it does not schedule (`reason`): it is partially controlled.
+    mutating func loseControl(_ reason: String) {
+        losesControl(reason)
+    }
+
+    /// The number of decisions taken so far: the running participant's turn.
+    var turn: Int { decisions.count }
 
     /// The watchdog's probe task ran at `now`: the pool runs work, after the wait this records.
     mutating func poolProbeRan(now: ContinuousClock.Instant) {

@@ -19,5 +19,8 @@ extension ControlledScheduler {
         /// who handed it over (`transport.request[trace] from participant 3`, `completion[trace]
         /// from the quiet world`, `mc.KSMStartEvent from participant 0`).
         package var firstSeams: [String] = []
+        /// Why the run ended without a verdict (nothing moved for the last-resort guard's time), or
+        /// `nil`.
+        package var undecided: String?
     }
 }

@@ -14,8 +14,8 @@ package enum StressRunner {
         let stallTimeout = stallTimeout ?? scenario.stallTimeout
         let deadlockTimeout = deadlockTimeout ?? scenario.deadlockTimeout
         let world = scenario.makeWorld()
-        var onQuiescence: (@Sendable () -> Bool)?
-        if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) } }
+        var onQuiescence: (@Sendable () -> ControlledScheduler.Quiet)?
+        if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) ? .acted : .idle } }
         let scheduler = ControlledScheduler(participants: max(1, reproducer.flows.count), strategy: reproducer.strategy, seed: reproducer.seed,
                                             replay: reproducer.decisions, stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout,
                                             onQuiescence: onQuiescence, preemptionSeams: scenario.preemptionSeams)

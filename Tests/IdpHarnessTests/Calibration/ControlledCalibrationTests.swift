@@ -5,7 +5,9 @@ import IdpPrimitives
 import IdpSdk
 import Testing
 
-/// The controlled phase's calibration: each ordering bug of the corpus (ControlledShapes.swift) is
+/// The controlled phase's calibration: each ordering bug of the corpus — written with the house
+/// primitives (ControlledShapes.swift) and as app teams write them, with actors, tasks,
+/// continuations, `NSLock`, `NSCondition` and `DispatchSemaphore` (UserWrittenShapes.swift) — is
 /// found by the kit's controlled phase, at its defaults, in every kit run, and its reproducer
 /// replays it 10 of 10; every fix passes every run and every replay.
 @Suite("Calibration: the controlled phase finds every ordering bug of the corpus and replays it", .serialized)
@@ -27,10 +29,14 @@ struct ControlledCalibrationTests {
         await ProviderConformanceKit.hammer(settings, name: name) { make($0) }
     }
 
+    /// Every broken shape of both corpora, and every fix, in the same order.
+    static let broken = ControlledShapes.broken + UserWrittenShapes.broken
+    static let fixed = ControlledShapes.fixed + UserWrittenShapes.fixed
+
     @Test("each broken shape is found by the controlled phase in every run, with the same reproducer from the same seed",
-          arguments: ControlledShapes.broken.map(\.name))
+          arguments: broken.map(\.name))
     func brokenShapeFound(_ name: String) async throws {
-        let make = try #require(ControlledShapes.broken.first { $0.name == name }?.make)
+        let make = try #require(Self.broken.first { $0.name == name }?.make)
         var reproducers: Set<String> = []
         for _ in 0..<Self.runs {
             let report = await Self.kitRun(name, make)
@@ -42,9 +48,9 @@ struct ControlledCalibrationTests {
         print("controlled calibration: \(name): found in \(Self.runs) of \(Self.runs) runs; \(reproducers.first ?? "")")
     }
 
-    @Test("each fixed shape passes every run", arguments: ControlledShapes.fixed.map(\.name))
+    @Test("each fixed shape passes every run", arguments: fixed.map(\.name))
     func fixedShapePasses(_ name: String) async throws {
-        let make = try #require(ControlledShapes.fixed.first { $0.name == name }?.make)
+        let make = try #require(Self.fixed.first { $0.name == name }?.make)
         for _ in 0..<Self.runs {
             let report = await Self.kitRun(name, make)
             let check = try #require(report.check("controlled interleavings"))
@@ -53,15 +59,16 @@ struct ControlledCalibrationTests {
     }
 
     @Test("each broken shape's reproducer replays it 10 of 10, and the fix passes the same schedule 10 of 10",
-          arguments: Array(zip(ControlledShapes.broken.map(\.name), ControlledShapes.fixed.map(\.name))))
+          arguments: Array(zip(broken.map(\.name), fixed.map(\.name))))
     func reproducerReplays(_ broken: String, _ fixed: String) async throws {
-        let makeBroken = try #require(ControlledShapes.broken.first { $0.name == broken }?.make)
-        let makeFixed = try #require(ControlledShapes.fixed.first { $0.name == fixed }?.make)
+        let makeBroken = try #require(Self.broken.first { $0.name == broken }?.make)
+        let makeFixed = try #require(Self.fixed.first { $0.name == fixed }?.make)
         let report = await Self.kitRun(broken, makeBroken)
         let reproducer = try #require(report.controlledReproducer, "\(report)")
         let replay = try await ProviderConformanceKit.replay(reproducer, name: broken) { makeBroken($0) }
         #expect(replay.failures == 10, "\(replay)")
-        #expect(replay.runs.allSatisfy { $0.divergence == nil && $0.uncontrolled == nil }, "\(replay)")
+        #expect(replay.runs.allSatisfy { $0.divergence == nil && $0.uncontrolled == nil },
+                "\(replay.runs.compactMap { $0.divergence ?? $0.uncontrolled })")
         let fix = try await ProviderConformanceKit.replay(reproducer, name: fixed) { makeFixed($0) }
         #expect(fix.failures == 0, "\(fix)")
     }
