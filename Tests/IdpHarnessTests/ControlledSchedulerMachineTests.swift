@@ -156,6 +156,61 @@ struct ControlledSchedulerMachineTests {
         #expect(outcome.partiallyControlled && !outcome.deadlocked && outcome.partialControlReason == reason)
     }
 
+    /// A run judged by the OS, with a last-resort guard of 10 s.
+    static func osJudged(_ participants: Int, replay: [Int] = []) -> Machine {
+        Machine(participants: participants, strategy: .randomWalk, seed: 1, replay: replay, stallTimeout: .milliseconds(100),
+                deadlockTimeout: .seconds(1), now: t0, judge: .osState(guardLimit: .seconds(10)))
+    }
+
+    @Test("judged by the OS, a participant away from its seam for any time is waited for; seen blocked in its turn, it is set aside and another goes on; a stale look changes nothing")
+    func osJudgedStall() throws {
+        var machine = Self.osJudged(2, replay: [0])
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        #expect(machine.arrive(1, at: "start", now: Self.at(0)) == .wake(.thread(0)))
+        // Long past any stall timeout, nothing happens: time decides nothing
+        #expect(machine.watchdogWoke(now: Self.at(5_000)) == .none)
+        #expect(machine.isRunning(0) && machine.partialControlReason == nil)
+        // A look from an earlier turn (it reached a seam since) changes nothing
+        #expect(machine.observedBlocked(0, turn: machine.turn - 1, in: "a futex wait", now: Self.at(5_001)) == .none)
+        #expect(machine.observedBlocked(1, turn: machine.turn, in: "a futex wait", now: Self.at(5_001)) == .none, "1 is not running")
+        // Seen blocked in its own turn, it is set aside
+        #expect(machine.observedBlocked(0, turn: machine.turn, in: "a futex wait", now: Self.at(5_002)) == .wake(.thread(1)))
+        #expect(machine.participants[0].status == .overdue("start"))
+        #expect(machine.partialControlReason == "participant 0 was blocked in a futex wait after 'start', outside the points the kit controls")
+    }
+
+    @Test("judged by the OS, a parked run whose quiet world waits for outside work is no deadlock; with nothing to wait for it is one at once")
+    func osJudgedDeadlock() throws {
+        var waiting = Self.osJudged(1)
+        _ = waiting.arrive(0, at: "start", now: Self.at(0))
+        #expect(waiting.park(0, at: "awaiting", now: Self.at(1)) == .quiesce(judgingDeadlock: true))
+        waiting.quiescenceBegan()
+        #expect(waiting.quiescenceEnded(acted: false, judgingDeadlock: true, awaitingOutside: true) == .none)
+        #expect(!waiting.deadlocked && waiting.watchdogWoke(now: Self.at(9_000)) == .none)
+        // The outside work's signal comes: the run goes on
+        #expect(waiting.unpark(0, now: Self.at(9_500)) == .wake(.thread(0)))
+
+        var stuck = Self.osJudged(1)
+        _ = stuck.arrive(0, at: "start", now: Self.at(0))
+        _ = stuck.park(0, at: "awaiting", now: Self.at(1))
+        stuck.quiescenceBegan()
+        let outcome = try #require(Self.ended(stuck.quiescenceEnded(acted: false, judgingDeadlock: true, awaitingOutside: false)))
+        #expect(outcome.deadlocked && outcome.undecided == nil)
+    }
+
+    @Test("judged by the OS, a run in which nothing moves for the last-resort guard ends undecided: no deadlock, not controlled")
+    func osJudgedGuard() throws {
+        var machine = Self.osJudged(1)
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        _ = machine.park(0, at: "awaiting", now: Self.at(1))
+        machine.quiescenceBegan()
+        _ = machine.quiescenceEnded(acted: false, judgingDeadlock: true, awaitingOutside: true)
+        #expect(machine.watchdogWoke(now: Self.at(10_001)) == .none)
+        let outcome = try #require(Self.ended(machine.watchdogWoke(now: Self.at(10_002))))
+        #expect(!outcome.deadlocked && outcome.partiallyControlled)
+        #expect(outcome.undecided?.hasPrefix("nothing moved for 10.0 seconds") == true, "\(String(describing: outcome.undecided))")
+    }
+
     @Test("a participant that never reaches its first seam is set aside, and the run starts with those that came")
     func stallBeforeFirstSeam() throws {
         var machine = Self.machine(2)
