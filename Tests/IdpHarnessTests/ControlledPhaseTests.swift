@@ -243,45 +243,27 @@ final class MutexCache: IdpSdkInteractionInterface, Sendable {
     }
 }
 
-/// A provider that, when `blocks`, waits at its first call for a lock of its own that a thread
-/// outside the phase holds for a moment (as an unrelated thread of a loaded machine holds a lock
-/// the provider's code needs): its thread is blocked outside the kit's points, and the try is not
-/// fully controlled. The lock is a raw pthread mutex taken from the executable, which the phase
-/// does not intercept. Then it answers as `inner` does.
-final class FirstCallBlocks: IdpSdkInteractionInterface, @unchecked Sendable {
-    // Sound: `mutex` is used only through the thread-safe pthread functions; `blocked` is atomic.
+/// A provider that, when `blocks`, waits at its first call for a thread of its own that it starts
+/// then (as a slow first call might wait for a warm-up on a loaded machine): the try is not fully
+/// controlled. Then it answers as `inner` does.
+final class FirstCallBlocks: IdpSdkInteractionInterface {
     private let inner: any IdpSdkInteractionInterface
     private let blocks: Bool
     private let blocked = Atomic(false)
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     init(_ inner: any IdpSdkInteractionInterface, blocks: Bool) {
         self.inner = inner
         self.blocks = blocks
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         if blocks, !blocked.exchange(true, ordering: .relaxed) {
-            // An outside thread takes the lock and holds it for 300 ms; this call waits for it.
-            let taken = DispatchSemaphore(value: 0)
-            let mutex = Unverified(mutex)
-            let holder = Thread {
-                pthread_mutex_lock(mutex.value)
-                taken.signal()
-                usleep(300_000)
-                pthread_mutex_unlock(mutex.value)
-            }
-            holder.start()
-            taken.wait()
-            pthread_mutex_lock(mutex.value)
-            pthread_mutex_unlock(mutex.value)
+            let warm = DispatchSemaphore(value: 0)
+            Thread {
+                usleep(50_000)
+                warm.signal()
+            }.start()
+            warm.wait()
         }
         return inner.provideCredentials(interactionData)
     }
@@ -290,7 +272,8 @@ final class FirstCallBlocks: IdpSdkInteractionInterface, @unchecked Sendable {
 @Suite("The controlled phase's shrinking on a loaded machine")
 struct ControlledShrinkingTests {
     /// The phase on check-then-refresh, its schedule runs counted from 0; from run `first` on,
-    /// every other run's first call blocks outside the kit's points for a moment.
+    /// every other run's first call waits for a thread of its own, which the kit does not
+    /// schedule.
     static func phase(blockingFrom first: Int?, planted: ControlledPhase.Plant? = nil) async throws -> ControlledPhase.Findings {
         let make = try #require(ControlledShapes.broken.first { $0.name == "check-then-refresh" }?.make)
         let runs = LockedValue(0)
@@ -307,13 +290,13 @@ struct ControlledShrinkingTests {
         return await ControlledPhase(settings: settings, fresh: fresh, name: "check-then-refresh").run()
     }
 
-    @Test("a try blocked outside the points while the failure is shrunk is run again, so the reproducer is the one a quiet machine gives; planted, the blocked try counts as a pass and the reproducer changes")
+    @Test("a try not fully controlled while the failure is shrunk is run again, so the reproducer is the one a fully controlled run gives; planted, that try counts as a pass and the reproducer changes")
     func blockedTriesDoNotChangeTheReproducer() async throws {
         // Given the failure and its shrunk schedule on a quiet machine
         let quiet = try #require(try await Self.phase(blockingFrom: nil).failure)
         #expect(quiet.shrunk.decisions != quiet.found.decisions, "shrinking took decisions away")
 
-        // When the first try of every schedule the shrinking runs blocks outside the kit's points
+        // When the first try of every schedule the shrinking runs is not fully controlled
         let blocked = try await Self.phase(blockingFrom: quiet.schedule)
         let planted = try await Self.phase(blockingFrom: quiet.schedule, planted: .shrinkTakesStallsAsPasses)
 

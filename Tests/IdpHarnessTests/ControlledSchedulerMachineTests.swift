@@ -10,10 +10,9 @@ struct ControlledSchedulerMachineTests {
     static func at(_ milliseconds: Int) -> ContinuousClock.Instant { t0 + .milliseconds(milliseconds) }
 
     /// A run of `participants` thread participants whose choices follow `replay` while it lasts;
-    /// a stall after 100 ms, a deadlock after 1 s.
+    /// undecided after 10 s in which nothing moves.
     static func machine(_ participants: Int, replay: [Int] = [], strategy: ScheduleStrategy = .randomWalk, seed: UInt64 = 1) -> Machine {
-        Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
-                stallTimeout: .milliseconds(100), deadlockTimeout: .seconds(1), now: t0)
+        Machine(participants: participants, strategy: strategy, seed: seed, replay: replay, guardLimit: .seconds(10), now: t0)
     }
 
     static func ended(_ action: Action) -> ControlledScheduler.Outcome? {
@@ -136,35 +135,9 @@ struct ControlledSchedulerMachineTests {
         #expect(!outcome.partiallyControlled)
     }
 
-    @Test("a participant that stays away from its seam past the stall timeout is set aside, the run is partially controlled, and another goes on")
-    func stall() throws {
-        var machine = Self.machine(2, replay: [0])
-        _ = machine.arrive(0, at: "start", now: Self.at(0))
-        #expect(machine.arrive(1, at: "start", now: Self.at(0)) == .wake(.thread(0)))
-        // Within the stall timeout nothing happens
-        #expect(machine.watchdogWoke(now: Self.at(50)) == .none)
-        // Past it, a thread participant is set aside at once (no pool probe)
-        #expect(machine.watchdogWoke(now: Self.at(150)) == .wake(.thread(1)))
-        #expect(machine.participants[0].status == .overdue("start"))
-        let reason = try #require(machine.partialControlReason)
-        #expect(reason.hasPrefix("participant 0 stayed away from a seam for") && reason.hasSuffix("after 'start'"))
-        #expect(machine.outcome.lastSeams[0] == "start (blocked outside a seam)")
-        // When it reaches a seam again, it waits for the running one to pass the turn
-        #expect(machine.arrive(0, at: "after", now: Self.at(160)) == .none)
-        #expect(machine.finish(1, now: Self.at(170)) == .wake(.thread(0)))
-        let outcome = try #require(Self.ended(machine.finish(0, now: Self.at(180))))
-        #expect(outcome.partiallyControlled && !outcome.deadlocked && outcome.partialControlReason == reason)
-    }
-
-    /// A run judged by the OS, with a last-resort guard of 10 s.
-    static func osJudged(_ participants: Int, replay: [Int] = []) -> Machine {
-        Machine(participants: participants, strategy: .randomWalk, seed: 1, replay: replay, stallTimeout: .milliseconds(100),
-                deadlockTimeout: .seconds(1), now: t0, judge: .osState(guardLimit: .seconds(10)))
-    }
-
-    @Test("judged by the OS, a participant away from its seam for any time is waited for; seen blocked in its turn, it is set aside and another goes on; a stale look changes nothing")
+    @Test("a participant away from its seam for any time is waited for; seen blocked in its turn, it is set aside and another goes on; a stale look changes nothing")
     func osJudgedStall() throws {
-        var machine = Self.osJudged(2, replay: [0])
+        var machine = Self.machine(2, replay: [0])
         _ = machine.arrive(0, at: "start", now: Self.at(0))
         #expect(machine.arrive(1, at: "start", now: Self.at(0)) == .wake(.thread(0)))
         // Long past any stall timeout, nothing happens: time decides nothing
@@ -179,9 +152,9 @@ struct ControlledSchedulerMachineTests {
         #expect(machine.partialControlReason == "participant 0 was blocked in a futex wait after 'start', outside the points the kit controls")
     }
 
-    @Test("judged by the OS, a parked run whose quiet world waits for outside work is no deadlock; with nothing to wait for it is one at once")
+    @Test("a parked run whose quiet world waits for outside work is no deadlock; with nothing to wait for it is one at once")
     func osJudgedDeadlock() throws {
-        var waiting = Self.osJudged(1)
+        var waiting = Self.machine(1)
         _ = waiting.arrive(0, at: "start", now: Self.at(0))
         #expect(waiting.park(0, at: "awaiting", now: Self.at(1)) == .quiesce(judgingDeadlock: true))
         waiting.quiescenceBegan()
@@ -190,7 +163,7 @@ struct ControlledSchedulerMachineTests {
         // The outside work's signal comes: the run goes on
         #expect(waiting.unpark(0, now: Self.at(9_500)) == .wake(.thread(0)))
 
-        var stuck = Self.osJudged(1)
+        var stuck = Self.machine(1)
         _ = stuck.arrive(0, at: "start", now: Self.at(0))
         _ = stuck.park(0, at: "awaiting", now: Self.at(1))
         stuck.quiescenceBegan()
@@ -198,9 +171,9 @@ struct ControlledSchedulerMachineTests {
         #expect(outcome.deadlocked && outcome.undecided == nil)
     }
 
-    @Test("judged by the OS, a run in which nothing moves for the last-resort guard ends undecided: no deadlock, not controlled")
+    @Test("a run in which nothing moves for the last-resort guard ends undecided: no deadlock, not controlled")
     func osJudgedGuard() throws {
-        var machine = Self.osJudged(1)
+        var machine = Self.machine(1)
         _ = machine.arrive(0, at: "start", now: Self.at(0))
         _ = machine.park(0, at: "awaiting", now: Self.at(1))
         machine.quiescenceBegan()
@@ -211,54 +184,13 @@ struct ControlledSchedulerMachineTests {
         #expect(outcome.undecided?.hasPrefix("nothing moved for 10.0 seconds") == true, "\(String(describing: outcome.undecided))")
     }
 
-    @Test("a participant that never reaches its first seam is set aside, and the run starts with those that came")
-    func stallBeforeFirstSeam() throws {
+    @Test("a participant the OS shows blocked before its first seam is set aside, and the run starts with those that came")
+    func blockedBeforeFirstSeam() throws {
         var machine = Self.machine(2)
         #expect(machine.arrive(0, at: "start", now: Self.at(0)) == .none)
-        #expect(machine.watchdogWoke(now: Self.at(150)) == .wake(.thread(0)))
+        #expect(machine.observedBlocked(1, turn: 0, in: "a futex wait", now: Self.at(5)) == .wake(.thread(0)))
         #expect(machine.outcome.lastSeams == ["start", "not started (blocked outside a seam)"])
-        #expect(try #require(machine.partialControlReason).hasPrefix("a participant did not reach its first seam within"))
-    }
-
-    /// Participant 0 parked, async participant 1 running since `at(0)`.
-    static func runningTask() -> Machine {
-        var machine = Self.machine(1)
-        _ = machine.arrive(0, at: "start", now: Self.at(0))
-        _ = machine.join(at: "event", parent: 0, kind: .task, now: Self.at(0))
-        _ = machine.park(0, at: "awaiting the event", now: Self.at(0))
-        return machine
-    }
-
-    @Test("an async participant's stall is judged only after a pool probe ran promptly; a probe that waited long starts the stall over")
-    func poolProbe() throws {
-        // Given an async participant that stays away from its seam
-        var machine = Self.runningTask()
-        #expect(machine.isRunning(1))
-        // When the stall timeout passes, the pool is probed first, and nothing is judged while
-        // the probe waits for a pool thread
-        #expect(machine.watchdogWoke(now: Self.at(150)) == .startPoolProbe)
-        #expect(machine.watchdogWoke(now: Self.at(300)) == .none)
-        // A probe that ran late (the pool was busy) judges nothing, and the stall starts over
-        machine.poolProbeRan(now: Self.at(3_000))
-        #expect(machine.poolProbe == .answered(after: .milliseconds(2_850)))
-        #expect(machine.watchdogWoke(now: Self.at(3_010)) == .none)
-        #expect(machine.watchdogWoke(now: Self.at(3_060)) == .none)
-        #expect(machine.isRunning(1) && machine.partialControlReason == nil)
-        // Then a probe that ran promptly lets the stall be judged: set aside, nobody else to run
-        #expect(machine.watchdogWoke(now: Self.at(3_200)) == .startPoolProbe)
-        machine.poolProbeRan(now: Self.at(3_201))
-        #expect(machine.watchdogWoke(now: Self.at(3_250)) == .quiesce(judgingDeadlock: false))
-        #expect(machine.participants[1].status == .overdue("event"))
-        #expect(machine.partialControlReason?.hasPrefix("participant 1 stayed away from a seam") == true)
-    }
-
-    @Test("a pool probe that never runs is taken as an answer after the probe limit")
-    func poolProbeLimit() {
-        var machine = Self.runningTask()
-        #expect(machine.watchdogWoke(now: Self.at(150)) == .startPoolProbe)
-        #expect(machine.watchdogWoke(now: Self.at(150) + machine.poolProbeLimit) == .none)
-        #expect(machine.watchdogWoke(now: Self.at(151) + machine.poolProbeLimit) == .quiesce(judgingDeadlock: false))
-        #expect(machine.partialControlReason != nil)
+        #expect(machine.partialControlReason == "participant 1 was blocked in a futex wait before its first point")
     }
 
     /// A lone participant parked at `at(1)` with nobody to deliver to it: the quiet world acts.
@@ -280,23 +212,16 @@ struct ControlledSchedulerMachineTests {
         #expect(machine.watchdogWoke(now: Self.at(2)) == .end(outcome))
     }
 
-    @Test("a quiet world that acted, or a participant set aside, is no deadlock yet; the watchdog calls one after the deadlock timeout")
-    func deadlockByWatchdog() throws {
+    @Test("a quiet world that acted, or a participant set aside, is no deadlock")
+    func noDeadlockYet() throws {
         var machine = Self.loneParked()
         #expect(machine.quiescenceEnded(acted: true, judgingDeadlock: true) == .none)
-        // Within the deadlock timeout the watchdog lets the quiet world act again
-        #expect(machine.watchdogWoke(now: Self.at(500)) == .quiesce(judgingDeadlock: false))
-        #expect(machine.quiescenceEnded(acted: false, judgingDeadlock: false) == .none)
         #expect(!machine.deadlocked)
-        // Past it, the run is a deadlock
-        let outcome = try #require(Self.ended(machine.watchdogWoke(now: Self.at(1_200))))
-        #expect(outcome.deadlocked)
-
         // A participant set aside may only be slow: no deadlock at the quiet moment
         var slow = Self.machine(2, replay: [0])
         _ = slow.arrive(0, at: "start", now: Self.at(0))
         _ = slow.arrive(1, at: "start", now: Self.at(0))
-        #expect(slow.watchdogWoke(now: Self.at(150)) == .wake(.thread(1)))
+        #expect(slow.observedBlocked(0, turn: slow.turn, in: "a read", now: Self.at(150)) == .wake(.thread(1)))
         #expect(slow.park(1, at: "awaiting", now: Self.at(160)) == .quiesce(judgingDeadlock: true))
         #expect(slow.quiescenceEnded(acted: false, judgingDeadlock: true) == .none)
         #expect(!slow.deadlocked)
@@ -336,8 +261,7 @@ struct ControlledSchedulerMachineTests {
 
     /// Under PCT with one change point at step 1, counted only at seams named `x…`.
     static func onePreemptionAtX(_ participants: Int, seed: UInt64) -> Machine {
-        Machine(participants: participants, strategy: .pct(depth: 2, steps: 1), seed: seed, stallTimeout: .milliseconds(100),
-                deadlockTimeout: .seconds(1), now: t0, preemptionSeams: ["x"])
+        Machine(participants: participants, strategy: .pct(depth: 2, steps: 1), seed: seed, guardLimit: .seconds(10), now: t0, preemptionSeams: ["x"])
     }
 
     @Test("PCT's change points fall only where a preemption seam was reached: the runner keeps the turn past other seams and loses it at the first preemption seam",

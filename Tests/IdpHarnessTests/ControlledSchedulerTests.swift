@@ -8,10 +8,6 @@ import TestSupport
 // with seams where another flow may run first. The controlled scheduler must find each, replay it,
 // and shrink it.
 
-/// The fixtures never block between seams: a stall timeout a loaded machine (the rest of the suite,
-/// ThreadSanitizer) does not reach keeps their runs fully controlled.
-let fixtureStall: Duration = .seconds(20)
-
 /// Depth 2: two flows book one slot; each checks, then (after a seam) writes. A lost update needs
 /// the second check between the first check and its write.
 final class SlotBooking: Sendable {
@@ -29,8 +25,7 @@ final class SlotBooking: Sendable {
     static func scenario(flows: Int) -> StressScenario<SlotBooking> {
         StressScenario(name: "slot booking (check, then write)", flows: flows, makeWorld: { SlotBooking() },
                        flow: { world, context in world.reserve(context.flow, context) },
-                       check: { world in world.bookings.count <= 1 ? [] : ["one booking per slot: \(world.bookings.count) flows booked it"] },
-                       stallTimeout: fixtureStall)
+                       check: { world in world.bookings.count <= 1 ? [] : ["one booking per slot: \(world.bookings.count) flows booked it"] })
     }
 }
 
@@ -54,8 +49,7 @@ final class ResurrectingTokenCache: Sendable {
     static let scenario = StressScenario(
         name: "refresh racing a logout", flows: 2, makeWorld: { ResurrectingTokenCache() },
         flow: { world, context in context.flow == 0 ? world.refresh(context) : world.logout(context) },
-        check: { world in world.resurrected ? ["a logout stays a logout: a refresh brought the tokens back"] : [] },
-        stallTimeout: fixtureStall)
+        check: { world in world.resurrected ? ["a logout stays a logout: a refresh brought the tokens back"] : [] })
 }
 
 /// A completion lost when a duplicated response races a timeout: the flow marks itself finished on
@@ -88,8 +82,7 @@ final class DuplicateSwallowingFlow: Sendable {
     static let scenario = StressScenario(
         name: "duplicated response racing a timeout", flows: 2, makeWorld: { DuplicateSwallowingFlow() },
         flow: { world, context in context.flow == 0 ? world.network(context) : world.timeout(context) },
-        check: { world in world.completed == 1 ? [] : ["every flow completes exactly once: \(world.completed) completions"] },
-        stallTimeout: fixtureStall)
+        check: { world in world.completed == 1 ? [] : ["every flow completes exactly once: \(world.completed) completions"] })
 }
 
 @Suite("The controlled scheduler: PCT, replay, faults, shrinking", .serialized)
@@ -173,56 +166,79 @@ struct ControlledSchedulerTests {
         #expect(replayed.same == 10)
     }
 
-    @Test("a flow blocked outside a seam is set aside and the run is partially controlled; flows that all block are a deadlock")
+    @Test("a flow the OS shows blocked outside a seam is set aside and the run is partially controlled; a slow one, computing or asleep, is waited for; flows that all wait at seams are a deadlock")
     func partialControlAndDeadlock() async {
+        // A flow blocked in a wait only another thread ends (an outside thread, a moment later)
+        let released = DispatchSemaphore(value: 0)
+        let blocked = StressScenario(name: "blocked", flows: 2, makeWorld: { () },
+                                     flow: { _, context in
+                                         context.seam("before")
+                                         if context.flow == 0 {
+                                             Thread { usleep(300_000); released.signal() }.start()
+                                             released.wait()
+                                         }
+                                         context.seam("after")
+                                     },
+                                     check: { _ in [] })
+        let result = await StressRunner.run(blocked, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]))
+        #expect(result.outcome?.partiallyControlled == true && result.violations.isEmpty)
+        #expect(result.outcome?.partialControlReason?.contains("was blocked in a futex wait") == true, "\(result.outcome?.partialControlReason ?? "")")
+
+        // A flow that computes, or sleeps, for as long: waited for, the run fully controlled
         let slow = StressScenario(name: "slow", flows: 2, makeWorld: { () },
                                   flow: { _, context in
                                       context.seam("before")
-                                      if context.flow == 0 { Thread.sleep(forTimeInterval: 0.3) }
+                                      if context.flow == 0 {
+                                          let end = ContinuousClock.now + .milliseconds(150)
+                                          while ContinuousClock.now < end {}
+                                          usleep(150_000)
+                                      }
                                       context.seam("after")
                                   },
                                   check: { _ in [] })
-        let result = await StressRunner.run(slow, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]),
-                                            stallTimeout: .milliseconds(50), deadlockTimeout: .seconds(3))
-        #expect(result.outcome?.partiallyControlled == true && result.violations.isEmpty)
+        let waited = await StressRunner.run(slow, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]))
+        #expect(waited.outcome?.partiallyControlled == false && waited.violations.isEmpty, "\(waited.outcome?.partialControlReason ?? "")")
 
-        let never = Gate()
+        // Flows that park at seams with nobody to unpark them: a deadlock, judged at once
         let stuck = StressScenario(name: "stuck", flows: 2, makeWorld: { () },
-                                   flow: { _, context in context.seam("waiting"); never.wait(timeout: .seconds(600)) },
+                                   flow: { _, context in
+                                       _ = context.wait("a delivery nobody makes") { (_: @escaping @Sendable (Int) -> Void) in }
+                                   },
                                    check: { _ in [] })
-        let deadlock = await StressRunner.run(stuck, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: []),
-                                              stallTimeout: .milliseconds(50), deadlockTimeout: .milliseconds(300))
+        let deadlock = await StressRunner.run(stuck, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: []))
         #expect(deadlock.outcome?.deadlocked == true)
         #expect(deadlock.violations.first?.hasPrefix("no deadlock") == true)
-        never.open()   // let the stuck threads end
     }
 
-    @Test("a Swift concurrency pool kept busy past the deadlock timeout is no stall: the async work runs when the pool frees, fully controlled, no deadlock")
-    func busyPoolIsNoStall() async {
-        // Given a pool that starts no task for ten deadlock timeouts (as when a suite's CPU-bound
-        // tests hold every pool thread), and a flow that hands async work to it and waits for it
-        let pool = HeldPool()
-        let scheduler = ControlledScheduler(participants: 1, strategy: .randomWalk, seed: 1, stallTimeout: .milliseconds(50),
-                                            deadlockTimeout: .milliseconds(300), startTask: pool.start)
-        async let threads: [Void]? = onOSThreads(2) { thread in
-            if thread == 0 {
+    @Test("an async participant suspended on work outside the run is set aside; one whose job runs, however long, is waited for")
+    func asyncParticipantSuspendedOutside() async {
+        for suspends in [true, false] {
+            let scheduler = ControlledScheduler(participants: 1, strategy: .randomWalk, seed: 1)
+            async let thread: [Void]? = onOSThreads(1) { _ in
                 scheduler.seam(0, "before")
-                scheduler.spawnAsync("event", parent: 0) { scheduler.unpark(0) }
+                scheduler.spawnAsync("event", parent: 0) {
+                    if suspends {
+                        // Awaits a continuation a dispatch timer resumes: no job of the run is
+                        // queued or running meanwhile.
+                        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { done.resume() }
+                        }
+                    } else {
+                        let end = ContinuousClock.now + .milliseconds(200)
+                        while ContinuousClock.now < end {}
+                    }
+                    scheduler.unpark(0)
+                }
                 scheduler.park(0, "awaiting the event")
                 scheduler.seam(0, "after")
                 scheduler.finish(0)
-            } else {
-                Thread.sleep(forTimeInterval: 3)   // how long the pool is held: the stimulus, not a wait for a result
-                pool.release()
             }
+            let outcome = await scheduler.outcome()
+            _ = await thread
+            #expect(outcome.deadlocked == false)
+            #expect(outcome.partiallyControlled == suspends, "\(outcome.partialControlReason ?? "")")
+            if suspends { #expect(outcome.partialControlReason?.contains("a suspension no job of the run will end") == true) }
         }
-        // When the run ends
-        let outcome = await scheduler.outcome()
-        _ = await threads
-        // Then it waited for the pool: it neither deadlocked nor lost control
-        #expect(outcome.deadlocked == false)
-        #expect(outcome.partiallyControlled == false, "\(outcome.partialControlReason ?? "")")
-        #expect(outcome.lastSeams == ["finished", "finished"])
     }
 
     @Test("fault decisions are a pure function of seed, site, flow and step; adding a fault site leaves the others as they were")
@@ -247,28 +263,5 @@ struct ControlledSchedulerTests {
         #expect(throws: StressError("'log' has 'x', not a count")) {
             try StressReproducer(parsing: "idph1|strategy=walk|seed=1|flows=0|faultseed=0|rates=|off=|log=1,x")
         }
-    }
-}
-
-/// A Swift concurrency pool that starts no task until released: what the controlled scheduler sees
-/// when every pool thread is busy with other work.
-final class HeldPool: Sendable {
-    private let held = LockedValue<[@Sendable () async -> Void]?>([])
-
-    func start(_ body: @escaping @Sendable () async -> Void) {
-        let now = held.withLock { held -> Bool in
-            guard held != nil else { return true }
-            held!.append(body)
-            return false
-        }
-        if now { Task { await body() } }
-    }
-
-    func release() {
-        let bodies = held.withLock { held in
-            defer { held = nil }
-            return held ?? []
-        }
-        for body in bodies { Task { await body() } }
     }
 }

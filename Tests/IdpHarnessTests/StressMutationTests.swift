@@ -48,10 +48,6 @@ struct StressMutationTests {
         options.faultRates = SystemStress.Options.defaultFaultRates
         options.plantedBug = bug
         options.shrink = false
-        // A loaded machine must not set a busy participant aside (its run would be only partially
-        // controlled, and need not repeat).
-        options.stallTimeout = .seconds(20)
-        options.deadlockTimeout = .seconds(120)
         return options
     }
 

@@ -33,12 +33,8 @@ struct SystemStressTests {
     @Test("a short controlled run of the whole system with every fault: every invariant holds, and the run repeats")
     func shortRun() async throws {
         var options = SystemStress.Options(seed: 11, runs: 3, flows: 3, users: 2, stepsPerFlow: 3)
-        // Every fault, with a stall timeout no busy participant reaches while the rest of the
-        // suite loads the machine: a participant set aside runs on outside control, and its run
-        // need not repeat.
+        // Every fault.
         options.faultRates = SystemStress.Options.defaultFaultRates
-        options.stallTimeout = .seconds(20)
-        options.deadlockTimeout = .seconds(120)
         let report = await SystemStress.run(options)
         #expect(report.failure == nil, "\(report)")
         #expect(report.runs == 3 && report.flows >= 9 && report.decisions > 0)
@@ -65,8 +61,6 @@ struct SystemStressTests {
         // Given the default scenario and faults, hung providers included, for a fixed run count
         var options = SystemStress.Options(seed: 21, runs: 4)
         options.faultRates = SystemStress.Options.defaultFaultRates
-        options.stallTimeout = .seconds(20)
-        options.deadlockTimeout = .seconds(120)
         // When it runs twice
         let first = await SystemStress.run(options)
         let second = await SystemStress.run(options)
@@ -85,8 +79,6 @@ struct SystemStressTests {
     @Test("a user's provider that shares one slot between flows is caught as cross-talk, shrunk, and replays 10 of 10")
     func catchesPerFlowStateInOneSlotProvider() async throws {
         var options = SystemStress.Options(seed: 3, runs: 30, flows: 2, users: 2, stepsPerFlow: 1, mix: [.login: 1])
-        options.stallTimeout = .seconds(20)
-        options.deadlockTimeout = .seconds(120)
         options.makeProvider = { PerFlowStateInOneSlotProvider($0) }
         let report = await SystemStress.run(options)
         let failure = try #require(report.failure, "\(report)")
@@ -130,8 +122,6 @@ struct SystemStressInterleavingTests {
             options.faultRates = [.providerFail: 0.3]
         }
         options.stopAt = interleaving
-        options.stallTimeout = .seconds(20)
-        options.deadlockTimeout = .seconds(120)
         return options
     }
 

@@ -322,7 +322,7 @@ struct ControlledPhase: Sendable {
     /// ``Plant/takesRunnableForBlocked``: every thread the watchdog looks at twice in one turn is
     /// taken as blocked, whatever the OS says.
     @Sendable private static func takingRunnableForBlocked(_ tid: Int32) -> ThreadActivity {
-        ThreadActivity.read(tid) == .gone ? .gone : .blocked("planted: a thread slow to reach its next point")
+        ThreadActivity.read(tid) == .gone ? .gone : .blocked("planted: a thread slow to reach its next point", owner: nil)
     }
 
     private static func start(_ name: String, _ body: @escaping @Sendable () -> Void) {

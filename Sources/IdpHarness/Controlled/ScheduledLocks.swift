@@ -69,7 +69,7 @@ final class ScheduledLocks: ControlledSchedule {
         }
         let slot = LockedValue<ScheduledLocks?>(nil)
         scheduler = ControlledScheduler(participants: roles.count, strategy: strategy, seed: seed, replay: replay,
-                                        onQuiescence: { slot.withLock { $0 }?.quiesce() ?? .idle }, judge: .osState(guardLimit: guardLimit),
+                                        guardLimit: guardLimit, onQuiescence: { slot.withLock { $0 }?.quiesce() ?? .idle },
                                         observe: { participant, tid in
                                             // A thread inside the run's own code (a lock of the kit's, the start of
                                             // a thread for a job) is not blocked outside it.

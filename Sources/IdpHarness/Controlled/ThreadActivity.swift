@@ -26,8 +26,11 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
     case running
     /// Asleep in a wait that ends on its own (`what`: the call, e.g. "nanosleep", "a timed futex wait").
     case sleeping(String)
-    /// Asleep in a wait that only another thread can end (`what`: the call).
-    case blocked(String)
+    /// Asleep in a wait that only another thread can end (`what`: the call). `owner`: the thread
+    /// that holds the lock it waits for, where the lock says so (a glibc pthread mutex keeps its
+    /// owner beside its futex word; a priority-inheriting futex, as `Mutex` uses, is its owner's
+    /// thread id), or `nil`.
+    case blocked(String, owner: Int32? = nil)
     /// The thread is gone.
     case gone
     /// This platform gives no view of the thread.
@@ -37,7 +40,7 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .running: "running"
         case .sleeping(let what): "sleeping in \(what)"
-        case .blocked(let what): "blocked in \(what)"
+        case .blocked(let what, _): "blocked in \(what)"
         case .gone: "gone"
         case .unknown: "not visible on this platform"
         }
@@ -87,8 +90,85 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         guard let text = contents("/proc/self/task/\(tid)/syscall") else { return nil }
         let fields = text.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
         guard let number = fields.first.flatMap({ Int($0) }), number >= 0 else { return nil }
-        let arguments = fields.dropFirst().prefix(6).map { UInt64($0.hasPrefix("0x") ? String($0.dropFirst(2)) : $0, radix: 16) ?? 0 }
-        return SystemCalls.activity(number, Array(arguments))
+        // The six arguments, then the stack pointer and the program counter.
+        let words = fields.dropFirst().prefix(8).map { UInt64($0.hasPrefix("0x") ? String($0.dropFirst(2)) : $0, radix: 16) ?? 0 }
+        let activity = SystemCalls.activity(number, Array(words.prefix(6)))
+        if case .blocked(_, owner: nil) = activity, words.count == 8, let brief = briefLock(at: UInt(words[7])) { return .sleeping(brief) }
+        return activity
+    }
+
+    /// The owner of the lock behind a futex wait, if the lock records one: a priority-inheriting
+    /// futex (`FUTEX_LOCK_PI`, `FUTEX_LOCK_PI2`: Synchronization's `Mutex`) holds its owner's
+    /// thread id; a plain wait (`FUTEX_WAIT`) on a glibc pthread mutex's lock word has the owner's
+    /// id 8 bytes after it (`__owner` follows `__lock` and `__count`). The words are read with
+    /// `process_vm_readv` on this process, which fails instead of faulting if the memory is gone;
+    /// an id that names no thread of this process is no owner.
+    private static func futexOwner(address: UInt, operation: UInt64) -> Int32? {
+        let word: UInt
+        let mask: UInt32
+        switch operation {
+        case 6, 13: (word, mask) = (address, 0x3fff_ffff)  // FUTEX_LOCK_PI, FUTEX_LOCK_PI2
+        case 0: (word, mask) = (address + 8, 0xffff_ffff)  // FUTEX_WAIT on a pthread mutex's __lock
+        default: return nil
+        }
+        guard let value = readWord(at: word) else { return nil }
+        let owner = Int32(bitPattern: value & mask)
+        guard owner > 0, state(owner) != nil else { return nil }
+        return owner
+    }
+
+    /// A wait at program counter `pc` on a lock that is only ever held across the code of the
+    /// library that owns it, never across a point of the kit's schedule, so another thread
+    /// releases it without the schedule's help: glibc's internal locks (`__lll_lock_wait_private`:
+    /// malloc's arenas, stdio; a condition variable's own lock, which `pthread_cond_signal` and
+    /// `pthread_cond_broadcast` wait for while another thread signals or waits on it), and the
+    /// locks of ThreadSanitizer's runtime, which is linked into the executable (the only raw futex
+    /// waits there). Its description, or `nil`.
+    private static func briefLock(at pc: UInt) -> String? {
+        guard let symbol = symbol(at: pc) else { return nil }
+        switch symbol.name {
+        case "__lll_lock_wait_private": return "a lock of glibc's own (malloc, stdio)"
+        case "pthread_cond_signal", "pthread_cond_broadcast": return "a condition variable's own lock, while another thread signals it"
+        default: break
+        }
+        if symbol.base == executableBase { return "a lock of ThreadSanitizer's runtime" }
+        return nil
+    }
+
+    private typealias AddressInfo = @convention(c) (UnsafeRawPointer?, UnsafeMutableRawPointer?) -> Int32
+    /// glibc's `dladdr`, looked up at run time.
+    private static let dladdr: AddressInfo? = dlsym(nil, "dladdr").map { unsafeBitCast($0, to: AddressInfo.self) }
+
+    /// The load address of the image holding `address` and the name of the symbol it is in, from
+    /// `dladdr`'s `Dl_info` (file, base, symbol name, symbol address: four words).
+    private static func symbol(at address: UInt) -> (base: UInt, name: String?)? {
+        guard let dladdr, let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { info -> (base: UInt, name: String?)? in
+            info.initialize(repeating: 0)
+            guard dladdr(pointer, UnsafeMutableRawPointer(info.baseAddress)) != 0 else { return nil }
+            let name = UnsafePointer<CChar>(bitPattern: info[2]).map { String(cString: $0) }
+            return (info[1], name)
+        }
+    }
+
+    /// The load address of the image this code is part of: the executable (the house modules are
+    /// linked into it, with ThreadSanitizer's runtime when it is on).
+    private static let executableBase: UInt? = symbol(at: UInt(bitPattern: #dsohandle))?.base
+
+    private typealias ReadMemory = @convention(c) (pid_t, UnsafePointer<iovec>?, UInt, UnsafePointer<iovec>?, UInt, UInt) -> Int
+    /// glibc's `process_vm_readv`, looked up at run time.
+    private static let readMemory: ReadMemory? = dlsym(nil, "process_vm_readv").map { unsafeBitCast($0, to: ReadMemory.self) }
+
+    /// The 32-bit word at `address` of this process, or `nil` if it cannot be read.
+    private static func readWord(at address: UInt) -> UInt32? {
+        guard let readMemory, let remote = UnsafeMutableRawPointer(bitPattern: address) else { return nil }
+        var value: UInt32 = 0
+        let count = withUnsafeMutableBytes(of: &value) { local -> Int in
+            var localVector = iovec(iov_base: local.baseAddress, iov_len: 4)
+            var remoteVector = iovec(iov_base: remote, iov_len: 4)
+            return readMemory(getpid(), &localVector, 1, &remoteVector, 1, 0)
+        }
+        return count == 4 ? value : nil
     }
 
     /// The first 256 bytes of a /proc file, read with plain system calls.
@@ -125,7 +205,8 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
                 // FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2) take their timeout as the fourth argument.
                 let operation = argument(1) & 0x7f
                 let timed = argument(3) != 0
-                return timed ? .sleeping("a futex wait with a timeout (operation \(operation))") : .blocked("a futex wait (operation \(operation))")
+                guard !timed else { return .sleeping("a futex wait with a timeout (operation \(operation))") }
+                return .blocked("a futex wait (operation \(operation))", owner: futexOwner(address: UInt(argument(0)), operation: operation))
             case nanosleep, clockNanosleep:
                 return .sleeping("a sleep")
             case poll:

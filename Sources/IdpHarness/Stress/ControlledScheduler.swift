@@ -11,17 +11,18 @@ import IdpPrimitives
 /// seam, so the set to choose from is the same in every run. The running participant passes the
 /// turn on at its next seam (baton passing: no scheduler thread sits in the middle).
 ///
-/// How it tells that a participant left its control is its ``Judge``. By the OS (the kit's
-/// controlled phase): a participant is set aside only when its thread is seen blocked outside a
-/// seam (``ThreadActivity``), and a slow one is waited for; a deadlock is judged when nobody can go
-/// on and the quiet world can do nothing. By time (the system stress): a participant that does
-/// not reach a seam within `stallTimeout` (blocked in code the scheduler does not control) is set
-/// aside; when no participant is waiting and some have not finished for `deadlockTimeout`, the run
-/// ends as a deadlock. Either way a participant set aside marks the run
-/// ``Outcome/partiallyControlled`` and another participant gets the turn.
-/// For async participants, time in which the Swift concurrency pool runs nothing (every pool
-/// thread busy with other work, as in a test suite whose CPU-bound tests run beside the stress)
-/// counts towards neither: they cannot run then, and that is not their stall.
+/// No clock decides whether a participant left its control: a participant is set aside (the run
+/// is then ``Outcome/partiallyControlled`` and another gets the turn) only when the OS shows it
+/// blocked outside a seam — its thread asleep in a wait only another thread can end
+/// (``ThreadActivity``), or, for an async participant, none of its jobs queued or running on the
+/// run's executor (its task suspended on something outside the run). One that is slow, runnable
+/// or asleep in a wait with a timeout is waited for, however long. A deadlock is judged when
+/// nobody can go on and the quiet world can do nothing. A run in which nothing moves for the
+/// last-resort guard ends undecided (``Outcome/undecided``), never as a verdict.
+///
+/// Async participants' tasks prefer the run's own executor (``RunExecutor``): their jobs run on
+/// the kit's threads, so a Swift concurrency pool kept busy by other work (a test suite's
+/// CPU-bound tests beside the stress) does not hold them back.
 ///
 /// Its decisions are a plain value's (`ControlledSchedulerMachine`), taken under one lock; what
 /// they call for — a thread's turn signalled, an async participant's task started or resumed, the
@@ -32,22 +33,6 @@ import IdpPrimitives
 package final class ControlledScheduler: Sendable {
     private typealias Machine = ControlledSchedulerMachine
     private typealias Job = @Sendable () -> Void
-    /// How the machine tells that a participant left its control, and that a run is stuck.
-    package enum Judge: Sendable, Equatable {
-        /// By time: a participant that stays away from a seam for the stall timeout is set aside,
-        /// and nobody reaching a seam for the deadlock timeout, with nobody to choose, is a
-        /// deadlock.
-        case time
-        /// By what the OS shows: a participant is set aside only when its thread is seen blocked
-        /// outside a seam (``ControlledSchedulerMachine/observedBlocked(_:turn:in:now:)``); a runnable one is waited for,
-        /// however long. A deadlock is judged only when nobody can go on and the quiet world can
-        /// do nothing and waits for nothing outside the run. If nothing at all moves for
-        /// `guardLimit` (a participant spinning for ever, an outside thread that never signals),
-        /// the run ends undecided: the last-resort guard, never a verdict.
-        case osState(guardLimit: Duration)
-    }
-
-
     /// What the quiet world did when nobody could go on.
     package enum Quiet: Sendable, Equatable {
         /// It changed something (moved a clock, fired a timer, ended a timed wait).
@@ -80,6 +65,30 @@ package final class ControlledScheduler: Sendable {
         /// Thread participants inside the scheduler's own wait for their turn: a thread asleep
         /// there is not blocked outside a seam, even once chosen and not yet woken.
         var awaitingTurn: Set<Int> = []
+        /// Starts and deliveries of async participants taken out and not yet run: until they have
+        /// run, the chosen participant's task has no job queued yet, and is not suspended outside.
+        var handingOver = 0
+
+        /// The threads of participants that cannot go on until the run lets them: waiting or
+        /// parked at a seam, or in the scheduler's own wait for their turn.
+        var heldThreads: Set<Int32> {
+            var held = Set<Int32>()
+            for (participant, tid) in threadIDs {
+                guard machine.participants.indices.contains(participant) else { continue }
+                switch machine.participants[participant].status {
+                case .waiting, .parked: held.insert(tid)
+                default: if awaitingTurn.contains(participant) { held.insert(tid) }
+                }
+            }
+            return held
+        }
+
+        /// `job` as an effect that hands an async participant its turn, counted until it has run.
+        mutating func handOver(_ job: Job?) -> Effect {
+            guard let job else { return .none }
+            handingOver += 1
+            return .run(job)
+        }
 
         /// What performing `action` needs from the side tables, taken out now.
         mutating func effect(of action: Machine.Action) -> Effect {
@@ -87,9 +96,8 @@ package final class ControlledScheduler: Sendable {
             case .none, .goOn, .holdDelivery: return .none
             case .wake(.thread(let participant)): return turns[participant].map(Effect.signal) ?? .none
             case .wake(.task(let participant)):
-                return (starts.removeValue(forKey: participant) ?? deliveries.removeValue(forKey: participant)).map(Effect.run) ?? .none
+                return handOver(starts.removeValue(forKey: participant) ?? deliveries.removeValue(forKey: participant))
             case .quiesce(let judgingDeadlock): return .quiesce(judgingDeadlock: judgingDeadlock)
-            case .startPoolProbe: return .startPoolProbe
             case .end(let outcome):
                 defer { waiters = [] }
                 return .end(outcome, waiters)
@@ -103,7 +111,6 @@ package final class ControlledScheduler: Sendable {
         case signal(DispatchSemaphore)
         case run(Job)
         case quiesce(judgingDeadlock: Bool)
-        case startPoolProbe
         case end(Outcome, [@Sendable (Outcome) -> Void])
     }
 
@@ -113,10 +120,10 @@ package final class ControlledScheduler: Sendable {
     /// Called when no participant can go on but some are parked: what the world does when it is
     /// quiet (a watchdog moving the clock so timeouts fire).
     private let onQuiescence: (@Sendable () -> Quiet)?
-    /// What the OS says a participant's thread does, for a judge by the OS (``ThreadActivity/read(_:)``).
+    /// What the OS says a participant's thread does (``ThreadActivity/read(_:)``).
     private let observe: @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity
-    /// Starts a task on the Swift concurrency pool (see ``init(participants:strategy:seed:replay:stallTimeout:deadlockTimeout:onQuiescence:startTask:)``).
-    private let startTask: @Sendable (@escaping @Sendable () async -> Void) -> Void
+    /// The executor async participants' tasks prefer.
+    private let executor = RunExecutor()
     /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
     /// next period (a suite runs hundreds of runs; their watchdogs would otherwise pile up).
     private let ended = DispatchSemaphore(value: 0)
@@ -126,10 +133,8 @@ package final class ControlledScheduler: Sendable {
     ///   - strategy: How to choose; `seed` makes the choice repeatable.
     ///   - seed: Seeds the strategy's random choices: the same seed, the same schedule.
     ///   - replay: A recorded schedule to follow first; after it, the strategy decides.
-    ///   - stallTimeout: How long the running participant may stay away from a seam before it is
-    ///     set aside.
-    ///   - deadlockTimeout: How long nobody may reach a seam or finish, with nobody waiting, before
-    ///     the run is a deadlock (a participant set aside may only be slow).
+    ///   - guardLimit: How long nothing may move before the run ends undecided: the last-resort
+    ///     guard, never a verdict.
     ///   - onQuiescence: Called when no participant can go on and some are parked (waiting for a
     ///     delivery that nobody controlled will make); returns whether it changed anything (moved
     ///     a clock, say) or waits for work outside the run. If it did neither, and nobody runs
@@ -137,28 +142,19 @@ package final class ControlledScheduler: Sendable {
     ///   - preemptionSeams: Name prefixes of the seams where a PCT change point may fall (the
     ///     decisions a run's bugs hinge on: the product's decision points); the strategy's
     ///     `steps` count those decisions only. `nil`, the default: every decision counts.
-    ///   - judge: How a participant that left control is told: by time (the timeouts), or by the
-    ///     OS's view of its thread.
-    ///   - observe: Reads that view, given the participant and its thread's id:
+    ///   - observe: What the OS says a thread does, given the participant and its thread's id:
     ///     ``ThreadActivity/read(_:)`` by default.
-    ///   - startTask: Starts a task on the Swift concurrency pool: an async participant's, and the
-    ///     watchdog's probe of the pool. A plain `Task` by default; a test passes one that holds
-    ///     tasks back to model a busy pool.
-    package init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
-                stallTimeout: Duration = .milliseconds(250), deadlockTimeout: Duration = .seconds(5),
-                onQuiescence: (@Sendable () -> Quiet)? = nil, preemptionSeams: [String]? = nil, judge: Judge = .time,
-                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) },
-                startTask: @escaping @Sendable (@escaping @Sendable () async -> Void) -> Void = { body in Task { await body() } }) {
-        self.startTask = startTask
+    package init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [], guardLimit: Duration = .seconds(60),
+                onQuiescence: (@Sendable () -> Quiet)? = nil, preemptionSeams: [String]? = nil,
+                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) }) {
         self.observe = observe
         let machine = Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
-                              stallTimeout: stallTimeout, deadlockTimeout: deadlockTimeout, now: .now, preemptionSeams: preemptionSeams, judge: judge)
+                              guardLimit: guardLimit, now: .now, preemptionSeams: preemptionSeams)
         guarded = LockedValue(Guarded(machine: machine, turns: Dictionary(uniqueKeysWithValues: (0..<participants).map { ($0, DispatchSemaphore(value: 0)) })))
         self.onQuiescence = onQuiescence
-        // By the OS, the watchdog looks every millisecond at a participant that kept the turn since
-        // its last look; by time, it wakes five times per stall timeout.
-        let period = judge == .time ? max(stallTimeout / 5, .milliseconds(1)) : .milliseconds(1)
-        let watchdog = Thread { [self] in watch(every: period) }
+        // The watchdog looks every millisecond at a participant that kept the turn since its last
+        // look (and checks the last-resort guard).
+        let watchdog = Thread { [self] in watch(every: .milliseconds(1)) }
         watchdog.name = "IdpHarness-scheduler-watchdog"
         watchdog.start()
     }
@@ -174,9 +170,10 @@ package final class ControlledScheduler: Sendable {
         switch effect {
         case .none: break
         case .signal(let turn): turn.signal()
-        case .run(let job): job()
+        case .run(let job):
+            job()
+            guarded.withLock { $0.handingOver -= 1 }
         case .quiesce(let judgingDeadlock): quiesce(judgingDeadlock: judgingDeadlock)
-        case .startPoolProbe: startPoolProbe()
         case .end(let outcome, let waiters):
             for waiter in waiters { waiter(outcome) }
             ended.signal()
@@ -223,7 +220,7 @@ package final class ControlledScheduler: Sendable {
             let (participant, action) = guarded.machine.join(at: seam, parent: parent, kind: .task, now: .now)
             let turn = AsyncTurn(scheduler: schedulerId, participant: participant)
             guarded.starts[participant] = { [self] in
-                startTask { [self] in
+                Task(executorPreference: executor) { [self] in
                     await Self.$asyncTurn.withValue(turn) { await body() }
                     finish(participant)
                 }
@@ -256,7 +253,7 @@ package final class ControlledScheduler: Sendable {
         perform(guarded.withLock { guarded -> Effect in
             let action = guarded.machine.park(participant, at: name, now: .now)
             guard action == .goOn else { return guarded.effect(of: action) }
-            return guarded.earlyDeliveries.removeValue(forKey: participant).map(Effect.run) ?? .none
+            return guarded.handOver(guarded.earlyDeliveries.removeValue(forKey: participant))
         })
     }
 
@@ -394,48 +391,63 @@ package final class ControlledScheduler: Sendable {
     }
 
     /// The watchdog's loop: wakes every `period` (or at once when the run ends), lets the machine
-    /// judge stalls and deadlocks, and stops once the run has ended.
+    /// judge the last-resort guard, asks the OS about the running participant when it kept the
+    /// turn since the last look, and stops once the run has ended.
     private func watch(every period: Duration) {
         var previous: (participant: Int, turn: Int)?
-        var suspect: (participant: Int, turn: Int, activity: ThreadActivity)?
+        var suspect: (participant: Int, turn: Int, what: String)?
         while true {
             _ = ended.wait(timeout: .now(plus: period))
             let effect = decide { $0.watchdogWoke(now: .now) }
             perform(effect)
             if case .end = effect { return }
-            guard case .osState = guarded.withLock({ $0.machine.judge }) else { continue }
-            // The running thread participant, if it kept the turn since the last look and is not
-            // waiting in the scheduler itself: what does the OS say it does?
-            let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, tid: Int32?)? in
-                guard let running = guarded.machine.running, guarded.machine.participants[running].kind == .thread,
-                      !guarded.awaitingTurn.contains(running) else { return nil }
-                return (running, guarded.machine.turn, guarded.threadIDs[running])
+            let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, kind: Machine.Kind, tid: Int32?, held: Set<Int32>)? in
+                guard let running = guarded.machine.running, !guarded.awaitingTurn.contains(running), guarded.handingOver == 0 else { return nil }
+                return (running, guarded.machine.turn, guarded.machine.participants[running].kind, guarded.threadIDs[running], guarded.heldThreads)
             }
             defer { previous = looked.map { ($0.participant, $0.turn) } }
-            guard let looked, let tid = looked.tid, let previous, previous == (looked.participant, looked.turn) else {
-                suspect = nil
-                continue
-            }
-            let activity = observe(looked.participant, tid)
-            guard case .blocked(let what) = activity else {
+            guard let looked, let previous, previous == (looked.participant, looked.turn),
+                  let what = blocked(looked.participant, looked.kind, looked.tid, held: looked.held) else {
                 suspect = nil
                 continue
             }
             // Blocked at two looks in a row, in the same wait, in the same turn: durably blocked.
-            if let seen = suspect, seen.participant == looked.participant, seen.turn == looked.turn, seen.activity == activity {
+            if let seen = suspect, seen == (looked.participant, looked.turn, what) {
                 suspect = nil
                 perform(decide { $0.observedBlocked(looked.participant, turn: looked.turn, in: what, now: .now) })
             } else {
-                suspect = (looked.participant, looked.turn, activity)
+                suspect = (looked.participant, looked.turn, what)
             }
         }
     }
 
-    /// Starts the watchdog's probe of the Swift concurrency pool: a task that records how long it
-    /// waited for a pool thread.
-    private func startPoolProbe() {
-        startTask { [weak self] in
-            self?.guarded.withLock { $0.machine.poolProbeRan(now: .now) }
+    /// What the OS shows `participant` blocked in, outside a seam, or `nil` when it runs, is
+    /// runnable or sleeps in a wait that ends on its own. A thread participant: its thread's state.
+    /// An async participant: the threads running the run's jobs; with none of them queued or
+    /// running, its task is suspended on something outside the run.
+    ///
+    /// A wait for a lock whose owner the lock records is durable only when that owner is one of
+    /// `held`, the run's threads that cannot go on until the run lets them (waiting or parked at a
+    /// seam): a lock held by any other thread (another test's, a thread of the run that is
+    /// running) is released without the run, however long that takes on a loaded machine.
+    private func blocked(_ participant: Int, _ kind: Machine.Kind, _ tid: Int32?, held: Set<Int32>) -> String? {
+        func durable(_ tid: Int32) -> String? {
+            guard case .blocked(let what, let owner) = observe(participant, tid) else { return nil }
+            if let owner, !held.contains(owner) { return nil }
+            return what
+        }
+        switch kind {
+        case .thread:
+            return tid.flatMap(durable)
+        case .task:
+            let work = executor.work
+            guard work.inFlight > 0 else { return "a suspension no job of the run will end (its task waits for work outside the run)" }
+            // A plain loop: each look reads the OS once (a lazy map would read it twice, and may
+            // see another answer the second time).
+            for tid in work.threads {
+                if let what = durable(tid) { return what }
+            }
+            return nil
         }
     }
 }

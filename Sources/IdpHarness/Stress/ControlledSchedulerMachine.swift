@@ -2,14 +2,15 @@
 /// or set aside, the decision log, and when the run has ended. The scheduler (its storage) asks it
 /// under its lock and performs the returned ``Action`` after releasing it: it signals a thread's
 /// turn, runs an async participant's start or delivery, lets the quiet world act, resumes the
-/// outcome's waiters, starts a probe of the Swift concurrency pool.
+/// outcome's waiters.
 ///
 /// It holds no semaphores, closures or continuations and reads no clock: each event that depends
 /// on time is given `now`. So its tests drive it as a plain value, without threads.
 ///
 /// The rules it keeps:
 /// - at most one participant runs (``running``); the turn passes only at a seam, a park, a finish,
-///   or when the watchdog sets a stalled participant aside;
+///   or when the watchdog, shown by the OS that the running participant is blocked outside a
+///   seam, sets it aside;
 /// - the first decision waits until every initial participant has reached its first seam;
 /// - a replayed decision is followed when the participant it names waits; otherwise the run
 ///   records a ``ControlledScheduler/Outcome/divergence`` and the strategy chooses;
@@ -21,7 +22,8 @@ struct ControlledSchedulerMachine: Sendable {
     enum Kind: Sendable, Equatable {
         /// Its own OS thread, which waits for its turn on a semaphore.
         case thread
-        /// A task on the Swift concurrency pool, started or resumed by a closure the storage holds.
+        /// A task, started or resumed by a closure the storage holds; its jobs run on the run's
+        /// own executor (``ControlledScheduler``).
         case task
     }
 
@@ -35,7 +37,7 @@ struct ControlledSchedulerMachine: Sendable {
         case running(String)
         /// Waiting at this seam for a delivery that another participant makes (``unpark(_:now:)``).
         case parked(String)
-        /// Set aside after this seam: it stayed away from the next one too long (blocked in code
+        /// Set aside after this seam: the OS showed it blocked before the next one (in code
         /// the scheduler does not control).
         case overdue(String)
         /// Done.
@@ -70,18 +72,6 @@ struct ControlledSchedulerMachine: Sendable {
         let firstSeam: String
     }
 
-    /// Whether the Swift concurrency pool runs work: async participants run on it, so while every
-    /// pool thread is busy with other work (a test suite's CPU-bound tests, code that blocks a pool
-    /// thread) their lack of progress is the pool's, not theirs.
-    enum PoolProbe: Sendable, Equatable {
-        /// No probe is out.
-        case none
-        /// A probe task was started at this time and has not run yet.
-        case pending(since: ContinuousClock.Instant)
-        /// The probe ran this long after it was started.
-        case answered(after: Duration)
-    }
-
     /// The participant that gets the turn, and how the storage hands it over.
     enum Turn: Sendable, Equatable {
         /// A thread participant: signal the semaphore its OS thread waits on.
@@ -112,8 +102,6 @@ struct ControlledSchedulerMachine: Sendable {
         /// quiescence hook), then report ``quiescenceEnded(acted:judgingDeadlock:)``, which judges a
         /// deadlock if `judgingDeadlock` and the world did nothing.
         case quiesce(judgingDeadlock: Bool)
-        /// Start a task that reports ``poolProbeRan(now:)`` when the pool runs it.
-        case startPoolProbe
         /// The run has ended: resume every waiter for the outcome with this one, and stop the
         /// watchdog.
         case end(ControlledScheduler.Outcome)
@@ -136,51 +124,34 @@ struct ControlledSchedulerMachine: Sendable {
     /// Why the run is partially controlled, the first time; `nil` while it is fully controlled.
     private(set) var partialControlReason: String?
     /// When a participant last reached a seam, parked, finished, joined or was delivered to, or
-    /// the watchdog last dealt with a stall.
+    /// was set aside: what the last-resort guard counts from.
     private var lastProgress: ContinuousClock.Instant
-    /// When a participant last reached a seam, parked, finished or joined: the deadlock timer's
-    /// start.
-    private var lastTurn: ContinuousClock.Instant
-    /// The watchdog's probe of the Swift concurrency pool, taken before a stall of an async
-    /// participant is judged.
-    private(set) var poolProbe = PoolProbe.none
     /// Whether the quiet world (the scheduler's quiescence hook) is acting: work it hands over is
     /// the quiet world's, not a participant's, and does not cost the run its control; and what it
     /// makes ready is chosen from when it is done, so the choice does not depend on how far it got.
     private(set) var quiescing = false
 
-    /// How stalls and deadlocks are told.
-    let judge: ControlledScheduler.Judge
+    /// How long nothing may move before the run ends undecided: the last-resort guard, never a
+    /// verdict.
+    let guardLimit: Duration
     /// Why the run ended undecided (the last-resort guard), or `nil`.
     private(set) var undecided: String?
-
-    /// How long the running participant may stay away from a seam before it is set aside.
-    let stallTimeout: Duration
-    /// How long nobody may reach a seam or finish, with nobody waiting, before the run is a deadlock.
-    let deadlockTimeout: Duration
-    /// How long the watchdog waits for its pool probe before judging a stall anyway.
-    var poolProbeLimit: Duration { max(deadlockTimeout * 12, .seconds(60)) }
 
     /// A run of `participants` thread participants, none arrived yet.
     /// - Parameters:
     ///   - strategy, seed: How to choose once the replay is used up.
     ///   - replay: A recorded schedule to follow first.
-    ///   - stallTimeout, deadlockTimeout: See ``ControlledScheduler``; the deadlock timeout is at
-    ///     least the stall timeout.
+    ///   - guardLimit: How long nothing may move before the run ends undecided.
     ///   - now: The time the run starts.
-    ///   - judge: How stalls and deadlocks are told; by time (the timeouts) by default.
     init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [],
-         stallTimeout: Duration, deadlockTimeout: Duration, now: ContinuousClock.Instant, preemptionSeams: [String]? = nil, judge: ControlledScheduler.Judge = .time) {
+         guardLimit: Duration, now: ContinuousClock.Instant, preemptionSeams: [String]? = nil) {
         self.preemptionSeams = preemptionSeams
-        self.judge = judge
+        self.guardLimit = guardLimit
         precondition(participants > 0, "a controlled run needs at least one participant")
         self.participants = (0..<participants).map { Participant(kind: .thread, status: .notArrived, firstSeam: "participant \($0)") }
         self.strategy = StrategyState(strategy, participants: participants, seed: seed)
         self.replay = replay
-        self.stallTimeout = stallTimeout
-        self.deadlockTimeout = max(deadlockTimeout, stallTimeout)
         lastProgress = now
-        lastTurn = now
     }
 
     /// The seams (by name prefix) where the strategy's change points may fall; `nil`: every
@@ -214,7 +185,6 @@ struct ControlledSchedulerMachine: Sendable {
     /// initial participant has arrived; after it, the running participant passes the turn on here.
     mutating func arrive(_ participant: Int, at seam: String, now: ContinuousClock.Instant) -> Action {
         lastProgress = now
-        lastTurn = now
         let wasRunning = running == participant
         participants[participant].status = .waiting(seam)
         guard started else {
@@ -232,7 +202,6 @@ struct ControlledSchedulerMachine: Sendable {
     /// world acts, and a deadlock is judged if it did nothing.
     mutating func park(_ participant: Int, at seam: String, now: ContinuousClock.Instant) -> Action {
         lastProgress = now
-        lastTurn = now
         if participants[participant].deliveredEarly {
             participants[participant].deliveredEarly = false
             return .goOn
@@ -271,7 +240,6 @@ struct ControlledSchedulerMachine: Sendable {
                                          : "async work '\(seam)' was started outside the run's participants")
         }
         lastProgress = now
-        lastTurn = now
         return (participant, mayChoose ? Self.wake(choose(previous: nil)) : .none)
     }
 
@@ -279,7 +247,6 @@ struct ControlledSchedulerMachine: Sendable {
     /// ends; with nobody to choose and some parked, the quiet world acts.
     mutating func finish(_ participant: Int, now: ContinuousClock.Instant) -> Action {
         lastProgress = now
-        lastTurn = now
         let wasRunning = running == participant
         participants[participant].status = .finished
         if !started, !anyParticipant(\.isNotArrived) { started = true }
@@ -312,66 +279,17 @@ struct ControlledSchedulerMachine: Sendable {
         return .end(outcome)
     }
 
-    /// The watchdog woke at `now`: sets aside a participant that stays away from its seam past the
-    /// stall timeout (the run is then partially controlled), and ends the run as a deadlock when
-    /// nobody has reached a seam or finished for the deadlock timeout with nobody to choose.
-    ///
-    /// A stall of an async participant is judged only when the Swift concurrency pool is seen to
-    /// run work: at such a stall it asks for a probe (``Action/startPoolProbe``) and judges once
-    /// that probe ran promptly. While the probe waits for a pool thread, nothing is judged; a
-    /// probe that waited long starts the stall over from when it ran, and moves the deadlock timer
-    /// on by its wait. So a pool kept busy by other work delays a verdict instead of faking one. A
-    /// probe that has not run after ``poolProbeLimit`` is taken as an answer (a pool blocked for
-    /// good must not hang the run).
+    /// The watchdog woke at `now`: ends the run undecided when nothing has moved for the
+    /// last-resort guard's time (a participant spinning for ever, outside work that never
+    /// signals). Nothing else is judged by time: participants are set aside only when the OS shows
+    /// them blocked (``observedBlocked(_:turn:in:now:)``), and a deadlock is judged when nobody can
+    /// go on (``quiescenceEnded(acted:judgingDeadlock:awaitingOutside:)``).
     mutating func watchdogWoke(now: ContinuousClock.Instant) -> Action {
         if done { return .end(outcome) }
-        if case .osState(let guardLimit) = judge {
-            // Only the last-resort guard is timed: the OS's view sets participants aside.
-            guard now - lastProgress > guardLimit else { return .none }
-            let stuck = participants.indices.filter { !participants[$0].status.isFinished }.map { "participant \($0) \(participants[$0].status.lastSeam)" }
-            undecided = "nothing moved for \(guardLimit) (\(stuck.joined(separator: ", ")))"
-            losesControl("the kit could not decide: \(undecided ?? "")")
-            done = true
-            return .end(outcome)
-        }
-        guard now - lastProgress > stallTimeout else { return .none }
-        switch stallMayBeThePool ? poolProbe : .answered(after: .zero) {
-        case .none:
-            poolProbe = .pending(since: now)
-            return .startPoolProbe
-        case .pending(let since):
-            guard now - since > poolProbeLimit else { return .none }
-            poolProbe = .none
-        case .answered(let wait):
-            poolProbe = .none
-            guard wait <= stallTimeout / 4 else {
-                lastProgress = now
-                lastTurn += wait
-                return .none
-            }
-        }
-        lastProgress = now
-        guard started else {
-            // A participant is blocked before its first seam: start with those that came.
-            started = true
-            losesControl("a participant did not reach its first seam within \(stallTimeout)")
-            for index in participants.indices where participants[index].status == .notArrived {
-                participants[index].status = .overdue("not started")
-            }
-            return Self.wake(choose(previous: nil))
-        }
-        if let stalled = running {
-            let seam = participants[stalled].status.lastSeam
-            losesControl("participant \(stalled) stayed away from a seam for \(stallTimeout) after '\(seam)'")
-            participants[stalled].status = .overdue(seam)
-            running = nil
-            if let next = choose(previous: stalled) { return .wake(next) }
-            return .quiesce(judgingDeadlock: false)
-        }
-        if let next = choose(previous: nil) { return .wake(next) }
-        // Nobody can go on: let the quiet world act before calling it a deadlock.
-        guard now - lastTurn > deadlockTimeout else { return .quiesce(judgingDeadlock: false) }
-        deadlocked = true
+        guard now - lastProgress > guardLimit else { return .none }
+        let stuck = participants.indices.filter { !participants[$0].status.isFinished }.map { "participant \($0) \(participants[$0].status.lastSeam)" }
+        undecided = "nothing moved for \(guardLimit) (\(stuck.joined(separator: ", ")))"
+        losesControl("the kit could not decide: \(undecided ?? "")")
         done = true
         return .end(outcome)
     }
@@ -409,23 +327,11 @@ struct ControlledSchedulerMachine: Sendable {
     /// The number of decisions taken so far: the running participant's turn.
     var turn: Int { decisions.count }
 
-    /// The watchdog's probe task ran at `now`: the pool runs work, after the wait this records.
-    mutating func poolProbeRan(now: ContinuousClock.Instant) {
-        if case .pending(let since) = poolProbe { poolProbe = .answered(after: now - since) }
-    }
-
     // MARK: Choosing
 
     /// Whether work that just became ready may be chosen now: the run has started, nobody runs,
     /// and the quiet world is not acting.
     private var mayChoose: Bool { started && running == nil && !quiescing }
-
-    /// Whether the stall at hand may be the pool's: the running participant is async, or, with
-    /// none running, one set aside is.
-    private var stallMayBeThePool: Bool {
-        if let running { return participants[running].kind == .task }
-        return participants.contains { $0.kind == .task && $0.status.isOverdue }
-    }
 
     private mutating func losesControl(_ reason: String) {
         if partialControlReason == nil { partialControlReason = reason }

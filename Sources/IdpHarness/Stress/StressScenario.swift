@@ -23,17 +23,15 @@ package struct StressScenario<World: Sendable>: Sendable {
     /// Called when no flow can go on and some wait for a delivery: what the world does when it is
     /// quiet (a watchdog moving the clock). Returns whether it changed anything.
     package let quiesce: (@Sendable (World) -> Bool)?
-    /// How long a flow may stay away from a seam (blocked, or busy on a loaded machine) before the
-    /// scheduler sets it aside and marks the run partially controlled.
-    package let stallTimeout: Duration
-    /// How long nobody may reach a seam, with nobody able to go on, before the run is a deadlock
-    /// (a participant set aside may only be slow, or starved of a thread on a loaded machine).
-    package let deadlockTimeout: Duration
+    /// How long nothing may move in a run before it ends undecided: the last-resort guard, never
+    /// a verdict (a flow is set aside only when the OS shows it blocked outside a seam, and a
+    /// deadlock is judged when nobody can go on).
+    package let guardLimit: Duration
     /// The name a deadlock (every unfinished flow blocked for ever) is reported under, before
     /// its detail: `no deadlock` by default.
     package let deadlockVerdict: String
     /// Name prefixes of the seams where a PCT change point may fall; `nil`: every decision
-    /// (see ``ControlledScheduler/init(participants:strategy:seed:replay:stallTimeout:deadlockTimeout:onQuiescence:preemptionSeams:startTask:)``).
+    /// (see ``ControlledScheduler/init(participants:strategy:seed:replay:guardLimit:onQuiescence:preemptionSeams:observe:)``).
     package let preemptionSeams: [String]?
 
     /// A scenario.
@@ -46,16 +44,14 @@ package struct StressScenario<World: Sendable>: Sendable {
     ///   - check: The invariants the run broke, with what was seen; empty when all held.
     ///   - attach: Hands the world the run's scheduler and faults; `nil`: nothing to attach.
     ///   - quiesce: What the world does when nobody can go on; `nil`: nothing.
-    ///   - stallTimeout: How long a flow may stay away from a seam; 500 ms by default.
-    ///   - deadlockTimeout: How long nobody may reach a seam before the run is a deadlock; 5 s by
-    ///     default.
+    ///   - guardLimit: How long nothing may move before a run ends undecided; 60 s by default.
     ///   - deadlockVerdict: The name a deadlock is reported under; `no deadlock` by default.
     ///   - preemptionSeams: Name prefixes of the seams where a PCT change point may fall; `nil`
     ///     (every decision) by default.
     package init(name: String, flows: Int, makeWorld: @escaping @Sendable () -> World,
                 flow: @escaping @Sendable (World, StressContext) -> Void, check: @escaping @Sendable (World) -> [String],
                 attach: (@Sendable (World, StressRun) -> Void)? = nil, quiesce: (@Sendable (World) -> Bool)? = nil,
-                stallTimeout: Duration = .milliseconds(500), deadlockTimeout: Duration = .seconds(5), deadlockVerdict: String = "no deadlock",
+                guardLimit: Duration = .seconds(60), deadlockVerdict: String = "no deadlock",
                 preemptionSeams: [String]? = nil) {
         self.name = name
         self.flows = flows
@@ -64,8 +60,7 @@ package struct StressScenario<World: Sendable>: Sendable {
         self.check = check
         self.attach = attach
         self.quiesce = quiesce
-        self.stallTimeout = stallTimeout
-        self.deadlockTimeout = deadlockTimeout
+        self.guardLimit = guardLimit
         self.deadlockVerdict = deadlockVerdict
         self.preemptionSeams = preemptionSeams
     }

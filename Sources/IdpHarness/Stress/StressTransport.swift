@@ -160,8 +160,11 @@ final class StressTransport: Transport {
                     }
                 }
             }
-            scheduler.parkAsync(asyncParticipant, Seam("transport.awaiting", trace: trace).description)
+            // The held responses go behind this request while the MC's task still has the turn:
+            // once it parks, another participant runs, and what this task hands over then would
+            // join the run at a moment the schedule does not choose.
             overtaken.forEach { $0() }
+            scheduler.parkAsync(asyncParticipant, Seam("transport.awaiting", trace: trace).description)
             return
         }
         guard let scheduler else {

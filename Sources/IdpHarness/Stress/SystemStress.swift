@@ -27,8 +27,8 @@ import McSdk
 /// An MC event's task is a participant of its own: it parks where the MasterController awaits
 /// the IDP (each request and each response is a seam) and where it joins a refresh in flight, so
 /// other events of the same MC, other devices' steps and clock moves can come between its
-/// awaits. What is not controlled, and says so: a provider that blocks past the scheduler's stall
-/// timeout runs on outside control (the run is then marked partially controlled in
+/// awaits. What is not controlled, and says so: a provider the OS shows blocked outside the
+/// scheduler's seams runs on outside control (the run is then marked partially controlled in
 /// ``Report/partiallyControlledRuns``).
 ///
 /// With ``Options/strategy`` `nil` the system runs free, on its own threads: the same invariants
@@ -130,8 +130,7 @@ public enum SystemStress {
                        check: { world in world.finalCheck() },
                        attach: { world, run in world.attach(run) },
                        quiesce: { world in world.quiesce() },
-                       stallTimeout: options.stallTimeout, deadlockTimeout: options.deadlockTimeout,
-                       deadlockVerdict: Invariant.noStuckFlow.rawValue, preemptionSeams: preemptionSeams)
+                       guardLimit: options.guardLimit, deadlockVerdict: Invariant.noStuckFlow.rawValue, preemptionSeams: preemptionSeams)
     }
 
     private static func runOnce(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> (StressRunResult, World) {
@@ -155,8 +154,8 @@ public enum SystemStress {
             let world = scenario.makeWorld()
             kept.withLock { $0 = world }
             return world
-        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, stallTimeout: scenario.stallTimeout,
-                                     deadlockTimeout: scenario.deadlockTimeout, deadlockVerdict: scenario.deadlockVerdict,
+        }, flow: scenario.flow, check: scenario.check, attach: scenario.attach, quiesce: scenario.quiesce, guardLimit: scenario.guardLimit,
+                                     deadlockVerdict: scenario.deadlockVerdict,
                                      preemptionSeams: scenario.preemptionSeams)
         return (keeping, kept)
     }
