@@ -150,13 +150,21 @@ final class StressTransport: Transport {
         if let scheduler, let asyncParticipant = scheduler.currentAsync, scheduler.isRunning(asyncParticipant) {
             // The MC's actor, as an async participant: the request is a job of its logical
             // thread, and its task parks (suspends) until the response is delivered to it.
-            let delivered = LockedValue(false)
+            let delivery = LockedValue(AsyncDelivery())
             sendControlled(request, trace: trace, on: scheduler, parent: asyncParticipant, holdsDelayed: true, fault: fault) { response in
                 scheduler.spawn(Seam("transport.response", trace: trace).description, parent: asyncParticipant) {
-                    if delivered.withLock({ done in defer { done = true }; return !done }) {
-                        scheduler.unparkAsync(asyncParticipant) { completion(response) }
-                    } else {
+                    switch delivery.withLock({ $0.arrive(response) }) {
+                    case .first:
+                        // Delivered when the task's turn comes; a duplicate that came meanwhile
+                        // reaches the transport's caller after it, to be dropped there.
+                        scheduler.unparkAsync(asyncParticipant) {
+                            completion(response)
+                            for duplicate in delivery.withLock({ $0.firstDelivered() }) { completion(duplicate) }
+                        }
+                    case .afterFirst:
                         completion(response)   // a duplicate: the transport's caller must drop it
+                    case .held:
+                        break
                     }
                 }
             }
@@ -290,5 +298,37 @@ struct StressFaults: Sendable {
         guard plan.fires(site) else { return false }
         fired.withLock { $0.append(site) }
         return true
+    }
+}
+
+/// The responses to one request of an MC task (an async participant): the first is delivered on
+/// the task's turn; a duplicate that comes before that delivery ran waits for it, so it can only
+/// reach the transport's caller second (a duplicate delivered first would resume the task off its
+/// turn, where the schedule does not choose).
+struct AsyncDelivery {
+    enum Arrival { case first, held, afterFirst }
+
+    private var first = false
+    private var delivered = false
+    private var held: [Result<HTTPResponse, TransportError>] = []
+
+    /// A response came: the first, one held for after the first, or one after the first ran.
+    mutating func arrive(_ response: Result<HTTPResponse, TransportError>) -> Arrival {
+        if !first {
+            first = true
+            return .first
+        }
+        guard delivered else {
+            held.append(response)
+            return .held
+        }
+        return .afterFirst
+    }
+
+    /// The first was delivered: the duplicates held for it, to go now.
+    mutating func firstDelivered() -> [Result<HTTPResponse, TransportError>] {
+        delivered = true
+        defer { held = [] }
+        return held
     }
 }
