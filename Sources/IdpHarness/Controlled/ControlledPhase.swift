@@ -69,7 +69,7 @@ struct ControlledPhase: Sendable {
         let divergence: String?
         let lockPoints: Int
         let clockPoints: Int
-        /// Points reached by kind of primitive ("LockedValue", "mutex", "semaphore").
+        /// Points reached by kind of primitive ("house locks", "mutex", "condition", "semaphore").
         var pointsByKind: [String: Int] = [:]
         /// Jobs of the Swift global executor the schedule ran as participants, and timers.
         var jobs = 0

@@ -35,8 +35,6 @@ final class ScheduledLocks: ControlledSchedule {
         var outsideWork = false
         var jobs = 0
         var timersRun = 0
-        /// Points reached at each kind of primitive, by the kind's name.
-        var points: [String: Int] = [:]
         /// Each participant's thread's control context, while it runs the provider's code.
         var contexts: [Int: ControlPoints.Context] = [:]
     }
@@ -50,6 +48,13 @@ final class ScheduledLocks: ControlledSchedule {
     private let world = LockedValue(World())
     /// Set once the run is given up (a deadlock): every call returns at once.
     private let abandoned = Atomic<Bool>(false)
+    /// Points the participants reached, by kind of primitive: the house locks, the intercepted
+    /// pthread mutexes, conditions and dispatch semaphores, and reads of the kit's clock.
+    private let housePoints = Atomic<Int>(0)
+    private let mutexPoints = Atomic<Int>(0)
+    private let conditionPoints = Atomic<Int>(0)
+    private let semaphorePoints = Atomic<Int>(0)
+    private let clockPoints = Atomic<Int>(0)
     private let ignoresHolders: Bool
 
     /// A run of `participants` initial participants, described by `roles` ("thread 0", "the clock").
@@ -94,13 +99,20 @@ final class ScheduledLocks: ControlledSchedule {
 
     /// Points the participants reached: at locks, conditions and semaphores, and reads of the clock.
     var points: (locks: Int, clock: Int) {
-        world.withLock { world in
-            (world.points.filter { $0.key != Self.clockKind }.values.reduce(0, +), world.points[Self.clockKind] ?? 0)
-        }
+        let byKind = pointsByKind
+        return (byKind.filter { $0.key != Self.clockKind }.values.reduce(0, +), byKind[Self.clockKind] ?? 0)
     }
 
-    /// Points by the kind of primitive reached ("LockedValue", "a pthread mutex", "a dispatch semaphore").
-    var pointsByKind: [String: Int] { world.withLock { $0.points } }
+    /// Points by the kind of primitive reached ("house locks", "mutex", "condition", "semaphore",
+    /// "the kit's clock"), the kinds reached only.
+    var pointsByKind: [String: Int] {
+        let counts = [(Self.houseKind, housePoints.load(ordering: .relaxed)), (InterceptedCalls.mutexName, mutexPoints.load(ordering: .relaxed)),
+                      (InterceptedCalls.conditionName, conditionPoints.load(ordering: .relaxed)),
+                      (InterceptedCalls.semaphoreName, semaphorePoints.load(ordering: .relaxed)), (Self.clockKind, clockPoints.load(ordering: .relaxed))]
+        var byKind: [String: Int] = [:]
+        for (kind, count) in counts where count > 0 { byKind[kind] = count }
+        return byKind
+    }
 
     /// Jobs of the Swift global executor the run scheduled, and timers it ran.
     var scheduled: (jobs: Int, timers: Int) { world.withLock { ($0.jobs, $0.timersRun) } }
@@ -135,15 +147,17 @@ final class ScheduledLocks: ControlledSchedule {
     private var isAbandoned: Bool { abandoned.load(ordering: .relaxed) }
 
     private static let clockKind = "the kit's clock"
+    private static let houseKind = "house locks"
 
-    private func count(_ kind: String) {
-        world.withLock { $0.points[kind, default: 0] += 1 }
-    }
-
-    /// The kind of primitive `name` is, for the counts: a house primitive's type ("LockedValue"),
-    /// or an intercepted object's kind ("mutex").
-    private static func kind(_ name: String) -> String {
-        String(name.prefix { $0 != "<" })
+    /// Counts a point at the primitive named `name`: an intercepted object's kind, or a house
+    /// primitive (any other name).
+    private func count(_ name: String) {
+        switch name {
+        case InterceptedCalls.mutexName: mutexPoints.add(1, ordering: .relaxed)
+        case InterceptedCalls.conditionName: conditionPoints.add(1, ordering: .relaxed)
+        case InterceptedCalls.semaphoreName: semaphorePoints.add(1, ordering: .relaxed)
+        default: housePoints.add(1, ordering: .relaxed)
+        }
     }
 
     /// Names `object` `name` in the table, and returns the name.
@@ -157,7 +171,7 @@ final class ScheduledLocks: ControlledSchedule {
     func acquire(_ lock: ControlledObject, name: String, reentrant: Bool, timeout: Duration?, participant: Int) -> Bool {
         guard !isAbandoned else { return true }
         let name = named(lock, name)
-        count(Self.kind(name))
+        count(name)
         scheduler.seam(participant, "acquire \(name)")
         while !isAbandoned, !ignoresHolders, !world.withLock({ $0.table.acquire(lock, by: participant, reentrant: reentrant, timeout: timeout) }) {
             scheduler.park(participant, "wait for \(name)")
@@ -169,7 +183,7 @@ final class ScheduledLocks: ControlledSchedule {
     func tryAcquire(_ lock: ControlledObject, name: String, reentrant: Bool, participant: Int) -> Bool {
         guard !isAbandoned else { return true }
         let name = named(lock, name)
-        count(Self.kind(name))
+        count(name)
         scheduler.seam(participant, "try \(name)")
         return world.withLock { $0.table.tryAcquire(lock, by: participant, reentrant: reentrant) }
     }
@@ -182,7 +196,7 @@ final class ScheduledLocks: ControlledSchedule {
     func wait(on condition: ControlledObject, releasing lock: ControlledObject, name: String, timeout: Duration?, participant: Int) -> Bool {
         guard !isAbandoned else { return timeout != nil }
         let conditionName = named(condition, name)
-        count(Self.kind(conditionName))
+        count(conditionName)
         let (released, waits) = world.withLock { $0.table.wait(on: condition, releasing: lock, by: participant, timeout: timeout) }
         for waiter in released { scheduler.unpark(waiter) }
         if waits { scheduler.park(participant, "wait on \(conditionName)") }
@@ -207,7 +221,7 @@ final class ScheduledLocks: ControlledSchedule {
     func waitOnSemaphore(_ semaphore: ControlledObject, name: String, timeout: Duration?, participant: Int, take: () -> Bool) -> SemaphoreWait {
         guard !isAbandoned else { return .uncontrolled }
         let name = named(semaphore, name)
-        count(Self.kind(name))
+        count(name)
         scheduler.seam(participant, "wait on \(name)")
         while !isAbandoned {
             if take() { return .taken }
@@ -233,16 +247,12 @@ final class ScheduledLocks: ControlledSchedule {
 
     func point(_ name: String, participant: Int) {
         guard !isAbandoned else { return }
-        count(Self.clockKind)
+        clockPoints.add(1, ordering: .relaxed)
         scheduler.seam(participant, name)
     }
 
     func enqueue(_ job: UnownedJob, participant: Int) {
-        let number = world.withLock { world -> Int in
-            world.jobs += 1
-            return world.jobs
-        }
-        join("job \(number)", parent: participant) {
+        post("a job of the Swift global executor", participant: participant) {
             job.runSynchronously(on: ScheduleExecutor.shared.asUnownedTaskExecutor())
         }
     }
