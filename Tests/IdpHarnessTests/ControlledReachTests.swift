@@ -101,6 +101,13 @@ struct ControlledReachTests {
         #expect(!check.detail.contains("deadlock"), "\(check.detail)")
     }
 
+    @Test("a provider whose thread takes its own lock twice (a pthread mutex the executable calls, which the kit does not control) is reported at once: blocked on a lock its own thread holds")
+    func lockTakenTwice() async throws {
+        let check = try await Self.check("InterceptorDoubleLock") { InterceptorDoubleLockProvider(user: $0) }
+        #expect(check.passed && !check.exercised, "\(check.detail)")
+        #expect(check.detail.contains("on a lock its own thread holds"), "\(check.detail)")
+    }
+
     @Test("a provider slow to reach its next point, runnable all along, is waited for and explored; planted, the slow thread is taken for a blocked one")
     func slowIsNotBlocked() async throws {
         let check = try await Self.check("SlowCache") { SlowCache($0) }

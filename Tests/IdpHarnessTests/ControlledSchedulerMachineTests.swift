@@ -171,6 +171,20 @@ struct ControlledSchedulerMachineTests {
         #expect(outcome.deadlocked && outcome.undecided == nil)
     }
 
+    @Test("once every participant left is set aside, and their waits only they could end, the run ends at once, undecided; while one is still waiting, it goes on")
+    func stuckOutside() throws {
+        var machine = Self.machine(2, replay: [0])
+        _ = machine.arrive(0, at: "start", now: Self.at(0))
+        _ = machine.arrive(1, at: "start", now: Self.at(0))
+        _ = machine.observedBlocked(0, turn: machine.turn, in: "a futex wait", now: Self.at(1))
+        #expect(machine.onlyOverdueLeft == nil, "participant 1 runs")
+        #expect(machine.stuckOutside("both blocked") == .none)
+        _ = machine.observedBlocked(1, turn: machine.turn, in: "a futex wait", now: Self.at(2))
+        #expect(machine.onlyOverdueLeft == [0, 1])
+        let outcome = try #require(Self.ended(machine.stuckOutside("both blocked")))
+        #expect(!outcome.deadlocked && outcome.undecided == "both blocked" && outcome.partiallyControlled)
+    }
+
     @Test("a run in which nothing moves for the last-resort guard ends undecided: no deadlock, not controlled")
     func osJudgedGuard() throws {
         var machine = Self.machine(1)

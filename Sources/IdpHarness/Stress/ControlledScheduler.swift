@@ -69,14 +69,15 @@ package final class ControlledScheduler: Sendable {
         /// run, the chosen participant's task has no job queued yet, and is not suspended outside.
         var handingOver = 0
 
-        /// The threads of participants that cannot go on until the run lets them: waiting or
-        /// parked at a seam, or in the scheduler's own wait for their turn.
+        /// The threads of participants that cannot go on until the run lets them — waiting or
+        /// parked at a seam, or in the scheduler's own wait for their turn — or that the OS
+        /// already showed blocked outside a seam (set aside).
         var heldThreads: Set<Int32> {
             var held = Set<Int32>()
             for (participant, tid) in threadIDs {
                 guard machine.participants.indices.contains(participant) else { continue }
                 switch machine.participants[participant].status {
-                case .waiting, .parked: held.insert(tid)
+                case .waiting, .parked, .overdue: held.insert(tid)
                 default: if awaitingTurn.contains(participant) { held.insert(tid) }
                 }
             }
@@ -401,6 +402,10 @@ package final class ControlledScheduler: Sendable {
             let effect = decide { $0.watchdogWoke(now: .now) }
             perform(effect)
             if case .end = effect { return }
+            if let stuck = stuckOutside() {
+                perform(decide { $0.stuckOutside(stuck) })
+                continue
+            }
             let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, kind: Machine.Kind, tid: Int32?, held: Set<Int32>)? in
                 guard let running = guarded.machine.running, !guarded.awaitingTurn.contains(running), guarded.handingOver == 0 else { return nil }
                 return (running, guarded.machine.turn, guarded.machine.participants[running].kind, guarded.threadIDs[running], guarded.heldThreads)
@@ -421,20 +426,40 @@ package final class ControlledScheduler: Sendable {
         }
     }
 
+    /// When every participant left is set aside, whether the OS shows each one's thread blocked on
+    /// a lock held by one of them (or by itself): then nothing inside or outside the run can end
+    /// their waits. Its description, or `nil`.
+    private func stuckOutside() -> String? {
+        let left = guarded.withLock { guarded -> [(participant: Int, tid: Int32)]? in
+            guard let overdue = guarded.machine.onlyOverdueLeft else { return nil }
+            let threads = overdue.compactMap { participant in guarded.threadIDs[participant].map { (participant, $0) } }
+            return threads.count == overdue.count ? threads : nil
+        }
+        guard let left else { return nil }
+        let tids = Set(left.map(\.tid))
+        var waits: [String] = []
+        for (participant, tid) in left {
+            guard case .blocked(let what, let owner?) = observe(participant, tid), tids.contains(owner) else { return nil }
+            waits.append("participant \(participant) blocked in \(what)")
+        }
+        return "every participant left is blocked outside the points on a lock one of them holds (\(waits.joined(separator: "; ")))"
+    }
+
     /// What the OS shows `participant` blocked in, outside a seam, or `nil` when it runs, is
     /// runnable or sleeps in a wait that ends on its own. A thread participant: its thread's state.
     /// An async participant: the threads running the run's jobs; with none of them queued or
     /// running, its task is suspended on something outside the run.
     ///
-    /// A wait for a lock whose owner the lock records is durable only when that owner is one of
-    /// `held`, the run's threads that cannot go on until the run lets them (waiting or parked at a
-    /// seam): a lock held by any other thread (another test's, a thread of the run that is
-    /// running) is released without the run, however long that takes on a loaded machine.
+    /// A wait for a lock whose owner the lock records is durable only when that owner is the
+    /// waiting thread itself (a lock taken twice) or one of `held`, the run's threads that cannot
+    /// go on until the run lets them (waiting or parked at a seam, or set aside blocked): a lock
+    /// held by any other thread (another test's, a thread of the run that is running) is released
+    /// without the run, however long that takes on a loaded machine.
     private func blocked(_ participant: Int, _ kind: Machine.Kind, _ tid: Int32?, held: Set<Int32>) -> String? {
         func durable(_ tid: Int32) -> String? {
             guard case .blocked(let what, let owner) = observe(participant, tid) else { return nil }
-            if let owner, !held.contains(owner) { return nil }
-            return what
+            if let owner, owner != tid, !held.contains(owner) { return nil }
+            return owner == tid ? "\(what) on a lock its own thread holds" : what
         }
         switch kind {
         case .thread:

@@ -294,6 +294,26 @@ struct ControlledSchedulerMachine: Sendable {
         return .end(outcome)
     }
 
+    /// Every participant that has not finished is set aside, blocked outside a seam, and the OS
+    /// shows each one's thread still blocked on a lock held by one of them (a lock taken twice, a
+    /// lock-order inversion outside the seams): nothing can end those waits, so the run ends at
+    /// once, undecided (it was not controlled), rather than after the last-resort guard.
+    mutating func stuckOutside(_ what: String) -> Action {
+        guard !done, running == nil, !anyParticipant({ $0.isWaiting || $0.isParked || $0.isNotArrived }), anyParticipant(\.isOverdue) else { return .none }
+        undecided = what
+        losesControl("the kit could not decide: \(what)")
+        done = true
+        return .end(outcome)
+    }
+
+    /// The overdue participants, if every participant that has not finished is one (nobody
+    /// running, waiting or parked): those whose waits only they could end.
+    var onlyOverdueLeft: [Int]? {
+        guard !done, running == nil, !anyParticipant({ $0.isWaiting || $0.isParked || $0.isNotArrived }) else { return nil }
+        let overdue = participants.indices.filter { participants[$0].status.isOverdue }
+        return overdue.isEmpty ? nil : overdue
+    }
+
     /// The watchdog saw `participant`'s thread blocked `what` (its OS state: asleep in a wait only
     /// another thread can end), outside a seam, at decision `turn`: if it still has the turn taken
     /// then, it is set aside (the run is partially controlled) and another goes on. An observation
