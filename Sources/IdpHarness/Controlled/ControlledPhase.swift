@@ -132,8 +132,11 @@ struct ControlledPhase: Sendable {
         var steps = 16
         for schedule in 0..<max(0, settings.schedules) {
             let strategy: ScheduleStrategy = schedule % 2 == 0 ? .pct(depth: 3, steps: steps) : .randomWalk
+            // Every other pair of schedules mixes two-step flows in.
+            let clients: ControlledClients = schedule % 4 >= 2 && settings.threads > 1 ? .mixed : .oneStep
             let scenario = ControlledScenario(threads: settings.threads, calls: settings.calls, instances: settings.instances,
-                                              horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next())
+                                              horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next(),
+                                              clients: clients)
             var result = await Self.run(scenario, fresh: fresh, settings: settings)
             for _ in 1..<Self.tries where result.uncontrolled != nil && settings.planted != .gradesUncontrolledAsExplored {
                 findings.retried += 1
@@ -167,7 +170,7 @@ struct ControlledPhase: Sendable {
         return findings
     }
 
-    /// The smallest schedule that still fails: fewer instances, fewer threads, fewer calls, then the
+    /// The smallest schedule that still fails: one-step flows only, fewer instances, fewer threads, fewer calls, then the
     /// shortest prefix of decisions after which the strategy's own choices still fail.
     func shrink(_ failed: ScheduleResult) async -> ScheduleResult {
         var best = failed
@@ -186,6 +189,7 @@ struct ControlledPhase: Sendable {
             }
             return false
         }
+        if scenario.clients == .mixed { _ = await attempt(scenario.with(clients: .oneStep)) }
         for instances in 1..<max(1, scenario.instances) where await attempt(scenario.with(instances: instances)) { break }
         for threads in 1..<max(1, scenario.threads) where await attempt(scenario.dropping(threadsFrom: threads)) { break }
         for calls in 1..<max(1, scenario.calls) where await attempt(scenario.with(calls: calls)) { break }
@@ -235,21 +239,13 @@ struct ControlledPhase: Sendable {
         let providers = Unverified(made)
         let grader = RaceHammer(settings: .init(rounds: 1, threads: scenario.threads, callsPerThread: scenario.calls, hangTimeout: .seconds(1)),
                                 users: [user])
-        let calls = (0..<scenario.threads).map { thread in
-            (0..<scenario.calls).map { _ in
-                RaceHammer.Call(data: IdpSdkInteractionData(
-                    inputFields: [IdpSdkInputField(id: "username", label: "Username", isSecret: false),
-                                  IdpSdkInputField(id: "password", label: "Password", isSecret: true)],
-                    flowId: IdpSdkFlowID.next(), step: 1, attempt: 1, tenantId: user.tenantId, clientId: "KssIdpLogin",
-                    userId: userId, traceParent: nil, previousError: nil), user: 0, instance: thread % scenario.instances, endsFlow: true)
-            }
-        }
+        let calls = (0..<scenario.threads).map { thread in Self.calls(of: scenario, thread: thread, user: user) }
         let roles = (0..<scenario.threads).map { "thread \($0)" } + (scenario.clockParticipant == nil ? [] : ["the clock"])
         let locks = ScheduledLocks(roles: roles, strategy: scenario.strategy, seed: scenario.seed, replay: scenario.decisions,
                                    guardLimit: settings.guardLimit, ignoresHolders: settings.planted == .locksIgnoreHolders,
                                    observe: settings.planted == .takesRunnableForBlocked ? Self.takingRunnableForBlocked : ThreadActivity.read)
         if let started = factory.started { locks.startedBeforeTheSchedule(started) }
-        let answers = LockedValue([[IdpSdkProvideCredentialsResult?]](repeating: Array(repeating: nil, count: scenario.calls), count: scenario.threads))
+        let answers = LockedValue(calls.map { [IdpSdkProvideCredentialsResult?](repeating: nil, count: $0.count) })
         let ended = IdpSdkResult(authorizationCode: "controlled")
         ControlPoints.runBegan(locks)
         for thread in 0..<scenario.threads {
@@ -260,7 +256,7 @@ struct ControlledPhase: Sendable {
                     locks.enter(thread)
                     let provider = providers.value[call.instance]
                     let answer = provider.provideCredentials(call.data)
-                    (provider as? any IdpSdkFlowObserving)?.flowDidEnd(call.data.flowId, result: ended)
+                    if call.endsFlow { (provider as? any IdpSdkFlowObserving)?.flowDidEnd(call.data.flowId, result: ended) }
                     locks.leave(thread)
                     answers.withLock { $0[thread][index] = answer }
                 }
@@ -319,6 +315,26 @@ struct ControlledPhase: Sendable {
                               pointsByKind: locks.pointsByKind, jobs: scheduled.jobs, timers: scheduled.timers)
     }
 
+    /// Thread `thread`'s calls: ``ControlledScenario/calls`` flows, each one call of the one-step
+    /// client, or, on a thread of a mixed schedule that ``ControlledClients/mixed`` makes two-step,
+    /// two steps of the stepwise client (the username, then the password).
+    private static func calls(of scenario: ControlledScenario, thread: Int, user: ProviderConformanceKit.User) -> [RaceHammer.Call] {
+        let username = IdpSdkInputField(id: "username", label: "Username", isSecret: false)
+        let password = IdpSdkInputField(id: "password", label: "Password", isSecret: true)
+        let stepwise = scenario.clients == .mixed && (thread / scenario.instances) % 2 == 1
+        let steps = stepwise ? [[username], [password]] : [[username, password]]
+        return (0..<scenario.calls).flatMap { _ in
+            let flow = IdpSdkFlowID.next()
+            return steps.indices.map { index in
+                RaceHammer.Call(data: IdpSdkInteractionData(
+                    inputFields: steps[index], flowId: flow, step: index + 1, attempt: 1, tenantId: user.tenantId,
+                    clientId: stepwise ? ProviderConformanceKit.stepwiseClient : "KssIdpLogin",
+                    userId: user.userId, traceParent: nil, previousError: nil),
+                    user: 0, instance: thread % scenario.instances, endsFlow: index == steps.count - 1)
+            }
+        }
+    }
+
     /// ``Plant/takesRunnableForBlocked``: every thread the watchdog looks at twice in one turn is
     /// taken as blocked, whatever the OS says.
     @Sendable private static func takingRunnableForBlocked(_ tid: Int32) -> ThreadActivity {
@@ -340,6 +356,12 @@ extension ControlledScenario {
     func with(instances: Int) -> ControlledScenario {
         var copy = self
         copy.instances = instances
+        return copy
+    }
+
+    func with(clients: ControlledClients) -> ControlledScenario {
+        var copy = self
+        copy.clients = clients
         return copy
     }
 

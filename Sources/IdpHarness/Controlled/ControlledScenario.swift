@@ -11,6 +11,8 @@ import IdpPrimitives
 /// ```
 /// controlled/1 threads=3 calls=2 instances=2 horizon=86400 strategy=pct:3:24 seed=8411 decisions=0.2.2.1
 /// ```
+///
+/// A schedule whose threads run one-step and two-step flows side by side adds `clients=mixed`.
 public struct ControlledScenario: Sendable, Equatable, CustomStringConvertible {
     /// Threads calling the provider, each one participant of the schedule.
     public var threads: Int
@@ -23,6 +25,8 @@ public struct ControlledScenario: Sendable, Equatable, CustomStringConvertible {
     public var horizonSeconds: Int64
     /// How the scheduler chooses once ``decisions`` are used up.
     public var strategy: ScheduleStrategy
+    /// Which clients the threads' flows are of.
+    public var clients: ControlledClients = .oneStep
     /// Seeds the strategy's choices.
     public var seed: UInt64
     /// The participant chosen at each decision, followed first (threads are 0 …, then the clock's
@@ -43,11 +47,14 @@ public struct ControlledScenario: Sendable, Equatable, CustomStringConvertible {
         case .randomWalk: "walk"
         }
         return "controlled/1 threads=\(threads) calls=\(calls) instances=\(instances) horizon=\(horizonSeconds) strategy=\(strategy) seed=\(seed) "
+            + (clients == .mixed ? "clients=mixed " : "")
             + "decisions=\(decisions.isEmpty ? "-" : decisions.map(String.init).joined(separator: "."))"
     }
 
     /// A scenario.
-    public init(threads: Int, calls: Int, instances: Int, horizonSeconds: Int64, strategy: ScheduleStrategy, seed: UInt64, decisions: [Int] = []) {
+    public init(threads: Int, calls: Int, instances: Int, horizonSeconds: Int64, strategy: ScheduleStrategy, seed: UInt64,
+                clients: ControlledClients = .oneStep, decisions: [Int] = []) {
+        self.clients = clients
         self.threads = threads
         self.calls = calls
         self.instances = instances
@@ -87,6 +94,11 @@ public struct ControlledScenario: Sendable, Equatable, CustomStringConvertible {
         } else {
             throw .malformed("strategy=\(strategyText) is neither walk nor pct:DEPTH:STEPS")
         }
+        switch fields["clients"] {
+        case nil, "one": clients = .oneStep
+        case "mixed": clients = .mixed
+        case let other?: throw .malformed("clients=\(other) is neither one nor mixed")
+        }
         guard let decisionText = fields["decisions"] else { throw .malformed("it has no decisions=") }
         if decisionText == "-" {
             decisions = []
@@ -99,6 +111,19 @@ public struct ControlledScenario: Sendable, Equatable, CustomStringConvertible {
             self.decisions = decisions
         }
     }
+}
+
+/// Which clients the flows of a controlled schedule are of.
+public enum ControlledClients: Sendable, Equatable {
+    /// Every thread runs one-step flows of the `KssIdpLogin` client: username and password asked
+    /// together.
+    case oneStep
+    /// Thread t runs two-step flows of another client when t / ``ControlledScenario/instances``
+    /// (rounded down) is odd, one-step flows otherwise: the username asked first and the password
+    /// in a second step of the same flow, as the race hammer's stepwise flows. Threads that share
+    /// an instance (t mod `instances`) run both kinds, so a provider that takes a path, or its
+    /// locks, by client or by step meets both at once.
+    case mixed
 }
 
 /// A reproducer the kit cannot read.
