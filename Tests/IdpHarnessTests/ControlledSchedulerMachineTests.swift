@@ -185,6 +185,29 @@ struct ControlledSchedulerMachineTests {
         #expect(!outcome.deadlocked && outcome.undecided == "both blocked" && outcome.partiallyControlled)
     }
 
+    @Test("a run waiting for work it handed outside it ends at once, undecided, when told nothing of the process runs; not while it is fully controlled, nor once something has moved since")
+    func outsideIdle() throws {
+        // A fully controlled run waiting for outside work (a signal the run knows nothing of) is
+        // waited for: its verdict is still open
+        var controlled = Self.loneParked()
+        _ = controlled.quiescenceEnded(acted: false, judgingDeadlock: true, awaitingOutside: true)
+        #expect(controlled.isAwaitingOutside)
+        #expect(controlled.outsideIdle("nothing runs") == .none)
+
+        // A run that handed work outside it, waiting for it
+        var handed = Self.loneParked()
+        handed.loseControl("participant 0 handed work to DispatchQueue.async")
+        _ = handed.quiescenceEnded(acted: false, judgingDeadlock: true, awaitingOutside: true)
+        // Something moved since (the outside work delivered): no longer waiting, nothing ends
+        var moved = handed
+        _ = moved.unpark(0, now: Self.at(2))
+        #expect(!moved.isAwaitingOutside && moved.outsideIdle("nothing runs") == .none)
+        // Nothing moved: it ends undecided, keeping the first reason it lost control for
+        let outcome = try #require(Self.ended(handed.outsideIdle("nothing runs")))
+        #expect(!outcome.deadlocked && outcome.undecided == "nothing runs")
+        #expect(outcome.partialControlReason == "participant 0 handed work to DispatchQueue.async")
+    }
+
     @Test("a run in which nothing moves for the last-resort guard ends undecided: no deadlock, not controlled")
     func osJudgedGuard() throws {
         var machine = Self.machine(1)

@@ -71,6 +71,25 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         #endif
     }
 
+    /// The threads of this process that run, are runnable, or are in the kernel on their way
+    /// back (states R and D of `/proc/self/task/<tid>/stat`), other than `excluded`; `nil` where the
+    /// platform gives no view (Apple platforms would need `task_threads` and `thread_info`).
+    package static func runningThreads(excluding excluded: Int32) -> [Int32]? {
+        #if os(Linux)
+        guard let directory = opendir("/proc/self/task") else { return nil }
+        defer { closedir(directory) }
+        var running: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let tid = Int32(name), tid != excluded, let state = state(tid) else { continue }
+            if state == UInt8(ascii: "R") || state == UInt8(ascii: "D") { running.append(tid) }
+        }
+        return running
+        #else
+        return nil
+        #endif
+    }
+
     #if os(Linux)
     private typealias GetThreadID = @convention(c) () -> pid_t
     /// glibc's `gettid`, looked up at run time: the Glibc module does not import it.

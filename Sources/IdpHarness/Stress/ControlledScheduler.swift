@@ -393,8 +393,10 @@ package final class ControlledScheduler: Sendable {
 
     /// The watchdog's loop: wakes every `period` (or at once when the run ends), lets the machine
     /// judge the last-resort guard, asks the OS about the running participant when it kept the
-    /// turn since the last look, and stops once the run has ended.
+    /// turn since the last look (and, while the run waits for work handed outside it, whether any
+    /// thread of the process runs), and stops once the run has ended.
     private func watch(every period: Duration) {
+        let watchdog = ThreadActivity.currentThreadID
         var previous: (participant: Int, turn: Int)?
         var suspect: (participant: Int, turn: Int, what: String)?
         while true {
@@ -404,6 +406,10 @@ package final class ControlledScheduler: Sendable {
             if case .end = effect { return }
             if let stuck = stuckOutside() {
                 perform(decide { $0.stuckOutside(stuck) })
+                continue
+            }
+            if guarded.withLock({ $0.machine.isAwaitingOutside }), ThreadActivity.runningThreads(excluding: watchdog)?.isEmpty == true {
+                perform(decide { $0.outsideIdle("every participant left waits at a point for work handed outside the run, and the OS shows no thread of the process running") })
                 continue
             }
             let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, kind: Machine.Kind, tid: Int32?, held: Set<Int32>)? in

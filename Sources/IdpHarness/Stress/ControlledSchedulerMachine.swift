@@ -136,6 +136,9 @@ struct ControlledSchedulerMachine: Sendable {
     let guardLimit: Duration
     /// Why the run ended undecided (the last-resort guard), or `nil`.
     private(set) var undecided: String?
+    /// ``lastProgress`` when the quiet world could do nothing but wait for work the run handed
+    /// outside it: while nothing has moved since, the run waits for that work.
+    private var awaitingOutsideSince: ContinuousClock.Instant?
 
     /// A run of `participants` thread participants, none arrived yet.
     /// - Parameters:
@@ -272,6 +275,7 @@ struct ControlledSchedulerMachine: Sendable {
     mutating func quiescenceEnded(acted: Bool, judgingDeadlock: Bool, awaitingOutside: Bool = false) -> Action {
         quiescing = false
         if mayChoose, let next = choose(previous: nil) { return .wake(next) }
+        if judgingDeadlock, !acted, awaitingOutside, running == nil, !done { awaitingOutsideSince = lastProgress }
         guard judgingDeadlock, !acted, !awaitingOutside, running == nil, !done,
               !anyParticipant({ $0.isOverdue || $0.isWaiting }) else { return .none }
         deadlocked = true
@@ -300,6 +304,22 @@ struct ControlledSchedulerMachine: Sendable {
     /// once, undecided (it was not controlled), rather than after the last-resort guard.
     mutating func stuckOutside(_ what: String) -> Action {
         guard !done, running == nil, !anyParticipant({ $0.isWaiting || $0.isParked || $0.isNotArrived }), anyParticipant(\.isOverdue) else { return .none }
+        undecided = what
+        losesControl("the kit could not decide: \(what)")
+        done = true
+        return .end(outcome)
+    }
+
+    /// Whether the run waits for work it handed outside it: nobody can go on, the quiet world
+    /// could do nothing, and nothing has moved since.
+    var isAwaitingOutside: Bool { !done && running == nil && awaitingOutsideSince == lastProgress }
+
+    /// The run waits for work it handed outside it (``isAwaitingOutside``), it has already lost
+    /// control by handing it over, and the OS shows no thread of the process running (`what`): the
+    /// outside work is not under way, so the run ends at once, undecided, rather than after the
+    /// last-resort guard. The verdict on such a run is "not exercised" however it ends.
+    mutating func outsideIdle(_ what: String) -> Action {
+        guard isAwaitingOutside, partialControlReason != nil else { return .none }
         undecided = what
         losesControl("the kit could not decide: \(what)")
         done = true
