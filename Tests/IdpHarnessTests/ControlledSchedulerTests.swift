@@ -119,7 +119,7 @@ struct ControlledSchedulerTests {
             let report = await StressRunner.explore(scenario, strategy: .pct(depth: 2, steps: 4), seed: UInt64(seed), runs: budget, replays: 0)
             if report.failingRun != nil { pctFound += 1 }
             var caught = false
-            for _ in 0..<budget where !caught { caught = !(await StressRunner.runFree(scenario)).isEmpty }
+            for _ in 0..<budget where !caught { caught = !(await StressRunner.runFree(scenario)).violations.isEmpty }
             if caught { freeFound += 1 }
         }
         // Free-running is printed, not judged: how often two real threads interleave between a

@@ -9,29 +9,49 @@ import Synchronization
 /// timeout, send on held responses), and when a quiet world that can do nothing stays so, it ends
 /// the participants' waits: a stuck run.
 ///
+/// No wall clock decides that a run is stuck: the OS does. The quiet world is stuck only when
+/// the Swift concurrency pool has run a probe task posted since it went quiet (a job queued for a
+/// busy pool would otherwise wait unseen) and no thread of the process is running or runnable
+/// (``ThreadActivity/runningThreads(excluding:)``), nothing having moved meanwhile. A thread that
+/// is slow, however long, keeps the run going. Where the OS gives no such view (Apple platforms),
+/// or something keeps running without moving the run, only the last-resort guard ends it:
+/// nothing moved for ``guardLimit``, and the run is undecided (``undecided``), never stuck.
+///
 /// The world reports its work: ``beginWork()`` and ``endWork()`` around what is under way (a
 /// provider call, a request at the IDP), ``progressed()`` for what happens between. A participant
-/// waits through ``wait(_:on:limit:)`` and says when it is done (``finished(_:)``).
-final class FreeRunMonitor: Sendable {
+/// waits through ``wait(_:on:)`` and says when it is done (``finished(_:)``).
+package final class FreeRunMonitor: Sendable {
     private struct State {
         var live: Int
         var waiting: [Int: DispatchSemaphore] = [:]
         var abandoned = false
         var ended = false
+        /// Why the guard ended the run, or `nil`.
+        var undecided: String?
     }
 
     private let state: LockedValue<State>
     private let busy = Atomic<Int>(0)
     private let stamp = Atomic<UInt64>(0)
+    /// Probe tasks the pool has run.
+    private let probesRun = Atomic<UInt64>(0)
     /// Signalled when the last live participant starts to wait, and when the run ends.
     private let quietMaybe = DispatchSemaphore(value: 0)
-    /// How long the quiet world may find nothing to do, with the Swift concurrency pool free,
-    /// before the run is called stuck.
-    let stuckTimeout: Duration
+    /// How long nothing at all may move before the run ends undecided: the last-resort guard.
+    let guardLimit: Duration
+    /// A bug planted in the watchdog, which only tests turn on.
+    let planted: Plant?
 
-    init(participants: Int, stuckTimeout: Duration) {
+    /// Bugs a test plants in the watchdog, to show what its tests catch.
+    package enum Plant: Sendable, Equatable {
+        /// The quiet world is taken as stuck without asking the OS whether a thread still runs.
+        case takesRunnableForBlocked
+    }
+
+    init(participants: Int, guardLimit: Duration, planted: Plant? = nil) {
         state = LockedValue(State(live: participants))
-        self.stuckTimeout = stuckTimeout
+        self.guardLimit = guardLimit
+        self.planted = planted
     }
 
     func beginWork() {
@@ -46,14 +66,16 @@ final class FreeRunMonitor: Sendable {
 
     func progressed() { stamp.add(1, ordering: .relaxed) }
 
-    /// Whether the watchdog ended the participants' waits: the run was stuck.
-    var wasStuck: Bool { state.withLock { $0.abandoned } }
+    /// Whether the watchdog ended the participants' waits because the run was stuck.
+    var wasStuck: Bool { state.withLock { $0.abandoned && $0.undecided == nil } }
 
-    /// Participant `participant` waits on `semaphore` for at most `limit` of time in which the
-    /// Swift concurrency pool ran work promptly (an MC event's task cannot run while other work
-    /// holds every pool thread: that time is not this run's stall); `false` when it timed out or
-    /// the watchdog found the run stuck.
-    func wait(_ participant: Int, on semaphore: DispatchSemaphore, limit: Duration) -> Bool {
+    /// Why the last-resort guard ended the run, or `nil`: the kit could not decide whether it was
+    /// stuck.
+    var undecided: String? { state.withLock { $0.undecided } }
+
+    /// Participant `participant` waits on `semaphore` until the delivery signals it or the
+    /// watchdog ends the wait; `false` when the watchdog ended it (the run was stuck, or undecided).
+    func wait(_ participant: Int, on semaphore: DispatchSemaphore) -> Bool {
         let allWaiting = state.withLock { state -> Bool? in
             guard !state.abandoned else { return nil }
             state.waiting[participant] = semaphore
@@ -61,21 +83,13 @@ final class FreeRunMonitor: Sendable {
         }
         guard let allWaiting else { return false }
         if allWaiting { quietMaybe.signal() }
-        var counted = Duration.zero
-        var delivered = false
-        let slice = min(limit, .seconds(1))
-        // A pool blocked for ever must not hold the run for ever either.
-        let giveUp = ContinuousClock.now + limit * 10
-        while !delivered, counted < limit, ContinuousClock.now < giveUp {
-            delivered = semaphore.wait(timeout: .now(plus: slice)) == .success
-            if !delivered, poolRunsPromptly() { counted += slice }
-        }
+        semaphore.wait()
         let abandoned = state.withLock { state -> Bool in
             state.waiting[participant] = nil
             return state.abandoned
         }
         progressed()
-        return delivered && !abandoned
+        return !abandoned
     }
 
     /// Participant `participant` is done.
@@ -94,33 +108,43 @@ final class FreeRunMonitor: Sendable {
         quietMaybe.signal()
     }
 
-    /// The CPU time the whole process has used, in seconds.
-    private static func processCPUTime() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    /// Whether a task started now runs within a second: the pool has a thread for the run's MC
-    /// events.
-    private func poolRunsPromptly() -> Bool {
-        let ran = DispatchSemaphore(value: 0)
-        Task.detached { ran.signal() }
-        return ran.wait(timeout: .now(plus: .seconds(1))) == .success
+    /// Ends every participant's wait; `undecided`: why the guard did (else the run was stuck).
+    private func abandon(undecided: String?) {
+        let waits = state.withLock { state -> [DispatchSemaphore] in
+            state.abandoned = true
+            state.undecided = undecided
+            return Array(state.waiting.values)
+        }
+        waits.forEach { $0.signal() }
     }
 
     /// The watchdog's loop, on a thread of its own until ``end()``: when every live participant
     /// waits and nothing is under way, and nothing moves for `confirmation`, calls `quiesce`; when
-    /// `quiesce` did nothing and the run stays quiet for ``stuckTimeout``, ends every wait.
+    /// `quiesce` did nothing and the OS shows nothing of the process running (see the type's
+    /// description), ends every wait: a stuck run. When nothing moves for ``guardLimit``, ends every
+    /// wait undecided.
     func watch(confirmation: Duration = .microseconds(100), quiesce: () -> Bool) {
-        var quietSince: ContinuousClock.Instant?
-        var quietCPU = 0.0
+        let watchdog = ThreadActivity.currentThreadID
+        var lastStamp = stamp.load(ordering: .relaxed)
+        var lastMove = ContinuousClock.now
+        /// The stamp at which the world was last found quiet and unable to act, and the probe
+        /// posted then.
+        var quietAt: (stamp: UInt64, probe: UInt64)?
+        var probesPosted: UInt64 = 0
         while true {
             _ = quietMaybe.wait(timeout: .now(plus: .milliseconds(1)))
             let (ended, allWaiting) = state.withLock { ($0.ended, $0.live > 0 && $0.waiting.count >= $0.live) }
             if ended { return }
+            let now = ContinuousClock.now
+            let current = stamp.load(ordering: .relaxed)
+            if current != lastStamp {
+                (lastStamp, lastMove) = (current, now)
+            } else if now - lastMove >= guardLimit {
+                abandon(undecided: "nothing moved for \(guardLimit)\(allWaiting ? ", every unfinished flow waiting" : "")")
+                return
+            }
             guard allWaiting, busy.load(ordering: .relaxed) == 0 else {
-                quietSince = nil
+                quietAt = nil
                 continue
             }
             // Everyone waits and nothing is under way: confirm that nothing moves for a moment
@@ -129,30 +153,28 @@ final class FreeRunMonitor: Sendable {
             Thread.sleep(forTimeInterval: confirmation.timeInterval)
             guard stamp.load(ordering: .relaxed) == before, busy.load(ordering: .relaxed) == 0,
                   state.withLock({ $0.live > 0 && $0.waiting.count >= $0.live }) else {
-                quietSince = nil
+                quietAt = nil
                 continue
             }
             if quiesce() {
-                quietSince = nil
+                quietAt = nil
                 continue
             }
-            let now = ContinuousClock.now
-            let since = quietSince ?? now
-            quietSince = since
-            if quietSince == now { quietCPU = Self.processCPUTime() }
-            // Stuck only if the process was idle meanwhile and the Swift concurrency pool is free:
-            // on a loaded machine a participant may be waiting for work that has not had a thread
-            // yet (an MC event's task, an SDK completion job); then the participants' own wait
-            // limits tell a stuck run, later.
-            if now - since >= stuckTimeout, Self.processCPUTime() - quietCPU < 0.2 * (now - since).timeInterval, poolRunsPromptly(),
-               stamp.load(ordering: .relaxed) == before {
-                let waits = state.withLock { state -> [DispatchSemaphore] in
-                    state.abandoned = true
-                    return Array(state.waiting.values)
-                }
-                waits.forEach { $0.signal() }
-                return
+            // The quiet world can do nothing. Post a probe to the pool, then wait until it has run
+            // and the OS shows no thread of the process running, nothing having moved since.
+            guard let quiet = quietAt, quiet.stamp == before else {
+                probesPosted += 1
+                quietAt = (before, probesPosted)
+                Task.detached { self.probesRun.add(1, ordering: .releasing) }
+                continue
             }
+            if planted != .takesRunnableForBlocked {
+                guard probesRun.load(ordering: .acquiring) >= quiet.probe,
+                      let running = ThreadActivity.runningThreads(excluding: watchdog), running.isEmpty,
+                      stamp.load(ordering: .relaxed) == before else { continue }
+            }
+            abandon(undecided: nil)
+            return
         }
     }
 }

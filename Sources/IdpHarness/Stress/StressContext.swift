@@ -29,8 +29,9 @@ package final class StressContext: Sendable {
 
     /// Starts something that delivers its result later, on another thread (`start` gets the
     /// delivery), and waits for the first delivery: under control this flow parks and others go
-    /// on until it comes; free-running it blocks its OS thread, for at most `limit` (then `nil`;
-    /// also `nil` when the free run's watchdog found the run stuck).
+    /// on until it comes; free-running it blocks its OS thread until the delivery, or until the
+    /// free run's watchdog ends the wait (the run was stuck, or undecided: then `nil`); with no
+    /// watchdog, for at most `limit` (then `nil`).
     package func wait<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ start: (@escaping @Sendable (T) -> Void) -> Void) -> T? {
         let box = LockedValue<T?>(nil)
         let semaphore = DispatchSemaphore(value: 0)
@@ -47,7 +48,7 @@ package final class StressContext: Sendable {
         if let scheduler {
             scheduler.park(participant, name)
         } else if let monitor {
-            guard monitor.wait(participant, on: semaphore, limit: limit) else { return nil }
+            guard monitor.wait(participant, on: semaphore) else { return nil }
         } else if semaphore.wait(timeout: .now() + limit.timeInterval) == .timedOut {
             return nil
         }
@@ -57,8 +58,8 @@ package final class StressContext: Sendable {
     /// Runs `bodies` (async code: MC events) as participants of their own, one task each,
     /// started by this flow, and waits for all their results: under control, each body's task runs
     /// only on its turn and parks (suspends) where it awaits the network, and this flow parks
-    /// meanwhile; free-running, they run as concurrent tasks and this thread waits, for at most
-    /// `limit` (then `nil`).
+    /// meanwhile; free-running, they run as concurrent tasks and this thread waits as
+    /// ``wait(_:limit:_:)`` does.
     package func runAsync<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ bodies: [@Sendable () async -> T]) -> [T]? {
         let results = LockedValue<[Int: T]>([:])
         let count = bodies.count

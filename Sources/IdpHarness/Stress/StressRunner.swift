@@ -54,16 +54,18 @@ package enum StressRunner {
 
     /// One free-running run: the flows on OS threads released together, no seams, no control.
     ///
-    /// A watchdog acts for the quiet world as a controlled run's scheduler does: when every flow
-    /// waits for a delivery and nothing has moved for a moment, the scenario's `quiesce` runs; when
-    /// it can do nothing and the run stays quiet for a second (or the scenario's deadlock timeout,
-    /// if shorter) while the Swift concurrency pool runs a probe task promptly, the flows' waits
-    /// end (a stuck run: ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result says so.
-    package static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0) async -> [String] {
+    /// A watchdog (``FreeRunMonitor``) acts for the quiet world as a controlled run's scheduler
+    /// does: when every flow waits for a delivery and nothing has moved for a moment, the
+    /// scenario's `quiesce` runs; when it can do nothing and the OS shows no thread of the process
+    /// running, with the Swift concurrency pool free, the flows' waits end (a stuck run:
+    /// ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result says so. When nothing moves
+    /// for the scenario's guard limit, the run ends undecided: its flows' waits end too, and the
+    /// result says the kit could not decide, instead of a verdict on them.
+    package static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0,
+                                       watchdogPlant: FreeRunMonitor.Plant? = nil) async -> FreeRunResult {
         let world = scenario.makeWorld()
         let fired = LockedValue<[FaultPlan.Site]>([])
-        // A second of a quiet world that can do nothing, with the pool free: nobody is slow then.
-        let monitor = FreeRunMonitor(participants: scenario.flows, stuckTimeout: min(scenario.guardLimit, .seconds(1)))
+        let monitor = FreeRunMonitor(participants: scenario.flows, guardLimit: scenario.guardLimit, planted: watchdogPlant)
         scenario.attach?(world, StressRun(scheduler: nil, faults: faults, seed: seed, fired: fired, monitor: monitor))
         let watchdog = Thread { monitor.watch { scenario.quiesce?(world) ?? false } }
         watchdog.name = "IdpHarness-free-run-watchdog"
@@ -83,11 +85,23 @@ package enum StressRunner {
             for _ in 0..<scenario.flows { release.signal() }
         }
         monitor.end()
-        var violations = scenario.check(world)
-        if monitor.wasStuck {
-            violations.append("\(scenario.deadlockVerdict): every unfinished flow waited and the quiet world could do nothing for \(min(scenario.guardLimit, .seconds(1)))")
+        let violations = scenario.check(world)
+        if let undecided = monitor.undecided {
+            // The flows' ended waits are the guard's, not a stuck run: no verdict on them.
+            let deadlock = scenario.deadlockVerdict
+            return FreeRunResult(violations: violations.filter { kinds([$0]) != [deadlock] }, undecided: "the kit could not decide: \(undecided)")
         }
-        return violations
+        guard monitor.wasStuck else { return FreeRunResult(violations: violations, undecided: nil) }
+        return FreeRunResult(violations: violations + ["\(scenario.deadlockVerdict): every unfinished flow waited, the quiet world could do nothing, "
+                                                        + "and the OS showed no thread of the process running"], undecided: nil)
+    }
+
+    /// What a free run found.
+    package struct FreeRunResult: Sendable {
+        /// The invariants broken (a stuck run as the scenario's deadlock verdict).
+        package let violations: [String]
+        /// Why the last-resort guard ended the run, undecided, or `nil`.
+        package let undecided: String?
     }
 
     /// Explores `runs` runs, each with its own seed derived from `seed`; on the first failure it

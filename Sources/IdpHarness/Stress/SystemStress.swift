@@ -54,7 +54,12 @@ public enum SystemStress {
                 let reproducer = StressReproducer(strategy: strategy, seed: seed, flows: Array(0..<options.flows), faults: faults, decisions: [])
                 (result, world) = await runOnce(scenario, reproducer)
             } else {
-                (result, world) = await runFree(scenario, faults: faults, seed: seed)
+                let undecided: String?
+                (result, world, undecided) = await runFree(scenario, faults: faults, seed: seed)
+                if let undecided {
+                    report.undecidedFreeRuns += 1
+                    if report.undecidedExample == nil { report.undecidedExample = "run \(run): \(undecided)" }
+                }
             }
             world.tally(into: &report)
             for (invariant, triggers) in world.unexercised().sorted(by: { $0.key < $1.key }) {
@@ -139,12 +144,12 @@ public enum SystemStress {
         return (result, kept.withLock { $0! })
     }
 
-    private static func runFree(_ scenario: StressScenario<World>, faults: FaultPlan, seed: UInt64) async -> (StressRunResult, World) {
+    private static func runFree(_ scenario: StressScenario<World>, faults: FaultPlan, seed: UInt64) async -> (StressRunResult, World, String?) {
         let (keeping, kept) = keepingWorld(scenario)
-        let violations = await StressRunner.runFree(keeping, faults: faults, seed: seed)
+        let free = await StressRunner.runFree(keeping, faults: faults, seed: seed)
         let world = kept.withLock { $0! }
         let reproducer = StressReproducer(strategy: .randomWalk, seed: seed, flows: Array(0..<scenario.flows), faults: faults, decisions: [])
-        return (StressRunResult(violations: violations, outcome: nil, fired: world.firedSites, reproducer: reproducer), world)
+        return (StressRunResult(violations: free.violations, outcome: nil, fired: world.firedSites, reproducer: reproducer), world, free.undecided)
     }
 
     /// The same scenario, keeping the world its run makes (for the report's tallies).

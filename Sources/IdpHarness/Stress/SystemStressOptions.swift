@@ -31,10 +31,11 @@ extension SystemStress {
         public var makeProvider: @Sendable (Credentials) -> any IdpSdkInteractionInterface & Sendable
         /// Wrong secrets in a row that lock an account at the IDP.
         public var lockoutAfter: Int
-        /// How long nothing may move in a controlled run before it ends undecided: the last-resort
-        /// guard, never a verdict. No clock decides otherwise: a participant is set aside (the run
-        /// is then partially controlled) only when the OS shows it blocked outside a seam, and a
-        /// stuck run is one in which nobody can go on and the quiet world can do nothing.
+        /// How long nothing may move in a run, controlled or free, before it ends undecided: the
+        /// last-resort guard, never a verdict. No clock decides otherwise: a participant is set
+        /// aside (the run is then partially controlled) only when the OS shows it blocked outside a
+        /// seam, and a stuck run is one in which nobody can go on and the quiet world can do
+        /// nothing (free-running: with no thread of the process running).
         public var guardLimit: Duration = .seconds(60)
         /// Stop at the first run that reaches this interleaving, with its reproducer in
         /// ``Report/reached`` (for a controlled run); `nil`: run on.

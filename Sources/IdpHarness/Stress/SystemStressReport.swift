@@ -35,6 +35,12 @@ extension SystemStress {
         public var partiallyControlledRuns = 0
         /// Why the first partially controlled run lost control (a hung provider set aside, say).
         public var partialControlExample: String?
+        /// Free runs the last-resort guard ended: nothing moved for the guard limit, and the OS never
+        /// showed the run stuck (a thread kept running without moving it), so the kit could not
+        /// decide; no verdict on their flows' ends.
+        public var undecidedFreeRuns = 0
+        /// The first undecided free run, and why.
+        public var undecidedExample: String?
         /// The first failing run's violations, its reproducer, the shrunk reproducer and how many
         /// replays failed the same way (`nil` when every invariant held).
         public var failure: Failure?
@@ -139,6 +145,9 @@ extension SystemStress {
             if let reached { lines.append("reached '\(reached.interleaving.rawValue)' in run \(reached.run); replay it with: \(reached.reproducer)") }
             if partiallyControlledRuns > 0 {
                 lines.append("partially controlled runs: \(partiallyControlledRuns) (the first: \(partialControlExample ?? "?")); their interleavings are not all the scheduler's, and a replay of one need not repeat")
+            }
+            if undecidedFreeRuns > 0 {
+                lines.append("undecided free runs: \(undecidedFreeRuns) (the first: \(undecidedExample ?? "?")); whether their flows were stuck is not judged")
             }
             if let failure {
                 lines.append("FAILED in run \(failure.run), after \(String(format: "%.1f", failure.foundAfter)) s: \(failure.violations.joined(separator: "; "))")
