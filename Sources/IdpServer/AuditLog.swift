@@ -95,8 +95,9 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
 /// No chunk is made under its owner's lock: the first is made with the ring, and while the ring
 /// will need another chunk and has none in hand, it asks for it (``wantedChunkSlots``,
 /// ``takeUpkeep()``); the owner makes it after the lock (``ChunkUpkeep``) and hands it in
-/// (``install(_:)``). A ring that needs a chunk before one arrives makes its own
-/// (``chunksMadeUnderLock``).
+/// (``install(_:)``). An append that would need a chunk before the one asked for arrives does not
+/// make it under the lock: its owner checks ``fits(_:)`` first, makes the chunk after the lock
+/// and tries again. Only a batch larger than a chunk makes its own (``chunksMadeUnderLock``).
 struct AuditRing<Element> {
     typealias Upkeep = ChunkUpkeep<Element>
     typealias Chunk = Upkeep.Chunk
@@ -142,6 +143,21 @@ struct AuditRing<Element> {
         }
         chunks[next / Self.chunkCapacity][next % Self.chunkCapacity] = element
         next = (next + 1) % capacity
+    }
+
+    /// Whether `more` elements fit without a chunk made under the lock: in the slots of the chunks
+    /// made and the spare, or over the oldest elements once the ring is full. A batch larger than
+    /// a chunk always fits (it makes what it needs).
+    func fits(_ more: Int) -> Bool {
+        guard capacity > 0, more <= Self.chunkCapacity else { return true }
+        let made = min(chunks.count * Self.chunkCapacity, capacity) + (spareChunk?.count ?? 0)
+        return min(more, capacity - count) <= made - count
+    }
+
+    /// The slots of the chunk an append that does not fit (``fits(_:)``) needs made after the
+    /// lock: the next chunk's, while the ring has no spare and is not fully made; else 0.
+    var chunkSlotsToMake: Int {
+        spareChunk == nil && chunks.count * Self.chunkCapacity < capacity ? nextChunkSlots : 0
     }
 
     /// Hands out the ring's request for a chunk, if any, to be made after the lock.

@@ -73,16 +73,25 @@ struct AuditLog: Sendable {
         } else {
             index = ThreadStripe.current & mask
         }
-        // The ring's next chunk, when it asks for one, is made after the lock and handed in.
-        let uptime = shards[index].withLockThenUpkeep { shard in
-            let uptime = max(DispatchTime.now().uptimeNanoseconds, shard.lastUptime)
-            shard.lastUptime = uptime
-            for entry in entries {
-                shard.sequence += 1
-                shard.ring.append((AuditOrderKey(uptime: uptime, shard: index, sequence: shard.sequence), entry))
+        // The ring's next chunk, when it asks for one, is made after the lock and handed in; an
+        // append that would need it before it arrives makes one after the lock and tries again.
+        var appended: UInt64?
+        while true {
+            appended = shards[index].withLockThenUpkeep { shard -> UInt64? in
+                guard shard.ring.fits(entries.count) else { return nil }
+                let uptime = max(DispatchTime.now().uptimeNanoseconds, shard.lastUptime)
+                shard.lastUptime = uptime
+                for entry in entries {
+                    shard.sequence += 1
+                    shard.ring.append((AuditOrderKey(uptime: uptime, shard: index, sequence: shard.sequence), entry))
+                }
+                return uptime
             }
-            return uptime
+            if appended != nil { break }
+            var upkeep = AuditShard.Ring.Upkeep(slots: shards[index].withLock { $0.ring.chunkSlotsToMake })
+            if upkeep.makeSpares() { shards[index].withLock { $0.install(&upkeep) } }
         }
+        let uptime = appended ?? 0
         // Not before the clock has passed this key: a later append, on any thread, then reads a
         // greater time. With a nanosecond clock the first read is almost always past it already.
         while DispatchTime.now().uptimeNanoseconds <= uptime {}

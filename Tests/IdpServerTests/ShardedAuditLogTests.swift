@@ -115,6 +115,28 @@ struct ShardedAuditLogTests {
         #expect(ring.count == capacity && ring.dropped == appended.count - capacity)
     }
 
+    @Test("an append that would need a chunk not yet handed in does not fit; the chunk its owner makes after the lock lets it fit, and none is made under the lock")
+    func appendWaitsForItsChunk() {
+        let capacity = 2 * AuditRing<Int>.chunkCapacity
+        var ring = AuditRing<Int>(capacity: capacity)
+        // The ring's request is taken out and not answered yet (its maker is slow)
+        _ = ring.takeUpkeep()
+        for element in 0..<AuditRing<Int>.chunkCapacity {
+            #expect(ring.fits(1))
+            ring.append(element)
+        }
+        #expect(!ring.fits(1) && ring.fits(0))
+        #expect(ring.chunkSlotsToMake == AuditRing<Int>.chunkCapacity)
+        var upkeep = AuditRing<Int>.Upkeep(slots: ring.chunkSlotsToMake)
+        let made = upkeep.makeSpares()
+        #expect(made)
+        ring.install(&upkeep)
+        #expect(ring.fits(1) && ring.chunkSlotsToMake == 0)
+        // Filled and wrapped: everything fits over the oldest elements
+        for element in 0..<capacity { ring.append(element) }
+        #expect(ring.fits(AuditRing<Int>.chunkCapacity) && ring.chunksMadeUnderLock == 0)
+    }
+
     @Test("a ring asks for each chunk after its first, and with the chunks handed in makes none under its owner's lock")
     func ringChunksMadeByTheOwner() {
         let capacity = 3 * AuditRing<Int>.chunkCapacity + 40
