@@ -200,7 +200,7 @@ struct ParkingTests {
         for u in 0..<20 { idp.activeUser("p\(u)", password: "pw-p\(u)") }
         let transport = HoldingTransport(inner: InProcessTransport(server: idp.server))
         let sdk = IdpSdkService(tenantId: idp.tenant, idpUrl: idp.url, certificateChain: Data(), shouldHashPin: false,
-                                configuration: .init(), transport: transport)
+                                configuration: .init(clock: idp.clock), transport: transport)
         let provider = ClosureProvider { data in
             .init(credentials: ["username": data.userId!, "password": "pw-\(data.userId!)"])
         }

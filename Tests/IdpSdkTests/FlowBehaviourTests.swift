@@ -250,7 +250,7 @@ struct CompletionTests {
         let transport = FaultyTransport(inner: InProcessTransport(server: idp.server)) { request in
             request.method == "POST" ? .failure(TransportError(.connectionLost, "reset by peer")) : nil
         }
-        let sdk = IdpSdkService(tenantId: "demo", idpUrl: idp.url, certificateChain: Data(), shouldHashPin: false, configuration: .init(), transport: transport)
+        let sdk = IdpSdkService(tenantId: "demo", idpUrl: idp.url, certificateChain: Data(), shouldHashPin: false, configuration: .init(clock: idp.clock), transport: transport)
         let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: TableProvider(["username": "rita", "password": "pw-rita"]), userId: "rita")
         #expect(result.idpSdkError == IdpSdkError(.connectionLost, "reset by peer"))
     }

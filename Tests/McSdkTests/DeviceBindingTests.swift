@@ -32,7 +32,7 @@ struct DeviceBindingTests {
         let idp = TestIDP()
         let transport = HeaderRecordingTransport(InProcessTransport(server: idp.server))
         let sdk = IdpSdkService(tenantId: idp.tenant, idpUrl: idp.url, certificateChain: Data(), shouldHashPin: false,
-                                configuration: .init(), transport: transport)
+                                configuration: .init(clock: idp.clock), transport: transport)
         let mc = idp.masterController()
         #expect(await idp.activate("uma", password: "pw-uma-1", on: mc, sdk: sdk) == .kOk)
         let device = try #require(idp.server.user("uma", tenant: "demo")?.astClientIds.first)

@@ -35,9 +35,11 @@ public struct TestIDP: Sendable {
                   refreshTokenLifetime: refreshTokenLifetime, defect: nil)
     }
 
-    public func sdk(_ configuration: IdpSdkService.Configuration = .init(), shouldHashPin: Bool = false) -> IdpSdkService {
+    /// An IdpSdkService bound to this IDP; with no configuration, on this IDP's clock, so that a
+    /// flow times out only when a test moves the clock, however slow a loaded machine is.
+    public func sdk(_ configuration: IdpSdkService.Configuration? = nil, shouldHashPin: Bool = false) -> IdpSdkService {
         IdpSdkService(tenantId: tenant, idpUrl: url, certificateChain: Data("test-certificate".utf8),
-                      shouldHashPin: shouldHashPin, configuration: configuration)
+                      shouldHashPin: shouldHashPin, configuration: configuration ?? .init(clock: clock))
     }
 
     /// A MasterController on this IDP's clock; pass the `store` of an earlier one to simulate an
