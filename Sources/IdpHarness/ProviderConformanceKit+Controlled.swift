@@ -34,9 +34,9 @@ extension ProviderConformanceKit {
         var lastFailed: ControlledPhase.ScheduleResult?
         for _ in 0..<max(0, times) {
             // A try the OS showed blocked outside the points (a lock an unrelated thread held) is
-            // run again, as the phase does.
+            // run again, failed or not, as the phase and its shrinking do: it is no verdict.
             var result = await ControlledPhase.run(scenario, fresh: fresh, settings: settings)
-            for _ in 1..<ControlledPhase.tries where result.uncontrolled != nil && !result.failed {
+            for _ in 1..<ControlledPhase.tries where result.uncontrolled != nil {
                 result = await ControlledPhase.run(scenario, fresh: fresh, settings: settings)
             }
             runs.append(.init(problems: result.problems, decisions: result.decisions.count, divergence: result.divergence, uncontrolled: result.uncontrolled))
