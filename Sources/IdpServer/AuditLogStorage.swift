@@ -76,7 +76,7 @@ struct AuditLog: Sendable {
         // The ring's next chunk, when it asks for one, is made after the lock and handed in; an
         // append that would need it before it arrives makes one after the lock and tries again.
         var appended: UInt64?
-        while true {
+        while appended == nil {
             appended = shards[index].withLockThenUpkeep { shard -> UInt64? in
                 guard shard.ring.fits(entries.count) else { return nil }
                 let uptime = max(DispatchTime.now().uptimeNanoseconds, shard.lastUptime)
@@ -87,9 +87,7 @@ struct AuditLog: Sendable {
                 }
                 return uptime
             }
-            if appended != nil { break }
-            var upkeep = AuditShard.Ring.Upkeep(slots: shards[index].withLock { $0.ring.chunkSlotsToMake })
-            if upkeep.makeSpares() { shards[index].withLock { $0.install(&upkeep) } }
+            if appended == nil { shards[index].upkeep(AuditShard.Ring.Upkeep(slots: shards[index].withLock { $0.ring.chunkSlotsToMake })) }
         }
         let uptime = appended ?? 0
         // Not before the clock has passed this key: a later append, on any thread, then reads a

@@ -292,8 +292,13 @@ struct ControlledSchedulerMachine: Sendable {
         if done { return .end(outcome) }
         guard now - lastProgress > guardLimit else { return .none }
         let stuck = participants.indices.filter { !participants[$0].status.isFinished }.map { "participant \($0) \(participants[$0].status.lastSeam)" }
-        undecided = "nothing moved for \(guardLimit) (\(stuck.joined(separator: ", ")))"
-        losesControl("the kit could not decide: \(undecided ?? "")")
+        return endsUndecided("nothing moved for \(guardLimit) (\(stuck.joined(separator: ", ")))")
+    }
+
+    /// Ends the run undecided, for `what`: it was not controlled, and no verdict is drawn from it.
+    private mutating func endsUndecided(_ what: String) -> Action {
+        undecided = what
+        losesControl("the kit could not decide: \(what)")
         done = true
         return .end(outcome)
     }
@@ -304,10 +309,7 @@ struct ControlledSchedulerMachine: Sendable {
     /// once, undecided (it was not controlled), rather than after the last-resort guard.
     mutating func stuckOutside(_ what: String) -> Action {
         guard !done, running == nil, !anyParticipant({ $0.isWaiting || $0.isParked || $0.isNotArrived }), anyParticipant(\.isOverdue) else { return .none }
-        undecided = what
-        losesControl("the kit could not decide: \(what)")
-        done = true
-        return .end(outcome)
+        return endsUndecided(what)
     }
 
     /// Whether the run waits for work it handed outside it: nobody can go on, the quiet world
@@ -320,10 +322,7 @@ struct ControlledSchedulerMachine: Sendable {
     /// last-resort guard. The verdict on such a run is "not exercised" however it ends.
     mutating func outsideIdle(_ what: String) -> Action {
         guard isAwaitingOutside, partialControlReason != nil else { return .none }
-        undecided = what
-        losesControl("the kit could not decide: \(what)")
-        done = true
-        return .end(outcome)
+        return endsUndecided(what)
     }
 
     /// The overdue participants, if every participant that has not finished is one (nobody
