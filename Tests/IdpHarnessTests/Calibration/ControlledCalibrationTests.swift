@@ -83,7 +83,7 @@ struct ControlledCalibrationTests {
 /// point the phase controls (ControlledReachTests). `OktaUnstoredRefreshProvider` is left out: its
 /// defect is no ordering of calls, but a token left unstored for the next instance made after the
 /// calls, which the race hammer's instance rounds catch.
-@Suite("Calibration: the controlled phase never reads held on a broken provider of the race corpus", .serialized)
+@Suite("Calibration: the controlled phase never reads held on the six broken providers of the race corpus it runs in this process", .serialized)
 struct ControlledOnRaceCorpusTests {
     static let providers: [(name: String, make: ControlledShapes.Make)] = [
         ("LockOrderInversionProvider", { LockOrderInversionProvider([$0]) }),
@@ -94,7 +94,7 @@ struct ControlledOnRaceCorpusTests {
         ("ReceiptDroppedCompletionProvider", { ReceiptDroppedCompletionProvider(user: $0) }),
     ]
 
-    @Test("each broken provider of the race corpus is found, or not exercised with what the phase saw", arguments: providers.map(\.name))
+    @Test("each of those six is found, or not exercised with what the phase saw", arguments: providers.map(\.name))
     func neverHeld(_ name: String) async throws {
         let make = try #require(Self.providers.first { $0.name == name }?.make)
         let report = await ControlledCalibrationTests.kitRun(name, make)
