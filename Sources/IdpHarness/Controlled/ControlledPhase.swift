@@ -132,8 +132,8 @@ struct ControlledPhase: Sendable {
         var steps = 16
         for schedule in 0..<max(0, settings.schedules) {
             let strategy: ScheduleStrategy = schedule % 2 == 0 ? .pct(depth: 3, steps: steps) : .randomWalk
-            // Every other pair of schedules mixes two-step flows in.
-            let clients: ControlledClients = schedule % 4 >= 2 && settings.threads > 1 ? .mixed : .oneStep
+            // The last pair of every eight schedules mixes two-step flows in.
+            let clients: ControlledClients = schedule % 8 >= 6 && settings.threads > 1 ? .mixed : .oneStep
             let scenario = ControlledScenario(threads: settings.threads, calls: settings.calls, instances: settings.instances,
                                               horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next(),
                                               clients: clients)
