@@ -119,7 +119,7 @@ struct StressMutationTests {
         let failure = try #require(report.failure, "\(bug) was not caught in \(report.runs) runs: \(report)")
         // Then the judgment of the flow's ending named it: the provider's answers themselves were
         // each the flow's own, so only the ending shows the answer the engine took instead
-        let endings = failure.violations.filter { $0.contains("the engine submitted an answer its provider did not give") }
+        let endings = failure.violations.filter { $0.contains("the engine took an answer its provider did not give") }
         #expect(!endings.isEmpty, "\(failure.violations)")
         #expect(endings.allSatisfy { SystemStress.Invariant(violation: $0) == .noCrossTalk }, "\(endings)")
     }

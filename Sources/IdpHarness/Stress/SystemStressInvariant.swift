@@ -4,8 +4,9 @@ extension SystemStress {
     /// What each promises, and what it does not:
     /// - ``noCrossTalk``: a provider call's user and trace are its flow's; a provider's answer
     ///   holds no other flow's secrets; a flow ends with no other flow's provider error, and a flow
-    ///   whose provider returned an error gets no code and no verdict of the IDP on a step after
-    ///   it (the engine submitted an answer its provider did not give); ExchangeIamToken's token is for the user logged in on
+    ///   whose provider returned an error gets no code, no verdict of the IDP on a step and no
+    ///   refusal of an answer after it (the engine took an answer its provider did not give);
+    ///   ExchangeIamToken's token is for the user logged in on
     ///   that MC, which is the user of the last successful SetAuthorisationCode (an activation,
     ///   an added user's too) or OfflineLogin since Start, not necessarily the user of the step
     ///   that asked.

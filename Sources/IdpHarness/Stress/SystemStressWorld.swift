@@ -422,12 +422,13 @@ extension SystemStress {
                 return
             }
             if let injected, !endedDuringCall {
-                if result.idpSdkError.map({ $0.code.map(Self.answeredByIdpCodes.contains) ?? false }) ?? true {
-                    // A code, or the IDP's verdict on a submitted step: after its provider's error
-                    // the flow sends no request, so the engine submitted another answer for it.
+                if result.idpSdkError.map({ $0.code.map { Self.answeredByIdpCodes.contains($0) || Self.credentialCheckCodes.contains($0) } ?? false }) ?? true {
+                    // A code, the IDP's verdict on a submitted step, or the engine's refusal of an
+                    // answer: after its provider's error the flow neither checks nor sends an
+                    // answer, so the engine took another answer for it.
                     triggered(.noCrossTalk)
                     checked(.noCrossTalk, false,
-                            "\(flow()) ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), though its provider returned \(injected): the engine submitted an answer its provider did not give")
+                            "\(flow()) ended with \(result.idpSdkError.map { "\($0)" } ?? "a code"), though its provider returned \(injected): the engine took an answer its provider did not give")
                     return
                 }
                 // A cancel or a timeout the record explains may end the flow first, between the
