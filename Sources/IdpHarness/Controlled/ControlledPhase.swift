@@ -150,8 +150,11 @@ struct ControlledPhase: Sendable {
             findings.timers += result.timers
             findings.pointsByKind.merge(result.pointsByKind, uniquingKeysWith: +)
             for answer in result.answers { findings.answers[answer, default: 0] += 1 }
-            // PCT's change points fall among as many decisions as a schedule takes.
-            if schedule == 0 { steps = max(8, result.decisions.count) }
+            // PCT's change points fall among as many decisions as a schedule takes, rounded up to
+            // a multiple of 16: a point or two more or fewer in the first schedule (a lock another
+            // test of the process held meanwhile) leaves the later schedules, and their
+            // reproducers, as they were.
+            if schedule == 0 { steps = Self.pctSteps(forDecisions: result.decisions.count) }
             // A schedule that was not fully controlled is no verdict on the provider's orders, a
             // wrong answer in it included: it did not follow its schedule, and would not replay.
             if result.failed, result.uncontrolled == nil || settings.planted == .gradesUncontrolledAsExplored {
@@ -168,6 +171,12 @@ struct ControlledPhase: Sendable {
             if result.lockPoints == 0 && result.clockPoints == 0 { return findings }
         }
         return findings
+    }
+
+    /// PCT's step count for schedules whose first took `decisions` decisions: that count rounded up
+    /// to a multiple of 16, at least 16.
+    static func pctSteps(forDecisions decisions: Int) -> Int {
+        max(16, (decisions + 15) / 16 * 16)
     }
 
     /// The smallest schedule that still fails: one-step flows only, fewer instances, fewer threads, fewer calls, then the
@@ -193,8 +202,11 @@ struct ControlledPhase: Sendable {
         for instances in 1..<max(1, scenario.instances) where await attempt(scenario.with(instances: instances)) { break }
         for threads in 1..<max(1, scenario.threads) where await attempt(scenario.dropping(threadsFrom: threads)) { break }
         for calls in 1..<max(1, scenario.calls) where await attempt(scenario.with(calls: calls)) { break }
-        // The shortest failing prefix: each try follows the prefix, then the strategy's seed.
-        let full = scenario.decisions
+        // The shortest failing prefix of the decisions the last failing try took (a smaller
+        // schedule's try follows the larger one's decisions only as far as they fit it): each try
+        // follows the prefix, then the strategy's seed.
+        let full = best.decisions
+        scenario = scenario.with(decisions: full)
         var low = 0
         var high = full.count
         while low < high {
