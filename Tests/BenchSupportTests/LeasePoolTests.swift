@@ -9,7 +9,7 @@ struct LeasePoolTests {
         while pool.waiting < count { await Task.yield() }
     }
 
-    @Test("many more leases than values: no value is held by two leases at once, every lease is served, and every value comes back", .timeLimit(.minutes(5)))
+    @Test("many more leases than values: no value is held by two leases at once, every lease is served, and every value comes back")
     func exclusive() async throws {
         let values = 4
         let pool = LeasePool(Array(0..<values))
