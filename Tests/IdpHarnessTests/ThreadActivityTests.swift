@@ -57,6 +57,17 @@ struct ThreadActivityTests {
         #expect(timed != nil)
     }
 
+    @Test("a thread waiting on a semaphore is blocked with no owner, and the wait names the function or library it waits in")
+    func blockedWithoutOwner() async throws {
+        let semaphore = DispatchSemaphore(value: 0)
+        let seen = await Self.observe({ _ in semaphore.wait() },
+                                      until: { if case .blocked = $0 { true } else { false } }, letGo: { semaphore.signal() })
+        let blocked = try #require(seen)
+        guard case .blocked(let what, let owner) = blocked else { Issue.record("\(blocked)"); return }
+        #expect(owner == nil)
+        #expect(what.hasPrefix("a futex wait (operation ") && what.contains(") in ") && !what.hasSuffix(" in "), "\(what)")
+    }
+
     @Test("a thread waiting for a pthread mutex another thread holds is blocked, and the mutex names that thread as its owner")
     func blockedOnPthreadMutex() async throws {
         let mutex = Unverified(UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1))

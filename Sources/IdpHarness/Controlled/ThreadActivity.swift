@@ -112,7 +112,11 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         // The six arguments, then the stack pointer and the program counter.
         let words = fields.dropFirst().prefix(8).map { UInt64($0.hasPrefix("0x") ? String($0.dropFirst(2)) : $0, radix: 16) ?? 0 }
         let activity = SystemCalls.activity(number, Array(words.prefix(6)))
-        if case .blocked(_, owner: nil) = activity, words.count == 8, let brief = briefLock(at: UInt(words[7])) { return .sleeping(brief) }
+        if case .blocked(let what, owner: nil) = activity, words.count == 8 {
+            if let brief = briefLock(at: UInt(words[7])) { return .sleeping(brief) }
+            // A wait with no owner to name: the function it waits in says what it waits for.
+            if let place = symbol(at: UInt(words[7])) { return .blocked("\(what) in \(place.name ?? place.file)") }
+        }
         return activity
     }
 
@@ -158,15 +162,17 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
     /// glibc's `dladdr`, looked up at run time.
     private static let dladdr: AddressInfo? = dlsym(nil, "dladdr").map { unsafeBitCast($0, to: AddressInfo.self) }
 
-    /// The load address of the image holding `address` and the name of the symbol it is in, from
-    /// `dladdr`'s `Dl_info` (file, base, symbol name, symbol address: four words).
-    private static func symbol(at address: UInt) -> (base: UInt, name: String?)? {
+    /// The load address and file name of the image holding `address`, and the name of the
+    /// exported symbol it is in (`nil` for a function the image does not export), from `dladdr`'s
+    /// `Dl_info` (file, base, symbol name, symbol address: four words).
+    private static func symbol(at address: UInt) -> (base: UInt, file: String, name: String?)? {
         guard let dladdr, let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { info -> (base: UInt, name: String?)? in
+        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { info -> (base: UInt, file: String, name: String?)? in
             info.initialize(repeating: 0)
             guard dladdr(pointer, UnsafeMutableRawPointer(info.baseAddress)) != 0 else { return nil }
+            let path = UnsafePointer<CChar>(bitPattern: info[0]).map { String(cString: $0) } ?? ""
             let name = UnsafePointer<CChar>(bitPattern: info[2]).map { String(cString: $0) }
-            return (info[1], name)
+            return (info[1], String(path.split(separator: "/").last ?? ""), name)
         }
     }
 
