@@ -151,9 +151,8 @@ struct ControlledPhase: Sendable {
             findings.pointsByKind.merge(result.pointsByKind, uniquingKeysWith: +)
             for answer in result.answers { findings.answers[answer, default: 0] += 1 }
             // PCT's change points fall among as many decisions as a schedule takes, rounded up to
-            // a multiple of 16: a point or two more or fewer in the first schedule (a lock another
-            // test of the process held meanwhile) leaves the later schedules, and their
-            // reproducers, as they were.
+            // a multiple of 16: a point or two more or fewer in the first schedule leaves the later
+            // schedules, and their reproducers, as they were.
             if schedule == 0 { steps = Self.pctSteps(forDecisions: result.decisions.count) }
             // A schedule that was not fully controlled is no verdict on the provider's orders, a
             // wrong answer in it included: it did not follow its schedule, and would not replay.
