@@ -228,7 +228,7 @@ struct ParkingTests {
         #expect(threads.current == 0)
         #expect(threads.peak < 200, "the SDK had \(threads.peak) threads at once while 2,000 flows started")
         transport.release()
-        #expect(await OSThreads.run { allDone.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { allDone.wait(timeout: stuckRunDeadline) })
         let finished = results.withLock { $0 }
         #expect(finished.count == 2000)
         #expect(finished.allSatisfy { !$0.hasError() })

@@ -135,7 +135,7 @@ struct CompletionTests {
         let entered = Gate(), release = Gate()
         let provider = ObservingClosureProvider { _ in
             entered.open()
-            release.wait(timeout: .seconds(1800))
+            release.wait(timeout: stuckRunDeadline)
             return .init(credentials: ["username": "mia", "password": "pw-mia"])
         }
         let counter = CompletionCounter()
@@ -149,13 +149,13 @@ struct CompletionTests {
             #expect(result.idpSdkError == IdpSdkError(.cancelled, "the flow was cancelled by its caller"))
             completed.open()
         }
-        #expect(await OSThreads.run { entered.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { entered.wait(timeout: stuckRunDeadline) })
         handle.cancel()
         handle.cancel()
-        #expect(await OSThreads.run { completed.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { completed.wait(timeout: stuckRunDeadline) })
         release.open()
         // The late answer has come back and the engine is done with the flow
-        #expect(await OSThreads.run { provider.endedGate.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { provider.endedGate.wait(timeout: stuckRunDeadline) })
 
         // Then it completed exactly once, and no code was issued
         #expect(counter.completions == 1)
@@ -172,7 +172,7 @@ struct CompletionTests {
         let provider = ObservingClosureProvider { data in
             if data.userId == "noah" {
                 entered.open()
-                _ = release.wait(timeout: .seconds(1800))
+                _ = release.wait(timeout: stuckRunDeadline)
                 returned.open()
             }
             return .init(credentials: ["username": data.userId ?? "", "password": "pw-\(data.userId ?? "")"])
@@ -186,7 +186,7 @@ struct CompletionTests {
             results.withLock { $0.append(result) }
             completed.open()
         }
-        #expect(await OSThreads.run { entered.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { entered.wait(timeout: stuckRunDeadline) })
 
         // While noah's provider blocks, another flow on the same service goes through
         let other = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "olga")
@@ -195,12 +195,12 @@ struct CompletionTests {
 
         // When the clock passes the minute, noah's flow ends with timedOut while its provider blocks
         idp.clock.advance(by: .seconds(61))
-        #expect(await OSThreads.run { completed.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { completed.wait(timeout: stuckRunDeadline) })
         #expect(results.withLock { $0.map { $0.idpSdkError?.code } } == [.timedOut])
 
         // Then the provider's late answer completes nothing a second time and redeems nothing
         release.open()
-        #expect(await OSThreads.run { returned.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { returned.wait(timeout: stuckRunDeadline) })
         // The engine is done with noah's flow once it says so (olga's flow said so earlier)
         #expect(await eventuallyOnOSThread { provider.ended.withLock { $0.count } == 2 })
         #expect(results.withLock { $0.count } == 1)
@@ -215,13 +215,13 @@ struct CompletionTests {
         let release = Gate(), entered = Gate()
         let provider = ClosureProvider { _ in
             entered.open()
-            release.wait(timeout: .seconds(1800))
+            release.wait(timeout: stuckRunDeadline)
             return .init(credentials: ["username": "pia", "password": "pw-pia"])
         }
         let sdk = idp.sdk()
         let task = Task { await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "pia") }
         // Once the flow is inside the provider, the awaiting task is cancelled
-        #expect(await OSThreads.run { entered.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { entered.wait(timeout: stuckRunDeadline) })
         task.cancel()
         let result = await task.value
         release.open()
@@ -287,7 +287,7 @@ struct CompletionTests {
 
         // and when it passes the minute, the flow ends with timedOut and its timer is gone
         clock.advance(by: .seconds(2))
-        #expect(await OSThreads.run { completed.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { completed.wait(timeout: stuckRunDeadline) })
         #expect(outcome.withLock { $0 }?.idpSdkError?.code == .timedOut)
         #expect(sdk.armedTimeouts == 0)
         #expect(sdk.flowsInFlight == 0)

@@ -599,7 +599,7 @@ extension FlowTimersTests {
             clock.advance(by: .seconds(61))
 
             // Then the first times out (waited for, not slept on), and the second, not due, does not
-            #expect(await OSThreads.run { first.timedOut.wait(timeout: .seconds(1800)) })
+            #expect(await OSThreads.run { first.timedOut.wait(timeout: stuckRunDeadline) })
             #expect(second.timeOuts.withLock { $0 } == 0)
             #expect(shard.armed == 1)
 
@@ -607,7 +607,7 @@ extension FlowTimersTests {
             clock.advance(by: .seconds(60))
 
             // Then the second times out, and the first never again; neither passed a controller's seam
-            #expect(await OSThreads.run { second.timedOut.wait(timeout: .seconds(1800)) })
+            #expect(await OSThreads.run { second.timedOut.wait(timeout: stuckRunDeadline) })
             #expect(first.timeOuts.withLock { $0 } == 1)
             #expect(second.timeOuts.withLock { $0 } == 1)
             #expect(log.withLock { $0 } == ["timeOut 1", "timeOut 2"])
@@ -624,7 +624,7 @@ extension FlowTimersTests {
             clock.advance(by: .seconds(100))
 
             // Then the kept one times out, and the cancelled one, which would have come first, did not
-            #expect(await OSThreads.run { kept.timedOut.wait(timeout: .seconds(1800)) })
+            #expect(await OSThreads.run { kept.timedOut.wait(timeout: stuckRunDeadline) })
             #expect(log.withLock { $0 } == ["timeOut 2"])
             #expect(shard.armed == 0)
         }

@@ -45,7 +45,7 @@ import TestSupport
         let pool = Self.spinningOnce(maximumThreads: 8, concurrency: 4)
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await OSThreads.run { done.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { done.wait(timeout: stuckRunDeadline) })
         #expect(await eventuallyOnOSThread { pool.snapshot.spinning == 1 })
 
         // When three jobs that each wait for the others are submitted at once
@@ -55,7 +55,7 @@ import TestSupport
             pool.submit {
                 pool.mayBlock {
                     if arrived.withLock({ $0 += 1; return $0 }) == 3 { allThree.open() }
-                    _ = allThree.wait(timeout: .seconds(1800))
+                    _ = allThree.wait(timeout: stuckRunDeadline)
                 }
             }
         }
@@ -73,11 +73,11 @@ import TestSupport
         // When the spinner takes a job that blocks (inside mayBlock) and another job follows
         let release = Gate()
         let second = Gate()
-        pool.submit { pool.mayBlock { _ = release.wait(timeout: .seconds(1800)) } }
+        pool.submit { pool.mayBlock { _ = release.wait(timeout: stuckRunDeadline) } }
         pool.submit { second.open() }
 
         // Then the second job runs while the first still blocks
-        #expect(await OSThreads.run { second.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { second.wait(timeout: stuckRunDeadline) })
         release.open()
     }
 
@@ -91,7 +91,7 @@ import TestSupport
         // says the process is busy
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await OSThreads.run { done.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { done.wait(timeout: stuckRunDeadline) })
 
         // Then the thread sleeps at once (with a 5-minute spin it could not be idle otherwise)
         #expect(await eventuallyOnOSThread { pool.snapshot.idle == 1 })
@@ -105,7 +105,7 @@ import TestSupport
             if pool.statistics.started > 0 { #expect(await eventuallyOnOSThread { pool.snapshot.idle == 1 }) }
             let done = Gate()
             pool.submit { done.open() }
-            #expect(await OSThreads.run { done.wait(timeout: .seconds(1800)) })
+            #expect(await OSThreads.run { done.wait(timeout: stuckRunDeadline) })
             #expect(pool.snapshot.spinning == 0)
         }
         #expect(pool.statistics.started == 1)
@@ -117,14 +117,14 @@ import TestSupport
         let pool = WorkerPool(maximumThreads: 4, keepAlive: .milliseconds(50), spin: .milliseconds(5))
         let done = Gate()
         pool.submit { done.open() }
-        #expect(await OSThreads.run { done.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { done.wait(timeout: stuckRunDeadline) })
 
         // Then the thread spins, sleeps and exits, and a later job starts a new one
         #expect(await eventuallyOnOSThread { pool.statistics.current == 0 })
         #expect(pool.snapshot.spinning == 0)
         let again = Gate()
         pool.submit { again.open() }
-        #expect(await OSThreads.run { again.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { again.wait(timeout: stuckRunDeadline) })
         #expect(pool.statistics.started == 2)
     }
 }

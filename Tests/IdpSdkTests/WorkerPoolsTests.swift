@@ -84,13 +84,13 @@ struct WorkerPoolsTests {
         await OSThreads.run {
             // When its pool's thread blocks and a second job queues behind it
             let running = Gate()
-            pools.submit { ranOn.withLock { $0[1] = Self.currentPool }; running.open(); _ = gate.wait(timeout: .seconds(1800)) }
-            _ = running.wait(timeout: .seconds(1800))
+            pools.submit { ranOn.withLock { $0[1] = Self.currentPool }; running.open(); _ = gate.wait(timeout: stuckRunDeadline) }
+            _ = running.wait(timeout: stuckRunDeadline)
             pools.submit { ranOn.withLock { $0[2] = Self.currentPool } }
             // Then a third job goes to the other pool and runs while the first is still blocked
             pools.submit { ranOn.withLock { $0[3] = Self.currentPool }; ranBeside.open() }
         }
-        #expect(await OSThreads.run { ranBeside.wait(timeout: .seconds(1800)) })
+        #expect(await OSThreads.run { ranBeside.wait(timeout: stuckRunDeadline) })
         gate.open()
         #expect(await eventuallyOnOSThread { ranOn.withLock { $0.count } == 3 })
         let seen = ranOn.withLock { $0 }

@@ -29,3 +29,8 @@ public func eventuallyOnOSThread(within limit: Duration = .seconds(600), _ condi
         return true
     }
 }
+
+/// How long a test waits for a gate a blocked provider or a step of the test opens: a deadline for
+/// a stuck run, not an expected time. Under ThreadSanitizer with every core busy a step has taken
+/// minutes, and a wait whose gate opens returns at once.
+public let stuckRunDeadline: Duration = .seconds(1800)
