@@ -166,24 +166,59 @@ struct ControlledSchedulerTests {
         #expect(replayed.same == 10)
     }
 
-    @Test("a flow the OS shows blocked outside a seam is set aside and the run is partially controlled; a slow one, computing or asleep, is waited for; flows that all wait at seams are a deadlock")
-    func partialControlAndDeadlock() async {
-        // A flow blocked in a wait only another thread ends (an outside thread, a moment later)
+    /// Runs one flow blocked on a semaphore that an outside thread signals (`signaller`:
+    /// "sleeping", after sleeping 300 ms; "spinning", after 300 ms of its own CPU time; with
+    /// "-planted", the scheduler's plant on) in a child process (this test binary again, one test
+    /// selected), so that the OS's view of "the process" is the run's own threads, not those of the
+    /// tests beside it; returns the run's partial-control reason, `nil` when fully controlled.
+    static func blockedInChild(_ signaller: String) async throws -> String? {
+        let (status, output) = await NegativeControlTests.runChild(filter: "blockedFlowChild", environment: ["IDPHARNESS_BLOCKED_FLOW_CHILD": signaller])
+        let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("BLOCKED|") }, "status \(status): \(output.suffix(2_000))")
+        let fields = line.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        try #require(fields.count == 3 && fields[1] != "violations", "\(line)")
+        return fields[1] == "partial" ? fields[2] : nil
+    }
+
+    @Test("(the child process of the blocked-flow tests)", .enabled(if: ProcessInfo.processInfo.environment["IDPHARNESS_BLOCKED_FLOW_CHILD"] != nil))
+    func blockedFlowChild() async {
+        let signaller = ProcessInfo.processInfo.environment["IDPHARNESS_BLOCKED_FLOW_CHILD"] ?? ""
         let released = DispatchSemaphore(value: 0)
         let blocked = StressScenario(name: "blocked", flows: 2, makeWorld: { () },
                                      flow: { _, context in
                                          context.seam("before")
                                          if context.flow == 0 {
-                                             Thread { usleep(300_000); released.signal() }.start()
+                                             Thread {
+                                                 if signaller.hasPrefix("spinning") {
+                                                     let start = FreeRunWatchdogTests.threadCPUTime()
+                                                     while FreeRunWatchdogTests.threadCPUTime() - start < .milliseconds(300) {}
+                                                 } else {
+                                                     usleep(300_000)
+                                                 }
+                                                 released.signal()
+                                             }.start()
                                              released.wait()
                                          }
                                          context.seam("after")
                                      },
                                      check: { _ in [] })
-        let result = await StressRunner.run(blocked, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]))
-        #expect(result.outcome?.partiallyControlled == true && result.violations.isEmpty)
-        #expect(result.outcome?.partialControlReason?.contains("was blocked in a futex wait") == true, "\(result.outcome?.partialControlReason ?? "")")
+        let result = await StressRunner.run(blocked, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]),
+                                            planted: signaller.hasSuffix("-planted") ? .ownerlessWaitIgnoresRunningThreads : nil)
+        let kind = !result.violations.isEmpty ? "violations" : result.outcome?.partiallyControlled == true ? "partial" : "controlled"
+        print("BLOCKED|\(kind)|\(result.outcome?.partialControlReason ?? result.violations.joined(separator: "; "))")
+    }
 
+    @Test("a flow the OS shows blocked outside a seam, in a wait that only a sleeping outside thread will end, is set aside and the run is partially controlled; while that thread runs, the wait is waited for; planted, a wait with no owner is taken as durable while a thread runs")
+    func blockedFlowInAChildProcess() async throws {
+        let sleeping = try await Self.blockedInChild("sleeping")
+        #expect(sleeping?.contains("was blocked in a futex wait") == true, "\(sleeping ?? "fully controlled")")
+        let spinning = try await Self.blockedInChild("spinning")
+        #expect(spinning == nil, "\(spinning ?? "")")
+        let planted = try await Self.blockedInChild("spinning-planted")
+        #expect(planted?.contains("was blocked in a futex wait") == true, "planted: \(planted ?? "fully controlled")")
+    }
+
+    @Test("a slow flow, computing or asleep, is waited for; flows that all wait at seams are a deadlock")
+    func slowFlowAndDeadlock() async {
         // A flow that computes, or sleeps, for as long: waited for, the run fully controlled
         let slow = StressScenario(name: "slow", flows: 2, makeWorld: { () },
                                   flow: { _, context in

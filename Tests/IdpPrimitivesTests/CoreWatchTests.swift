@@ -59,14 +59,14 @@ struct CoreWatchTests {
 extension LockProfilerTests {
     /// What is wrong with the profiler's core-watch figures, holding a labelled lock once across a
     /// 3 ms sleep (its thread leaves its core) and across spins of 300 µs (it keeps its core, unless
-    /// preempted: up to 20 tries), or nothing.
+    /// preempted: up to 200 tries, for a machine whose every core is busy), or nothing.
     static func coreWatchProblems() async -> [String] {
         let label = "LockProfilerTests.coreWatch.\(UUID().uuidString)"
         let lock = LockedValue(0, label: label)
         LockProfiler.start()
         let spun = await onOSThreads(1) { _ -> Bool in
             lock.withLock { _ in sleepSwitchingOut(microseconds: 3_000) }
-            for _ in 0..<20 {
+            for _ in 0..<200 {
                 let left = lock.withLock { _ -> Bool? in
                     CoreWatch.mark()
                     spin(nanoseconds: 300_000)

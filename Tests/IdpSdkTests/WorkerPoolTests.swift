@@ -14,12 +14,12 @@ import TestSupport
     /// and with a 60 s keep-alive its idle thread exited and the next job started a second one.
     static let keepsThreads: Duration = .seconds(3600)
 
-    /// A pool whose thread spins once, the first time it runs out of work, until a job comes (5
-    /// minutes at most, longer than any test waits), and never again: its gate counts any work
+    /// A pool whose thread spins once, the first time it runs out of work, until a job comes (for
+    /// at most ``keepsThreads``, longer than any run of the suite), and never again: its gate counts any work
     /// as busy, so every later reading refuses. It sleeps 200 µs between looks at the queue, so a
     /// spin that lasts while the test waits its turn leaves the cores to the rest of the suite.
     static func spinningOnce(maximumThreads: Int = 4, concurrency: Int = 2) -> WorkerPool {
-        WorkerPool(maximumThreads: maximumThreads, keepAlive: keepsThreads, concurrency: concurrency, spin: .seconds(300),
+        WorkerPool(maximumThreads: maximumThreads, keepAlive: keepsThreads, concurrency: concurrency, spin: keepsThreads,
                    spinGate: SpinGate(cores: 2, busyShare: 0, interval: .nanoseconds(1)), spinSleepMicroseconds: 200)
     }
 
@@ -82,7 +82,7 @@ import TestSupport
     }
 
     @Test func whenTheProcessKeepsTheCoresBusyAnIdleThreadSleepsWithoutSpinning() async {
-        // Given a pool whose gate counts any CPU use as busy, with a 5-minute spin
+        // Given a pool whose gate counts any CPU use as busy, with a spin longer than the suite
         let pool = Self.spinningOnce()
         // When its thread runs out of work the first time, the gate has no history: it spins
         pool.submit {}
@@ -93,7 +93,7 @@ import TestSupport
         pool.submit { done.open() }
         #expect(await OSThreads.run { done.wait(timeout: stuckRunDeadline) })
 
-        // Then the thread sleeps at once (with a 5-minute spin it could not be idle otherwise)
+        // Then the thread sleeps at once (with its long spin it could not be idle otherwise)
         #expect(await eventuallyOnOSThread { pool.snapshot.idle == 1 })
         #expect(pool.snapshot.spinning == 0)
         #expect(pool.statistics.started == 1)

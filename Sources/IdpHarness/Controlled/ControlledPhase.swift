@@ -347,9 +347,10 @@ struct ControlledPhase: Sendable {
     }
 
     /// ``Plant/takesRunnableForBlocked``: every thread the watchdog looks at twice in one turn is
-    /// taken as blocked, whatever the OS says.
+    /// taken as blocked, whatever the OS says, on a lock it holds itself (a wait no other thread
+    /// can end, so no thread of the process running keeps it from counting).
     @Sendable private static func takingRunnableForBlocked(_ tid: Int32) -> ThreadActivity {
-        ThreadActivity.read(tid) == .gone ? .gone : .blocked("planted: a thread slow to reach its next point", owner: nil)
+        ThreadActivity.read(tid) == .gone ? .gone : .blocked("planted: a thread slow to reach its next point", owner: tid)
     }
 
     private static func start(_ name: String, _ body: @escaping @Sendable () -> Void) {

@@ -123,6 +123,15 @@ package final class ControlledScheduler: Sendable {
     private let onQuiescence: (@Sendable () -> Quiet)?
     /// What the OS says a participant's thread does (``ThreadActivity/read(_:)``).
     private let observe: @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity
+    /// A bug planted in the scheduler, which only tests turn on.
+    private let planted: Plant?
+
+    /// Bugs a test plants in the scheduler, to show what its tests catch.
+    package enum Plant: Sendable, Equatable {
+        /// A wait that names no owner counts as durable even while other threads of the process
+        /// run: a wait a preempted thread would end is taken as one nothing can end.
+        case ownerlessWaitIgnoresRunningThreads
+    }
     /// The executor async participants' tasks prefer.
     private let executor = RunExecutor()
     /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
@@ -145,10 +154,13 @@ package final class ControlledScheduler: Sendable {
     ///     `steps` count those decisions only. `nil`, the default: every decision counts.
     ///   - observe: What the OS says a thread does, given the participant and its thread's id:
     ///     ``ThreadActivity/read(_:)`` by default.
+    ///   - planted: A bug to plant (tests only).
     package init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [], guardLimit: Duration = .seconds(60),
                 onQuiescence: (@Sendable () -> Quiet)? = nil, preemptionSeams: [String]? = nil,
-                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) }) {
+                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) },
+                planted: Plant? = nil) {
         self.observe = observe
+        self.planted = planted
         let machine = Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
                               guardLimit: guardLimit, now: .now, preemptionSeams: preemptionSeams)
         guarded = LockedValue(Guarded(machine: machine, turns: Dictionary(uniqueKeysWithValues: (0..<participants).map { ($0, DispatchSemaphore(value: 0)) })))
@@ -418,7 +430,7 @@ package final class ControlledScheduler: Sendable {
             }
             defer { previous = looked.map { ($0.participant, $0.turn) } }
             guard let looked, let previous, previous == (looked.participant, looked.turn),
-                  let what = blocked(looked.participant, looked.kind, looked.tid, held: looked.held) else {
+                  let what = blocked(looked.participant, looked.kind, looked.tid, held: looked.held, watchdog: watchdog) else {
                 suspect = nil
                 continue
             }
@@ -461,10 +473,18 @@ package final class ControlledScheduler: Sendable {
     /// go on until the run lets them (waiting or parked at a seam, or set aside blocked): a lock
     /// held by any other thread (another test's, a thread of the run that is running) is released
     /// without the run, however long that takes on a loaded machine.
-    private func blocked(_ participant: Int, _ kind: Machine.Kind, _ tid: Int32?, held: Set<Int32>) -> String? {
+    ///
+    /// A wait that names no owner (a condition, a semaphore, a lock whose holder has not yet
+    /// written its id, glibc's internal locks, a one-time initialisation) is durable only while no
+    /// other thread of the process runs or is runnable (the watchdog aside): any thread that can
+    /// still run may be the one that ends it — a holder preempted on a loaded machine is runnable.
+    private func blocked(_ participant: Int, _ kind: Machine.Kind, _ tid: Int32?, held: Set<Int32>, watchdog: Int32) -> String? {
         func durable(_ tid: Int32) -> String? {
             guard case .blocked(let what, let owner) = observe(participant, tid) else { return nil }
             if let owner, owner != tid, !held.contains(owner) { return nil }
+            if owner == nil, planted != .ownerlessWaitIgnoresRunningThreads, ThreadActivity.runningThreads(excluding: watchdog)?.isEmpty != true {
+                return nil
+            }
             return owner == tid ? "\(what) on a lock its own thread holds" : what
         }
         switch kind {

@@ -15,22 +15,24 @@ package enum StressRunner {
 
     /// One run of `scenario`'s `flows` (indices into its flows) under `reproducer`'s strategy,
     /// seed, faults and decisions; a try that was not fully controlled is run again, up to
-    /// ``tries`` times in all.
-    package static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> StressRunResult {
-        var result = await runOnce(scenario, reproducer)
+    /// ``tries`` times in all. `planted`: a bug planted in the scheduler (tests only).
+    package static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
+                                   planted: ControlledScheduler.Plant? = nil) async -> StressRunResult {
+        var result = await runOnce(scenario, reproducer, planted: planted)
         for _ in 1..<tries where result.outcome?.partiallyControlled == true {
-            result = await runOnce(scenario, reproducer)
+            result = await runOnce(scenario, reproducer, planted: planted)
         }
         return result
     }
 
-    private static func runOnce<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> StressRunResult {
+    private static func runOnce<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
+                                       planted: ControlledScheduler.Plant?) async -> StressRunResult {
         let world = scenario.makeWorld()
         var onQuiescence: (@Sendable () -> ControlledScheduler.Quiet)?
         if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) ? .acted : .idle } }
         let scheduler = ControlledScheduler(participants: max(1, reproducer.flows.count), strategy: reproducer.strategy, seed: reproducer.seed,
                                             replay: reproducer.decisions, guardLimit: scenario.guardLimit,
-                                            onQuiescence: onQuiescence, preemptionSeams: scenario.preemptionSeams)
+                                            onQuiescence: onQuiescence, preemptionSeams: scenario.preemptionSeams, planted: planted)
         let fired = LockedValue<[FaultPlan.Site]>([])
         scenario.attach?(world, StressRun(scheduler: scheduler, faults: reproducer.faults, seed: reproducer.seed, fired: fired, monitor: nil))
         for (participant, flow) in reproducer.flows.enumerated() {
