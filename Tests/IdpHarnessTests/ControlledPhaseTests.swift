@@ -307,4 +307,77 @@ struct ControlledShrinkingTests {
         #expect(planted.failure?.schedule == quiet.schedule)
         #expect(planted.failure?.shrunk.decisions != quiet.shrunk.decisions, "\(String(describing: planted.failure?.shrunk.decisions))")
     }
+
+    /// The phase with the kit's settings (3 threads, 2 calls, 2 instances, seed 1) on the broken
+    /// calibration shape `name`, each provider made by `wrap` around the shape's, given the
+    /// number of the schedule run it is made for (from 0).
+    static func kitPhase(_ name: String, planted: ControlledPhase.Plant? = nil,
+                         wrap: @escaping @Sendable (Int, any IdpSdkInteractionInterface) -> any IdpSdkInteractionInterface = { $1 })
+        async throws -> ControlledPhase.Findings {
+        let make = try #require(ControlledCalibrationTests.broken.first { $0.name == name }?.make)
+        let runs = LockedValue(0)
+        let fresh = ProviderConformanceKit.perUser { user in
+            let run = runs.withLock { runs in
+                defer { runs += 1 }
+                return runs
+            }
+            return wrap(run, make(user))
+        }
+        var settings = ControlledPhase.Settings(schedules: 64, threads: 3, calls: 2, instances: 2, horizon: .seconds(86_400), seed: 1)
+        settings.planted = planted
+        return await ControlledPhase(settings: settings, fresh: fresh, name: name).run()
+    }
+
+    @Test("a failure shrunk to fewer threads and calls replays without divergence; planted, the prefix taken from the schedule as found names a participant the smaller schedule does not have")
+    func shrunkPrefixReplays() async throws {
+        let make = try #require(ControlledCalibrationTests.broken.first { $0.name == "check-then-refresh" }?.make)
+        for planted in [nil, ControlledPhase.Plant.shrinksAlongTheFoundSchedule] {
+            let failure = try #require(try await Self.kitPhase("check-then-refresh", planted: planted).failure)
+            #expect(failure.shrunk.threads < failure.found.threads, "\(failure.shrunk)")
+            let replay = try await ProviderConformanceKit.replay(failure.shrunk.description, times: 3, name: "check-then-refresh") { make($0) }
+            let divergences = replay.runs.compactMap(\.divergence)
+            if planted == nil {
+                #expect(replay.failures == 3 && divergences.isEmpty, "\(replay)")
+            } else {
+                #expect(divergences.count == 3, "planted: \(replay)")
+            }
+        }
+    }
+
+    @Test("one point more in the first schedule leaves the failing schedule and its reproducer as they were; planted, PCT's steps follow every decision and the reproducer changes")
+    func firstScheduleOnePointMore() async throws {
+        let shape = "an actor's read-modify-write across an await"
+        for planted in [nil, ControlledPhase.Plant.stepsFollowEveryDecision] {
+            let plain = try #require(try await Self.kitPhase(shape, planted: planted).failure)
+            let onePointMore = try #require(try await Self.kitPhase(shape, planted: planted) { run, inner in
+                run == 0 ? FirstCallTakesALock(inner) : inner
+            }.failure)
+            if planted == nil {
+                #expect(onePointMore.schedule == plain.schedule && onePointMore.shrunk.description == plain.shrunk.description,
+                        "\(plain.shrunk) / \(onePointMore.shrunk)")
+            } else {
+                #expect(onePointMore.shrunk.description != plain.shrunk.description, "planted: \(plain.shrunk)")
+            }
+        }
+    }
+}
+
+/// A provider whose first call takes a lock of the kit's once more (one point more in its
+/// schedule), then answers as `inner` does.
+final class FirstCallTakesALock: IdpSdkInteractionInterface {
+    private let inner: any IdpSdkInteractionInterface
+    private let lock = ControlledLock(name: "FirstCallTakesALock")
+    private let taken = Atomic(false)
+
+    init(_ inner: any IdpSdkInteractionInterface) {
+        self.inner = inner
+    }
+
+    func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        if !taken.exchange(true, ordering: .relaxed) {
+            lock.lock()
+            lock.unlock()
+        }
+        return inner.provideCredentials(interactionData)
+    }
 }

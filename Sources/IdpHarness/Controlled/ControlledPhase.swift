@@ -45,6 +45,13 @@ struct ControlledPhase: Sendable {
         /// The watchdog takes a participant that is running or runnable, only slow to reach its
         /// next point, for one blocked outside the points.
         case takesRunnableForBlocked
+        /// Shrinking searches the shortest failing prefix among the decisions of the schedule as
+        /// found, which a smaller schedule follows only as far as they fit, instead of those the
+        /// last failing try took.
+        case shrinksAlongTheFoundSchedule
+        /// PCT's change points fall among exactly as many decisions as the first schedule took, so
+        /// one point more or fewer in it changes every later schedule.
+        case stepsFollowEveryDecision
     }
 
     /// How many times a schedule whose try was not fully controlled is run: a participant blocked
@@ -153,7 +160,9 @@ struct ControlledPhase: Sendable {
             // PCT's change points fall among as many decisions as a schedule takes, rounded up to
             // a multiple of 16: a point or two more or fewer in the first schedule leaves the later
             // schedules, and their reproducers, as they were.
-            if schedule == 0 { steps = Self.pctSteps(forDecisions: result.decisions.count) }
+            if schedule == 0 {
+                steps = settings.planted == .stepsFollowEveryDecision ? result.decisions.count : Self.pctSteps(forDecisions: result.decisions.count)
+            }
             // A schedule that was not fully controlled is no verdict on the provider's orders, a
             // wrong answer in it included: it did not follow its schedule, and would not replay.
             if result.failed, result.uncontrolled == nil || settings.planted == .gradesUncontrolledAsExplored {
@@ -204,7 +213,7 @@ struct ControlledPhase: Sendable {
         // The shortest failing prefix of the decisions the last failing try took (a smaller
         // schedule's try follows the larger one's decisions only as far as they fit it): each try
         // follows the prefix, then the strategy's seed.
-        let full = best.decisions
+        let full = settings.planted == .shrinksAlongTheFoundSchedule ? failed.decisions : best.decisions
         scenario = scenario.with(decisions: full)
         var low = 0
         var high = full.count
