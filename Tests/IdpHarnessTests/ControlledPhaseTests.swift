@@ -344,6 +344,19 @@ struct ControlledShrinkingTests {
         }
     }
 
+    @Test("a failed verdict describes the shrunk schedule's own failure: what its reproducer replays, no thread beyond its threads")
+    func shrunkFailureDescribed() async throws {
+        let make = try #require(ControlledCalibrationTests.broken.first { $0.name == "check-then-refresh" }?.make)
+        let report = await ControlledCalibrationTests.kitRun("check-then-refresh", make)
+        let check = try #require(report.check("controlled interleavings"), "\(report)")
+        let reproducer = try #require(report.controlledReproducer, "\(check.detail)")
+        let replay = try await ProviderConformanceKit.replay(reproducer, times: 1, name: "check-then-refresh") { make($0) }
+        let replayed = try #require(replay.runs.first { $0.failed }, "\(replay)")
+        #expect(check.detail.contains("shrunk, it fails with: " + replayed.problems.prefix(5).joined(separator: "; ")), "\(check.detail) / \(replayed.problems)")
+        let threads = try ControlledScenario(reproducer: reproducer).threads
+        #expect(!check.detail.contains("thread \(threads),"), "\(check.detail)")
+    }
+
     @Test("one point more in the first schedule leaves the failing schedule and its reproducer as they were; planted, PCT's steps follow every decision and the reproducer changes")
     func firstScheduleOnePointMore() async throws {
         let shape = "an actor's read-modify-write across an await"

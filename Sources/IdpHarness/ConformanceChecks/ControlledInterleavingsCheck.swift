@@ -26,7 +26,8 @@ struct ControlledInterleavingsCheck: ConformanceCheck {
             let shrunk = failure.shrunk
             let rows = Self.rows(found) + [.init(outcome: "failing schedule (shrunk to \(Self.count(shrunk.threads, "thread")), \(Self.count(shrunk.calls, "call")) each, "
                                                   + "\(Self.count(shrunk.instances, "instance")), \(Self.count(failure.shrunkDecisions, "decision")))", count: 1, grade: .forbidden)]
-            let detail = "schedule \(failure.schedule) of at most \(found.budget) (seed \(found.seed)) failed: " + ConformanceBattery.list(failure.problems)
+            let detail = "schedule \(failure.schedule) of at most \(found.budget) (seed \(found.seed)) failed; shrunk, it fails with: "
+                + ConformanceBattery.list(failure.problems)
                 + "; replay it with ProviderConformanceKit.replay — \(Self.reproducerLabel)\(failure.shrunk)"
             return ConformanceVerdict(check: .init(name: name, passed: false, detail: detail), outcomes: .init(check: name, rows: rows))
         }

@@ -114,6 +114,7 @@ struct ControlledPhase: Sendable {
 
     struct Failure: Sendable {
         let schedule: Int
+        /// What failed in the shrunk schedule: what its reproducer replays.
         let problems: [String]
         /// The failing schedule as found.
         let found: ControlledScenario
@@ -167,7 +168,7 @@ struct ControlledPhase: Sendable {
             // wrong answer in it included: it did not follow its schedule, and would not replay.
             if result.failed, result.uncontrolled == nil || settings.planted == .gradesUncontrolledAsExplored {
                 let shrunk = await shrink(result)
-                findings.failure = Failure(schedule: schedule + 1, problems: result.problems, found: scenario.with(decisions: result.decisions),
+                findings.failure = Failure(schedule: schedule + 1, problems: shrunk.problems, found: scenario.with(decisions: result.decisions),
                                            shrunk: shrunk.scenario, shrunkDecisions: shrunk.decisions.count)
                 return findings
             }
