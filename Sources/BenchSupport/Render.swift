@@ -134,7 +134,7 @@ func tables(_ report: BenchReport) -> [Table] {
     let unevaluated = unevaluatedScalingTargets(report.scaling)
     if !report.targets.isEmpty || !unevaluated.isEmpty {
         tables.append(Table(title: "targets", header: ["target", "measured", "limit", "", "detail"], rows: report.targets.map {
-            [$0.name, formatRatio($0.value), formatRatio($0.limit), $0.met ? "met" : "MISSED", $0.detail]
+            [$0.name, formatRatio($0.value), formatRatio($0.limit), $0.verdict, $0.detail]
         } + unevaluated.map { [$0.name, "-", "-", "not evaluated", $0.reason] }))
     }
     return tables
@@ -196,7 +196,7 @@ func csv(_ report: BenchReport) -> String {
         }
         if let lock = row.lock { add("scaling", lock.label, threads: row.cores, inFlight: 1_024, "contended_share", lock.contendedShare) }
     }
-    for target in report.targets { add("targets", target.name, kind: target.met ? "met" : "missed", "value", target.value) }
+    for target in report.targets { add("targets", target.name, kind: target.needsCores.map { "n/a: needs \($0) cores" } ?? (target.met ? "met" : "missed"), "value", target.value) }
     for target in unevaluatedScalingTargets(report.scaling) { add("targets", target.name, kind: "not evaluated: \(target.reason)", "value", .nan) }
     return lines.joined(separator: "\n") + "\n"
 }

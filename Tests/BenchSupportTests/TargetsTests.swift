@@ -303,3 +303,40 @@ struct HeavyWorkTargetTests {
         #expect(render(report, as: .csv).contains("heavy_work"))
     }
 }
+
+/// A target set for more cores than the machine has: shown, never judged here.
+@Suite("evaluateTargets: targets that need more cores than the machine has")
+struct CoreBoundTargetTests {
+    static let name = "login throughput at 1024 in flight"
+
+    /// A run on `cores` cores whose logins at 1,024 in flight reach `throughput`.
+    static func target(cores: Int, throughput: Double) throws -> (TargetRow, BenchReport) {
+        var report = FloorUnitTargetTests.report(providersFloor: 62, floorAtOne: 63, floorAt1024: 64, throughput: throughput, cpuUs: 76.8, p50Us: 60)
+        report.machine.cores = cores
+        report.targets = evaluateTargets(report, latency: .zero)
+        return (try #require(report.targets.first { $0.name == Self.name }), report)
+    }
+
+    @Test("on 2 cores the login throughput target reads n/a: needs 16 cores, with its figure, in the text, JSON, CSV and RESULTS.md alike; on 16 cores it is met or MISSED")
+    func needsCores() throws {
+        let (few, report) = try Self.target(cores: 2, throughput: 28_931)
+        #expect(few.verdict == "n/a: needs 16 cores" && !few.missed && few.value == 28_931)
+        for format in [ReportFormat.text, .markdown] {
+            let text = render(report, as: format)
+            let line = try #require(text.split(separator: "\n").first { $0.contains(Self.name) }, "\(format)")
+            #expect(line.contains("n/a: needs 16 cores") && line.contains("28,931") && !line.contains("MISSED"), "\(line)")
+        }
+        let results = try #require(renderResults(report).split(separator: "\n").first { $0.contains(Self.name) })
+        #expect(results.contains("n/a: needs 16 cores"), "\(results)")
+        #expect(render(report, as: .csv).contains("n/a: needs 16 cores"))
+        let json = render(report, as: .json)
+        let decoded = try JSONDecoder().decode(BenchReport.self, from: Data(json.utf8))
+        #expect(decoded.targets.first { $0.name == Self.name } == few)
+        #expect(json.contains("\"needs_cores\"") && json.contains("n/a: needs 16 cores"))
+
+        let (slow, _) = try Self.target(cores: 16, throughput: 28_931)
+        #expect(slow.verdict == "MISSED" && slow.missed && slow.needsCores == nil)
+        let (fast, _) = try Self.target(cores: 16, throughput: 100_172)
+        #expect(fast.verdict == "met" && !fast.missed)
+    }
+}
