@@ -53,8 +53,12 @@ extension IdpNetwork {
     /// ```swift
     /// IdpNetwork.shared.register(idp, at: "https://idp.example.test", latency: .milliseconds(20))
     /// ```
-    /// - Parameter certificate: If set, clients must present a certificate chain that contains these
-    ///   bytes (certificate pinning).
+    /// - Parameters:
+    ///   - server: The IDP that answers the requests sent to `url`.
+    ///   - url: The IDP's base URL, as clients are given it.
+    ///   - latency: The simulated round-trip time of every request (`.zero`: handled on the sending thread).
+    ///   - certificate: If set, clients must present a certificate chain that contains these
+    ///     bytes (certificate pinning).
     public func register(_ server: IdpServer, at url: String, latency: Duration = .zero, certificate: Data? = nil) {
         register(InProcessTransport(server: server, latency: latency), at: url, certificate: certificate)
     }
