@@ -66,7 +66,7 @@ struct ReadmeBlockTests {
         Array(block.filter { !$0.hasPrefix("import ") }.drop { $0.isEmpty })
     }
 
-    static func isManifestSnippet(_ block: [String]) -> Bool { block.first?.hasPrefix("// Package.swift") == true }
+    static func isManifestSnippet(_ block: [String]) -> Bool { block.contains { $0.hasPrefix("// Package.swift") } }
 
     @Test("each Swift block of the README is held verbatim by a test file that imports what the block imports")
     func everyBlockHasACopy() throws {
