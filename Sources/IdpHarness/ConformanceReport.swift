@@ -143,14 +143,15 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     /// Whether every check held.
     public var passed: Bool { checks.allSatisfy(\.passed) }
 
-    /// The check with this name.
-    public func check(_ name: String) -> Check? { checks.first { $0.name == name } }
+    /// The check with this name (a ``CheckName`` constant, or its name as a string literal), or
+    /// `nil` when the run did not report it.
+    public func check(_ name: CheckName) -> Check? { checks.first { $0.name == name.rawValue } }
 
     /// The one-line reproducer of the controlled phase's failing schedule, shrunk, for
     /// ``ProviderConformanceKit/replay(_:times:shrinking:name:makeProvider:)``; `nil` when no
     /// schedule failed.
     public var controlledReproducer: String? {
-        guard let check = check(ControlledInterleavingsCheck().name), !check.passed,
+        guard let check = check(.controlledInterleavings), !check.passed,
               let range = check.detail.range(of: ControlledInterleavingsCheck.reproducerLabel) else { return nil }
         return String(check.detail[range.upperBound...])
     }

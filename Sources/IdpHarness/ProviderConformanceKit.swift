@@ -143,7 +143,23 @@ public enum ProviderConformanceKit {
         /// then, and counts its reads. Outside the kit's runs, the system clock.
         public let clock: any IdpClock
 
-        init(tenantId: String, userId: String, credentials: [String: String], clock: any IdpClock = SystemClock()) {
+        /// A user, for calling a provider factory or a provider in a test of your own, as the kit
+        /// would.
+        ///
+        /// ```swift
+        /// let clock = ManualClock()
+        /// let alice = ProviderConformanceKit.User(tenantId: "demo", userId: "alice",
+        ///                                         credentials: ["username": "alice", "password": "s3cret"], clock: clock)
+        /// let provider = SessionCacheProvider([alice])
+        /// clock.advance(by: .seconds(3_600))   // what the kit does before an expiry storm
+        /// ```
+        /// - Parameters:
+        ///   - tenantId: The user's tenant.
+        ///   - userId: The user's id.
+        ///   - credentials: The values by field id; empty for a user the provider is to have no
+        ///     credentials for.
+        ///   - clock: The clock the provider is to read the time from; the system clock by default.
+        public init(tenantId: String, userId: String, credentials: [String: String], clock: any IdpClock = SystemClock()) {
             self.tenantId = tenantId
             self.userId = userId
             self.credentials = credentials

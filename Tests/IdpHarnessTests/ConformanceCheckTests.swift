@@ -181,7 +181,7 @@ struct ConformanceCheckTests {
                            sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(report.checks.map(\.name) == expected, sourceLocation: sourceLocation)
         for name in [failing] + alsoFailing {
-            #expect(report.check(name)?.passed == false, "\(report)", sourceLocation: sourceLocation)
+            #expect(report.check(.init(rawValue: name))?.passed == false, "\(report)", sourceLocation: sourceLocation)
         }
         let alsoFailed = report.checks.filter { $0.name != failing && !alsoFailing.contains($0.name) && !$0.passed }
         #expect(alsoFailed.isEmpty, "also failed: \(alsoFailed.map { "\($0.name): \($0.detail)" })", sourceLocation: sourceLocation)
@@ -357,5 +357,19 @@ struct ConformanceCheckTests {
     func sdkThreads() async throws {
         let report = try await Self.report(withDefectFor: "provider on SDK threads") { $0.misplacedCalls.append("flow-7 step 1 ran on main") }
         #expect(report.check("provider on SDK threads")?.detail == "flow-7 step 1 ran on main")
+    }
+}
+
+@Suite("Check names: every check the kit reports has a constant")
+struct CheckNameTests {
+    @Test("the battery's checks and the checks of runs that stop early are named by ConformanceReport.CheckName constants")
+    func everyCheckHasAConstant() {
+        let battery = (ConformanceBattery.raceChecks + ConformanceBattery.flowChecks).map(\.name)
+        let constants = Set(ConformanceReport.CheckName.all.map(\.rawValue))
+        #expect(battery.allSatisfy(constants.contains), "\(battery.filter { !constants.contains($0) })")
+        #expect(constants.contains(CrashReport.checkName))
+        #expect(ConformanceReport.CheckName.all.count == constants.count, "no name twice")
+        let literal: ConformanceReport.CheckName = "controlled interleavings"
+        #expect(literal == .controlledInterleavings)
     }
 }

@@ -124,7 +124,7 @@ struct CrashIsolationTests {
         #expect(report.check("race hammer")?.checked == true)
         #expect(report.outcomes.contains { $0.check == "race hammer" })
         // The flow checks were never judged.
-        for name in ["concurrent flows", "no cross-talk", "exactly-once completion"] {
+        for name in [ConformanceReport.CheckName.concurrentFlows, .noCrossTalk, .exactlyOnce] {
             #expect(report.check(name)?.verdict == "not checked", "\(name)")
         }
         #expect(report.checks.map(\.name) == ["race hammer", "several instances", "expiry storms", "controlled interleavings", "no data race (ThreadSanitizer)",

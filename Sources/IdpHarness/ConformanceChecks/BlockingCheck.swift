@@ -11,7 +11,7 @@ struct BlockingCheck: ConformanceCheck {
         static let acceptable: Set<Outcome> = [.timedOut, .succeeded]
     }
 
-    let name = "blocking under timeouts"
+    let name = ConformanceReport.CheckName.blockingUnderTimeouts.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let blocking = evidence.blocking else { return nil }

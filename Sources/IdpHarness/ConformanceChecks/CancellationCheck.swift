@@ -11,7 +11,7 @@ struct CancellationCheck: ConformanceCheck {
         static let stale: Set<Outcome> = [.noCompletion]
     }
 
-    let name = "cancellation"
+    let name = ConformanceReport.CheckName.cancellation.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

@@ -11,7 +11,7 @@ struct ConcurrentFlowsCheck: ConformanceCheck {
         static let stale: Set<Outcome> = [.noCompletion]
     }
 
-    let name = "concurrent flows"
+    let name = ConformanceReport.CheckName.concurrentFlows.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

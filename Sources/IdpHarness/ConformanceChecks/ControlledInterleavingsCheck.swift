@@ -11,7 +11,7 @@
 /// where. A schedule the kit could not decide on (nothing moved for the last-resort guard's time)
 /// says so, and is not exercised either.
 struct ControlledInterleavingsCheck: ConformanceCheck {
-    let name = "controlled interleavings"
+    let name = ConformanceReport.CheckName.controlledInterleavings.rawValue
 
     /// The prefix of the reproducer in a failed verdict's detail.
     static let reproducerLabel = "reproducer: "

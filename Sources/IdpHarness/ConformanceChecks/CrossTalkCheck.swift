@@ -9,7 +9,7 @@ struct CrossTalkCheck: ConformanceCheck {
         static let acceptable: Set<Outcome> = [.ownUser]
     }
 
-    let name = "no cross-talk"
+    let name = ConformanceReport.CheckName.noCrossTalk.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

@@ -4,7 +4,7 @@ import Foundation
 /// flows (its reports counted before and after each phase); without ThreadSanitizer the check
 /// says it did not look.
 struct DataRaceCheck: ConformanceCheck {
-    let name = "no data race (ThreadSanitizer)"
+    let name = ConformanceReport.CheckName.noDataRace.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         let sanitizer = evidence.threadSanitizer

@@ -11,7 +11,7 @@ struct ErrorPropagationCheck: ConformanceCheck {
         static let stale: Set<Outcome> = [.noCompletion]
     }
 
-    let name = "error propagation"
+    let name = ConformanceReport.CheckName.errorPropagation.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

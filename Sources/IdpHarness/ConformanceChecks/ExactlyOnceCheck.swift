@@ -10,7 +10,7 @@ struct ExactlyOnceCheck: ConformanceCheck {
         static let stale: Set<Outcome> = [.never]
     }
 
-    let name = "exactly-once completion"
+    let name = ConformanceReport.CheckName.exactlyOnce.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

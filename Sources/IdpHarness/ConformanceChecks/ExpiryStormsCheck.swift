@@ -7,7 +7,7 @@
 /// "expiry not exercised" and neither passes nor fails, and the answers after the crossings are
 /// graded as ordinary answers of their phase.
 struct ExpiryStormsCheck: ConformanceCheck {
-    let name = "expiry storms"
+    let name = ConformanceReport.CheckName.expiryStorms.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         let phases = [evidence.hammer, evidence.severalInstances].compactMap { $0 }

@@ -16,7 +16,7 @@ struct MultiStepCheck: ConformanceCheck {
         static let stale: Set<Outcome> = [.noCompletion]
     }
 
-    let name = "multi-step and re-asks"
+    let name = ConformanceReport.CheckName.multiStep.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

@@ -9,7 +9,7 @@ struct NoDeadlockCheck: ConformanceCheck {
         static let stale: Set<Outcome> = [.stuck]
     }
 
-    let name = "no deadlock"
+    let name = ConformanceReport.CheckName.noDeadlock.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

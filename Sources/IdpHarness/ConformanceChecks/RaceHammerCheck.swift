@@ -2,7 +2,7 @@
 /// hang timeout. The answers after a round's expiry crossing are the expiry check's when the
 /// provider read the kit's clock after it.
 struct RaceHammerCheck: ConformanceCheck {
-    let name = "race hammer"
+    let name = ConformanceReport.CheckName.raceHammer.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let hammer = evidence.hammer else { return nil }

@@ -8,7 +8,7 @@ struct SDKThreadsCheck: ConformanceCheck {
         static let acceptable: Set<Outcome> = [.sdkThread]
     }
 
-    let name = "provider on SDK threads"
+    let name = ConformanceReport.CheckName.providerOnSDKThreads.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         guard let flows = evidence.flows else { return nil }

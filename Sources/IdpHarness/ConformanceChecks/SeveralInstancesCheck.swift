@@ -6,7 +6,7 @@
 /// With a shared provider (`sharedProvider:`) one instance serves every user, so there is nothing
 /// to exercise; the check says so and neither passes nor fails.
 struct SeveralInstancesCheck: ConformanceCheck {
-    let name = "several instances"
+    let name = ConformanceReport.CheckName.severalInstances.rawValue
 
     func judge(_ evidence: ConformanceEvidence) -> ConformanceVerdict? {
         if let reason = evidence.severalInstancesNotExercised {

@@ -106,7 +106,7 @@ struct RunStateMachine<Hammer, World, Flows, Blocking> {
     mutating func setUpFailed(_ reason: String) -> Action {
         guard case .settingUp(let hammer) = state else { return outOfOrder("a failed set-up") }
         state = .finished
-        return .finish(.withoutFlows(hammer: hammer, failure: .init(name: "setting up the IDP", passed: false, detail: reason)))
+        return .finish(.withoutFlows(hammer: hammer, failure: .init(name: ConformanceReport.CheckName.settingUpTheIDP.rawValue, passed: false, detail: reason)))
     }
 
     /// The engine's flows have run and the engine is done with each; `stuck`: the watchdog
@@ -153,7 +153,7 @@ struct RunStateMachine<Hammer, World, Flows, Blocking> {
         case .finished: "after the run had ended"
         }
         state = .finished
-        return .finish(.withoutFlows(hammer: hammer, failure: .init(name: "the kit's run", passed: false,
+        return .finish(.withoutFlows(hammer: hammer, failure: .init(name: ConformanceReport.CheckName.kitRun.rawValue, passed: false,
                                                                     detail: "\(event) came \(phase); the run stopped there")))
     }
 }

@@ -2,7 +2,7 @@
 /// progress), ThreadSanitizer's reports in its output, a failed "process survived" check that says
 /// how and where it ended, and the checks it never reached, marked not checked.
 struct CrashReport {
-    static let checkName = "process survived"
+    static let checkName = ConformanceReport.CheckName.processSurvived.rawValue
 
     let call: KitCall
     let result: ChildProcess.Result

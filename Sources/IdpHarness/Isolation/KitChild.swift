@@ -32,7 +32,7 @@ enum KitChild {
     static func perform(_ call: KitCall, assignment: Assignment, _ body: @Sendable () async -> ConformanceReport) async -> ConformanceReport {
         let key = call.key
         guard key == assignment.key, claimed.withLock({ claimed in defer { claimed = true }; return !claimed }) else {
-            return KitIsolation.notRun(call, check: "run", checked: false,
+            return KitIsolation.notRun(call, check: .run, checked: false,
                                        detail: "not run: this process is a child process started for another kit call (\(assignment.key)); this call is \(key)")
         }
         let progress = ProgressLog(path: assignment.progressFile)

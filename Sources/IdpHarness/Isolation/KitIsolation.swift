@@ -31,7 +31,7 @@ enum KitIsolation {
     private static func without(_ isolation: ProviderConformanceKit.Isolation, call: KitCall, reason: String,
                                 _ body: @Sendable () async -> ConformanceReport) async -> ConformanceReport {
         guard isolation == .automatic else {
-            return notRun(call, check: "crash isolation", checked: true,
+            return notRun(call, check: .crashIsolation, checked: true,
                           detail: "isolation is .childProcess, and no child process could run this call: \(reason)")
         }
         var report = await body()
@@ -40,9 +40,9 @@ enum KitIsolation {
     }
 
     /// A report of a call that did not run: one failed check that says why.
-    static func notRun(_ call: KitCall, check: String, checked: Bool, detail: String) -> ConformanceReport {
+    static func notRun(_ call: KitCall, check: ConformanceReport.CheckName, checked: Bool, detail: String) -> ConformanceReport {
         var report = ConformanceReport(
-            providerName: call.name, checks: [.init(name: check, passed: false, detail: detail, checked: checked)], stuckFlows: [], flows: 0,
+            providerName: call.name, checks: [.init(name: check.rawValue, passed: false, detail: detail, checked: checked)], stuckFlows: [], flows: 0,
             threads: 0, users: 0, elapsed: .zero, flowLatency: (.zero, .zero, .zero), providerCallLatency: (.zero, .zero, .zero), providerCalls: 0,
             peakSDKThreads: 0)
         report.threadSanitizer = ThreadSanitizerReports.isActive
