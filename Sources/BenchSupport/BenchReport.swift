@@ -213,6 +213,9 @@ package struct Settings: Codable, Sendable, Equatable {
     package var inFlight: [Int]
     /// Whether this was a `--quick` smoke run.
     package var quick: Bool
+    /// What the end-to-end flows went through, where it is not the engine, the IDP and a
+    /// MasterController (`idp-bench`'s path); `nil` for that path.
+    package var flowPath: String?
 
     /// Settings as a run used them.
     /// - Parameters:
@@ -223,7 +226,9 @@ package struct Settings: Codable, Sendable, Equatable {
     ///   - threads: The provider thread counts.
     ///   - inFlight: The closed loop's in-flight levels.
     ///   - quick: Whether this was a `--quick` smoke run.
-    package init(secondsPerCell: Double, latencyMs: Double, seed: UInt64, sections: [String], threads: [Int], inFlight: [Int], quick: Bool) {
+    ///   - flowPath: What the end-to-end flows went through, where not idp-bench's path.
+    package init(secondsPerCell: Double, latencyMs: Double, seed: UInt64, sections: [String], threads: [Int], inFlight: [Int], quick: Bool,
+                 flowPath: String? = nil) {
         self.secondsPerCell = secondsPerCell
         self.latencyMs = latencyMs
         self.seed = seed
@@ -231,10 +236,12 @@ package struct Settings: Codable, Sendable, Equatable {
         self.threads = threads
         self.inFlight = inFlight
         self.quick = quick
+        self.flowPath = flowPath
     }
 
     enum CodingKeys: String, CodingKey {
         case secondsPerCell = "seconds_per_cell", latencyMs = "latency_ms", seed, sections, threads, inFlight = "in_flight", quick
+        case flowPath = "flow_path"
     }
 }
 

@@ -110,7 +110,7 @@ func tables(_ report: BenchReport) -> [Table] {
             [row.scenario, row.mode == "open" ? "open @\(formatNumber(row.offeredPerS ?? 0))/s" : "closed", "\(row.inFlight)",
              formatNumber(row.throughputPerS), "\(row.errors)"] + row.latencyUs.named.map { formatNumber($0.value) }
         }
-        tables.append(Table(title: "end to end: getAuthorizationCode through engine, IDP and MC (latency in µs)",
+        tables.append(Table(title: "end to end: getAuthorizationCode through \(report.settings.flowPath ?? "engine, IDP and MC") (latency in µs)",
                             header: ["scenario", "loop", "in flight", "flows/s", "errors"] + Percentiles(p0: 0, p25: 0, p50: 0, p75: 0, p90: 0, p99: 0, p999: 0, p100: 0).named.map(\.name),
                             rows: rows, note: flowsNote(report.flows)))
     }

@@ -8,10 +8,11 @@ import IdpServer
 import Synchronization
 
 /// Measures your provider the way `idp-bench` measures the library's: nanoseconds per
-/// `provideCredentials` call at 1…N threads, side by side with the floors (a `Mutex` + dictionary
-/// lookup, and *nothing shared*: a provider call returning each thread's own prepared answer) and
+/// `provideCredentials` call at 1…N threads, side by side with three floors (a `Mutex` +
+/// dictionary lookup; *nothing shared*: a provider call returning each thread's own prepared
+/// answer; *shared answer*: one provider returning one prepared answer to every thread) and
 /// `CredentialStore`, and end-to-end flow latency (p0 … p99.9, p100) through the real engine
-/// and an in-process IDP at several flows in flight, in one run.
+/// and an in-process IDP (no MasterController) at several flows in flight, in one run.
 ///
 /// ```swift
 /// import BenchSupport
@@ -51,7 +52,17 @@ public enum ProviderBenchmark {
         public init() {}
     }
 
-    /// Measures the provider `makeProvider` builds for the given users (one instance for all).
+    /// Measures the provider `makeProvider` builds: **one instance for all users**, shared by every
+    /// measuring thread and every flow (the closure is given every user, once). A provider your app
+    /// makes per user is measured by building that per-user table inside one instance, as
+    /// `CredentialStore` holds many users.
+    /// - Parameters:
+    ///   - configuration: Thread counts, cell times, in-flight levels, users and seed.
+    ///   - name: Your provider's name, as the report's rows show it.
+    ///   - makeProvider: Called once with every user of the run (``Configuration/users`` of them,
+    ///     with a username and password each); returns the one instance to measure.
+    /// - Returns: An `idp-bench/1` report: the providers and floors at each thread count, then
+    ///   the login flows at each in-flight level.
     /// - Throws: ``ProviderBenchmarkError`` when the provider answers wrongly or flows fail.
     public static func measure(
         _ configuration: Configuration = Configuration(),
@@ -77,7 +88,7 @@ public enum ProviderBenchmark {
                              swift: "6", date: ISO8601DateFormatter().string(from: Date())),
             settings: Settings(secondsPerCell: configuration.secondsPerCell, latencyMs: configuration.latency.timeInterval * 1e3,
                                seed: configuration.seed, sections: ["providers", "flows"], threads: configuration.threads,
-                               inFlight: configuration.inFlight, quick: false))
+                               inFlight: configuration.inFlight, quick: false, flowPath: "engine and IDP, no MasterController"))
         (report.providers, report.floors) = await OSThreads.run { contenders.hotPath(configuration) }
         for level in configuration.inFlight.sorted() {
             report.flows.append(try await contenders.flows(inFlight: level, configuration: configuration))
@@ -142,14 +153,18 @@ private final class Contenders: Sendable {
         if let problem { throw ProviderBenchmarkError(problem) }
     }
 
-    /// ns per call at each thread count: the floors (a `Mutex` + dictionary lookup, and the call
-    /// of a provider with nothing shared: each thread its own provider returning its own prepared
-    /// answer), your provider, `CredentialStore`; each cell the median of `rounds` interleaved
-    /// runs. Runs on an OS thread (it blocks).
+    /// ns per call at each thread count: the floors (a `Mutex` + dictionary lookup; the call of a
+    /// provider with nothing shared: each thread its own provider returning its own prepared
+    /// answer; a shared answer: one provider returning one prepared answer to every thread), your
+    /// provider, `CredentialStore`; each cell the median of `rounds` interleaved runs. Runs on an
+    /// OS thread (it blocks).
     func hotPath(_ configuration: ProviderBenchmark.Configuration) -> ([ProviderRow], [FloorRow]) {
         let cells: [(label: String, kind: String?, provider: Unverified<any IdpSdkInteractionInterface>?)] = [
-            ("Mutex + dictionary lookup", nil, nil), ("nothing shared", nil, nil), (name, "yours", yours), ("CredentialStore", "product", store),
+            ("Mutex + dictionary lookup", nil, nil), ("nothing shared", nil, nil), ("shared answer", nil, nil), (name, "yours", yours),
+            ("CredentialStore", "product", store),
         ]
+        // The shared answer's one provider, made before timing: every thread returns its dictionary.
+        let sharedAnswer = PreparedAnswer(answer: IdpSdkProvideCredentialsResult(credentials: users[0].credentials))
         func operation(_ cell: Int, _ threads: Int) -> (Int) -> @Sendable (Int) -> Int {
             let perThread = (0..<threads).map { calls(thread: $0) }
             return { [self] thread in
@@ -161,6 +176,9 @@ private final class Contenders: Sendable {
                         let answer = IdpSdkProvideCredentialsResult(credentials: Dictionary(uniqueKeysWithValues: user.credentials.map { ($0.key, $0.value) }))
                         let own: any IdpSdkInteractionInterface & Sendable = PreparedAnswer(answer: answer)
                         return { call in own.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
+                    }
+                    if cell == 2 {
+                        return { call in sharedAnswer.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
                     }
                     let keys = calls.map { $0.userId ?? "" }
                     return { call in self.table.withLock { $0[keys[call & 1_023]] }?.count ?? 0 }
@@ -272,7 +290,7 @@ private final class Contenders: Sendable {
 }
 
 /// Returns one prepared answer to every call: the floor of calling a provider at all, when each
-/// thread has its own.
+/// thread has its own; shared by every thread, what returning one cached object costs.
 private struct PreparedAnswer: IdpSdkInteractionInterface, Sendable {
     let answer: IdpSdkProvideCredentialsResult
     func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { answer }

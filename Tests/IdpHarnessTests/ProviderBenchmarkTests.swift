@@ -26,4 +26,31 @@ struct ProviderBenchmarkTests {
         #expect(cell.completed >= 1 && cell.errors == 0)
         #expect(cell.throughputPerS < Double(cell.completed) / 0.02)
     }
+
+    @Test("the report names what the article and README name: three floors at every thread count, the provider measured, and flows through the engine and IDP without a MasterController")
+    func reportMatchesItsDocs() async throws {
+        var configuration = ProviderBenchmark.Configuration()
+        configuration.threads = [1, 2]
+        configuration.rounds = 1
+        configuration.secondsPerCell = 0.01
+        configuration.inFlight = [1]
+        configuration.users = 10
+        configuration.secondsPerFlowCell = 0.02
+        let given = LockedValue(0)
+        let report = try await ProviderBenchmark.measure(configuration, name: "StaticCredentials per user") { users in
+            given.withLock { $0 += users.count }
+            let store = CredentialStore()
+            for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
+            return store
+        }
+        // One instance for all users: the closure was called once, with every user
+        #expect(given.withLock { $0 } == 10)
+        for threads in [1, 2] {
+            let floors = Set(report.floors.filter { $0.threads == threads }.map(\.name))
+            #expect(floors == ["Mutex + dictionary lookup", "nothing shared", "shared answer"], "\(floors)")
+        }
+        let text = render(report, as: .text)
+        #expect(text.contains("through engine and IDP, no MasterController"), "\(text)")
+        #expect(!text.contains("IDP and MC"))
+    }
 }
