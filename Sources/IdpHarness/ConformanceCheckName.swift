@@ -60,13 +60,15 @@ extension ConformanceReport {
         public static let crashIsolation = CheckName(rawValue: "crash isolation")
         /// The child process found the call it was started for.
         public static let run = CheckName(rawValue: "run")
+        /// The kit's configuration, as the environment may change it, could be read.
+        public static let configuration = CheckName(rawValue: "configuration")
 
         /// Every name above: the battery's checks in the report's order, then those a run that
         /// crashed, stopped early or did not run reports.
         public static let all: [CheckName] = [
             .raceHammer, .severalInstances, .expiryStorms, .controlledInterleavings, .noDataRace, .concurrentFlows, .multiStep, .noCrossTalk,
             .errorPropagation, .cancellation, .exactlyOnce, .noDeadlock, .providerOnSDKThreads, .blockingUnderTimeouts, .processSurvived,
-            .settingUpTheIDP, .kitRun, .crashIsolation, .run,
+            .settingUpTheIDP, .kitRun, .crashIsolation, .run, .configuration,
         ]
     }
 }

@@ -140,6 +140,12 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     /// on entering it (itself included): the median and the most.
     public var providerOverlap: (p50: Int, max: Int) = (0, 0)
 
+    /// The controlled phase's seed in this run (the configuration's, or the environment's
+    /// ``ProviderConformanceKit/controlledSeedVariable``): with it, a failure reruns the same way.
+    public var controlledSeed: UInt64 = 0
+    /// The controlled phase's schedule budget in this run (0: it did not run).
+    public var controlledSchedules = 0
+
     /// Whether every check held.
     public var passed: Bool { checks.allSatisfy(\.passed) }
 

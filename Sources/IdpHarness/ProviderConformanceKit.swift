@@ -110,7 +110,8 @@ public enum ProviderConformanceKit {
         /// Schedules the controlled phase explores (it stops at the first that fails): threads
         /// calling the provider one at a time between the points of the controlled primitives,
         /// in orders chosen by PCT and a random walk from ``controlledSeed`` (0: no controlled
-        /// phase). See <doc:ControlledInterleavings>.
+        /// phase). See <doc:ControlledInterleavings>. The environment variable
+        /// ``ProviderConformanceKit/controlledSchedulesVariable`` replaces it where set.
         public var controlledSchedules = 64
         /// Threads of each controlled schedule; thread t calls instance `t % instances` of the
         /// schedule's one user, so two threads share an instance and two do not.
@@ -118,7 +119,8 @@ public enum ProviderConformanceKit {
         /// Calls each thread of a controlled schedule makes.
         public var controlledCalls = 2
         /// Seeds the controlled phase: the same seed explores the same schedules and gives the
-        /// same verdict.
+        /// same verdict. The environment variable ``ProviderConformanceKit/controlledSeedVariable``
+        /// replaces it where set.
         public var controlledSeed: UInt64 = 1
         /// Where the run happens: by default in a child process, so that a provider that
         /// crashes yields a verdict (see ``Isolation``).
@@ -197,8 +199,9 @@ public enum ProviderConformanceKit {
         line: Int = #line,
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        let call = KitCall(entry: .runPerUser, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
-        return await KitIsolation.perform(call) { await Run(configuration: configuration, name: name, bind: perUser(makeProvider)).execute() }
+        await enter(.runPerUser, configuration, name: name, fileID: fileID, function: function, line: line) { effective in
+            await Run(configuration: effective, name: name, bind: perUser(makeProvider)).execute()
+        }
     }
 
     /// Runs only the direct calls: the race hammer and the several-instances rounds, with their
@@ -238,9 +241,8 @@ public enum ProviderConformanceKit {
         line: Int = #line,
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        let call = KitCall(entry: .hammerPerUser, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
-        return await KitIsolation.perform(call) {
-            await Run(configuration: configuration, name: name, battery: false, bind: perUser(makeProvider)).execute()
+        await enter(.hammerPerUser, configuration, name: name, fileID: fileID, function: function, line: line) { effective in
+            await Run(configuration: effective, name: name, battery: false, bind: perUser(makeProvider)).execute()
         }
     }
 
@@ -263,9 +265,8 @@ public enum ProviderConformanceKit {
         line: Int = #line,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        let call = KitCall(entry: .hammerShared, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
-        return await KitIsolation.perform(call) {
-            await Run(configuration: configuration, name: name, battery: false, sharedInstance: true, bind: shared(sharedProvider)).execute()
+        await enter(.hammerShared, configuration, name: name, fileID: fileID, function: function, line: line) { effective in
+            await Run(configuration: effective, name: name, battery: false, sharedInstance: true, bind: shared(sharedProvider)).execute()
         }
     }
 
@@ -304,7 +305,8 @@ public enum ProviderConformanceKit {
         line: Int = #line,
         sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
-        let call = KitCall(entry: .runShared, name: name, configuration: configuration, fileID: fileID, function: function, line: line)
-        return await KitIsolation.perform(call) { await Run(configuration: configuration, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute() }
+        await enter(.runShared, configuration, name: name, fileID: fileID, function: function, line: line) { effective in
+            await Run(configuration: effective, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute()
+        }
     }
 }

@@ -48,6 +48,7 @@ struct ConformanceEvidence: Sendable {
                 providerCalls: 0, peakSDKThreads: 0)
         }
         report.outcomes = verdicts.compactMap(\.outcomes)
+        (report.controlledSeed, report.controlledSchedules) = (configuration.controlledSeed, configuration.controlledSchedules)
         report.threadSanitizer = threadSanitizer.isActive
         if threadSanitizer.isActive {
             report.raceReports = threadSanitizer.blamed

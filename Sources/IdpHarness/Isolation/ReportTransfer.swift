@@ -52,6 +52,8 @@ struct ReportTransfer: Codable, Sendable {
     let raceReports: [ThreadSanitizerReport]
     /// p50, max.
     let providerOverlap: [Int]
+    let controlledSeed: UInt64
+    let controlledSchedules: Int
 
     init(_ report: ConformanceReport) {
         providerName = report.providerName
@@ -63,6 +65,7 @@ struct ReportTransfer: Codable, Sendable {
         (providerCalls, peakSDKThreads) = (report.providerCalls, report.peakSDKThreads)
         (threadSanitizer, outcomes, raceReportFile, raceReports) = (report.threadSanitizer, report.outcomes, report.raceReportFile, report.raceReports)
         providerOverlap = [report.providerOverlap.p50, report.providerOverlap.max]
+        (controlledSeed, controlledSchedules) = (report.controlledSeed, report.controlledSchedules)
     }
 
     /// The report again; ``ConformanceReport/execution`` is left for the parent to say.
@@ -75,6 +78,7 @@ struct ReportTransfer: Codable, Sendable {
                                        providerCallLatency: triple(providerCallLatency), providerCalls: providerCalls, peakSDKThreads: peakSDKThreads)
         (report.threadSanitizer, report.outcomes, report.raceReportFile, report.raceReports) = (threadSanitizer, outcomes, raceReportFile, raceReports)
         if providerOverlap.count == 2 { report.providerOverlap = (providerOverlap[0], providerOverlap[1]) }
+        (report.controlledSeed, report.controlledSchedules) = (controlledSeed, controlledSchedules)
         return report
     }
 }
