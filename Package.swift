@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CredentialProviders", targets: ["CredentialProviders"]),
         .library(name: "IdpHarness", targets: ["IdpHarness"]),
         .library(name: "BenchSupport", targets: ["BenchSupport"]),
+        .library(name: "IdpHarnessTesting", targets: ["IdpHarnessTesting"]),
         .executable(name: "idp-bench", targets: ["IdpBench"]),
     ],
     targets: [
@@ -30,6 +31,8 @@ let package = Package(
         .target(name: "ThreadSanitizerHook"),
         .target(name: "IdpHarness", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "McSdk", "CredentialProviders",
                                                    "ThreadSanitizerHook", "BenchSupport"]),
+        // The kit's report in a Swift Testing test: its own module, so that nothing else links Testing.
+        .target(name: "IdpHarnessTesting", dependencies: ["IdpHarness"]),
 
         // Executables.
         .executableTarget(
@@ -73,7 +76,7 @@ let package = Package(
         .testTarget(name: "CredentialProvidersTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "CredentialProviders",
                                                                      "TestSupport"]),
         .testTarget(name: "IdpHarnessTests", dependencies: ["IdpPrimitives", "IdpWireFormats", "IdpServer", "IdpSdk", "CredentialProviders", "IdpHarness",
-                                                            "TestSupport"]),
+                                                            "IdpHarnessTesting", "TestSupport"]),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport", "IdpPrimitives"]),
         .testTarget(
             name: "DocumentSampleTests",

@@ -194,15 +194,15 @@ struct NegativeControlTests {
         _ = await ProviderConformanceKit.run(configuration, name: "RacyProvider") { users in RacyProvider(users) }
     }
 
-    /// Runs this test binary again with one test selected; returns its exit status (or the
-    /// signal that ended it) and its output.
+    /// Runs this test binary again with one test selected (and `arguments` after the filter);
+    /// returns its exit status (or the signal that ended it) and its output.
     ///
     /// A child still running after `limit` is killed, and the output ends with a line that says
     /// so: a child that hangs fails the test that started it instead of stopping the suite.
-    static func runChild(filter: String, environment: [String: String], limit: Duration = .seconds(600)) async -> (Int32, String) {
+    static func runChild(filter: String, environment: [String: String], arguments: [String] = [], limit: Duration = .seconds(600)) async -> (Int32, String) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("idpharness-child-\(UUID().uuidString).txt").path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let child = ChildProcess(executable: ChildProcess.currentExecutable, arguments: ["--testing-library", "swift-testing", "--filter", filter],
+        let child = ChildProcess(executable: ChildProcess.currentExecutable, arguments: ["--testing-library", "swift-testing", "--filter", filter] + arguments,
                                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: output)
         let result = await child.run(limit: limit)
         var text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
