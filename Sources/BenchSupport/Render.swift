@@ -196,7 +196,7 @@ func csv(_ report: BenchReport) -> String {
         }
         if let lock = row.lock { add("scaling", lock.label, threads: row.cores, inFlight: 1_024, "contended_share", lock.contendedShare) }
     }
-    for target in report.targets { add("targets", target.name, kind: target.needsCores.map { "n/a: needs \($0) cores" } ?? (target.met ? "met" : "missed"), "value", target.value) }
+    for target in report.targets { add("targets", target.name, kind: target.missed ? "missed" : target.verdict, "value", target.value) }
     for target in unevaluatedScalingTargets(report.scaling) { add("targets", target.name, kind: "not evaluated: \(target.reason)", "value", .nan) }
     return lines.joined(separator: "\n") + "\n"
 }

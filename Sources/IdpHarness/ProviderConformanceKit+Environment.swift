@@ -76,9 +76,7 @@ extension ProviderConformanceKit {
         var phaseOnly = configuration
         phaseOnly.hammerRounds = 0
         phaseOnly.instanceRounds = 0
-        return await enter(.hammerPerUser, phaseOnly, name: name, fileID: fileID, function: function, line: line) { effective in
-            await Run(configuration: effective, name: name, battery: false, bind: perUser(makeProvider)).execute()
-        }
+        return await hammer(phaseOnly, name: name, fileID: fileID, function: function, line: line, makeProvider: makeProvider)
     }
 }
 

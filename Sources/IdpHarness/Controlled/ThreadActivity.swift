@@ -71,22 +71,22 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         #endif
     }
 
-    /// The threads of this process that run, are runnable, or are in the kernel on their way
-    /// back (states R and D of `/proc/self/task/<tid>/stat`), other than `excluded`; `nil` where the
-    /// platform gives no view (Apple platforms would need `task_threads` and `thread_info`).
-    package static func runningThreads(excluding excluded: Int32) -> [Int32]? {
+    /// Whether the OS shows no thread of this process other than `excluded` running, runnable, or
+    /// in the kernel on its way back (states R and D of `/proc/self/task/<tid>/stat`); `false`
+    /// where the platform gives no view (Apple platforms would need `task_threads` and
+    /// `thread_info`), so that nothing is judged idle unseen.
+    package static func noOtherThreadRuns(excluding excluded: Int32) -> Bool {
         #if os(Linux)
-        guard let directory = opendir("/proc/self/task") else { return nil }
+        guard let directory = opendir("/proc/self/task") else { return false }
         defer { closedir(directory) }
-        var running: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let tid = Int32(name), tid != excluded, let state = state(tid) else { continue }
-            if state == UInt8(ascii: "R") || state == UInt8(ascii: "D") { running.append(tid) }
+            if state == UInt8(ascii: "R") || state == UInt8(ascii: "D") { return false }
         }
-        return running
+        return true
         #else
-        return nil
+        return false
         #endif
     }
 

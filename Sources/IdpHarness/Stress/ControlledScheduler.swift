@@ -420,7 +420,7 @@ package final class ControlledScheduler: Sendable {
                 perform(decide { $0.stuckOutside(stuck) })
                 continue
             }
-            if guarded.withLock({ $0.machine.isAwaitingOutside }), ThreadActivity.runningThreads(excluding: watchdog)?.isEmpty == true {
+            if guarded.withLock({ $0.machine.isAwaitingOutside }), ThreadActivity.noOtherThreadRuns(excluding: watchdog) {
                 perform(decide { $0.outsideIdle("every participant left waits at a point for work handed outside the run, and the OS shows no thread of the process running") })
                 continue
             }
@@ -482,9 +482,7 @@ package final class ControlledScheduler: Sendable {
         func durable(_ tid: Int32) -> String? {
             guard case .blocked(let what, let owner) = observe(participant, tid) else { return nil }
             if let owner, owner != tid, !held.contains(owner) { return nil }
-            if owner == nil, planted != .ownerlessWaitIgnoresRunningThreads, ThreadActivity.runningThreads(excluding: watchdog)?.isEmpty != true {
-                return nil
-            }
+            if owner == nil, planted != .ownerlessWaitIgnoresRunningThreads, !ThreadActivity.noOtherThreadRuns(excluding: watchdog) { return nil }
             return owner == tid ? "\(what) on a lock its own thread holds" : what
         }
         switch kind {

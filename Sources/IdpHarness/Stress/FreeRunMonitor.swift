@@ -12,7 +12,7 @@ import Synchronization
 /// No wall clock decides that a run is stuck: the OS does. The quiet world is stuck only when
 /// the Swift concurrency pool has run a probe task posted since it went quiet (a job queued for a
 /// busy pool would otherwise wait unseen) and no thread of the process is running or runnable
-/// (``ThreadActivity/runningThreads(excluding:)``), nothing having moved meanwhile. A thread that
+/// (``ThreadActivity/noOtherThreadRuns(excluding:)``), nothing having moved meanwhile. A thread that
 /// is slow, however long, keeps the run going. Where the OS gives no such view (Apple platforms),
 /// or something keeps running without moving the run, only the last-resort guard ends it:
 /// nothing moved for ``guardLimit``, and the run is undecided (``undecided``), never stuck.
@@ -170,7 +170,7 @@ package final class FreeRunMonitor: Sendable {
             }
             if planted != .takesRunnableForBlocked {
                 guard probesRun.load(ordering: .acquiring) >= quiet.probe,
-                      let running = ThreadActivity.runningThreads(excluding: watchdog), running.isEmpty,
+                      ThreadActivity.noOtherThreadRuns(excluding: watchdog),
                       stamp.load(ordering: .relaxed) == before else { continue }
             }
             abandon(undecided: nil)
