@@ -154,7 +154,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public func check(_ name: CheckName) -> Check? { checks.first { $0.name == name.rawValue } }
 
     /// The one-line reproducer of the controlled phase's failing schedule, shrunk, for
-    /// ``ProviderConformanceKit/replay(_:times:shrinking:name:makeProvider:)``; `nil` when no
+    /// ``ProviderConformanceKit/replay(_:times:shrinking:name:instances:makeProvider:)``; `nil` when no
     /// schedule failed.
     public var controlledReproducer: String? {
         guard let check = check(.controlledInterleavings), !check.passed,

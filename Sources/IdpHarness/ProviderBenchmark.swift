@@ -18,7 +18,8 @@ import Synchronization
 /// import BenchSupport
 /// import IdpHarness
 ///
-/// let report = try await ProviderBenchmark.measure(name: "SessionCacheProvider") { users in
+/// // One instance for every user, as an app with one provider for everyone has it:
+/// let report = try await ProviderBenchmark.measure(name: "SessionCacheProvider", instances: .shared) { users in
 ///     SessionCacheProvider(users)
 /// }
 /// print(render(report, as: .markdown))      // or .text, .json (schema "idp-bench/1")
@@ -52,22 +53,68 @@ public enum ProviderBenchmark {
         public init() {}
     }
 
-    /// Measures the provider `makeProvider` builds: **one instance for all users**, shared by every
-    /// measuring thread and every flow (the closure is given every user, once). A provider your app
-    /// makes per user is measured by building that per-user table inside one instance, as
-    /// `CredentialStore` holds many users.
+    /// Measures the provider `sharedProvider` builds: **one instance for all users**, shared by
+    /// every measuring thread and every flow (the closure is given every user, once).
     /// - Parameters:
     ///   - configuration: Thread counts, cell times, in-flight levels, users and seed.
     ///   - name: Your provider's name, as the report's rows show it.
-    ///   - makeProvider: Called once with every user of the run (``Configuration/users`` of them,
-    ///     with a username and password each); returns the one instance to measure.
+    ///   - instances: ``ProviderInstances/Shared/shared``.
+    ///   - sharedProvider: Called once with every user of the run (``Configuration/users`` of
+    ///     them, with a username and password each); returns the one instance to measure.
     /// - Returns: An `idp-bench/1` report: the providers and floors at each thread count, then
     ///   the login flows at each in-flight level.
-    /// - Throws: ``ProviderBenchmarkError`` when the provider answers wrongly or flows fail.
+    /// - Throws: ``ProviderBenchmarkError`` when the configuration is out of range, the provider
+    ///   answers wrongly or flows fail.
     public static func measure(
         _ configuration: Configuration = Configuration(),
         name: String,
-        makeProvider: @escaping @Sendable ([ProviderConformanceKit.User]) async -> any IdpSdkInteractionInterface
+        instances: ProviderInstances.Shared,
+        sharedProvider: @escaping @Sendable ([ProviderConformanceKit.User]) async -> any IdpSdkInteractionInterface
+    ) async throws(ProviderBenchmarkError) -> BenchReport {
+        try await measure(configuration, name: name) { users in
+            let provider = await sharedProvider(users)
+            return users.map { _ in provider }
+        }
+    }
+
+    /// Measures the providers `makeProvider` builds: **one instance per user**, each called only
+    /// for its own user, by every measuring thread whose call is for that user and by that user's
+    /// flows. The benchmark picks the instance from an array by the user's index, prepared before
+    /// timing, so your row carries no lookup the benchmark adds.
+    ///
+    /// ```swift
+    /// let report = try await ProviderBenchmark.measure(name: "MyProvider", instances: .perUser) { user in
+    ///     MyProvider(user)
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - configuration: Thread counts, cell times, in-flight levels, users and seed.
+    ///   - name: Your provider's name, as the report's rows show it.
+    ///   - instances: ``ProviderInstances/PerUser/perUser``.
+    ///   - makeProvider: Called once per user of the run (``Configuration/users`` of them, with a
+    ///     username and password each), before any timing.
+    /// - Returns: An `idp-bench/1` report, as
+    ///   ``measure(_:name:instances:sharedProvider:)`` gives it.
+    /// - Throws: ``ProviderBenchmarkError`` when the configuration is out of range, a provider
+    ///   answers wrongly or flows fail.
+    public static func measure(
+        _ configuration: Configuration = Configuration(),
+        name: String,
+        instances: ProviderInstances.PerUser,
+        makeProvider: @escaping @Sendable (ProviderConformanceKit.User) async -> any IdpSdkInteractionInterface
+    ) async throws(ProviderBenchmarkError) -> BenchReport {
+        try await measure(configuration, name: name) { users in
+            var providers: [any IdpSdkInteractionInterface] = []
+            for user in users { providers.append(await makeProvider(user)) }
+            return providers
+        }
+    }
+
+    /// Measures the providers `bind` gives, one per user (the same instance for all, when shared).
+    private static func measure(
+        _ configuration: Configuration,
+        name: String,
+        bind: @Sendable ([ProviderConformanceKit.User]) async -> [any IdpSdkInteractionInterface]
     ) async throws(ProviderBenchmarkError) -> BenchReport {
         guard !configuration.threads.isEmpty, configuration.threads.allSatisfy({ $0 > 0 }), configuration.rounds > 0,
               configuration.users > 0, configuration.secondsPerCell > 0, configuration.secondsPerFlowCell > 0,
@@ -80,7 +127,7 @@ public enum ProviderBenchmark {
             return ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
                                                credentials: ["username": userId, "password": "pw-\(random.next() % 1_000_000_000)"])
         }
-        let contenders = Contenders(yours: Unverified(await makeProvider(users)), name: name, users: users)
+        let contenders = Contenders(yours: Unverified(await bind(users)), name: name, users: users)
         try await contenders.verify()
 
         var report = BenchReport(
@@ -104,44 +151,47 @@ public struct ProviderBenchmarkError: Error, CustomStringConvertible, Equatable 
     init(_ description: String) { self.description = description }
 }
 
-/// Your provider, ``CredentialStore`` and the `Mutex` floor over the same users. The providers
-/// are shared with the measuring threads through ``Unverified``: sharing yours is what measuring
-/// it means; whether that is safe is what ``ProviderConformanceKit`` checks.
+/// Your provider, ``CredentialStore`` and the `Mutex` floor over the same users. Each provider is
+/// an array of instances by user index (one instance repeated, when shared). The providers are
+/// shared with the measuring threads through ``Unverified``: sharing yours is what measuring it
+/// means; whether that is safe is what ``ProviderConformanceKit`` checks.
 private final class Contenders: Sendable {
-    let yours: Unverified<any IdpSdkInteractionInterface>
-    let store: Unverified<any IdpSdkInteractionInterface>
+    let yours: Unverified<[any IdpSdkInteractionInterface]>
+    let store: Unverified<[any IdpSdkInteractionInterface]>
     let name: String
     let users: [ProviderConformanceKit.User]
     let table: Mutex<[String: [String: String]]>
 
-    init(yours: Unverified<any IdpSdkInteractionInterface>, name: String, users: [ProviderConformanceKit.User]) {
+    init(yours: Unverified<[any IdpSdkInteractionInterface]>, name: String, users: [ProviderConformanceKit.User]) {
         self.yours = yours
         self.name = name
         self.users = users
         let store = CredentialStore()
         for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
-        self.store = Unverified(store)
+        self.store = Unverified(users.map { _ in store })
         table = Mutex(Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) }))
     }
 
-    /// The calls of one thread: a ring of 1,024 login steps over the users.
-    func calls(thread: Int) -> [IdpSdkInteractionData] {
+    /// The calls of one thread: a ring of 1,024 login steps over the users, each with the index
+    /// of its user.
+    func calls(thread: Int) -> [(user: Int, data: IdpSdkInteractionData)] {
         let fields = [IdpSdkInputField(id: "username", label: "Username", isSecret: false),
                       IdpSdkInputField(id: "password", label: "Password", isSecret: true)]
         return (0..<1_024).map { index in
-            let user = users[(thread * 7_919 + index * 31) % users.count]
-            return IdpSdkInteractionData(inputFields: fields, flowId: IdpSdkFlowID.next(),
-                                         step: 1, attempt: 1, tenantId: user.tenantId, clientId: "KssIdpLogin", userId: user.userId,
-                                         traceParent: nil, previousError: nil)
+            let owner = (thread * 7_919 + index * 31) % users.count
+            let user = users[owner]
+            return (owner, IdpSdkInteractionData(inputFields: fields, flowId: IdpSdkFlowID.next(),
+                                                 step: 1, attempt: 1, tenantId: user.tenantId, clientId: "KssIdpLogin", userId: user.userId,
+                                                 traceParent: nil, previousError: nil))
         }
     }
 
     /// Asks both providers once per user (up to 256) on an OS thread; both must answer right.
     func verify() async throws(ProviderBenchmarkError) {
         let problem: String? = await OSThreads.run { [self] in
-            for data in calls(thread: 0).prefix(256) {
-                let expected = users.first { $0.userId == data.userId }!.credentials
-                for (label, provider) in [(name, yours.value), ("CredentialStore", store.value)] {
+            for (owner, data) in calls(thread: 0).prefix(256) {
+                let expected = users[owner].credentials
+                for (label, provider) in [(name, yours.value[owner]), ("CredentialStore", store.value[owner])] {
                     let answer = provider.provideCredentials(data).credentials
                     if data.inputFieldIds.contains(where: { answer?[$0] != expected[$0] }) {
                         return "\(label) answered wrongly for \(data.userId ?? "?")"
@@ -159,7 +209,7 @@ private final class Contenders: Sendable {
     /// provider, `CredentialStore`; each cell the median of `rounds` interleaved runs. Runs on an
     /// OS thread (it blocks).
     func hotPath(_ configuration: ProviderBenchmark.Configuration) -> ([ProviderRow], [FloorRow]) {
-        let cells: [(label: String, kind: String?, provider: Unverified<any IdpSdkInteractionInterface>?)] = [
+        let cells: [(label: String, kind: String?, provider: Unverified<[any IdpSdkInteractionInterface]>?)] = [
             ("Mutex + dictionary lookup", nil, nil), ("nothing shared", nil, nil), ("shared answer", nil, nil), (name, "yours", yours),
             ("CredentialStore", "product", store),
         ]
@@ -168,7 +218,7 @@ private final class Contenders: Sendable {
         func operation(_ cell: Int, _ threads: Int) -> (Int) -> @Sendable (Int) -> Int {
             let perThread = (0..<threads).map { calls(thread: $0) }
             return { [self] thread in
-                let calls = perThread[thread]
+                let calls = perThread[thread].map(\.data)
                 guard let provider = cells[cell].provider else {
                     if cell == 1 {
                         // A dictionary of this thread's own storage, made before timing.
@@ -183,7 +233,12 @@ private final class Contenders: Sendable {
                     let keys = calls.map { $0.userId ?? "" }
                     return { call in self.table.withLock { $0[keys[call & 1_023]] }?.count ?? 0 }
                 }
-                return { call in provider.value.provideCredentials(calls[call & 1_023]).credentials?.count ?? -1 }
+                // Each call with its user's instance, paired before timing.
+                let pairs = Unverified(perThread[thread].map { (provider.value[$0.user], $0.data) })
+                return { call in
+                    let (instance, data) = pairs.value[call & 1_023]
+                    return instance.provideCredentials(data).credentials?.count ?? -1
+                }
             }
         }
         for cell in cells.indices { _ = race(threads: 1, seconds: configuration.secondsPerCell / 2, makeOperation: operation(cell, 1)) }
@@ -234,7 +289,7 @@ private final class Contenders: Sendable {
         let runOn = max(seconds * 9, 10)
         let lastChance = end + UInt64(runOn * 1e9)
         let anyCounted = CountedFlag()
-        let provider = yours
+        let providers = yours
         let users = self.users
         let cells = await withTaskGroup(of: (LatencyHistogram, Int, Int, String?, UInt64).self) { group in
             for worker in 0..<inFlight {
@@ -249,13 +304,14 @@ private final class Contenders: Sendable {
                         let now = DispatchTime.now().uptimeNanoseconds
                         guard now < end || (!anyCounted.isSet && (now < lastChance || !startedAfterWarmUp)) else { break }
                         let user = users[next % users.count]
+                        let provider = providers.value[next % users.count]
                         next += inFlight
                         let start = DispatchTime.now().uptimeNanoseconds
                         startedAfterWarmUp = startedAfterWarmUp || start >= warmUp
                         let result = await sdk.getAuthorizationCode(
                             withAstClientData: AstClientDataInfo(clientData: "provider-benchmark", astClientId: IdpServer.unassignedAstClientId,
                                                                  codeChallenge: PKCE.challenge(for: PKCE.makeVerifier()), codeChallengeMethod: PKCE.methodS256),
-                            clientId: "KssIdpLogin", interactionInterface: provider.value, userId: user.userId, traceParent: nil)
+                            clientId: "KssIdpLogin", interactionInterface: provider, userId: user.userId, traceParent: nil)
                         let finished = DispatchTime.now().uptimeNanoseconds
                         if let error = result.idpSdkError {
                             errors += 1

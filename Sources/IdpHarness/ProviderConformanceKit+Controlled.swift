@@ -3,17 +3,44 @@ import IdpSdk
 extension ProviderConformanceKit {
     /// Replays the schedule of a controlled-phase reproducer (as a failed "controlled
     /// interleavings" verdict prints it) `times` times against fresh instances of your provider,
-    /// in this process: each replay makes the same choices, so a failure that is your provider's
-    /// fails every time, and a fix passes every time. A replay whose thread the OS showed blocked
-    /// outside the kit's points (a lock an unrelated thread of the process held) is run again, up
-    /// to three tries, as the phase does.
+    /// one per user, in this process: each replay makes the same choices, so a failure that is
+    /// your provider's fails every time, and a fix passes every time. A replay whose thread the OS
+    /// showed blocked outside the kit's points (a lock an unrelated thread of the process held) is
+    /// run again, up to three tries, as the phase does.
     ///
     /// ```swift
     /// @Test func tokenCacheRefreshesOnce() async throws {
     ///     let replay = try await ProviderConformanceKit.replay(
     ///         "controlled/1 threads=2 calls=1 instances=2 horizon=86400 strategy=pct:3:16 seed=42 decisions=0.1.2",
-    ///         name: "TokenCache") { user in TokenCache(user) }
+    ///         name: "TokenCache", instances: .perUser) { user in TokenCache(user) }
     ///     #expect(replay.failures == 0, "\(replay)")
+    /// }
+    /// ```
+    ///
+    /// Replay with the `instances:` the failing run had: a schedule found with one instance per
+    /// user names participants a shared instance does not have.
+    /// - Parameters:
+    ///   - reproducer: The one-line reproducer.
+    ///   - times: How many times to replay it.
+    ///   - shrinking: Whether to look for a smaller schedule that still fails, after the replays.
+    ///   - name: The provider's name, for the description.
+    ///   - instances: ``ProviderInstances/PerUser/perUser``.
+    ///   - makeProvider: Makes each instance (fresh users for every replay), as for
+    ///     ``run(_:name:instances:fileID:function:line:makeProvider:)``.
+    /// - Returns: What each replay did.
+    /// - Throws: ``ControlledReproducerError`` when the reproducer cannot be read.
+    public static func replay(_ reproducer: String, times: Int = 10, shrinking: Bool = false, name: String,
+                              instances: ProviderInstances.PerUser,
+                              makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface) async throws -> ControlledReplay {
+        try await replay(reproducer, times: times, shrinking: shrinking, name: name, fresh: perUser(makeProvider))
+    }
+
+    /// Replays a controlled-phase reproducer against one fresh instance for every user per
+    /// replay; otherwise as ``replay(_:times:shrinking:name:instances:makeProvider:)``.
+    ///
+    /// ```swift
+    /// let replay = try await ProviderConformanceKit.replay(reproducer, name: "MyProvider", instances: .shared) { users in
+    ///     MyProvider(users)
     /// }
     /// ```
     /// - Parameters:
@@ -21,13 +48,18 @@ extension ProviderConformanceKit {
     ///   - times: How many times to replay it.
     ///   - shrinking: Whether to look for a smaller schedule that still fails, after the replays.
     ///   - name: The provider's name, for the description.
-    ///   - makeProvider: Makes each instance, as for ``run(_:name:fileID:function:line:makeProvider:)``.
+    ///   - instances: ``ProviderInstances/Shared/shared``.
+    ///   - sharedProvider: Called once per replay with that replay's fresh users.
     /// - Returns: What each replay did.
     /// - Throws: ``ControlledReproducerError`` when the reproducer cannot be read.
     public static func replay(_ reproducer: String, times: Int = 10, shrinking: Bool = false, name: String,
-                              makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface) async throws -> ControlledReplay {
+                              instances: ProviderInstances.Shared,
+                              sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface) async throws -> ControlledReplay {
+        try await replay(reproducer, times: times, shrinking: shrinking, name: name, fresh: shared(sharedProvider))
+    }
+
+    private static func replay(_ reproducer: String, times: Int, shrinking: Bool, name: String, fresh: @escaping Run.Bind) async throws -> ControlledReplay {
         let scenario = try ControlledScenario(reproducer: reproducer)
-        let fresh = perUser(makeProvider)
         let settings = ControlledPhase.Settings(schedules: 0, threads: scenario.threads, calls: scenario.calls, instances: scenario.instances,
                                                 horizon: .seconds(scenario.horizonSeconds), seed: scenario.seed)
         var runs: [ControlledReplay.Run] = []
@@ -51,7 +83,7 @@ extension ProviderConformanceKit {
     }
 }
 
-/// What ``ProviderConformanceKit/replay(_:times:shrinking:name:makeProvider:)`` saw: each replay's
+/// What ``ProviderConformanceKit/replay(_:times:shrinking:name:instances:makeProvider:)`` saw: each replay's
 /// problems (forbidden answers, a deadlock), and the smaller failing schedule when it shrank one.
 public struct ControlledReplay: Sendable, CustomStringConvertible {
     /// One replay.

@@ -48,18 +48,21 @@ extension ProviderConformanceKit {
     /// flows), with one provider instance per user: the quick loop while you fix an ordering bug.
     ///
     /// ```swift
-    /// let report = await ProviderConformanceKit.controlled(name: "MyProvider") { user in MyProvider(user) }
+    /// let report = await ProviderConformanceKit.controlled(name: "MyProvider", instances: .perUser) { user in
+    ///     MyProvider(user)
+    /// }
     /// #expect(report.check(.controlledInterleavings)?.passed == true, "\(report)")
     /// ```
     ///
     /// Its report has the "controlled interleavings" check and ThreadSanitizer's; the seed and
     /// budget are `configuration`'s, or the environment's (``controlledSeedVariable``,
     /// ``controlledSchedulesVariable``). In a child process by default, like
-    /// ``run(_:name:fileID:function:line:makeProvider:)``.
+    /// ``run(_:name:instances:fileID:function:line:makeProvider:)``.
     /// - Parameters:
     ///   - configuration: The controlled phase's seed, schedules, threads, calls, instances and
     ///     expiry horizon; its hammer and instance rounds are not used.
     ///   - name: The provider's name, for the report.
+    ///   - instances: ``ProviderInstances/PerUser/perUser``.
     ///   - fileID: The calling file; leave the default.
     ///   - function: The calling function; leave the default.
     ///   - line: The calling line; leave the default.
@@ -68,15 +71,52 @@ extension ProviderConformanceKit {
     public static func controlled(
         _ configuration: Configuration = Configuration(),
         name: String,
+        instances: ProviderInstances.PerUser,
         fileID: String = #fileID,
         function: String = #function,
         line: Int = #line,
         makeProvider: @escaping @Sendable (User) async -> any IdpSdkInteractionInterface
     ) async -> ConformanceReport {
+        await hammer(phaseOnly(configuration), name: name, instances: .perUser, fileID: fileID, function: function, line: line,
+                     makeProvider: makeProvider)
+    }
+
+    /// Runs only the controlled phase with one provider instance for every user, fresh for every
+    /// schedule; otherwise as ``controlled(_:name:instances:fileID:function:line:makeProvider:)``.
+    ///
+    /// ```swift
+    /// let report = await ProviderConformanceKit.controlled(name: "MyProvider", instances: .shared) { users in
+    ///     MyProvider(users)
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - configuration: The controlled phase's seed, schedules, threads, calls and expiry horizon.
+    ///   - name: The provider's name, for the report.
+    ///   - instances: ``ProviderInstances/Shared/shared``.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
+    ///   - sharedProvider: Called once in every schedule, with every user of it.
+    /// - Returns: The controlled phase's verdict and ThreadSanitizer's.
+    public static func controlled(
+        _ configuration: Configuration = Configuration(),
+        name: String,
+        instances: ProviderInstances.Shared,
+        fileID: String = #fileID,
+        function: String = #function,
+        line: Int = #line,
+        sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
+    ) async -> ConformanceReport {
+        await hammer(phaseOnly(configuration), name: name, instances: .shared, fileID: fileID, function: function, line: line,
+                     sharedProvider: sharedProvider)
+    }
+
+    /// `configuration` with no hammer and no several-instances rounds: the controlled phase alone.
+    private static func phaseOnly(_ configuration: Configuration) -> Configuration {
         var phaseOnly = configuration
         phaseOnly.hammerRounds = 0
         phaseOnly.instanceRounds = 0
-        return await hammer(phaseOnly, name: name, fileID: fileID, function: function, line: line, makeProvider: makeProvider)
+        return phaseOnly
     }
 }
 

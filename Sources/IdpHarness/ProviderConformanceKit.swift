@@ -5,7 +5,7 @@ import IdpSdk
 /// an in-process IDP, and reports per check what held and what did not.
 ///
 /// ```swift
-/// let report = await ProviderConformanceKit.run(name: "MyProvider") { user in
+/// let report = await ProviderConformanceKit.run(name: "MyProvider", instances: .perUser) { user in
 ///     MyProvider(username: user.userId, password: user.credentials["password"])
 /// }
 /// print(report)            // a Markdown table of verdicts and figures
@@ -13,7 +13,7 @@ import IdpSdk
 /// ```
 ///
 /// The checks:
-/// - **race hammer** (first; see ``hammer(_:name:fileID:function:line:makeProvider:)``) — fresh instances (two of each
+/// - **race hammer** (first; see ``hammer(_:name:instances:fileID:function:line:makeProvider:)``) — fresh instances (two of each
 ///   user, see ``Configuration/instances``; each thread calls its own), kit-owned OS threads
 ///   released together, direct calls with nothing between the threads, every answer graded;
 /// - **several instances** — two or more instances of one user from the per-user factory answer
@@ -177,23 +177,33 @@ public enum ProviderConformanceKit {
 
     /// Runs the battery with one provider instance per user, shared by all that user's flows.
     ///
+    /// ```swift
+    /// let report = await ProviderConformanceKit.run(name: "MyProvider", instances: .perUser) { user in
+    ///     MyProvider(user)
+    /// }
+    /// ```
+    ///
     /// By default the run happens in a child process (``Configuration/isolation``): call this
     /// directly from the `@Test` function, whose name, file and line lead the child to this call.
+    /// The closure runs on a task of the kit's; the provider it returns is then called from
+    /// kit-owned OS threads and the engine's SDK threads, never from the cooperative pool.
     /// - Parameters:
     ///   - configuration: How hard to push, and what to expect of the provider.
     ///   - name: The provider's name, for the report.
+    ///   - instances: ``ProviderInstances/PerUser/perUser``.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
     ///   - makeProvider: Called for every instance the kit needs: once per user for the engine's
     ///     flows (also for users without credentials), and ``Configuration/instances`` times per
     ///     user for each round of direct calls; it may await (to fill an actor, say). A provider
     ///     that caches a secret reads the time from ``User/clock``.
-    ///   - fileID: The calling file; leave the default.
-    ///   - function: The calling function; leave the default.
-    ///   - line: The calling line; leave the default.
     /// - Returns: The verdicts; for a provider that crashed the child, the checks judged before
     ///   the crash and a failed "process survived" check.
     public static func run(
         _ configuration: Configuration = Configuration(),
         name: String,
+        instances: ProviderInstances.PerUser,
         fileID: String = #fileID,
         function: String = #function,
         line: Int = #line,
@@ -204,12 +214,49 @@ public enum ProviderConformanceKit {
         }
     }
 
+    /// Runs the battery with one provider instance shared by every user's flows (the Kotlin
+    /// samples' `companion object`); in a child process by default.
+    ///
+    /// ```swift
+    /// let report = await ProviderConformanceKit.run(name: "MyProvider", instances: .shared) { users in
+    ///     MyProvider(users)
+    /// }
+    /// ```
+    ///
+    /// The several-instances check reads "not exercised": there is one instance.
+    /// - Parameters:
+    ///   - configuration: How hard to push, and what to expect of the provider.
+    ///   - name: The provider's name, for the report.
+    ///   - instances: ``ProviderInstances/Shared/shared``.
+    ///   - fileID: The calling file; leave the default.
+    ///   - function: The calling function; leave the default.
+    ///   - line: The calling line; leave the default.
+    ///   - sharedProvider: Called once per phase with every user (also those without
+    ///     credentials); it may await.
+    /// - Returns: The verdicts, as ``run(_:name:instances:fileID:function:line:makeProvider:)``
+    ///   gives them.
+    public static func run(
+        _ configuration: Configuration = Configuration(),
+        name: String,
+        instances: ProviderInstances.Shared,
+        fileID: String = #fileID,
+        function: String = #function,
+        line: Int = #line,
+        sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
+    ) async -> ConformanceReport {
+        await enter(.runShared, configuration, name: name, fileID: fileID, function: function, line: line) { effective in
+            await Run(configuration: effective, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute()
+        }
+    }
+
     /// Runs only the direct calls: the race hammer and the several-instances rounds, with their
     /// expiry storms and ThreadSanitizer's verdict; fresh provider instances for every round: the
     /// quick check for data races.
     ///
     /// ```swift
-    /// let report = await ProviderConformanceKit.hammer(name: "MyProvider") { user in MyProvider(user) }
+    /// let report = await ProviderConformanceKit.hammer(name: "MyProvider", instances: .perUser) { user in
+    ///     MyProvider(user)
+    /// }
     /// #expect(report.passed)   // under --sanitize=thread: no race reported, every answer right
     /// ```
     ///
@@ -221,12 +268,14 @@ public enum ProviderConformanceKit {
     /// its own of the `instances` instances of every user; the several-instances rounds then have
     /// every thread ask for one user.
     ///
-    /// Like ``run(_:name:fileID:function:line:makeProvider:)``, it runs in a child process by default.
+    /// Like ``run(_:name:instances:fileID:function:line:makeProvider:)``, it runs in a child
+    /// process by default.
     /// - Parameters:
     ///   - configuration: How hard to push (`hammerRounds`, `hammerThreads`,
     ///     `hammerCallsPerThread`, `instances`, `instanceRounds`, `expiryHorizon`, `hangTimeout`,
-    ///     `isolation`).
+    ///     `isolation`, and the controlled phase's settings).
     ///   - name: The provider's name, for the report.
+    ///   - instances: ``ProviderInstances/PerUser/perUser``.
     ///   - fileID: The calling file; leave the default.
     ///   - function: The calling function; leave the default.
     ///   - line: The calling line; leave the default.
@@ -236,6 +285,7 @@ public enum ProviderConformanceKit {
     public static func hammer(
         _ configuration: Configuration = Configuration(),
         name: String,
+        instances: ProviderInstances.PerUser,
         fileID: String = #fileID,
         function: String = #function,
         line: Int = #line,
@@ -249,9 +299,16 @@ public enum ProviderConformanceKit {
     /// Runs only the race hammer (with its expiry storms) with one instance for every user, fresh
     /// for every round; the several-instances check reads "not exercised".
     /// In a child process by default.
+    ///
+    /// ```swift
+    /// let report = await ProviderConformanceKit.hammer(name: "MyProvider", instances: .shared) { users in
+    ///     MyProvider(users)
+    /// }
+    /// ```
     /// - Parameters:
     ///   - configuration: How hard to push.
     ///   - name: The provider's name, for the report.
+    ///   - instances: ``ProviderInstances/Shared/shared``.
     ///   - fileID: The calling file; leave the default.
     ///   - function: The calling function; leave the default.
     ///   - line: The calling line; leave the default.
@@ -260,6 +317,7 @@ public enum ProviderConformanceKit {
     public static func hammer(
         _ configuration: Configuration = Configuration(),
         name: String,
+        instances: ProviderInstances.Shared,
         fileID: String = #fileID,
         function: String = #function,
         line: Int = #line,
@@ -284,29 +342,6 @@ public enum ProviderConformanceKit {
         { users in
             let provider = await sharedProvider(users)
             return Unverified(users.map { _ in provider })
-        }
-    }
-
-    /// Runs the battery with one provider instance shared by every user's flows (the Kotlin
-    /// samples' `companion object`); in a child process by default.
-    /// - Parameters:
-    ///   - configuration: How hard to push, and what to expect of the provider.
-    ///   - name: The provider's name, for the report.
-    ///   - fileID: The calling file; leave the default.
-    ///   - function: The calling function; leave the default.
-    ///   - line: The calling line; leave the default.
-    ///   - sharedProvider: Called once with every user (also those without credentials).
-    /// - Returns: The verdicts, as ``run(_:name:fileID:function:line:makeProvider:)`` gives them.
-    public static func run(
-        _ configuration: Configuration = Configuration(),
-        name: String,
-        fileID: String = #fileID,
-        function: String = #function,
-        line: Int = #line,
-        sharedProvider: @escaping @Sendable ([User]) async -> any IdpSdkInteractionInterface
-    ) async -> ConformanceReport {
-        await enter(.runShared, configuration, name: name, fileID: fileID, function: function, line: line) { effective in
-            await Run(configuration: effective, name: name, sharedInstance: true, bind: shared(sharedProvider)).execute()
         }
     }
 }

@@ -11,7 +11,7 @@ extension ConformanceReport {
     ///
     /// ```swift
     /// @Test func myProviderPassesTheKit() async {
-    ///     let report = await ProviderConformanceKit.run(name: "MyProvider") { user in MyProvider(user) }
+    ///     let report = await ProviderConformanceKit.run(name: "MyProvider", instances: .perUser) { user in MyProvider(user) }
     ///     report.record()          // an issue per failed check, the report attached
     /// }
     /// ```

@@ -217,28 +217,28 @@ struct ConformanceCheckTests {
 
     @Test("a provider that refuses one user's one-step form fails only the concurrent flows")
     func concurrentFlows() async throws {
-        let report = await ProviderConformanceKit.run(Self.small, name: "OneFormRefusingProvider") { user in OneFormRefusingProvider(user: user) }
+        let report = await ProviderConformanceKit.run(Self.small, name: "OneFormRefusingProvider", instances: .perUser) { user in OneFormRefusingProvider(user: user) }
         Self.expectOnly("concurrent flows", failsIn: report, expected: Self.checks())
         #expect(report.check("concurrent flows")?.detail.contains("(user-001, KssIdpLogin)") == true)
     }
 
     @Test("a provider that answers an empty password when asked again fails only the re-ask check")
     func reasks() async throws {
-        let report = await ProviderConformanceKit.run(Self.small, name: "EmptyPasswordOnReaskProvider") { user in EmptyPasswordOnReaskProvider(user: user) }
+        let report = await ProviderConformanceKit.run(Self.small, name: "EmptyPasswordOnReaskProvider", instances: .perUser) { user in EmptyPasswordOnReaskProvider(user: user) }
         Self.expectOnly("multi-step and re-asks", failsIn: report, expected: Self.checks())
         #expect(report.check("multi-step and re-asks")?.detail.contains("after a re-ask") == true)
     }
 
     @Test("a provider that first answers with the next user's values fails only the cross-talk check")
     func crossTalk() async throws {
-        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "NextUserFirstProvider") { users in NextUserFirstProvider(users) }
+        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "NextUserFirstProvider", instances: .shared) { users in NextUserFirstProvider(users) }
         Self.expectOnly("no cross-talk", failsIn: report, expected: Self.checks(hammer: false))
         #expect(report.check("no cross-talk")?.detail.contains("was answered with another user's name") == true)
     }
 
     @Test("a provider that answers for a user it has no credentials for fails only the error check")
     func errorPropagation() async throws {
-        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "LyingProvider") { user in LyingProvider(user: user) }
+        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "LyingProvider", instances: .perUser) { user in LyingProvider(user: user) }
         Self.expectOnly("error propagation", failsIn: report, expected: Self.checks(hammer: false))
         #expect(report.check("error propagation")?.detail.contains("the provider answered instead of returning an error") == true)
     }
@@ -247,7 +247,7 @@ struct ConformanceCheckTests {
     func blocking() async throws {
         var configuration = Self.small
         configuration.providerWait = .seconds(2)
-        let report = await ProviderConformanceKit.run(configuration, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+        let report = await ProviderConformanceKit.run(configuration, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
         Self.expectOnly("blocking under timeouts", failsIn: report, expected: Self.checks(blocking: true))
         let table = try #require(report.outcomes.first { $0.check == "blocking under timeouts" })
         #expect(table.rows.contains { $0.outcome == BlockingCheck.Outcome.notTimedOut.rawValue && $0.count == 4 })
@@ -256,7 +256,7 @@ struct ConformanceCheckTests {
 
     @Test("a provider that shares one entry among calls without a traceparent fails only the race hammer")
     func raceHammer() async throws {
-        let report = await ProviderConformanceKit.run(Self.small, name: "TraceKeyedProvider") { users in TraceKeyedProvider(users) }
+        let report = await ProviderConformanceKit.run(Self.small, name: "TraceKeyedProvider", instances: .shared) { users in TraceKeyedProvider(users) }
         Self.expectOnly("race hammer", failsIn: report, expected: Self.checks())
         #expect(report.check("race hammer")?.detail.contains("answers forbidden") == true)
     }
@@ -264,7 +264,7 @@ struct ConformanceCheckTests {
     @Test("a provider over a per-user session table fails only the several-instances check, naming the instances")
     func severalInstances() async throws {
         // The race hammer mixes instances too: without it, only the several-instances check calls two at once.
-        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "OneSessionPerUserProvider") { user in
+        let report = await ProviderConformanceKit.run(Self.smallWithoutHammer, name: "OneSessionPerUserProvider", instances: .perUser) { user in
             OneSessionPerUserProvider(user: user)
         }
         // The controlled phase finds the same defect: two threads on two instances of one user.
@@ -283,7 +283,7 @@ struct ConformanceCheckTests {
         // One instance per user: the several-instances check, which also has a crossing, is not exercised.
         var configuration = Self.small
         configuration.instances = 1
-        let report = await ProviderConformanceKit.run(configuration, name: "ExpiringCacheProvider") { user in ExpiringCacheProvider(user: user) }
+        let report = await ProviderConformanceKit.run(configuration, name: "ExpiringCacheProvider", instances: .perUser) { user in ExpiringCacheProvider(user: user) }
         // The controlled phase finds the same defect: its schedules cross the kit's clock too.
         Self.expectOnly("expiry storms", alsoFailing: ["controlled interleavings"], failsIn: report, expected: Self.checks())
         #expect(report.check("several instances")?.verdict == "not exercised")

@@ -28,14 +28,14 @@ struct ConformanceTests {
 
     @Test("StaticCredentials, one instance per user")
     func staticCredentials() async {
-        let report = await ProviderConformanceKit.run(Self.battery, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+        let report = await ProviderConformanceKit.run(Self.battery, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
         Self.show(report)
         #expect(report.passed, "\(report)")
     }
 
     @Test("CredentialStore, one instance for all users")
     func credentialStore() async {
-        let report = await ProviderConformanceKit.run(Self.battery, name: "CredentialStore") { users in
+        let report = await ProviderConformanceKit.run(Self.battery, name: "CredentialStore", instances: .shared) { users in
             let store = CredentialStore()
             for user in users where !user.credentials.isEmpty { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
             return store
@@ -50,7 +50,7 @@ struct ConformanceTests {
         // The test looks at the provider after the run: the run happens in this process.
         var configuration = Self.battery
         configuration.isolation = .inProcess
-        let report = await ProviderConformanceKit.run(configuration, name: "MultiStepProvider") { users in
+        let report = await ProviderConformanceKit.run(configuration, name: "MultiStepProvider", instances: .shared) { users in
             let table = Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) })
             let provider = MultiStepProvider.candidates { data in
                 guard let values = table[data.userId ?? ""], !values.isEmpty else { return nil }
@@ -67,7 +67,7 @@ struct ConformanceTests {
     @Test("VaultProvider over one CredentialVault actor")
     func vaultProvider() async {
         let vault = CredentialVault()
-        let report = await ProviderConformanceKit.run(Self.battery, name: "VaultProvider") { users in
+        let report = await ProviderConformanceKit.run(Self.battery, name: "VaultProvider", instances: .shared) { users in
             for user in users where !user.credentials.isEmpty { await vault.store(user.credentials, userId: user.userId, tenantId: user.tenantId) }
             return VaultProvider(vault: vault, timeout: .seconds(600))
         }
@@ -77,7 +77,7 @@ struct ConformanceTests {
 
     @Test("RecordingProvider and FieldMappingProvider around StaticCredentials")
     func wrappers() async {
-        let report = await ProviderConformanceKit.run(Self.battery, name: "FieldMappingProvider(RecordingProvider(StaticCredentials))") { user in
+        let report = await ProviderConformanceKit.run(Self.battery, name: "FieldMappingProvider(RecordingProvider(StaticCredentials))", instances: .perUser) { user in
             let renamed = Dictionary(uniqueKeysWithValues: user.credentials.map { ($0.key == "username" ? "login" : "secret", $0.value) })
             return FieldMappingProvider(RecordingProvider(StaticCredentials(renamed)), mapping: ["username": "login", "password": "secret"])
         }
@@ -97,7 +97,7 @@ struct BridgeConformanceTests {
         configuration.flows = min(configuration.flows, 2_000)
         // Every call waits 20 ms: four hammer rounds are enough to find a race in the bridge.
         configuration.hammerRounds = 4
-        let report = await ProviderConformanceKit.run(configuration, name: "AsyncCredentialBridge") { user in
+        let report = await ProviderConformanceKit.run(configuration, name: "AsyncCredentialBridge", instances: .perUser) { user in
             AsyncCredentialBridge(timeout: .seconds(600)) { data in
                 try await Task.sleep(for: .milliseconds(20))
                 guard !user.credentials.isEmpty else { throw CredentialProviderError.make(.noCredentials, "no credentials for \(user.userId)") }

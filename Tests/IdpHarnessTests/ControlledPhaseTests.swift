@@ -129,7 +129,7 @@ struct ControlledPhaseTests {
     ])
     func malformedReproducer(_ reproducer: String, _ reason: String) async {
         do {
-            _ = try await ProviderConformanceKit.replay(reproducer, name: "StaticCredentials") { StaticCredentials($0.credentials) }
+            _ = try await ProviderConformanceKit.replay(reproducer, name: "StaticCredentials", instances: .perUser) { StaticCredentials($0.credentials) }
             Issue.record("\(reproducer) was accepted")
         } catch {
             #expect("\(error)".contains(reason), "\(error)")
@@ -138,7 +138,7 @@ struct ControlledPhaseTests {
 
     @Test("a provider behind an NSLock is explored as written: its lock's acquisitions are points of the schedule")
     func nsLockIsControlled() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { NSLockCache($0, readsClockInside: true) }
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache", instances: .perUser) { NSLockCache($0, readsClockInside: true) }
         let check = try #require(report.check("controlled interleavings"))
         #expect(check.passed && check.exercised, "\(check.detail)")
         #expect(check.detail.contains("mutex"), "\(check.detail)")
@@ -146,7 +146,7 @@ struct ControlledPhaseTests {
 
     @Test("a provider behind a lock the kit does not control, with no other point, gets a verdict that says the phase saw no lock it controls, naming the provider")
     func uncontrolledLock() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { MutexCache($0, readsClockInside: false) }
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache", instances: .perUser) { MutexCache($0, readsClockInside: false) }
         let check = try #require(report.check("controlled interleavings"))
         #expect(check.verdict == "not exercised", "\(check.detail)")
         #expect(check.detail.contains("saw no lock the kit controls in SessionCache"), "\(check.detail)")
@@ -155,7 +155,7 @@ struct ControlledPhaseTests {
 
     @Test("a provider whose thread blocks in a lock the kit does not control, held by another thread at a point, gets a verdict that the phase lost control, naming the wait")
     func lostControl() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache") { MutexCache($0, readsClockInside: true) }
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: "SessionCache", instances: .perUser) { MutexCache($0, readsClockInside: true) }
         let check = try #require(report.check("controlled interleavings"))
         #expect(check.verdict == "not exercised", "\(check.detail)")
         #expect(check.detail.contains("lost control of SessionCache"), "\(check.detail)")
@@ -164,7 +164,7 @@ struct ControlledPhaseTests {
 
     @Test("the library's locking providers run under the controlled phase: explored, and every answer right", arguments: ["CredentialStore", "MultiStepProvider", "RecordingProvider(FieldMappingProvider(CredentialStore))"])
     func libraryProviders(_ name: String) async throws {
-        let report = await ProviderConformanceKit.hammer(Self.settings, name: name) { user in Self.library(name, user) }
+        let report = await ProviderConformanceKit.hammer(Self.settings, name: name, instances: .perUser) { user in Self.library(name, user) }
         let check = try #require(report.check("controlled interleavings"))
         #expect(check.passed && check.exercised, "\(check.detail)")
         #expect(check.detail.contains("lock points"), "\(check.detail)")
@@ -334,7 +334,7 @@ struct ControlledShrinkingTests {
         for planted in [nil, ControlledPhase.Plant.shrinksAlongTheFoundSchedule] {
             let failure = try #require(try await Self.kitPhase("check-then-refresh", planted: planted).failure)
             #expect(failure.shrunk.threads < failure.found.threads, "\(failure.shrunk)")
-            let replay = try await ProviderConformanceKit.replay(failure.shrunk.description, times: 3, name: "check-then-refresh") { make($0) }
+            let replay = try await ProviderConformanceKit.replay(failure.shrunk.description, times: 3, name: "check-then-refresh", instances: .perUser) { make($0) }
             let divergences = replay.runs.compactMap(\.divergence)
             if planted == nil {
                 #expect(replay.failures == 3 && divergences.isEmpty, "\(replay)")
@@ -350,7 +350,7 @@ struct ControlledShrinkingTests {
         let report = await ControlledCalibrationTests.kitRun("check-then-refresh", make)
         let check = try #require(report.check("controlled interleavings"), "\(report)")
         let reproducer = try #require(report.controlledReproducer, "\(check.detail)")
-        let replay = try await ProviderConformanceKit.replay(reproducer, times: 1, name: "check-then-refresh") { make($0) }
+        let replay = try await ProviderConformanceKit.replay(reproducer, times: 1, name: "check-then-refresh", instances: .perUser) { make($0) }
         let replayed = try #require(replay.runs.first { $0.failed }, "\(replay)")
         #expect(check.detail.contains("shrunk, it fails with: " + replayed.problems.prefix(5).joined(separator: "; ")), "\(check.detail) / \(replayed.problems)")
         let threads = try ControlledScenario(reproducer: reproducer).threads

@@ -24,7 +24,7 @@ struct ControlledReachTests {
 
     /// The "controlled interleavings" check of a kit run with only the controlled phase.
     static func check(_ name: String, _ make: @escaping @Sendable (ProviderConformanceKit.User) async -> any IdpSdkInteractionInterface) async throws -> ConformanceReport.Check {
-        let report = await ProviderConformanceKit.hammer(settings, name: name) { await make($0) }
+        let report = await ProviderConformanceKit.hammer(settings, name: name, instances: .perUser) { await make($0) }
         let check = try #require(report.check("controlled interleavings"))
         print("controlled reach: \(name): \(check.verdict): \(check.detail)")
         return check

@@ -67,7 +67,7 @@ struct CrashIsolationTests {
         // Given a provider whose instances of round 3 write through a null pointer
         let round = LockedValue(0)
         // When the kit hammers it (the factory is called once a round; 0 is the warm-up)
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "SegfaultingProvider") { users in
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "SegfaultingProvider", instances: .shared) { users in
             let number = round.withLock { number in defer { number += 1 }; return number }
             return SegfaultingProvider(users: Dictionary(uniqueKeysWithValues: users.map { ($0.userId, $0.credentials) }), crashes: number == 3)
         }
@@ -92,7 +92,7 @@ struct CrashIsolationTests {
     @Test("under ThreadSanitizer, the reports printed before a crash are part of its verdict",
           .enabled(if: ThreadSanitizer.isActive, "needs a build with --sanitize=thread"))
     func racesBeforeTheCrash() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "RaceThenSegfaultProvider") { users in RaceThenSegfaultProvider(users) }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "RaceThenSegfaultProvider", instances: .shared) { users in RaceThenSegfaultProvider(users) }
         print(report)
         let crash = try #require(report.execution.crash, "\(report)")
         defer { Self.removeDirectory(of: crash) }
@@ -110,7 +110,7 @@ struct CrashIsolationTests {
     func crashAfterTheHammer() async throws {
         var configuration = NegativeControlTests.small
         configuration.hammerRounds = 2
-        let report = await ProviderConformanceKit.run(configuration, name: "TrapInEngineFlowsProvider") { user in TrapInEngineFlowsProvider(user: user) }
+        let report = await ProviderConformanceKit.run(configuration, name: "TrapInEngineFlowsProvider", instances: .perUser) { user in TrapInEngineFlowsProvider(user: user) }
         print(report)
         #expect(!report.passed)
         let crash = try #require(report.execution.crash, "\(report)")
@@ -135,7 +135,7 @@ struct CrashIsolationTests {
 
     @Test("a correct provider run in a child process reports as it would in this process, and says where it ran")
     func correctProviderInChild() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
         #expect(report.passed, "\(report)")
         guard case .childProcess(let pid) = report.execution else {
             Issue.record("ran \(report.execution.summary)")
@@ -150,7 +150,7 @@ struct CrashIsolationTests {
     /// Calls the kit on behalf of the test that calls this: its child process cannot find the
     /// call, since the filter it gets selects tests by the calling function's name.
     static func hammerFromHelper(_ configuration: ProviderConformanceKit.Configuration) async -> ConformanceReport {
-        await ProviderConformanceKit.hammer(configuration, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+        await ProviderConformanceKit.hammer(configuration, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
     }
 
     @Test("called from a helper function, the kit runs in this process and says why it could not isolate the run")
@@ -382,7 +382,7 @@ struct CrashIsolationTests {
         var configuration = NegativeControlTests.small
         configuration.isolation = .inProcess
         configuration.hammerRounds = 1
-        let report = await ProviderConformanceKit.run(configuration, name: "MixUpProvider") { users in MixUpProvider(users) }
+        let report = await ProviderConformanceKit.run(configuration, name: "MixUpProvider", instances: .shared) { users in MixUpProvider(users) }
         #expect(!report.stuckFlows.isEmpty || report.flows > 0)
         let decoded = try JSONDecoder().decode(ReportTransfer.self, from: JSONEncoder().encode(ReportTransfer(report))).report
         var original = "", copy = ""
@@ -398,7 +398,7 @@ struct CrashIsolationTests {
             configuration.isolation = .inProcess
             configuration.hammerRounds = hammerRounds
             configuration.instanceRounds = instanceRounds
-            let report = await ProviderConformanceKit.hammer(configuration, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+            let report = await ProviderConformanceKit.hammer(configuration, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
             let call = KitCall(entry: .hammerPerUser, name: "StaticCredentials", configuration: configuration, fileID: "M/F.swift", function: "f()", line: 1)
             #expect(CrashReport.checkNames(call) == report.checks.map(\.name), "hammer rounds \(hammerRounds), several-instances rounds \(instanceRounds)")
         }

@@ -82,7 +82,7 @@ struct InstancesAndExpiryTests {
         let started = ContinuousClock.now
 
         // When the kit hammers it
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "ThirtySecondCacheProvider") { user in
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "ThirtySecondCacheProvider", instances: .perUser) { user in
             ThirtySecondCacheProvider(user: user, clock: user.clock, refills: refills)
         }
 
@@ -103,7 +103,7 @@ struct InstancesAndExpiryTests {
     @Test("the same provider on the system clock is reported as expiry not exercised, never as passing that check")
     func systemClockNotExercised() async throws {
         let refills = LockedValue(0)
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "ThirtySecondCacheProvider on the system clock") { user in
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "ThirtySecondCacheProvider on the system clock", instances: .perUser) { user in
             ThirtySecondCacheProvider(user: user, clock: SystemClock(), refills: refills)
         }
         let expiry = try #require(report.check("expiry storms"))
@@ -136,14 +136,14 @@ struct InstancesAndExpiryTests {
         hammerOnly.instanceRounds = 0
 
         // When the hammer runs alone, then with the several-instances check
-        let hammer = await ProviderConformanceKit.hammer(hammerOnly, name: "InstanceOverlapProvider") { user in
+        let hammer = await ProviderConformanceKit.hammer(hammerOnly, name: "InstanceOverlapProvider", instances: .perUser) { user in
             made.withLock { $0[user.userId, default: 0] += 1 }
             return InstanceOverlapProvider(user: user, mostAtOnce: mostAtOnce)
         }
         let hammerAtOnce = mostAtOnce.withLock { $0 }
         var instancesOnly = Self.quick
         instancesOnly.hammerRounds = 0
-        let instances = await ProviderConformanceKit.hammer(instancesOnly, name: "InstanceOverlapProvider") { user in
+        let instances = await ProviderConformanceKit.hammer(instancesOnly, name: "InstanceOverlapProvider", instances: .perUser) { user in
             InstanceOverlapProvider(user: user, mostAtOnce: mostAtOnce)
         }
 
@@ -162,7 +162,7 @@ struct InstancesAndExpiryTests {
 
     @Test("with a shared provider the several-instances check says it was not exercised, and the hammer calls the one instance")
     func sharedProviderNotExercised() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "LockedValueProvider") { users in LockedValueProvider(users) }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "LockedValueProvider", instances: .shared) { users in LockedValueProvider(users) }
         let check = try #require(report.check("several instances"))
         #expect(check.verdict == "not exercised")
         #expect(check.detail == "not exercised: one instance serves every user (a shared provider)")
@@ -177,7 +177,7 @@ struct InstancesAndExpiryTests {
         configuration.instanceRounds = 0
 
         // When the battery runs
-        let report = await ProviderConformanceKit.run(configuration, name: "SlowStaticCredentials") { user in
+        let report = await ProviderConformanceKit.run(configuration, name: "SlowStaticCredentials", instances: .perUser) { user in
             SlowStaticCredentials(values: user.credentials)
         }
 

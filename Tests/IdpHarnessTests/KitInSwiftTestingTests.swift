@@ -29,7 +29,7 @@ struct KitInSwiftTestingTests {
 
     @Test("a failing report records one issue per failed check, naming it, with the rerun line; a passing report records none")
     func oneIssuePerFailedCheck() async {
-        let failing = await ProviderConformanceKit.hammer(Self.quick, name: "AlwaysRefusing") { (_: ProviderConformanceKit.User) in AlwaysRefusingProvider() }
+        let failing = await ProviderConformanceKit.hammer(Self.quick, name: "AlwaysRefusing", instances: .perUser) { (_: ProviderConformanceKit.User) in AlwaysRefusingProvider() }
         let failed = failing.checks.filter { !$0.passed }.map(\.name)
         #expect(failed.count >= 2, "\(failing)")
         let comments = LockedValue<[String]>([])
@@ -49,7 +49,7 @@ struct KitInSwiftTestingTests {
         }, "\(recorded.first ?? "")")
 
         // A passing report: any issue it recorded would fail this test.
-        let passing = await ProviderConformanceKit.hammer(Self.quick, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+        let passing = await ProviderConformanceKit.hammer(Self.quick, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
         #expect(passing.passed, "\(passing)")
         passing.record()
     }
@@ -60,11 +60,11 @@ struct KitInSwiftTestingTests {
         configuration.controlledSchedules = 64
         switch ProcessInfo.processInfo.environment["IDPHARNESS_TESTING_CHILD"] ?? "" {
         case "attach":
-            let report = await ProviderConformanceKit.hammer(Self.quick, name: "Static Credentials/attached") { user in StaticCredentials(user.credentials) }
+            let report = await ProviderConformanceKit.hammer(Self.quick, name: "Static Credentials/attached", instances: .perUser) { user in StaticCredentials(user.credentials) }
             report.record()
         default:
             let make = try #require(ControlledShapes.broken.first { $0.name == "check-then-refresh" }?.make)
-            let report = await ProviderConformanceKit.controlled(configuration, name: "check-then-refresh") { make($0) }
+            let report = await ProviderConformanceKit.controlled(configuration, name: "check-then-refresh", instances: .perUser) { make($0) }
             let verdict = report.checks.map { "\($0.name)=\($0.verdict)" }.joined(separator: ",")
             print("TESTINGCHILD|\(report.controlledSeed)|\(report.controlledReproducer ?? "")|\(verdict)|\(report.checks.first?.detail ?? "")")
         }
@@ -104,7 +104,7 @@ struct KitInSwiftTestingTests {
         var configuration = Self.quick
         configuration.controlledSchedules = 64
         configuration.controlledSeed = 7
-        let here = await ProviderConformanceKit.controlled(configuration, name: "check-then-refresh") { make($0) }
+        let here = await ProviderConformanceKit.controlled(configuration, name: "check-then-refresh", instances: .perUser) { make($0) }
         let reproducer = try #require(here.controlledReproducer, "\(here)")
         #expect(fields[2] == reproducer)
         #expect(here.controlledSeed == 7 && here.checks.map(\.name) == [ConformanceReport.CheckName.controlledInterleavings.rawValue, ConformanceReport.CheckName.noDataRace.rawValue],

@@ -95,7 +95,7 @@ struct NegativeControlTests {
 
     @Test("a provider that mixes up users fails the cross-talk check")
     func mixUp() async {
-        let report = await ProviderConformanceKit.run(Self.small, name: "MixUpProvider") { users in MixUpProvider(users) }
+        let report = await ProviderConformanceKit.run(Self.small, name: "MixUpProvider", instances: .shared) { users in MixUpProvider(users) }
         #expect(!report.passed)
         #expect(report.check("no cross-talk")?.passed == false)
         #expect(report.check("no cross-talk")?.detail.contains("was answered with another user's name") == true)
@@ -108,7 +108,7 @@ struct NegativeControlTests {
         defer { gate.open() }
         var configuration = Self.small
         configuration.hangTimeout = .seconds(10)
-        let report = await ProviderConformanceKit.run(configuration, name: "DeadlockingProvider") { user in
+        let report = await ProviderConformanceKit.run(configuration, name: "DeadlockingProvider", instances: .perUser) { user in
             DeadlockingProvider(user: user, gate: gate)
         }
         #expect(report.check("no deadlock")?.passed == false)
@@ -124,7 +124,7 @@ struct NegativeControlTests {
 
     @Test("a provider that answers for a user it has no credentials for fails the error check")
     func lying() async {
-        let report = await ProviderConformanceKit.run(Self.small, name: "LyingProvider") { user in LyingProvider(user: user) }
+        let report = await ProviderConformanceKit.run(Self.small, name: "LyingProvider", instances: .perUser) { user in LyingProvider(user: user) }
         #expect(report.check("error propagation")?.passed == false)
         #expect(report.check("error propagation")?.detail.contains("the provider answered instead of returning an error") == true)
         #expect(report.check("concurrent flows")?.passed == true)
@@ -191,7 +191,7 @@ struct NegativeControlTests {
         configuration.threads = 16
         // This test is the child process: ThreadSanitizer's report and exit status are its own.
         configuration.isolation = .inProcess
-        _ = await ProviderConformanceKit.run(configuration, name: "RacyProvider") { users in RacyProvider(users) }
+        _ = await ProviderConformanceKit.run(configuration, name: "RacyProvider", instances: .shared) { users in RacyProvider(users) }
     }
 
     /// Runs this test binary again with one test selected (and `arguments` after the filter);

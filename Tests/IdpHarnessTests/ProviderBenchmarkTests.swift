@@ -16,7 +16,7 @@ struct ProviderBenchmarkTests {
         configuration.latency = .milliseconds(10)
         configuration.secondsPerFlowCell = 0.02
         // When it is measured
-        let report = try await ProviderBenchmark.measure(configuration, name: "CredentialStore") { users in
+        let report = try await ProviderBenchmark.measure(configuration, name: "CredentialStore", instances: .shared) { users in
             let store = CredentialStore()
             for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
             return store
@@ -37,7 +37,7 @@ struct ProviderBenchmarkTests {
         configuration.users = 10
         configuration.secondsPerFlowCell = 0.02
         let given = LockedValue(0)
-        let report = try await ProviderBenchmark.measure(configuration, name: "StaticCredentials per user") { users in
+        let report = try await ProviderBenchmark.measure(configuration, name: "StaticCredentials per user", instances: .shared) { users in
             given.withLock { $0 += users.count }
             let store = CredentialStore()
             for user in users { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
@@ -52,5 +52,42 @@ struct ProviderBenchmarkTests {
         let text = render(report, as: .text)
         #expect(text.contains("through engine and IDP, no MasterController"), "\(text)")
         #expect(!text.contains("IDP and MC"))
+    }
+
+    @Test("instances: .perUser makes one instance per user and sends each call, hot path and flows, to its own user's instance")
+    func perUserInstancesAnswerTheirOwnUser() async throws {
+        var configuration = ProviderBenchmark.Configuration()
+        configuration.threads = [2]
+        configuration.rounds = 1
+        configuration.secondsPerCell = 0.01
+        configuration.inFlight = [4]
+        configuration.users = 10
+        configuration.secondsPerFlowCell = 0.02
+        let made = LockedValue<[String]>([])
+        // StaticCredentials answers its one user's values to any call: a call routed to another
+        // user's instance is a wrong answer (the benchmark refuses it) or a failed login.
+        let report = try await ProviderBenchmark.measure(configuration, name: "StaticCredentials", instances: .perUser) { user in
+            made.withLock { $0.append(user.userId) }
+            return StaticCredentials(user.credentials)
+        }
+        #expect(made.withLock { $0.sorted() } == (0..<10).map { "bench-\($0)" }.sorted())
+        #expect(report.providers.contains { $0.strategy == "StaticCredentials" && $0.threads == 2 })
+        let cell = try #require(report.flows.first)
+        #expect(cell.completed >= 1 && cell.errors == 0)
+    }
+
+    @Test("a provider that answers another user's values is refused before any timing")
+    func wrongAnswerRefused() async throws {
+        var configuration = ProviderBenchmark.Configuration()
+        configuration.users = 10
+        let first = LockedValue<[String: String]?>(nil)
+        await #expect(throws: ProviderBenchmarkError.self) {
+            _ = try await ProviderBenchmark.measure(configuration, name: "FirstUserOnly", instances: .perUser) { user in
+                StaticCredentials(first.withLock { values in
+                    if values == nil { values = user.credentials }
+                    return values!
+                })
+            }
+        }
     }
 }

@@ -19,7 +19,7 @@ struct RaceHammerTests {
 
     @Test("the verdict says whether ThreadSanitizer looked, and never claims no data race without it")
     func verdictNamesThreadSanitizer() async {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "StaticCredentials") { user in StaticCredentials(user.credentials) }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "StaticCredentials", instances: .perUser) { user in StaticCredentials(user.credentials) }
         let check = report.check("no data race (ThreadSanitizer)")
         #expect(report.threadSanitizer == ThreadSanitizer.isActive)
         if ThreadSanitizer.isActive {
@@ -35,7 +35,7 @@ struct RaceHammerTests {
 
     @Test("with or without ThreadSanitizer, the hammer grades every answer: a provider that mixes users up is caught")
     func hammerChecksAnswers() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "MixUpProvider") { users in MixUpProvider(users) }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "MixUpProvider", instances: .shared) { users in MixUpProvider(users) }
         let hammer = try #require(report.check("race hammer"))
         #expect(!hammer.passed)
         let table = try #require(report.outcomes.first { $0.check == "race hammer" })
@@ -45,7 +45,7 @@ struct RaceHammerTests {
 
     @Test("a forbidden answer names its flow as the engine names its own: flow-<number>, from the process's one numbering")
     func forbiddenAnswerNamesItsFlowBriefly() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "MixUpProvider") { users in MixUpProvider(users) }
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "MixUpProvider", instances: .shared) { users in MixUpProvider(users) }
         let detail = try #require(report.check("race hammer")?.detail)
         let named = detail.matches(of: /flow-([0-9]+)/).map { UInt64($0.output.1) }
         #expect(!named.isEmpty, "\(detail)")
@@ -54,7 +54,7 @@ struct RaceHammerTests {
 
     @Test("the report's outcome tables and verdicts come as JSON too")
     func reportAsJSON() async throws {
-        let report = await ProviderConformanceKit.hammer(Self.quick, name: "CredentialStore") { users in
+        let report = await ProviderConformanceKit.hammer(Self.quick, name: "CredentialStore", instances: .shared) { users in
             let store = CredentialStore()
             for user in users where !user.credentials.isEmpty { store.set(user.credentials, userId: user.userId, tenantId: user.tenantId) }
             return store
@@ -76,7 +76,7 @@ struct RaceHammerTests {
         configuration.hangTimeout = .milliseconds(500)
         let gate = Gate()
         defer { gate.open() }
-        let report = await ProviderConformanceKit.hammer(configuration, name: "GateProvider") { (_: [ProviderConformanceKit.User]) in GateProvider(gate: gate) }
+        let report = await ProviderConformanceKit.hammer(configuration, name: "GateProvider", instances: .shared) { (_: [ProviderConformanceKit.User]) in GateProvider(gate: gate) }
         let hammer = try #require(report.check("race hammer"))
         #expect(!hammer.passed)
         #expect(hammer.detail.contains("stale"))
@@ -142,7 +142,7 @@ struct ThreadSanitizerReportTests {
         // The crash note of a run in this process is what the test above reads.
         var configuration = RaceHammerTests.quick
         configuration.isolation = .inProcess
-        _ = await ProviderConformanceKit.hammer(configuration, name: "CrashingProvider") { (_: [ProviderConformanceKit.User]) in CrashingProvider() }
+        _ = await ProviderConformanceKit.hammer(configuration, name: "CrashingProvider", instances: .shared) { (_: [ProviderConformanceKit.User]) in CrashingProvider() }
     }
 }
 

@@ -25,7 +25,7 @@ final class SessionCacheProvider: IdpSdkInteractionInterface {
 }
 
 @Test func sessionCacheProviderPassesTheKit() async {
-    let report = await ProviderConformanceKit.run(ConformanceTests.battery, name: "SessionCacheProvider") { users in
+    let report = await ProviderConformanceKit.run(ConformanceTests.battery, name: "SessionCacheProvider", instances: .shared) { users in
         SessionCacheProvider(Dictionary(uniqueKeysWithValues: users.compactMap { user in
             user.credentials.isEmpty ? nil : (user.userId, (user.credentials["username"]!, user.credentials["password"]!))
         }))

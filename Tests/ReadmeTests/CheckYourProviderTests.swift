@@ -24,7 +24,7 @@ final class SessionCacheProvider: IdpSdkInteractionInterface, Sendable {
 @Test func sessionCacheProviderPassesTheKit() async {
     var configuration = ProviderConformanceKit.Configuration()
     configuration.flows = 1_000                   // the default is 10,000
-    let report = await ProviderConformanceKit.run(configuration, name: "SessionCacheProvider") { users in
+    let report = await ProviderConformanceKit.run(configuration, name: "SessionCacheProvider", instances: .shared) { users in
         SessionCacheProvider(users)
     }
     print(report)                                 // the verdict per check, as a Markdown table

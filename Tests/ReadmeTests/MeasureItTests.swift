@@ -7,7 +7,7 @@ struct MeasureItTests {
     @Test("the provider is measured beside the floor and CredentialStore, and its flows end to end")
     func measuresTheProvider() async throws {
         // README block begin
-        let measured = try await ProviderBenchmark.measure(name: "SessionCacheProvider") { users in
+        let measured = try await ProviderBenchmark.measure(name: "SessionCacheProvider", instances: .shared) { users in
             SessionCacheProvider(users)
         }
         print(render(measured, as: .markdown))            // or .text, .json, .csv

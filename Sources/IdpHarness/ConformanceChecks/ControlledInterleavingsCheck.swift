@@ -1,6 +1,6 @@
 /// The controlled phase explored its schedules and every answer was right, with no deadlock; a
 /// failure names what went wrong and prints the shrunk schedule's one-line reproducer, which
-/// ``ProviderConformanceKit/replay(_:times:name:makeProvider:)`` replays.
+/// ``ProviderConformanceKit/replay(_:times:shrinking:name:instances:makeProvider:)`` replays.
 ///
 /// A provider that reached no point the phase controls — no house lock, no `NSLock`,
 /// `NSCondition` or `DispatchSemaphore`, no task, no read of the kit's clock — has orders the phase

@@ -26,7 +26,7 @@ struct ControlledCalibrationTests {
     }
 
     static func kitRun(_ name: String, _ make: @escaping ControlledShapes.Make) async -> ConformanceReport {
-        await ProviderConformanceKit.hammer(settings, name: name) { make($0) }
+        await ProviderConformanceKit.hammer(settings, name: name, instances: .perUser) { make($0) }
     }
 
     /// Every broken shape of both corpora, and every fix, in the same order.
@@ -65,11 +65,11 @@ struct ControlledCalibrationTests {
         let makeFixed = try #require(Self.fixed.first { $0.name == fixed }?.make)
         let report = await Self.kitRun(broken, makeBroken)
         let reproducer = try #require(report.controlledReproducer, "\(report)")
-        let replay = try await ProviderConformanceKit.replay(reproducer, name: broken) { makeBroken($0) }
+        let replay = try await ProviderConformanceKit.replay(reproducer, name: broken, instances: .perUser) { makeBroken($0) }
         #expect(replay.failures == 10, "\(replay)")
         #expect(replay.runs.allSatisfy { $0.divergence == nil && $0.uncontrolled == nil },
                 "\(replay.runs.compactMap { $0.divergence ?? $0.uncontrolled })")
-        let fix = try await ProviderConformanceKit.replay(reproducer, name: fixed) { makeFixed($0) }
+        let fix = try await ProviderConformanceKit.replay(reproducer, name: fixed, instances: .perUser) { makeFixed($0) }
         #expect(fix.failures == 0, "\(fix)")
     }
 }

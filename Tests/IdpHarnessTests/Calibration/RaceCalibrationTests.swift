@@ -134,9 +134,9 @@ struct RaceCalibrationTests {
         for run in 0..<runs {
             let report: ConformanceReport
             if let perUser {
-                report = await ProviderConformanceKit.hammer(configuration, name: name) { user in perUser(user) }
+                report = await ProviderConformanceKit.hammer(configuration, name: name, instances: .perUser) { user in perUser(user) }
             } else if let shared {
-                report = await ProviderConformanceKit.hammer(configuration, name: name) { users in shared(users) }
+                report = await ProviderConformanceKit.hammer(configuration, name: name, instances: .shared) { users in shared(users) }
             } else {
                 return
             }

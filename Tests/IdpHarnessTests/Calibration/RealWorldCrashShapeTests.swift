@@ -30,7 +30,7 @@ struct RealWorldCrashShapeTests {
         // function itself, which each run's child process runs again up to that call.
         var reports: [ConformanceReport] = []
         for _ in 0..<Self.runs {
-            reports.append(await ProviderConformanceKit.hammer(Self.settings, name: "ConcurrentQueueRefreshSession") { users in
+            reports.append(await ProviderConformanceKit.hammer(Self.settings, name: "ConcurrentQueueRefreshSession", instances: .shared) { users in
                 SessionRefreshingProvider.concurrentQueue(users)
             })
         }
@@ -57,7 +57,7 @@ struct RealWorldCrashShapeTests {
     func lockedRefresh() async {
         var reports: [ConformanceReport] = []
         for _ in 0..<Self.runs {
-            reports.append(await ProviderConformanceKit.hammer(Self.settings, name: "LockedRefreshSession") { users in
+            reports.append(await ProviderConformanceKit.hammer(Self.settings, name: "LockedRefreshSession", instances: .shared) { users in
                 SessionRefreshingProvider.locked(users)
             })
         }
