@@ -22,8 +22,12 @@ public enum CredentialProviderError {
         /// A blocking provider was called from inside a Swift task or on the main thread, where
         /// waiting could deadlock; it refused instead of blocking.
         case calledWhereBlockingIsUnsafe = 2006
-        /// The async answer threw.
+        /// The async answer threw (or a refresh or mapping threw something that is not an
+        /// `IdpSdkError`).
         case answerFailed = 2007
+        /// ``TokenCacheProvider/clear()`` forgot the token while the refresh the caller waited
+        /// for was in flight.
+        case cleared = 2008
     }
 
     /// An `IdpSdkError` of this module.

@@ -1,5 +1,6 @@
 /// A bug planted in the product on purpose, so that a test can show that the system stress
-/// catches the kind of bug each of its invariants is named for (mutation testing).
+/// catches the kind of bug each of its invariants is named for, and the conformance kit the bugs
+/// of the library's providers (mutation testing).
 ///
 /// Each case names the module it lives in and what goes wrong. A product type holds the bug it
 /// was configured with in a ``PlantedBugSwitch``, and only a debug build can set one: in a release
@@ -41,6 +42,16 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// A refresh whose tokens were cleared meanwhile never ends: its waiters wait for ever.
     case mcClearedRefreshNeverEnds = "mc.cleared-refresh-never-ends"
 
+    // CredentialProviders.
+    /// TokenCacheProvider: a caller that finds a refresh in the air runs one of its own (no
+    /// single flight).
+    case providersTokenRefreshWithoutSingleFlight = "providers.token-refresh-without-single-flight"
+    /// TokenCacheProvider: a refresh ends with the previous token, wakes its waiters, and only
+    /// then stores the new token.
+    case providersTokenWakesWaitersBeforeStore = "providers.token-wakes-waiters-before-store"
+    /// TokenCacheProvider: a failed refresh's error is kept and given to every later caller.
+    case providersTokenKeepsFailure = "providers.token-keeps-failure"
+
     // The IdpServer.
     /// A step decided on a copy of the user's record is committed without checking that the
     /// record is unchanged: the copy's failure counts are written back over the ones counted
@@ -56,6 +67,9 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     case idpIssuesCodeForLoginHint = "idp.issues-code-for-login-hint"
     /// Access tokens are recorded as expired the moment they are issued.
     case idpIssuesExpiredAccessTokens = "idp.issues-expired-access-tokens"
+
+    /// The bugs of the engine, the MasterController and the IDP: those the system stress runs.
+    package static var inTheSystem: [PlantedBug] { allCases.filter { !$0.rawValue.hasPrefix("providers.") } }
 
     /// Orders bugs by name.
     /// - Parameters:

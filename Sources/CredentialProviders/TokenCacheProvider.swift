@@ -1,0 +1,307 @@
+import Foundation
+import IdpPrimitives
+import IdpSdk
+
+/// Answers from a cached token and, when it has expired, refreshes it **once** for every caller
+/// that needs it at that time: the provider most apps write, with the ordering bugs taken out.
+///
+/// ```swift
+/// let provider = TokenCacheProvider<Session>(
+///     refresh: { previous in                       // async; one call per expiry, however many callers
+///         let session = try await authServer.refresh(previous?.token.refreshToken)
+///         return CachedToken(session, expires: session.expiresAt)
+///     },
+///     credentials: { session, _ in ["username": session.user, "password": session.accessToken] })
+/// ```
+///
+/// **One refresh.** A caller that finds the token missing or expired (by `clock`) starts a
+/// refresh; every caller that comes while it runs waits for that one, and all get its outcome. A
+/// refresh grant that may be spent once is spent once.
+///
+/// **Waiting.** `provideCredentials` runs on the SDK's OS threads: a caller that must wait blocks
+/// its thread, up to `refreshTimeout`, then answers ``CredentialProviderError/Code/timedOut``
+/// (the refresh goes on for the others). Called from inside a Swift task or on the main thread,
+/// where blocking could deadlock, it answers from a valid token and otherwise refuses with
+/// ``CredentialProviderError/Code/calledWhereBlockingIsUnsafe``, starting nothing. App code in
+/// a task calls ``token()`` instead, which suspends and never blocks a thread of the cooperative
+/// pool. An async `refresh` runs in a task of its own; a synchronous one
+/// (``init(clock:initial:refreshTimeout:refreshSynchronously:credentials:)``) runs on the SDK
+/// thread that found the token expired, or on a thread of its own when ``token()`` starts it.
+///
+/// **Failure.** A refresh that throws gives its error, unchanged, to every caller waiting for it
+/// (``token()`` rethrows it; `provideCredentials` answers it when it is an `IdpSdkError` and
+/// ``CredentialProviderError/Code/answerFailed`` naming it otherwise). Nothing failed is kept: the
+/// cache keeps the expired token, and the next caller refreshes again from it.
+///
+/// **Logout.** ``clear()`` forgets the token; a refresh in flight then is cut off: what it
+/// returns is never stored, and its waiters answer ``CredentialProviderError/Code/cleared``.
+/// ``store(_:)`` puts a token in (after a login); a refresh in flight then is superseded and its
+/// waiters get the stored token.
+///
+/// The lock is held only to decide (use, wait, or refresh) and to record the outcome; the refresh,
+/// `credentials` and the waking of waiters run after it. Test it with the conformance kit by
+/// reading the time from the kit's clock: `TokenCacheProvider(clock: user.clock, …)`.
+public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterface, Sendable, CustomStringConvertible {
+    /// How a refresh runs.
+    private enum Refresh: Sendable {
+        case async(@Sendable (CachedToken<Token>?) async throws -> CachedToken<Token>)
+        case blocking(@Sendable (CachedToken<Token>?) throws -> CachedToken<Token>)
+    }
+
+    /// What a waiting caller gets.
+    enum Outcome: Sendable {
+        case token(CachedToken<Token>)
+        case failed(any Error)
+        case cleared
+        case timedOut
+        case cancelled
+        /// Woken before the outcome was stored: ask again (only a planted bug wakes a waiter so).
+        case lookAgain
+    }
+
+    typealias Waiter = FlightWaiter<Outcome>
+
+    private let clock: any IdpClock
+    private let refreshTimeout: Duration
+    private let refresh: Refresh
+    private let credentials: @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]
+    private let machine: LockedValue<TokenCacheMachine<Token, Waiter>>
+    private let planted: PlantedBugSwitch
+
+    /// A cache whose refresh is async: it runs in a task of its own, never on the waiting threads.
+    /// - Parameters:
+    ///   - clock: Where the time comes from: the system clock in the app, `user.clock` under the
+    ///     conformance kit.
+    ///   - initial: The token the app has already (from a login), or `nil`: the first caller
+    ///     refreshes.
+    ///   - refreshTimeout: How long a `provideCredentials` caller waits for a refresh.
+    ///   - refresh: Makes a new token from the previous one (`nil` when there was none); called
+    ///     once per expiry, never twice at once.
+    ///   - credentials: The answer's values from a token, for the fields the step asks
+    ///     (`interactionData.inputFieldIds`); an `IdpSdkError` it throws is the answer as is.
+    public convenience init(clock: any IdpClock = SystemClock(), initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
+                            refresh: @escaping @Sendable (CachedToken<Token>?) async throws -> CachedToken<Token>,
+                            credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]) {
+        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .async(refresh), credentials: credentials, planted: PlantedBugSwitch())
+    }
+
+    /// A cache whose refresh is synchronous: it runs on the SDK thread that found the token
+    /// expired (the others wait), or on a thread of its own when ``token()`` starts it.
+    /// - Parameters:
+    ///   - clock: Where the time comes from.
+    ///   - initial: The token the app has already, or `nil`.
+    ///   - refreshTimeout: How long a caller that did not start the refresh waits for it.
+    ///   - refreshSynchronously: Makes a new token from the previous one; it may block its thread.
+    ///   - credentials: The answer's values from a token.
+    public convenience init(clock: any IdpClock = SystemClock(), initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
+                            refreshSynchronously: @escaping @Sendable (CachedToken<Token>?) throws -> CachedToken<Token>,
+                            credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]) {
+        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .blocking(refreshSynchronously), credentials: credentials,
+                  planted: PlantedBugSwitch())
+    }
+
+    /// A cache with `bug` planted (debug builds only), for the mutation tests.
+    package convenience init(clock: any IdpClock, initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
+                             refresh: @escaping @Sendable (CachedToken<Token>?) async throws -> CachedToken<Token>,
+                             credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String], planted: PlantedBugSwitch) {
+        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .async(refresh), credentials: credentials, planted: planted)
+    }
+
+    /// A cache with a synchronous refresh and `bug` planted (debug builds only).
+    package convenience init(clock: any IdpClock, initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
+                             refreshSynchronously: @escaping @Sendable (CachedToken<Token>?) throws -> CachedToken<Token>,
+                             credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String], planted: PlantedBugSwitch) {
+        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .blocking(refreshSynchronously), credentials: credentials,
+                  planted: planted)
+    }
+
+    private init(clock: any IdpClock, initial: CachedToken<Token>?, refreshTimeout: Duration, refresh: Refresh,
+                 credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String], planted: PlantedBugSwitch) {
+        self.clock = clock
+        self.refreshTimeout = refreshTimeout
+        self.refresh = refresh
+        self.credentials = credentials
+        self.planted = planted
+        machine = LockedValue(TokenCacheMachine(initial))
+    }
+
+    /// The step's values from the cached token; see the type's overview for when it waits.
+    /// - Parameter interactionData: The step the SDK asks for.
+    /// - Returns: The values, or the refresh's error, or why there is no token.
+    public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        let now = clock.now()
+        if let kept = keptFailure() { return answer(.failed(kept), interactionData) }
+        if let cached = machine.withLock({ $0.fresh(at: now) }) { return answer(.token(cached), interactionData) }
+        guard !BlockingWait.blockingIsUnsafeHere else { return BlockingWait.refusal("TokenCacheProvider") }
+        while true {
+            let waiter = Waiter()
+            let outcome: Outcome
+            switch ask(at: now, waiter) {
+            case .use(let cached):
+                return answer(.token(cached), interactionData)
+            case .wait:
+                outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
+            case .refresh(let flight, let previous):
+                switch refresh {
+                case .async(let body): Task { self.land(flight, await Self.outcome { try await body(previous) }) }
+                case .blocking(let body): land(flight, Self.outcome { try body(previous) })
+                }
+                outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
+            case .refreshAlone(let previous):
+                outcome = refreshAlone(from: previous)
+            }
+            if case .lookAgain = outcome { continue }
+            return answer(outcome, interactionData)
+        }
+    }
+
+    /// The token, refreshed first when it is missing or expired (once for every caller waiting
+    /// then), for app code in a task: it suspends while it waits and never blocks a thread.
+    /// - Returns: A token that had not expired when the call began or that the refresh returned.
+    /// - Throws: What the refresh threw, unchanged; `CancellationError` when the task is
+    ///   cancelled while it waits (the refresh goes on for the others);
+    ///   ``CredentialProviderError/Code/cleared`` (an `IdpSdkError`) when ``clear()`` cut the
+    ///   refresh off.
+    public func token() async throws -> Token {
+        let now = clock.now()
+        if let kept = keptFailure() { throw kept }
+        while true {
+            let waiter = Waiter()
+            let outcome: Outcome
+            switch ask(at: now, waiter) {
+            case .use(let cached):
+                return cached.token
+            case .wait:
+                outcome = await waiter.value(cancelled: .cancelled)
+            case .refresh(let flight, let previous):
+                switch refresh {
+                case .async(let body): Task { self.land(flight, await Self.outcome { try await body(previous) }) }
+                case .blocking(let body): Thread.detachNewThread { self.land(flight, Self.outcome { try body(previous) }) }
+                }
+                outcome = await waiter.value(cancelled: .cancelled)
+            case .refreshAlone(let previous):
+                outcome = refreshAlone(from: previous)
+            }
+            switch outcome {
+            case .token(let cached): return cached.token
+            case .failed(let error): throw error
+            case .cancelled: throw CancellationError()
+            case .lookAgain: continue
+            case .cleared, .timedOut: throw Self.error(outcome)
+            }
+        }
+    }
+
+    /// Puts `token` in the cache (after a login). A refresh in flight is superseded: its waiters
+    /// get `token`, and what it returns is not stored.
+    /// - Parameter token: The new token.
+    public func store(_ token: CachedToken<Token>) {
+        let waiters = machine.withLock { $0.store(token) }
+        for waiter in waiters { waiter.settle(.token(token)) }
+    }
+
+    /// Forgets the token (a logout). A refresh in flight is cut off: what it returns is never
+    /// stored, and its waiters answer ``CredentialProviderError/Code/cleared``.
+    public func clear() {
+        let waiters = machine.withLock { $0.clear() }
+        for waiter in waiters { waiter.settle(.cleared) }
+    }
+
+    /// Whether a refresh is in flight.
+    public var isRefreshing: Bool { machine.withLock { $0.refreshing } }
+
+    /// Names the state, never the token.
+    public var description: String {
+        let state = machine.withLock { machine -> String in
+            switch machine.state {
+            case .empty: "empty"
+            case .holding(let cached): "holding a token until \(cached.expires)"
+            case .refreshing(_, _, let waiters): "refreshing, \(waiters.count) waiting"
+            }
+        }
+        return "TokenCacheProvider(\(state))"
+    }
+
+    /// What the caller does next, asked under the lock.
+    private func ask(at now: Date, _ waiter: Waiter) -> TokenCacheMachine<Token, Waiter>.Step {
+        let joinsFlight = !planted.isOn(.providersTokenRefreshWithoutSingleFlight)
+        return machine.withLock { $0.ask(at: now, waiter: waiter, joinsFlight: joinsFlight) }
+    }
+
+    /// Records the end of refresh `flight` and then wakes its waiters.
+    private func land(_ flight: UInt64, _ outcome: Outcome) {
+        let refreshed: CachedToken<Token>? = if case .token(let token) = outcome { token } else { nil }
+        let storesBeforeWaking = !planted.isOn(.providersTokenWakesWaitersBeforeStore)
+        let waiters = machine.withLock { $0.land(flight, refreshed: refreshed, storesBeforeWaking: storesBeforeWaking) }
+        keepFailure(outcome)
+        let wake = storesBeforeWaking || refreshed == nil ? outcome : .lookAgain
+        for waiter in waiters { waiter.settle(wake) }
+        if !storesBeforeWaking, !waiters.isEmpty, let refreshed { store(refreshed) }
+    }
+
+    /// A refresh of the caller's own, outside the single flight; what it gets is stored.
+    private func refreshAlone(from previous: CachedToken<Token>?) -> Outcome {
+        let own = Waiter()
+        switch refresh {
+        case .async(let body): Task { own.settle(await Self.outcome { try await body(previous) }) }
+        case .blocking(let body): own.settle(Self.outcome { try body(previous) })
+        }
+        let outcome = own.wait(timeout: refreshTimeout, timedOut: .timedOut)
+        if case .token(let token) = outcome { store(token) }
+        return outcome
+    }
+
+    private static func outcome(_ body: () throws -> CachedToken<Token>) -> Outcome {
+        do { return .token(try body()) } catch { return .failed(error) }
+    }
+
+    private static func outcome(_ body: () async throws -> CachedToken<Token>) async -> Outcome {
+        do { return .token(try await body()) } catch { return .failed(error) }
+    }
+
+    /// The answer to `data` for `outcome`.
+    private func answer(_ outcome: Outcome, _ data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
+        switch outcome {
+        case .token(let cached):
+            do {
+                return .init(credentials: try credentials(cached.token, data))
+            } catch let error as IdpSdkError {
+                return .init(error: error)
+            } catch {
+                return .init(error: CredentialProviderError.make(.answerFailed, "TokenCacheProvider's credentials threw: \(error)"))
+            }
+        case .failed(let error as IdpSdkError):
+            return .init(error: error)
+        case .failed(let error):
+            return .init(error: CredentialProviderError.make(.answerFailed, "TokenCacheProvider's refresh threw: \(error)"))
+        case .cleared, .timedOut, .cancelled, .lookAgain:
+            return .init(error: Self.error(outcome))
+        }
+    }
+
+    private static func error(_ outcome: Outcome) -> IdpSdkError {
+        switch outcome {
+        case .timedOut: CredentialProviderError.make(.timedOut, "TokenCacheProvider's refresh did not end in time")
+        case .cancelled: CredentialProviderError.make(.cancelled, "the wait for TokenCacheProvider's refresh was cancelled")
+        default: CredentialProviderError.make(.cleared, "the token was cleared while it was refreshed")
+        }
+    }
+
+    /// The failure a planted bug kept from an earlier refresh (debug builds only).
+    private func keptFailure() -> (any Error)? {
+        #if DEBUG
+        guard planted.isOn(.providersTokenKeepsFailure) else { return nil }
+        return planted.scratch?.withLock { $0 as? any Error }
+        #else
+        return nil
+        #endif
+    }
+
+    /// Keeps a failed refresh's error for every later caller, when that bug is planted.
+    private func keepFailure(_ outcome: Outcome) {
+        #if DEBUG
+        guard planted.isOn(.providersTokenKeepsFailure), case .failed(let error) = outcome else { return }
+        planted.scratch?.withLock { $0 = error }
+        #endif
+    }
+}
