@@ -113,6 +113,12 @@ struct TokenCacheMachine<Token: Sendable, Waiter> {
         return []
     }
 
+    /// How many callers wait for the refresh in the air.
+    var waiting: Int {
+        if case .refreshing(_, _, let waiters) = state { return waiters.count }
+        return 0
+    }
+
     /// Whether a refresh is in the air.
     var refreshing: Bool {
         if case .refreshing = state { return true }

@@ -210,6 +210,9 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     /// Whether a refresh is in flight.
     public var isRefreshing: Bool { machine.withLock { $0.refreshing } }
 
+    /// How many callers wait for the refresh in flight (0 when none is).
+    public var waitingForRefresh: Int { machine.withLock { $0.waiting } }
+
     /// Names the state, never the token.
     public var description: String {
         let state = machine.withLock { machine -> String in
