@@ -12,6 +12,8 @@ struct Strategy {
     let kind: Kind
     /// The recommended provider (`CredentialStore`).
     var recommended = false
+    /// Answers the first user's values to every call (one account's provider).
+    var oneAccount = false
     let provider: any IdpSdkInteractionInterface & Sendable
 }
 
@@ -63,13 +65,18 @@ func strategies(_ data: HotPathData) async -> [Strategy] {
     }
     return [
         Strategy(name: "CredentialStore", kind: .product, recommended: true, provider: store),
-        Strategy(name: "StaticCredentials", kind: .product, provider: StaticCredentials(first)),
+        Strategy(name: "StaticCredentials", kind: .product, oneAccount: true, provider: StaticCredentials(first)),
         Strategy(name: "FieldMappingProvider(CredentialStore)", kind: .product,
                  provider: FieldMappingProvider(renamed, mapping: [IdpSdkConstants.USERNAME: "login", IdpSdkConstants.PASSWORD: "secret"])),
         Strategy(name: "MultiStepProvider.candidates", kind: .product, provider: MultiStepProvider.candidates { call in
             call.userId.flatMap { candidates[CredentialStore.Key(tenantId: call.tenantId, userId: $0)] }
         }),
-        Strategy(name: "RecordingProvider(StaticCredentials)", kind: .product, provider: RecordingProvider(StaticCredentials(first))),
+        Strategy(name: "RecordingProvider(StaticCredentials)", kind: .product, oneAccount: true, provider: RecordingProvider(StaticCredentials(first))),
+        // One account's token, valid for the whole run: the hot path of a token cache that needs no refresh.
+        Strategy(name: "TokenCacheProvider", kind: .product, oneAccount: true, provider: TokenCacheProvider<[String: String]>(
+            initial: CachedToken(first, expires: Date().addingTimeInterval(365 * 86_400)),
+            refresh: { previous in previous ?? CachedToken(first, expires: Date().addingTimeInterval(365 * 86_400)) },
+            credentials: { token, _ in token })),
         Strategy(name: "VaultProvider (actor)", kind: .product, provider: VaultProvider(vault: vault, timeout: .seconds(30))),
         Strategy(name: "AsyncCredentialBridge", kind: .product, provider: AsyncCredentialBridge(timeout: .seconds(30)) { call in
             guard let userId = call.userId, let values = table[CredentialStore.Key(tenantId: call.tenantId, userId: userId)] else {
@@ -225,8 +232,7 @@ func verify(_ strategies: [Strategy], _ data: HotPathData) async throws(BenchFai
             for call in calls {
                 let expected = table[CredentialStore.Key(tenantId: call.tenantId, userId: call.userId!)]!
                 let answer = strategy.provider.provideCredentials(call)
-                let wanted = strategy.name.hasPrefix("StaticCredentials") || strategy.name.hasPrefix("RecordingProvider")
-                    ? data.users[0].values : expected
+                let wanted = strategy.oneAccount ? data.users[0].values : expected
                 if answer.credentials != wanted {
                     failures.append("\(strategy.name) answered \(answer) for \(call.userId!)")
                     break

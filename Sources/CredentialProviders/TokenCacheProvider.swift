@@ -67,6 +67,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     private let credentials: @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]
     private let machine: LockedValue<TokenCacheMachine<Token, Waiter>>
     private let planted: PlantedBugSwitch
+    private let reading = TokenCacheReading()
 
     /// A cache whose refresh is async: it runs in a task of its own, never on the waiting threads.
     /// - Parameters:
@@ -130,8 +131,14 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     /// - Returns: The values, or the refresh's error, or why there is no token.
     public func provideCredentials(_ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         let now = clock.now()
+        if let answered = reading.answer(at: now, interactionData, current: { heldForReading() }) { return answered }
+        return waitingAnswer(at: now, interactionData)
+    }
+
+    /// The answer when this thread's view holds no valid token: the token, or the refresh's outcome.
+    @inline(never)
+    private func waitingAnswer(at now: Date, _ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         if let kept = keptFailure() { return answer(.failed(kept), interactionData) }
-        if let cached = machine.withLock({ $0.fresh(at: now) }) { return answer(.token(cached), interactionData) }
         guard !BlockingWait.blockingIsUnsafeHere else { return BlockingWait.refusal("TokenCacheProvider") }
         while true {
             let waiter = Waiter()
@@ -196,14 +203,14 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     /// get `token`, and what it returns is not stored.
     /// - Parameter token: The new token.
     public func store(_ token: CachedToken<Token>) {
-        let waiters = machine.withLock { $0.store(token) }
+        let waiters = changing { $0.store(token) }
         for waiter in waiters { waiter.settle(.token(token)) }
     }
 
     /// Forgets the token (a logout). A refresh in flight is cut off: what it returns is never
     /// stored, and its waiters answer ``CredentialProviderError/Code/cleared``.
     public func clear() {
-        let waiters = machine.withLock { $0.clear() }
+        let waiters = changing { $0.clear() }
         for waiter in waiters { waiter.settle(.cleared) }
     }
 
@@ -225,17 +232,35 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
         return "TokenCacheProvider(\(state))"
     }
 
+    /// The held token's expiry, its answer and the generation, read under the lock, for a
+    /// thread's view.
+    private func heldForReading() -> (generation: Int, expires: Date, answer: TokenCacheReading.Answer?) {
+        let (held, generation) = machine.withLock { ($0.fresh(at: .distantPast), reading.generation) }
+        guard let held else { return (generation, .distantPast, nil) }
+        let credentials = self.credentials, token = held.token
+        return (generation, held.expires, { @Sendable data in Self.answer(data) { try credentials(token, data) } })
+    }
+
     /// What the caller does next, asked under the lock.
     private func ask(at now: Date, _ waiter: Waiter) -> TokenCacheMachine<Token, Waiter>.Step {
         let joinsFlight = !planted.isOn(.providersTokenRefreshWithoutSingleFlight)
-        return machine.withLock { $0.ask(at: now, waiter: waiter, joinsFlight: joinsFlight) }
+        return changing { $0.ask(at: now, waiter: waiter, joinsFlight: joinsFlight) }
+    }
+
+    /// Runs `body` on the machine under the lock and advances the generation, so every thread's
+    /// view is brought up to date at its next call.
+    private func changing<Result>(_ body: (inout TokenCacheMachine<Token, Waiter>) -> Result) -> Result {
+        machine.withLock { machine in
+            defer { reading.changed() }
+            return body(&machine)
+        }
     }
 
     /// Records the end of refresh `flight` and then wakes its waiters.
     private func land(_ flight: UInt64, _ outcome: Outcome) {
         let refreshed: CachedToken<Token>? = if case .token(let token) = outcome { token } else { nil }
         let storesBeforeWaking = !planted.isOn(.providersTokenWakesWaitersBeforeStore)
-        let waiters = machine.withLock { $0.land(flight, refreshed: refreshed, storesBeforeWaking: storesBeforeWaking) }
+        let waiters = changing { $0.land(flight, refreshed: refreshed, storesBeforeWaking: storesBeforeWaking) }
         keepFailure(outcome)
         let wake = storesBeforeWaking || refreshed == nil ? outcome : .lookAgain
         for waiter in waiters { waiter.settle(wake) }
@@ -262,17 +287,22 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
         do { return .token(try await body()) } catch { return .failed(error) }
     }
 
+    /// The answer `credentials` gives: its values, or what it threw.
+    private static func answer(_ data: IdpSdkInteractionData, _ credentials: () throws -> [String: String]) -> IdpSdkProvideCredentialsResult {
+        do {
+            return .init(credentials: try credentials())
+        } catch let error as IdpSdkError {
+            return .init(error: error)
+        } catch {
+            return .init(error: CredentialProviderError.make(.answerFailed, "TokenCacheProvider's credentials threw: \(error)"))
+        }
+    }
+
     /// The answer to `data` for `outcome`.
     private func answer(_ outcome: Outcome, _ data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         switch outcome {
         case .token(let cached):
-            do {
-                return .init(credentials: try credentials(cached.token, data))
-            } catch let error as IdpSdkError {
-                return .init(error: error)
-            } catch {
-                return .init(error: CredentialProviderError.make(.answerFailed, "TokenCacheProvider's credentials threw: \(error)"))
-            }
+            return Self.answer(data) { try credentials(cached.token, data) }
         case .failed(let error as IdpSdkError):
             return .init(error: error)
         case .failed(let error):
