@@ -103,12 +103,18 @@ public struct BenchReport: Codable, Sendable, Equatable {
         heavyWorkNoted = try container.decodeIfPresent([String: UInt64].self, forKey: .heavyWorkNoted)
     }
 
-    /// The report as pretty-printed JSON with sorted keys.
+    /// The report as pretty-printed JSON with sorted keys; a figure that is not a finite number
+    /// is written as the string "nan", "inf" or "-inf", and ``decode(from:)`` reads it back.
     public func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain structs of numbers and strings cannot fail.
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        do {
+            return String(decoding: try encoder.encode(self), as: UTF8.self)
+        } catch {
+            // Numbers (finite or not), strings and flags always encode; this names the impossible.
+            return "{\"error\": \"the report could not be encoded: \(String(describing: error).replacingOccurrences(of: "\"", with: "'"))\"}"
+        }
     }
 
     /// Reads a report written by ``json()``.
@@ -124,7 +130,9 @@ public struct BenchReport: Codable, Sendable, Equatable {
             throw BenchReportError("schema is '\(probe.schema ?? "missing")', expected '\(currentSchema)'")
         }
         do {
-            return try JSONDecoder().decode(BenchReport.self, from: data)
+            let decoder = JSONDecoder()
+            decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            return try decoder.decode(BenchReport.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
             throw BenchReportError("missing key '\(key.stringValue)' at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
         } catch {

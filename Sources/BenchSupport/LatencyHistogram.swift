@@ -14,9 +14,7 @@ import IdpPrimitives
 /// raise ``max`` exactly. Recording is a few instructions: a leading-zero count, a shift, an add.
 /// The counts are allocated once, at init (43 KB).
 package struct LatencyHistogram: Sendable {
-    /// 128 sub-buckets per power of two; values up to 2^48 - 1. Made where it is read (two words):
-    /// a stored global is reached through a once-token, which under ThreadSanitizer is a lock
-    /// taken on every ``record(_:)``.
+    /// 128 sub-buckets per power of two; values up to 2^48 - 1. Made where it is read (two words).
     static var scale: LogLinearScale { LogLinearScale(subBucketBits: 7, topBit: 47) }
     static var bucketCount: Int { scale.bucketCount }
 

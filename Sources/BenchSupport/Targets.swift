@@ -59,10 +59,9 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
     // the one measured beside the flow cell (``FlowRow/floorNs``), or for older reports the
     // providers section's.
     //
-    // They do not move together exactly: in a slow phase of a shared host the floor beside a cell
-    // read 103–105 ns where the run's others read 60–64, while a login slowed by a third, and the
-    // CPU target read "met" at 1,214 floors when the fast-phase run of the same code read 1,501.
-    // Noise only ever slows a floor, so the run's lowest floor reading is the machine's own speed:
+    // They do not move together exactly: a slow phase of a shared host can slow the floor beside
+    // a cell more than the login. Noise only ever slows a floor, so the run's lowest floor
+    // reading is the machine's own speed:
     // a floor-unit target is met only if it is met in both units, and the detail gives both when
     // they differ by more than a tenth or the lowest floor decides the verdict.
     if latency == .zero, let sectionFloor = floor(1)?.nsPerOp ?? logins.first?.floorNs, sectionFloor > 0 {

@@ -68,8 +68,7 @@ extension IdpSdkProvideCredentialsResult {
         return .init(credentials: credentials)
     }
 
-    /// Whether every key of `values` is among `ids`. A plain loop: under ThreadSanitizer the
-    /// generic `allSatisfy` and `contains` look their types up at run time, taking a lock.
+    /// Whether every key of `values` is among `ids`.
     private static func asksEveryKey(_ ids: [String], of values: [String: String]) -> Bool {
         keys: for key in values.keys {
             for index in 0..<ids.count where ids[index] == key { continue keys }

@@ -110,11 +110,20 @@ struct CredentialStoreTable {
     private var recentFieldIds: [[String]] = []
     private static let recentFieldIdsLimit = 4
 
+    /// Whether every id of `known` is among `ids`.
+    private static func holdsAll(_ known: [String], of ids: [String]) -> Bool {
+        outer: for index in 0..<known.count {
+            for other in 0..<ids.count where ids[other] == known[index] { continue outer }
+            return false
+        }
+        return true
+    }
+
     /// `ids`, or an array of the same ids already held by other entries.
     private mutating func shared(_ ids: [String]) -> [String] {
         // A form has a few fields; a long list is rare and not worth comparing under the lock.
         guard ids.count <= 8 else { return ids }
-        for known in recentFieldIds where known.count == ids.count && known.allSatisfy(ids.contains) { return known }
+        for known in recentFieldIds where known.count == ids.count && Self.holdsAll(known, of: ids) { return known }
         if recentFieldIds.count == Self.recentFieldIdsLimit { recentFieldIds.removeFirst() }
         recentFieldIds.append(ids)
         return ids

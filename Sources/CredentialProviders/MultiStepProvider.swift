@@ -154,7 +154,12 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
             } else {
                 (entry, made) = (Entry(state: FlowState(), lastSeen: now), true)
             }
-            let asksNewFields = !interactionData.inputFieldIds.allSatisfy(entry.state.answeredFields.contains)
+            var asksNewFields = false
+            let askedIds = interactionData.inputFieldIds
+            for index in 0..<askedIds.count where !entry.state.answeredFields.contains(askedIds[index]) {
+                asksNewFields = true
+                break
+            }
             if interactionData.previousError != nil {
                 entry.state.rejections += 1
                 entry.state.attempt += 1

@@ -41,8 +41,7 @@ package struct SeededRandom: RandomNumberGenerator, Sendable {
     }
 
     /// A number in `0..<bound`, by Lemire's multiply-and-shift (a bias below 2⁻³² for any bound
-    /// a test uses). Plain arithmetic: the standard library's generic `random(in:using:)` looks
-    /// its types up at run time on every call, which under ThreadSanitizer takes a lock.
+    /// a test uses).
     /// - Parameter bound: Above 0.
     /// - Returns: A number below `bound`.
     package mutating func below(_ bound: Int) -> Int {

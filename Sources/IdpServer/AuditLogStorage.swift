@@ -16,8 +16,6 @@ struct AuditOrderKey: Comparable, Sendable {
     var sequence: UInt64
 
     static func < (lhs: AuditOrderKey, rhs: AuditOrderKey) -> Bool {
-        // Field by field rather than as tuples: a generic tuple comparison looks the tuple's type
-        // up at run time, which under ThreadSanitizer takes a lock on every call.
         if lhs.uptime != rhs.uptime { return lhs.uptime < rhs.uptime }
         if lhs.shard != rhs.shard { return lhs.shard < rhs.shard }
         return lhs.sequence < rhs.sequence
@@ -68,8 +66,15 @@ struct AuditLog: Sendable {
     func append<Entries: Collection<AuditEntry>>(_ entries: Entries) {
         guard !entries.isEmpty else { return }
         let index: Int
-        if let named = entries.first(where: { $0.userId != nil }), let user = named.userId {
-            index = UserKey(tenant: named.tenant, user: user).hashValue & mask
+        var named: (tenant: String, user: String)?
+        for entry in entries {
+            if let user = entry.userId {
+                named = (entry.tenant, user)
+                break
+            }
+        }
+        if let named {
+            index = UserKey(tenant: named.tenant, user: named.user).hashValue & mask
         } else {
             index = ThreadStripe.current & mask
         }

@@ -51,7 +51,7 @@ extension IdpServer {
             let client = prepared.configuration
             // The registered string, not the request's: every flow's code then compares against
             // one string, whose bytes the token endpoint finds in cache under the grants lock.
-            guard let requested = params["redirect_uri"], let redirectURI = client.redirectURIs.first(where: { $0 == requested }) else {
+            guard let requested = params["redirect_uri"], let redirectURI = Self.registered(requested, in: client.redirectURIs) else {
                 return .refuse(Page.errorResponse(status: 400, code: "invalid_redirect_uri", "redirect_uri '\(params["redirect_uri"] ?? "")' is not registered for client '\(clientId)'"), clientId: clientId, reason: "invalid redirect_uri")
             }
             // From here on the redirect URI is trusted, so errors go back to it (RFC 6749 §4.1.2.1).
@@ -80,7 +80,7 @@ extension IdpServer {
             // The web-view header rule (000_*.txt): existing users and logins send the device's AST
             // client id with the client data; a new user has none yet.
             if client.astClientIdHeader == .required {
-                guard let astClientId, astClientId.contains(where: { $0 != "0" && $0 != "-" }), astClientId.utf8.count <= 256 else {
+                guard let astClientId, Self.namesADevice(astClientId), astClientId.utf8.count <= 256 else {
                     return refuse("invalid_request", "client '\(clientId)' needs the X-KOBIL-ASTCLIENTID header of an activated device")
                 }
             }
@@ -343,13 +343,25 @@ extension IdpServer {
         }
     }
 
+    /// `requested` as registered among `uris` (the registered string itself), or `nil`.
+    static func registered(_ requested: String, in uris: [String]) -> String? {
+        for index in 0..<uris.count where uris[index] == requested { return uris[index] }
+        return nil
+    }
+
+    /// Whether an AST client id names an activated device: it has a character other than `0` and `-`.
+    static func namesADevice(_ astClientId: String) -> Bool {
+        for byte in astClientId.utf8 where byte != UInt8(ascii: "0") && byte != UInt8(ascii: "-") { return true }
+        return false
+    }
+
     /// The description of the `reset_code_expired` error, at the step and at completion.
     static let resetCodeExpired = "the password-reset code has expired; ask for a new one"
 }
 
 extension IdpServer {
-    /// A random (version 4) UUID in lower case, from ``SecureRandom``: Foundation's `UUID()` opened
-    /// and read `/dev/urandom` on every call, a sixteenth of a login step.
+    /// A random (version 4) UUID in lower case, from ``SecureRandom`` (Foundation's `UUID()` reads
+    /// `/dev/urandom` at every call).
     static func randomUUID() -> String {
         var generator = SecureRandom.Generator()
         var words = (generator.next(), generator.next())

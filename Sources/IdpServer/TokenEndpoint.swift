@@ -259,7 +259,7 @@ extension IdpServer {
             return Page.tokenError("invalid_request", "subject_token_type must be urn:ietf:params:oauth:token-type:access_token")
         }
         let subject = params["subject_token"]!, audience = params["audience"]!, clientId = params["client_id"]!
-        guard audience.utf8.count <= 256, !audience.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+        guard audience.utf8.count <= 256, !Self.hasSpaceOrControl(audience) else {
             return Page.tokenError("invalid_target", "audience is longer than 256 bytes or contains spaces or control characters")
         }
         let now = self.now
@@ -344,5 +344,11 @@ extension IdpServer {
             guard let record = state.token(handle) else { return false }
             return record.tenant == tenantId && !state.isRevoked(record) && record.expiresAt > now
         }
+    }
+
+    /// Whether `text` has a space or a control character (below U+0021, or U+007F).
+    static func hasSpaceOrControl(_ text: String) -> Bool {
+        for scalar in text.unicodeScalars where scalar.value < 0x21 || scalar.value == 0x7F { return true }
+        return false
     }
 }

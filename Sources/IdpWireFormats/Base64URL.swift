@@ -62,7 +62,8 @@ package enum Base64URL {
             // Padding is only meaningful when it completes the last quantum exactly.
             guard symbols.count % 4 == 0 else { return nil }
             let padCount = symbols.count - firstPad
-            guard padCount <= 2, symbols[firstPad...].allSatisfy({ $0 == UInt8(ascii: "=") }) else { return nil }
+            guard padCount <= 2 else { return nil }
+            for index in firstPad..<symbols.count where symbols[index] != UInt8(ascii: "=") { return nil }
             symbols.removeLast(padCount)
             guard symbols.count % 4 == 4 - padCount else { return nil }
         }

@@ -41,7 +41,6 @@ package struct FormParameters: Sendable {
             for pair in pairs where !names.insert(pair.name).inserted { throw RepeatedName(name: pair.name) }
             self.names = names
         } else {
-            // Index loops: a slice's generic `contains(where:)` looks its types up at run time.
             for index in 0..<pairs.count {
                 let name = pairs[index].name
                 for earlier in 0..<index where pairs[earlier].name == name { throw RepeatedName(name: name) }

@@ -99,8 +99,6 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     /// Removes every field of this name.
     public mutating func remove(_ name: String) {
-        // By index, in place: a generic `removeAll(where:)` looks its types up at run time, which
-        // under ThreadSanitizer takes the runtime's lock on every call.
         var kept = 0
         for index in 0..<fields.count where !Self.namesMatch(fields[index].name, name) {
             if kept != index { fields.swapAt(kept, index) }

@@ -16,9 +16,9 @@ package enum Hex {
     /// Encodes raw bytes as lower-case hexadecimal straight into the string's storage.
     static func encode(raw bytes: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
-            for (index, byte) in bytes.enumerated() {
-                buffer[2 * index] = digit(byte >> 4)
-                buffer[2 * index + 1] = digit(byte & 0x0F)
+            for index in 0..<bytes.count {
+                buffer[2 * index] = digit(bytes[index] >> 4)
+                buffer[2 * index + 1] = digit(bytes[index] & 0x0F)
             }
             return bytes.count * 2
         }

@@ -41,7 +41,9 @@ package enum PKCE {
     /// - Returns: `true` when the form is valid.
     package static func isValidVerifier(_ verifier: String) -> Bool {
         let utf8 = verifier.utf8
-        return (43...128).contains(utf8.count) && utf8.allSatisfy(\.isURIUnreserved)
+        guard utf8.count >= 43, utf8.count <= 128 else { return false }
+        for byte in utf8 where !byte.isURIUnreserved { return false }
+        return true
     }
 
     /// Whether a challenge can be an S256 challenge: exactly 43 URL-safe Base 64 characters.
@@ -49,7 +51,9 @@ package enum PKCE {
     /// - Returns: `true` when the form is valid.
     package static func isValidS256Challenge(_ challenge: String) -> Bool {
         let utf8 = challenge.utf8
-        return utf8.count == 43 && utf8.allSatisfy { $0.isURIUnreserved && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "~") }
+        guard utf8.count == 43 else { return false }
+        for byte in utf8 where !byte.isURIUnreserved || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~") { return false }
+        return true
     }
 
     /// Checks a verifier against the challenge sent with the authorization request (RFC 7636 §4.6).

@@ -65,8 +65,8 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
                 }
             }
         }
-        guard bytes[Self.traceIdRange].contains(where: { $0 != UInt8(ascii: "0") }) else { throw fail(.zeroTraceId) }
-        guard bytes[Self.parentIdRange].contains(where: { $0 != UInt8(ascii: "0") }) else { throw fail(.zeroParentId) }
+        guard Self.hasNonZeroDigit(bytes, in: Self.traceIdRange) else { throw fail(.zeroTraceId) }
+        guard Self.hasNonZeroDigit(bytes, in: Self.parentIdRange) else { throw fail(.zeroParentId) }
         let flagsHigh = Self.lowerHexValue(bytes[53]) ?? 0
         let flagsLow = Self.lowerHexValue(bytes[54]) ?? 0
         self.version = version
@@ -127,9 +127,6 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
                     index += 1
                 }
                 for byte in "00-".utf8 { append(byte) }
-                // Indices, not `enumerated()`: unspecialized (a debug build) each step of that asks
-                // the runtime for tuple metadata, which under ThreadSanitizer takes a process-wide
-                // lock.
                 for position in 0..<bytes.count {
                     let byte = bytes[position]
                     if position == 16 { append(UInt8(ascii: "-")) }
@@ -173,7 +170,20 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// Fills `buffer` with random bytes, not all zero: all-zero ids are invalid; the chance is
     /// negligible, but retrying costs nothing.
     private static func fillNonZero(_ buffer: UnsafeMutableRawBufferPointer) {
-        repeat { SecureRandom.fill(buffer) } while !buffer.contains(where: { $0 != 0 })
+        var allZero = true
+        while allZero {
+            SecureRandom.fill(buffer)
+            for index in 0..<buffer.count where buffer[index] != 0 {
+                allZero = false
+                break
+            }
+        }
+    }
+
+    /// Whether `bytes` has a digit other than `0` in `range`: an all-zero id is invalid.
+    private static func hasNonZeroDigit(_ bytes: [UInt8], in range: Range<Int>) -> Bool {
+        for position in range where bytes[position] != UInt8(ascii: "0") { return true }
+        return false
     }
 
     /// The value of a lower-case hex digit; upper case is invalid in `traceparent`.

@@ -84,9 +84,7 @@ struct XHTMLFormParser: ~Copyable {
     /// Reused for every text run with references, so plain text costs no allocation.
     private var scratch: [UInt8] = []
     /// The attributes of the tag being read: the first ``attributeCount`` of the array, whose
-    /// slots are reused from tag to tag. Clearing the array instead goes through the standard
-    /// library's generic range replacement, which under ThreadSanitizer looks its types up at run
-    /// time (taking the runtime's lock for each) on every tag.
+    /// slots are reused from tag to tag.
     private var attributes: [Attribute] = []
     private var attributeCount = 0
 

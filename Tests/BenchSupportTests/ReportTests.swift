@@ -41,6 +41,15 @@ struct BenchReportTests {
         #expect(!json.contains("nsPerCall"))
     }
 
+    @Test("a figure that is not a finite number is written as a string and read back, instead of failing the encoding")
+    func nonFiniteFigures() throws {
+        let report = sampleReport(nsPerCall: .infinity, throughput: .nan)
+        let json = report.json()
+        #expect(json.contains("\"ns_per_call\" : \"inf\"") && json.contains("\"nan\""), "\(json)")
+        let back = try BenchReport.decode(from: Data(json.utf8))
+        #expect(back.providers[0].nsPerCall == .infinity && back.flows[0].throughputPerS.isNaN)
+    }
+
     @Test("a flow row's CPU per flow is written as cpu_us_per_flow, and a report from before it existed still reads, without it")
     func cpuPerFlowIsAnAddedField() throws {
         var report = sampleReport()

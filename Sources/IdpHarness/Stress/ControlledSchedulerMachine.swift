@@ -380,7 +380,13 @@ struct ControlledSchedulerMachine: Sendable {
     /// only when `previous` stopped at one of them (counted from 1).
     private mutating func countsAsStep(_ previous: Int?) -> Bool {
         if let prefixes = preemptionSeams {
-            guard let previous, case .waiting(let seam) = participants[previous].status, prefixes.contains(where: { seam.hasPrefix($0) }) else { return false }
+            guard let previous, case .waiting(let seam) = participants[previous].status else { return false }
+            var preempts = false
+            for index in 0..<prefixes.count where seam.hasPrefix(prefixes[index]) {
+                preempts = true
+                break
+            }
+            guard preempts else { return false }
         }
         preemptionSteps += 1
         return true
@@ -394,9 +400,7 @@ struct ControlledSchedulerMachine: Sendable {
     /// call).
     private func isParticipant(_ number: Int) -> Bool { number >= 0 && number < participants.count }
 
-    /// Whether some participant's status passes `test`. A plain loop: the machine decides at every
-    /// turn, and in an unoptimized build a generic algorithm asks the runtime for type metadata,
-    /// which under ThreadSanitizer takes a lock every thread asking for that metadata shares.
+    /// Whether some participant's status passes `test`.
     private func anyParticipant(_ test: (Status) -> Bool) -> Bool {
         var index = 0
         while index < participants.count {

@@ -46,7 +46,7 @@ struct StrategyState: Sendable {
             var order = Array(0..<participants)
             order.shuffle(using: &random)
             var priorities = Array(repeating: 0.0, count: participants)
-            for (rank, participant) in order.enumerated() { priorities[participant] = Double(lowest + rank) }
+            for rank in 0..<order.count { priorities[order[rank]] = Double(lowest + rank) }
             self.priorities = priorities
             chains = Array(0..<participants)
             ranks = Array(repeating: 0.5, count: participants)
@@ -54,7 +54,7 @@ struct StrategyState: Sendable {
             // gets priority i (below every initial one).
             var points: [Int: Int] = [:]
             let candidates = Array(1...max(1, steps)).shuffled(using: &random)
-            for (index, point) in candidates.prefix(max(0, depth - 1)).enumerated() { points[point] = depth - 1 - index }
+            for index in 0..<min(candidates.count, max(0, depth - 1)) { points[candidates[index]] = depth - 1 - index }
             changePoints = points
         case .randomWalk:
             priorities = []
@@ -98,9 +98,6 @@ struct StrategyState: Sendable {
             if let step, let lowered = changePoints[step], let previous { priorities[chains[previous]] = Double(lowered) }
             // Within one chain (a participant and its jobs), the higher rank goes first, then the
             // earliest posted.
-            // A plain loop over plain values: this runs at every turn, and in an unoptimized build
-            // a generic algorithm over tuples asks the runtime for type metadata, which under
-            // ThreadSanitizer takes a lock every thread asking for that metadata shares.
             var best = enabled[0]
             var index = 1
             while index < enabled.count {
