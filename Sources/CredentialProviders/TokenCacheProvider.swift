@@ -39,7 +39,10 @@ import IdpSdk
 /// waiters get the stored token.
 ///
 /// The lock is held only to decide (use, wait, or refresh) and to record the outcome; the refresh,
-/// `credentials` and the waking of waiters run after it. Test it with the conformance kit by
+/// `credentials` and the waking of waiters run after it. A call that finds a valid token takes no
+/// lock: each thread answers from a view of its own, made again when the cache has changed since;
+/// a view keeps the token it was made from until its thread next calls the cache (or has made
+/// views of 64 others). Test it with the conformance kit by
 /// reading the time from the kit's clock: `TokenCacheProvider(clock: user.clock, …)`.
 public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterface, Sendable, CustomStringConvertible {
     /// How a refresh runs.
