@@ -4,17 +4,23 @@ import Testing
 
 @Suite("ProviderBenchmark: flow cells")
 struct ProviderBenchmarkTests {
+    /// A run of a few milliseconds per cell over 10 users, at `threads` and `inFlight`.
+    static func tiny(threads: [Int], inFlight: [Int]) -> ProviderBenchmark.Configuration {
+        var configuration = ProviderBenchmark.Configuration()
+        configuration.threads = threads
+        configuration.rounds = 1
+        configuration.secondsPerCell = 0.01
+        configuration.inFlight = inFlight
+        configuration.users = 10
+        configuration.secondsPerFlowCell = 0.02
+        return configuration
+    }
+
     @Test("a flow cell shorter than one flow runs on (up to 10 s) until a flow counts, and its throughput is over the longer window")
     func cellShorterThanAFlowRunsOn() async throws {
         // Given flows of at least three 10 ms round trips, and a 20 ms flow cell
-        var configuration = ProviderBenchmark.Configuration()
-        configuration.threads = [1]
-        configuration.rounds = 1
-        configuration.secondsPerCell = 0.01
-        configuration.inFlight = [1]
-        configuration.users = 10
+        var configuration = Self.tiny(threads: [1], inFlight: [1])
         configuration.latency = .milliseconds(10)
-        configuration.secondsPerFlowCell = 0.02
         // When it is measured
         let report = try await ProviderBenchmark.measure(configuration, name: "CredentialStore", instances: .shared) { users in
             let store = CredentialStore()
@@ -29,13 +35,7 @@ struct ProviderBenchmarkTests {
 
     @Test("the report names what the article and README name: three floors at every thread count, the provider measured, and flows through the engine and IDP without a MasterController")
     func reportMatchesItsDocs() async throws {
-        var configuration = ProviderBenchmark.Configuration()
-        configuration.threads = [1, 2]
-        configuration.rounds = 1
-        configuration.secondsPerCell = 0.01
-        configuration.inFlight = [1]
-        configuration.users = 10
-        configuration.secondsPerFlowCell = 0.02
+        let configuration = Self.tiny(threads: [1, 2], inFlight: [1])
         let given = LockedValue(0)
         let report = try await ProviderBenchmark.measure(configuration, name: "StaticCredentials per user", instances: .shared) { users in
             given.withLock { $0 += users.count }
@@ -56,13 +56,7 @@ struct ProviderBenchmarkTests {
 
     @Test("instances: .perUser makes one instance per user and sends each call, hot path and flows, to its own user's instance")
     func perUserInstancesAnswerTheirOwnUser() async throws {
-        var configuration = ProviderBenchmark.Configuration()
-        configuration.threads = [2]
-        configuration.rounds = 1
-        configuration.secondsPerCell = 0.01
-        configuration.inFlight = [4]
-        configuration.users = 10
-        configuration.secondsPerFlowCell = 0.02
+        let configuration = Self.tiny(threads: [2], inFlight: [4])
         let made = LockedValue<[String]>([])
         // StaticCredentials answers its one user's values to any call: a call routed to another
         // user's instance is a wrong answer (the benchmark refuses it) or a failed login.
