@@ -20,7 +20,9 @@ import IdpSdk
 ///
 /// **Waiting.** `provideCredentials` runs on the SDK's OS threads: a caller that must wait blocks
 /// its thread, up to `refreshTimeout`, then answers ``CredentialProviderError/Code/timedOut``
-/// (the refresh goes on for the others). Called from inside a Swift task or on the main thread,
+/// (the refresh goes on for the others); a flow that ends meanwhile ends its wait at once
+/// (``CredentialProviderError/Code/cancelled``), as the SDK tells it through
+/// ``flowEndedDuringCall(_:)``. Called from inside a Swift task or on the main thread,
 /// where blocking could deadlock, it answers from a valid token and otherwise refuses with
 /// ``CredentialProviderError/Code/calledWhereBlockingIsUnsafe``, starting nothing. App code in
 /// a task calls ``token()`` instead, which suspends and never blocks a thread of the cooperative
@@ -44,7 +46,7 @@ import IdpSdk
 /// a view keeps the token it was made from until its thread next calls the cache (or has made
 /// views of 64 others). Test it with the conformance kit by
 /// reading the time from the kit's clock: `TokenCacheProvider(clock: user.clock, …)`.
-public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterface, Sendable, CustomStringConvertible {
+public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sendable, CustomStringConvertible {
     /// How a refresh runs.
     private enum Refresh: Sendable {
         case async(@Sendable (CachedToken<Token>?) async throws -> CachedToken<Token>)
@@ -71,6 +73,8 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     private let machine: LockedValue<TokenCacheMachine<Token, Waiter>>
     private let planted: PlantedBugSwitch
     private let reading = TokenCacheReading()
+    /// The SDK threads waiting for a refresh, by flow: a flow that ends ends its wait.
+    private let waitingFlows = LockedValue<[IdpSdkFlowID: Waiter]>([:])
 
     /// A cache whose refresh is async: it runs in a task of its own, never on the waiting threads.
     /// - Parameters:
@@ -143,8 +147,11 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     private func waitingAnswer(at now: Date, _ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         if let kept = keptFailure() { return answer(.failed(kept), interactionData) }
         guard !BlockingWait.blockingIsUnsafeHere else { return BlockingWait.refusal("TokenCacheProvider") }
+        let flowId = interactionData.flowId
+        defer { waitingFlows.withLock { _ = $0.removeValue(forKey: flowId) } }
         while true {
             let waiter = Waiter()
+            waitingFlows.withLock { $0[flowId] = waiter }
             let outcome: Outcome
             switch ask(at: now, waiter) {
             case .use(let cached):
@@ -201,6 +208,20 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
             }
         }
     }
+
+    /// Ends the wait of the flow's SDK thread, if it waits for a refresh: it answers
+    /// ``CredentialProviderError/Code/cancelled``, and the refresh goes on for the others. The
+    /// SDK calls this when a flow ends (a cancel, a timeout) while its provider call runs.
+    /// - Parameter flowId: The flow that ended.
+    public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        waitingFlows.withLock { $0[flowId] }?.settle(.cancelled)
+    }
+
+    /// Nothing to do: a flow that ends after its call keeps nothing here.
+    /// - Parameters:
+    ///   - flowId: The flow that ended.
+    ///   - result: How it ended.
+    public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {}
 
     /// Puts `token` in the cache (after a login). A refresh in flight is superseded: its waiters
     /// get `token`, and what it returns is not stored.
@@ -318,7 +339,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkInteractionInterfa
     private static func error(_ outcome: Outcome) -> IdpSdkError {
         switch outcome {
         case .timedOut: CredentialProviderError.make(.timedOut, "TokenCacheProvider's refresh did not end in time")
-        case .cancelled: CredentialProviderError.make(.cancelled, "the wait for TokenCacheProvider's refresh was cancelled")
+        case .cancelled: CredentialProviderError.make(.cancelled, "the wait for TokenCacheProvider's refresh was cancelled: its flow or task ended")
         default: CredentialProviderError.make(.cleared, "the token was cleared while it was refreshed")
         }
     }

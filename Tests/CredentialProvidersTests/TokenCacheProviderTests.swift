@@ -214,6 +214,24 @@ struct TokenCacheProviderTests {
         #expect(refresher.refreshes == 1)
     }
 
+    @Test("a flow that ends while its SDK thread waits for a refresh ends the wait at once (cancelled); the refresh goes on and is stored")
+    func endedFlowEndsItsWait() async throws {
+        let clock = ManualClock()
+        let gate = LockedValue(false)
+        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } })
+        let provider = cache(refresher, synchronous: false)
+        clock.advance(by: .seconds(61))
+        async let waiter = OSThreads.run { provider.provideCredentials(step).error }
+        #expect(await eventually { provider.waitingForRefresh == 1 })
+        provider.flowEndedDuringCall(step.flowId)
+        // The refresh is still held: only the flow's end can have ended the wait
+        #expect(await waiter?.credentialProviderCode == .cancelled)
+        #expect(provider.isRefreshing)
+        gate.withLock { $0 = true }
+        #expect(await eventually { !provider.isRefreshing })
+        #expect(try await provider.token() == 1 && refresher.refreshes == 1)
+    }
+
     @Test("a caller that waits longer than refreshTimeout answers timedOut; the refresh goes on and its token is stored")
     func waiterTimesOut() async throws {
         let clock = ManualClock()
