@@ -26,6 +26,13 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// A flow that ends while its provider call runs (a timeout, a cancel) never completes.
     case engineDropsCompletionDuringProviderCall = "engine.drops-completion-during-provider-call"
 
+    /// The SDK's job queue: a pop copies its job out of the slot instead of moving it, so the
+    /// queue keeps a reference to every job it handed out until the slot is written again.
+    case sdkQueueKeepsPoppedJobs = "sdk.queue-keeps-popped-jobs"
+    /// The SDK's job queue: growing copies the ring from its first slot instead of its head, so
+    /// once the ring has wrapped, jobs come out of order.
+    case sdkQueueGrowsFromSlotZero = "sdk.queue-grows-from-slot-zero"
+
     // The MasterController.
     /// A refresh that ends after ClearIamTokenCache writes its tokens back into the store.
     case mcRefreshWritesBackAfterClear = "mc.refresh-writes-back-after-clear"
@@ -41,6 +48,24 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     case mcLoginForgetsSession = "mc.login-forgets-session"
     /// A refresh whose tokens were cleared meanwhile never ends: its waiters wait for ever.
     case mcClearedRefreshNeverEnds = "mc.cleared-refresh-never-ends"
+
+    /// The IDP's grant log: a handle finds the grant at the position it names whatever its other
+    /// bytes, so a guessed token with a live position is accepted.
+    case idpGrantLogAcceptsAnyHandleAtItsPosition = "idp.grant-log-accepts-any-handle-at-its-position"
+    /// The IDP's grant log: a prune drops grants at the head that have not expired.
+    case idpGrantLogPrunesUnexpired = "idp.grant-log-prunes-unexpired"
+    /// The IDP's incremental table: a key whose home the walk has passed is probed from its home,
+    /// where the walk left a gap, so an entry of it the walk has not reached yet is not found.
+    case idpTableProbesPassedHomesFromHome = "idp.table-probes-passed-homes-from-home"
+    /// The IDP's incremental table: the draining table is let go after one step, with entries
+    /// still in it: they are lost.
+    case idpTableRetiresBeforeDrained = "idp.table-retires-before-drained"
+    /// A step decided under the IDP's locks (after its optimistic tries were overtaken) is handed
+    /// random values not made yet, so its decision draws the values it issues under the locks.
+    case idpDrawsFreshValuesUnderLocks = "idp.draws-fresh-values-under-locks"
+    /// The token endpoint makes the code verifier's S256 challenge (a SHA-256) inside the lock of
+    /// the grant shard where the code's redemption is decided, instead of before it.
+    case idpChecksVerifierUnderGrantLock = "idp.checks-verifier-under-grant-lock"
 
     // CredentialProviders.
     /// TokenCacheProvider: a caller that finds a refresh in the air runs one of its own (no
@@ -68,8 +93,33 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// Access tokens are recorded as expired the moment they are issued.
     case idpIssuesExpiredAccessTokens = "idp.issues-expired-access-tokens"
 
-    /// The bugs of the engine, the MasterController and the IDP: those the system stress runs.
-    package static var inTheSystem: [PlantedBug] { allCases.filter { !$0.rawValue.hasPrefix("providers.") } }
+    /// What shows that a planted bug is caught.
+    package enum Catcher: Sendable {
+        /// The system stress breaks the invariant named for the bug (`StressMutationTests`).
+        case systemStress
+        /// The conformance kit fails the provider (`TokenCacheProviderKitTests`).
+        case conformanceKit
+        /// The structure's own test: a differential check against a plain model, or the check of
+        /// the work done under the IDP's locks.
+        case ownTest
+    }
+
+    /// What catches this bug.
+    package var caughtBy: Catcher {
+        switch self {
+        case .providersTokenRefreshWithoutSingleFlight, .providersTokenWakesWaitersBeforeStore, .providersTokenKeepsFailure:
+            .conformanceKit
+        case .sdkQueueKeepsPoppedJobs, .sdkQueueGrowsFromSlotZero, .idpGrantLogAcceptsAnyHandleAtItsPosition, .idpGrantLogPrunesUnexpired,
+             .idpTableProbesPassedHomesFromHome, .idpTableRetiresBeforeDrained, .idpDrawsFreshValuesUnderLocks, .idpChecksVerifierUnderGrantLock:
+            .ownTest
+        default:
+            .systemStress
+        }
+    }
+
+    /// The bugs the system stress catches: the engine's, the MasterController's and the IDP's
+    /// behaviour as a client sees it.
+    package static var inTheSystem: [PlantedBug] { allCases.filter { $0.caughtBy == .systemStress } }
 
     /// Orders bugs by name.
     /// - Parameters:

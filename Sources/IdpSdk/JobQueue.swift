@@ -23,12 +23,12 @@ struct JobQueue: Sendable {
     private(set) var count = 0
     /// The ring to grow into, made after the lock (``takeSpareRequest()``, ``install(_:)``).
     private var spare = SpareStorage<Ring>()
-    private let defect: JobQueueDefect?
+    private let planted: PlantedBugSwitch
 
     /// An empty queue.
-    /// - Parameter defect: A bug to plant (tests only): see ``JobQueueDefect``.
-    init(planting defect: JobQueueDefect? = nil) {
-        self.defect = defect
+    /// - Parameter planted: A bug to plant (tests only, debug builds): `PlantedBug.sdkQueue…`.
+    init(planting planted: PlantedBugSwitch = PlantedBugSwitch()) {
+        self.planted = planted
     }
 
     /// Slots of a new queue.
@@ -72,7 +72,7 @@ struct JobQueue: Sendable {
         guard count > 0 else { return nil }
         // Moved out, not copied: no reference count of the job (made on another thread) is
         // touched while the pool's lock is held.
-        let job = isOn(.keepsPoppedJobs) ? slots[head].job : slots[head].job.take()
+        let job = planted.isOn(.sdkQueueKeepsPoppedJobs) ? slots[head].job : slots[head].job.take()
         head = (head &+ 1) & (slots.count &- 1)
         count -= 1
         return job
@@ -81,29 +81,11 @@ struct JobQueue: Sendable {
     /// Doubles the ring, its jobs moved to the front in order.
     private mutating func grow() {
         var larger = spare.take(slots: 2 * slots.count) ?? Self.makeRing(slots: 2 * slots.count)
-        let first = isOn(.growsFromSlotZero) ? 0 : head
+        let first = planted.isOn(.sdkQueueGrowsFromSlotZero) ? 0 : head
         for index in 0..<count { larger[index].job = slots[(first &+ index) & (slots.count &- 1)].job.take() }
         slots = larger
         head = 0
     }
 
-    @inline(__always)
-    private func isOn(_ planted: JobQueueDefect) -> Bool {
-        #if DEBUG
-        defect == planted
-        #else
-        false
-        #endif
-    }
 }
 
-/// A bug a ``JobQueue`` can be built with, so that a test shows its checks catch it. Only a debug
-/// build acts on one.
-enum JobQueueDefect: Sendable {
-    /// A pop copies its job out of the slot instead of moving it: the queue keeps a reference to
-    /// every job it handed out until the slot is written again.
-    case keepsPoppedJobs
-    /// Growing copies the ring from its first slot instead of its head: once the ring has wrapped,
-    /// jobs come out of order.
-    case growsFromSlotZero
-}

@@ -257,7 +257,7 @@ extension IdpServer {
     private func decideUnderLocks(_ submission: StepSubmission, read: StepSnapshot, rules: StepRules, tenantId: String,
                                   tenant: TenantConfiguration?) -> StepDecision {
         #if DEBUG
-        let read = configuration.defect == .drawsFreshValuesUnderLocks ? read.withUnmadeFreshValues() : read
+        let read = configuration.plantedBug.isOn(.idpDrawsFreshValuesUnderLocks) ? read.withUnmadeFreshValues() : read
         #endif
         let sessionCode = submission.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in

@@ -142,13 +142,13 @@ struct GrantLog<Record> {
     /// How many chunks the tail had to make under the lock, for want of a spare.
     var chunksMadeUnderLock: Int { chunks.chunksMadeUnderLock }
     private let log: GrantHandle.Log
-    private let defect: GrantLogDefect?
+    private let planted: PlantedBugSwitch
 
     /// An empty log; its grants' handles name `log`.
-    /// - Parameter defect: A bug to plant (tests only): see ``GrantLogDefect``.
-    init(_ log: GrantHandle.Log, planting defect: GrantLogDefect? = nil) {
+    /// - Parameter planted: A bug to plant (tests only, debug builds): `PlantedBug.idpGrantLog…`.
+    init(_ log: GrantHandle.Log, planting planted: PlantedBugSwitch = PlantedBugSwitch()) {
         self.log = log
-        self.defect = defect
+        self.planted = planted
     }
 
     /// Stores `record` at the tail, placing `draft` there; returns the grant's handle.
@@ -225,10 +225,10 @@ struct GrantLog<Record> {
     mutating func prune(before: Date, expiresAt: (Record) -> Date) -> Pruned<Record> {
         var pruned = Pruned<Record>()
         var passed = 0
-        while passed < prunedPerRequest, head < tail, headExpiry <= before || isOn(.prunesUnexpired) {
+        while passed < prunedPerRequest, head < tail, headExpiry <= before || planted.isOn(.idpGrantLogPrunesUnexpired) {
             let (chunk, slot) = place(of: head)
             if let entry = chunks[chunk, slot] {
-                guard expiresAt(entry.record) <= before || isOn(.prunesUnexpired) else {
+                guard expiresAt(entry.record) <= before || planted.isOn(.idpGrantLogPrunesUnexpired) else {
                     headExpiry = expiresAt(entry.record)
                     break
                 }
@@ -273,17 +273,8 @@ struct GrantLog<Record> {
         let position = handle.position
         guard handle.log == log, position >= head, position < tail else { return nil }
         let (chunk, slot) = place(of: position)
-        guard let stored = chunks[chunk, slot]?.handle, stored == handle || isOn(.acceptsAnyHandleAtItsPosition) else { return nil }
+        guard let stored = chunks[chunk, slot]?.handle, stored == handle || planted.isOn(.idpGrantLogAcceptsAnyHandleAtItsPosition) else { return nil }
         return (chunk, slot)
-    }
-
-    @inline(__always)
-    private func isOn(_ planted: GrantLogDefect) -> Bool {
-        #if DEBUG
-        defect == planted
-        #else
-        false
-        #endif
     }
 
     /// The chunk index and slot of `position` (at least `base`).
@@ -292,16 +283,6 @@ struct GrantLog<Record> {
         let offset = position &- base
         return (Int(truncatingIfNeeded: offset >> ChunkList<Entry>.shift), Int(truncatingIfNeeded: offset & UInt64(Self.chunkCapacity - 1)))
     }
-}
-
-/// A bug a ``GrantLog`` can be built with, so that a test shows its differential check catches
-/// it. Only a debug build acts on one.
-enum GrantLogDefect {
-    /// A handle finds the grant at the position it names whatever its other bytes: a guessed
-    /// token with a live position is accepted.
-    case acceptsAnyHandleAtItsPosition
-    /// A prune drops grants at the head that have not expired.
-    case prunesUnexpired
 }
 
 extension GrantLog: Sendable where Record: Sendable {}

@@ -78,13 +78,8 @@ public final class IdpServer: Sendable {
         /// refresh, a request pauses there (`ExecutionController.pause(at:)`), so another
         /// request may be decided first. `nil`, the default: requests run straight through.
         package var controller: (any ExecutionController)?
-        /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
+        /// A bug planted for the mutation tests; set only by tests, in debug builds.
         package var plantedBug = PlantedBugSwitch()
-        #if DEBUG
-        /// A defect planted for the tests of the work done under the server's locks; debug builds
-        /// only.
-        package var defect: IdpServerDefect?
-        #endif
 
         /// Keycloak's "Offline Session Max": how long an offline token family lives from the login
         /// that created it. Refreshing rotates the offline token but never extends this.
@@ -506,16 +501,4 @@ public struct IdpServerStatistics: Sendable, Equatable {
     public var redeemedCodes: Int
     /// Tokens the IDP holds (access, refresh, offline and exchanged ones).
     public var tokens: Int
-}
-
-/// A defect only tests plant, to show that the checks of what the server does under its locks
-/// fail when it does what they exist to catch; only a debug build's configuration can hold one.
-package enum IdpServerDefect: Sendable {
-    /// A step decided under its locks (after ``IdpServer/optimisticTries`` overtaken tries) is
-    /// handed random values not made yet, instead of those made before the locks, so its decision
-    /// draws the values it issues (a new user's salt, a new device's AST client id) under them.
-    case drawsFreshValuesUnderLocks
-    /// The token endpoint makes the code verifier's S256 challenge (a SHA-256) inside the lock of
-    /// the grant shard where the code's redemption is decided, instead of before it.
-    case checksVerifierUnderGrantLock
 }

@@ -64,12 +64,12 @@ struct IncrementalTable<Key: Hashable, Value> {
     private(set) var drains = 0
     /// How many of those drains found no spare and made their table under the lock.
     private(set) var tablesMadeUnderLock = 0
-    private let defect: IncrementalTableDefect?
+    private let planted: PlantedBugSwitch
 
     /// An empty table.
-    /// - Parameter defect: A bug to plant (tests only): see ``IncrementalTableDefect``.
-    init(planting defect: IncrementalTableDefect? = nil) {
-        self.defect = defect
+    /// - Parameter planted: A bug to plant (tests only, debug builds): `PlantedBug.idpTable…`.
+    init(planting planted: PlantedBugSwitch = PlantedBugSwitch()) {
+        self.planted = planted
     }
 
     /// Live entries, in both tables together.
@@ -199,7 +199,7 @@ struct IncrementalTable<Key: Hashable, Value> {
     private func findDraining(_ key: Key, hash: Int, in draining: Storage) -> Int? {
         let home = draining.home(hash)
         let passed = (home - walkStart) & (draining.slotCount - 1) < walked
-        guard passed, !isOn(.probesPassedHomesFromHome) else { return draining.find(key, hash: hash) }
+        guard passed, !planted.isOn(.idpTableProbesPassedHomesFromHome) else { return draining.find(key, hash: hash) }
         return draining.find(key, hash: hash, from: (walkStart + walked) & (draining.slotCount - 1))
     }
 
@@ -256,7 +256,7 @@ struct IncrementalTable<Key: Hashable, Value> {
             }
             walked += 1
         }
-        guard walked == from.slotCount || isOn(.retiresBeforeDrained) else { return }
+        guard walked == from.slotCount || planted.isOn(.idpTableRetiresBeforeDrained) else { return }
         draining = nil
         retired = from
         upkeepDue = true
@@ -272,14 +272,6 @@ struct IncrementalTable<Key: Hashable, Value> {
         }
     }
 
-    @inline(__always)
-    private func isOn(_ planted: IncrementalTableDefect) -> Bool {
-        #if DEBUG
-        defect == planted
-        #else
-        false
-        #endif
-    }
 }
 
 /// The slots of an ``IncrementalTable``'s table: a power of two of them, probed linearly from an
@@ -528,16 +520,6 @@ struct TableUpkeep<Key: Hashable, Value> {
 
 extension TableUpkeep: ShardUpkeep {
     mutating func makeSpares() -> Bool { makeSpare() }
-}
-
-/// A bug an ``IncrementalTable`` can be built with, so that a test shows its differential check
-/// catches it. Only a debug build acts on one.
-enum IncrementalTableDefect {
-    /// A key whose home the walk has passed is probed from its home, where the walk left a gap:
-    /// an entry of it the walk has not reached yet is not found.
-    case probesPassedHomesFromHome
-    /// The draining table is let go after one step, with entries still in it: they are lost.
-    case retiresBeforeDrained
 }
 
 extension IncrementalTable: Sendable where Key: Sendable, Value: Sendable {}

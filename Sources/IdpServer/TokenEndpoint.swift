@@ -68,7 +68,7 @@ extension IdpServer {
         let shard = state.grantShard(route: route)
         let checked = tenantExists ? codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) } : nil
         #if DEBUG
-        let checksVerifierUnderLock = configuration.defect == .checksVerifierUnderGrantLock
+        let checksVerifierUnderLock = configuration.plantedBug.isOn(.idpChecksVerifierUnderGrantLock)
         #endif
         let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }

@@ -14,8 +14,8 @@ struct JobQueueTests {
 
     /// What a seeded run of appends and pops found wrong in a queue built with `defect`, judged
     /// against a plain array of the same jobs; and the capacity the queue grew to.
-    static func fifoMismatches(planting defect: JobQueueDefect?) -> (mismatches: [String], capacity: Int) {
-        var queue = JobQueue(planting: defect)
+    static func fifoMismatches(planting defect: PlantedBug?) -> (mismatches: [String], capacity: Int) {
+        var queue = JobQueue(planting: PlantedBugSwitch(defect))
         var record: [Int] = []
         var random = SeededRandom(seed: 11)
         let ran = LockedValue(0)
@@ -56,15 +56,15 @@ struct JobQueueTests {
     #if DEBUG
     @Test("the order check catches a ring that grows from its first slot instead of its head")
     func orderCheckCatchesAPlantedDefect() {
-        #expect(Self.fifoMismatches(planting: .growsFromSlotZero).mismatches != [])
+        #expect(Self.fifoMismatches(planting: .sdkQueueGrowsFromSlotZero).mismatches != [])
     }
     #endif
 
     /// Whether a queue built with `defect` still holds a job after handing it out.
-    static func keepsAPoppedJob(planting defect: JobQueueDefect?) -> Bool {
+    static func keepsAPoppedJob(planting defect: PlantedBug?) -> Bool {
         final class Token: Sendable {}
         weak var weakToken: Token?
-        var queue = JobQueue(planting: defect)
+        var queue = JobQueue(planting: PlantedBugSwitch(defect))
         do {
             let token = Token()
             weakToken = token
@@ -85,7 +85,7 @@ struct JobQueueTests {
     #if DEBUG
     @Test("the release check catches a queue that copies a popped job instead of moving it out")
     func releaseCheckCatchesAPlantedDefect() {
-        #expect(Self.keepsAPoppedJob(planting: .keepsPoppedJobs))
+        #expect(Self.keepsAPoppedJob(planting: .sdkQueueKeepsPoppedJobs))
     }
     #endif
 

@@ -24,8 +24,8 @@ struct GrantLogTests {
     /// ``GrantLog`` built with `defect`, judged against a record of its own: the grants in the
     /// order they were appended, each marked when it is removed, and the head, moved the way the
     /// log's documentation says a prune moves it.
-    static func run(planting defect: GrantLogDefect?, seed: UInt64, changes: Int = 20_000) -> [String] {
-        var log = GrantLog<Grant>(.refreshTokens, planting: defect)
+    static func run(planting defect: PlantedBug?, seed: UInt64, changes: Int = 20_000) -> [String] {
+        var log = GrantLog<Grant>(.refreshTokens, planting: PlantedBugSwitch(defect))
         var record: [Recorded] = []
         var head = 0
         var random = SeededRandom(seed: seed)
@@ -94,8 +94,8 @@ struct GrantLogTests {
 
     #if DEBUG
     @Test("the run catches a planted defect by what it breaks: forged handles found, unexpired grants pruned",
-          arguments: [(GrantLogDefect.acceptsAnyHandleAtItsPosition, "a forged handle"), (.prunesUnexpired, "a prune dropped")])
-    func catchesPlantedDefects(defect: GrantLogDefect, finding: String) {
+          arguments: [(PlantedBug.idpGrantLogAcceptsAnyHandleAtItsPosition, "a forged handle"), (.idpGrantLogPrunesUnexpired, "a prune dropped")])
+    func catchesPlantedDefects(defect: PlantedBug, finding: String) {
         let findings = Self.run(planting: defect, seed: 1)
         #expect(findings.contains { $0.contains(finding) }, "\(findings)")
     }

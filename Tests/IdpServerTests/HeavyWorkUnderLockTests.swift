@@ -78,7 +78,7 @@ struct HeavyWorkUnderLockTests {
         try await LockProfilerTurn.take {
             // Given a server that does not make a step's random values before it takes its locks
             let overtaker = Overtaker(limit: 1_000)
-            let browser = Browser(lockout: LockoutPolicy(maximumFailures: 1_000), controller: overtaker, defect: .drawsFreshValuesUnderLocks)
+            let browser = Browser(lockout: LockoutPolicy(maximumFailures: 1_000), controller: overtaker, plantedBug: .idpDrawsFreshValuesUnderLocks)
             LockProfiler.start()
             // When the activation's last step is decided under its locks
             let (activation, overtaken) = try Self.overtakenActivation(browser, overtaker)

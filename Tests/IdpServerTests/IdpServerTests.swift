@@ -12,13 +12,10 @@ struct Browser {
     static let rfcVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
     static let rfcChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
-    init(lockout: LockoutPolicy = .disabled, controller: (any ExecutionController)? = nil, plantedBug: PlantedBug? = nil, defect: IdpServerDefect? = nil) {
+    init(lockout: LockoutPolicy = .disabled, controller: (any ExecutionController)? = nil, plantedBug: PlantedBug? = nil) {
         var configuration = IdpServer.Configuration(clock: clock, lockout: lockout)
         configuration.controller = controller
         configuration.plantedBug = PlantedBugSwitch(plantedBug)
-        #if DEBUG
-        configuration.defect = defect
-        #endif
         server = IdpServer(configuration: configuration)
         try! server.addTenant("demo")
         try! server.addUser("alice", tenant: "demo", password: "pw-alice")

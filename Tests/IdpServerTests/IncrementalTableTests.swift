@@ -14,8 +14,8 @@ struct IncrementalTableTests {
         var changesWhileDraining = 0
     }
 
-    static func run(planting defect: IncrementalTableDefect?, seed: UInt64, changes: Int = 24_000) -> Run {
-        var table = IncrementalTable<Int, Int>(planting: defect)
+    static func run(planting defect: PlantedBug?, seed: UInt64, changes: Int = 24_000) -> Run {
+        var table = IncrementalTable<Int, Int>(planting: PlantedBugSwitch(defect))
         var record: [Int: Int] = [:]
         var random = SeededRandom(seed: seed)
         var run = Run()
@@ -72,8 +72,8 @@ struct IncrementalTableTests {
     }
 
     @Test("the comparison catches a lookup that probes a passed home from the home, and a table let go before it drained",
-          arguments: [IncrementalTableDefect.probesPassedHomesFromHome, .retiresBeforeDrained])
-    func catchesPlantedDefects(defect: IncrementalTableDefect) {
+          arguments: [PlantedBug.idpTableProbesPassedHomesFromHome, .idpTableRetiresBeforeDrained])
+    func catchesPlantedDefects(defect: PlantedBug) {
         let run = Self.run(planting: defect, seed: 1)
         #expect(!run.differences.isEmpty, "\(defect) went unnoticed")
     }

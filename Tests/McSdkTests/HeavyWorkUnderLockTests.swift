@@ -61,7 +61,7 @@ struct StackHeavyWorkTests {
         await LockProfilerTurn.take {
             // Given an IDP that makes each code verifier's S256 challenge under its grant lock
             // When the same six devices activate and log in
-            let (statuses, report) = await Self.sixDevices(on: TestIDP(defect: .checksVerifierUnderGrantLock))
+            let (statuses, report) = await Self.sixDevices(on: TestIDP(plantedBug: .idpChecksVerifierUnderGrantLock))
             // Then the flows still end as documented, and the check names the lock and the kind:
             // one hash under it for each of the 18 codes redeemed
             #expect(statuses.count == 18 && statuses.allSatisfy { $0 == .kOk }, "\(statuses)")

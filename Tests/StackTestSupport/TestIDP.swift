@@ -14,14 +14,13 @@ public struct TestIDP: Sendable {
     public let tenant = "demo"
     public let clock: ManualClock
 
-    /// - Parameter defect: A defect to plant in the server (debug builds only; see
-    ///   `IdpServerDefect`).
+    /// - Parameter plantedBug: A bug to plant in the server (debug builds only; see `PlantedBug`).
     package init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
-                 refreshTokenLifetime: Duration = .seconds(1800), defect: IdpServerDefect?) {
+                 refreshTokenLifetime: Duration = .seconds(1800), plantedBug: PlantedBug?) {
         clock = ManualClock()
         var configuration = IdpServer.Configuration(clock: clock, refreshTokenLifetime: refreshTokenLifetime, auditLogCapacity: auditLogCapacity, lockout: lockout)
         #if DEBUG
-        configuration.defect = defect
+        configuration.plantedBug = PlantedBugSwitch(plantedBug)
         #endif
         server = IdpServer(configuration: configuration)
         url = "https://idp-\(UUID().uuidString.lowercased()).test"
@@ -32,7 +31,7 @@ public struct TestIDP: Sendable {
     public init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
                 refreshTokenLifetime: Duration = .seconds(1800)) {
         self.init(latency: latency, secretEncoding: secretEncoding, auditLogCapacity: auditLogCapacity, lockout: lockout,
-                  refreshTokenLifetime: refreshTokenLifetime, defect: nil)
+                  refreshTokenLifetime: refreshTokenLifetime, plantedBug: nil)
     }
 
     /// An IdpSdkService bound to this IDP; with no configuration, on this IDP's clock, so that a
