@@ -61,6 +61,19 @@ private func cache(_ refresher: Refresher, synchronous: Bool, refreshTimeout: Du
                              refresh: { try await refresher.async($0) }, credentials: values, planted: planted)
 }
 
+/// A cache whose token has expired, whose refreshes wait until `gate` is set and fail as
+/// `failure` says.
+private func expiredWithHeldRefresh(synchronous: Bool = false, refreshTimeout: Duration = .seconds(600),
+                                    failure: @escaping @Sendable (Int) -> (any Error)? = { _ in nil })
+    -> (gate: LockedValue<Bool>, refresher: Refresher, provider: TokenCacheProvider<Int>) {
+    let clock = ManualClock()
+    let gate = LockedValue(false)
+    let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } }, failure: failure)
+    let provider = cache(refresher, synchronous: synchronous, refreshTimeout: refreshTimeout)
+    clock.advance(by: .seconds(61))
+    return (gate, refresher, provider)
+}
+
 @Suite("TokenCacheProvider: one refresh for every caller, failures unchanged and not kept, a logout not undone", .serialized)
 struct TokenCacheProviderTests {
     /// 1,000 OS threads each answer once before the expiry and once after it (the clock moves
@@ -100,12 +113,8 @@ struct TokenCacheProviderTests {
 
     @Test("a failed refresh reaches every waiter unchanged, and the next caller refreshes again", arguments: [false, true])
     func failureToAllNotKept(synchronous: Bool) async throws {
-        let clock = ManualClock()
-        let gate = LockedValue(false)
         let down = IdpSdkError("Port", 7, "the authorization server is down")
-        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } }, failure: { $0 == 1 ? down : nil })
-        let provider = cache(refresher, synchronous: synchronous)
-        clock.advance(by: .seconds(61))
+        let (gate, refresher, provider) = expiredWithHeldRefresh(synchronous: synchronous, failure: { $0 == 1 ? down : nil })
         // Eight SDK threads and a task ask while the refresh is in flight
         async let threads = onOSThreads(8) { _ in provider.provideCredentials(step).error }
         async let task: (any Error)? = { () async -> (any Error)? in
@@ -136,11 +145,7 @@ struct TokenCacheProviderTests {
 
     @Test("clear() during a refresh is not undone: the waiters answer cleared, and the refreshed token is never stored", arguments: [false, true])
     func clearNotUndone(synchronous: Bool) async throws {
-        let clock = ManualClock()
-        let gate = LockedValue(false)
-        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } })
-        let provider = cache(refresher, synchronous: synchronous)
-        clock.advance(by: .seconds(61))
+        let (gate, refresher, provider) = expiredWithHeldRefresh(synchronous: synchronous)
         async let waiter = OSThreads.run { provider.provideCredentials(step).error }
         #expect(await eventually { provider.waitingForRefresh == 1 && refresher.refreshes == 1 })
         provider.clear()
@@ -155,14 +160,10 @@ struct TokenCacheProviderTests {
 
     @Test("store() during a refresh supersedes it: its waiters get the stored token, what the refresh returns is dropped")
     func storeSupersedes() async throws {
-        let clock = ManualClock()
-        let gate = LockedValue(false)
-        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } })
-        let provider = cache(refresher, synchronous: false)
-        clock.advance(by: .seconds(61))
+        let (gate, refresher, provider) = expiredWithHeldRefresh()
         async let waiter = OSThreads.run { provider.provideCredentials(step).credentials?["password"] }
         #expect(await eventually { provider.waitingForRefresh == 1 })
-        provider.store(CachedToken(42, expires: clock.now().addingTimeInterval(3_600)))
+        provider.store(CachedToken(42, expires: refresher.clock.now().addingTimeInterval(3_600)))
         #expect(await waiter == "token-42")
         gate.withLock { $0 = true }
         #expect(await eventually { refresher.refreshes == 1 && !provider.isRefreshing })
@@ -199,11 +200,7 @@ struct TokenCacheProviderTests {
 
     @Test("a cancelled token() throws CancellationError, and the refresh goes on for the others")
     func cancelledWaiter() async throws {
-        let clock = ManualClock()
-        let gate = LockedValue(false)
-        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } })
-        let provider = cache(refresher, synchronous: false)
-        clock.advance(by: .seconds(61))
+        let (gate, refresher, provider) = expiredWithHeldRefresh()
         let cancelled = Task { try await provider.token() }
         let other = Task { try await provider.token() }
         #expect(await eventually { provider.waitingForRefresh == 2 })
@@ -216,11 +213,7 @@ struct TokenCacheProviderTests {
 
     @Test("a flow that ends while its SDK thread waits for a refresh ends the wait at once (cancelled); the refresh goes on and is stored")
     func endedFlowEndsItsWait() async throws {
-        let clock = ManualClock()
-        let gate = LockedValue(false)
-        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } })
-        let provider = cache(refresher, synchronous: false)
-        clock.advance(by: .seconds(61))
+        let (gate, refresher, provider) = expiredWithHeldRefresh()
         async let waiter = OSThreads.run { provider.provideCredentials(step).error }
         #expect(await eventually { provider.waitingForRefresh == 1 })
         provider.flowEndedDuringCall(step.flowId)
@@ -234,11 +227,7 @@ struct TokenCacheProviderTests {
 
     @Test("a caller that waits longer than refreshTimeout answers timedOut; the refresh goes on and its token is stored")
     func waiterTimesOut() async throws {
-        let clock = ManualClock()
-        let gate = LockedValue(false)
-        let refresher = Refresher(clock: clock, release: { gate.withLock { $0 } })
-        let provider = cache(refresher, synchronous: false, refreshTimeout: .milliseconds(20))
-        clock.advance(by: .seconds(61))
+        let (gate, refresher, provider) = expiredWithHeldRefresh(refreshTimeout: .milliseconds(20))
         // The refresh is held until the wait has ended, so only the timeout can end it
         let answer = await OSThreads.run { provider.provideCredentials(step).error }
         #expect(answer?.credentialProviderCode == .timedOut)
