@@ -106,14 +106,7 @@ final class Flow: Sendable {
         }
         context.timers.cancel(self)
         onEnd(self)
-        let planted = context.configuration.plantedBug
-        if planted.isOn(.engineDropsCompletionDuringProviderCall), case .endedDuringCall = notice { return true }
-        #if DEBUG
-        if planted.isOn(.engineCompletesAgainOnLateResponse), origin == .outside {
-            plantedKept.withLock { $0 = { [self] in context.handOff("completion") { completion(result) } } }
-        }
-        #endif
-        if planted.isOn(.engineCompletesFailuresTwice), origin == .engine, case .failure = outcome { context.handOff("completion") { completion(result) } }
+        if plantedEnding(completion, result: result, notice: notice, origin: origin) { return true }
         if origin == .engine && context.pool.isCurrentThread {
             complete(completion, result: result, notice: notice)
         } else {
@@ -121,12 +114,6 @@ final class Flow: Sendable {
         }
         return true
     }
-
-    #if DEBUG
-    /// ``PlantedBug/engineCompletesAgainOnLateResponse``: the completion of a flow ended from
-    /// outside, delivered again when a late answer arrives.
-    private let plantedKept = LockedValue<(@Sendable () -> Void)?>(nil)
-    #endif
 
     /// The timer fired: end with `timedOut`.
     func timeOut() {
@@ -168,9 +155,7 @@ final class Flow: Sendable {
         context.transport.send(request) { [self] response in
             // Take the response only if it is the one awaited, and only once.
             guard machine.withLock({ $0.responseArrived(for: number) }) else {
-                #if DEBUG
-                plantedKept.withLock { $0 }?()
-                #endif
+                plantedLateResponse()
                 return
             }
             if answeredInline && context.pool.enterInline() {
@@ -221,23 +206,15 @@ final class Flow: Sendable {
     /// Runs on an SDK thread: the one place the provider is called.
     private func askProvider(_ data: IdpSdkInteractionData, form: XHTMLForm) {
         guard machine.withLock({ $0.providerCallBegins() }) else { return }
-        #if DEBUG
-        let slot = context.configuration.plantedBug.isOn(.engineRoutesAnswerThroughSharedSlot) ? context.configuration.plantedBug.scratch : nil
-        slot?.withLock { $0 = PlantedAsking(flow: self, data: data, form: form) }
-        #endif
+        plantedAsking(data, form: form)
         let answer = callProvider { $0.provider.provideCredentials(data) }
         context.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
-        #if DEBUG
-        if let asking = slot?.withLock({ $0 }) as? PlantedAsking, let flow = asking.flow {
-            flow.take(answer, data: asking.data, form: asking.form)
-            return
-        }
-        #endif
+        if plantedRouting(answer) { return }
         take(answer, data: data, form: form)
     }
 
     /// Runs on an SDK thread: hands the provider's answer to the flow, which submits it or ends.
-    private func take(_ answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData, form: XHTMLForm) {
+    func take(_ answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData, form: XHTMLForm) {
         switch machine.withLock({ $0.providerCallEnded() }) {
         case .discard:
             return
@@ -247,13 +224,9 @@ final class Flow: Sendable {
         case .proceed:
             break
         }
-        #if DEBUG
-        let answer = PlantedAnswers.apply(context.configuration.plantedBug, to: answer, data: data)
-        #endif
+        let answer = plantedAnswer(answer, data: data)
         if let error = answer.error {
-            let delivered = context.configuration.plantedBug.isOn(.engineReplacesProviderError)
-                ? IdpSdkError(.protocolError, "the provider failed") : error
-            finish(.failure(delivered), from: .engine)
+            finish(.failure(plantedDelivery(of: error)), from: .engine)
             return
         }
         switch CredentialCheck.submission(for: answer.credentials ?? [:], data: data, form: form, context: context) {
@@ -264,40 +237,3 @@ final class Flow: Sendable {
         }
     }
 }
-
-#if DEBUG
-/// ``PlantedBug/engineAnswersFromAnotherFlowAfterProviderError``: the last answer a provider gave
-/// for each user and step, as the planted engine keeps them in one table for the whole service
-/// (the switch's scratch).
-enum PlantedAnswers {
-    /// The answer the planted engine goes on with: `answer`, kept when it holds credentials; the
-    /// kept answer for the same user and step in its place when it is an error. Unchanged when the
-    /// bug is off.
-    static func apply(_ bug: PlantedBugSwitch, to answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        guard bug.isOn(.engineAnswersFromAnotherFlowAfterProviderError), let scratch = bug.scratch else { return answer }
-        let key = "\(data.userId ?? "")|\(data.step)"
-        let kept = scratch.withLock { table -> [String: String]? in
-            var answers = table as? [String: [String: String]] ?? [:]
-            defer { table = answers }
-            guard let credentials = answer.credentials else { return answers[key] }
-            answers[key] = credentials
-            return nil
-        }
-        return kept.map { IdpSdkProvideCredentialsResult(credentials: $0) } ?? answer
-    }
-}
-
-/// ``PlantedBug/engineRoutesAnswerThroughSharedSlot``: the flow whose provider call runs, as the
-/// planted engine keeps it in one slot for the whole service (the switch's scratch).
-final class PlantedAsking: Sendable {
-    weak let flow: Flow?
-    let data: IdpSdkInteractionData
-    let form: XHTMLForm
-
-    init(flow: Flow, data: IdpSdkInteractionData, form: XHTMLForm) {
-        self.flow = flow
-        self.data = data
-        self.form = form
-    }
-}
-#endif
