@@ -4,39 +4,14 @@ import IdpPrimitives
 import IdpSdk
 
 /// The blocking half of a bridge from a synchronous `provideCredentials` into async code: the
-/// SDK thread waits here for an answer that a task delivers, until a timeout or a cancel.
-///
-/// The outcome is decided once, under the lock (the first of answer, failure, timeout, cancel
-/// wins); the semaphore only wakes the waiter.
-final class BlockingWait: Sendable {
+/// SDK thread waits, in a `FlightWaiter`, for an answer that a task delivers, until a timeout or
+/// a cancel (the first of answer, failure, timeout, cancel wins).
+enum BlockingWait {
     enum Outcome: Sendable {
         case answered([String: String])
         case failed(IdpSdkError)
         case timedOut
         case cancelled
-    }
-
-    private let outcome = LockedValue<Outcome?>(nil)
-    private let wake = DispatchSemaphore(value: 0)
-
-    /// Settles the wait; returns whether this call decided it.
-    @discardableResult
-    func settle(_ value: Outcome) -> Bool {
-        let decided = outcome.withLock { current -> Bool in
-            guard current == nil else { return false }
-            current = value
-            return true
-        }
-        if decided { wake.signal() }
-        return decided
-    }
-
-    /// Blocks the calling OS thread until settled or `timeout` has passed.
-    func wait(timeout: Duration) -> Outcome {
-        if wake.wait(timeout: .now(plus: timeout)) == .timedOut {
-            settle(.timedOut)
-        }
-        return outcome.withLock { $0 ?? .timedOut }
     }
 
     /// Whether blocking the current thread could deadlock: inside a Swift task (the answer may
@@ -52,11 +27,15 @@ final class BlockingWait: Sendable {
     }
 }
 
-/// Waits registered by flow, so a flow's end can cancel its wait.
-final class WaitRegistry: Sendable {
-    private let waits = LockedValue<[IdpSdkFlowID: BlockingWait]>([:])
+/// Waits registered by flow, so a flow's end can cancel its wait: `cancelled` is what a cancelled
+/// wait gets.
+final class WaitRegistry<Outcome: Sendable>: Sendable {
+    private let waits = LockedValue<[IdpSdkFlowID: FlightWaiter<Outcome>]>([:])
+    private let cancelled: Outcome
 
-    func register(_ wait: BlockingWait, for flowId: IdpSdkFlowID) {
+    init(cancelled: Outcome) { self.cancelled = cancelled }
+
+    func register(_ wait: FlightWaiter<Outcome>, for flowId: IdpSdkFlowID) {
         waits.withLock { $0[flowId] = wait }
     }
 
@@ -65,14 +44,19 @@ final class WaitRegistry: Sendable {
     }
 
     func cancel(_ flowId: IdpSdkFlowID) {
-        waits.withLock { $0[flowId] }?.settle(.cancelled)
+        waits.withLock { $0[flowId] }?.settle(cancelled)
     }
 
     func cancelAll() {
-        for wait in waits.withLock({ Array($0.values) }) { wait.settle(.cancelled) }
+        for wait in waits.withLock({ Array($0.values) }) { wait.settle(cancelled) }
     }
 
     var count: Int { waits.withLock { $0.count } }
+}
+
+extension WaitRegistry<BlockingWait.Outcome> {
+    /// A registry of bridges' waits, which a cancel settles with `cancelled`.
+    convenience init() { self.init(cancelled: .cancelled) }
 
     /// Runs `operation` in a task and blocks the calling (SDK) thread for its answer.
     func answer(
@@ -82,7 +66,7 @@ final class WaitRegistry: Sendable {
         operation: @escaping @Sendable () async throws -> [String: String]
     ) -> IdpSdkProvideCredentialsResult {
         guard !BlockingWait.blockingIsUnsafeHere else { return BlockingWait.refusal(who) }
-        let wait = BlockingWait()
+        let wait = FlightWaiter<BlockingWait.Outcome>()
         register(wait, for: data.flowId)
         defer { unregister(data.flowId) }
         let task = Task {
@@ -94,7 +78,7 @@ final class WaitRegistry: Sendable {
                 wait.settle(.failed(CredentialProviderError.make(.answerFailed, "\(who)'s answer threw: \(error)")))
             }
         }
-        switch wait.wait(timeout: timeout) {
+        switch wait.wait(timeout: timeout, timedOut: .timedOut) {
         case .answered(let credentials):
             return .init(credentials: credentials)
         case .failed(let error):

@@ -50,9 +50,9 @@ struct TokenCacheMachine<Token: Sendable, Waiter> {
         state = initial.map(State.holding) ?? .empty
     }
 
-    /// The token to use at `now`, if the cache holds one that has not expired.
-    func fresh(at now: Date) -> CachedToken<Token>? {
-        if case .holding(let cached) = state, cached.expires > now { return cached }
+    /// The token the cache holds, expired or not; `nil` when empty or refreshing.
+    var held: CachedToken<Token>? {
+        if case .holding(let cached) = state { return cached }
         return nil
     }
 

@@ -74,7 +74,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     private let planted: PlantedBugSwitch
     private let reading = TokenCacheReading()
     /// The SDK threads waiting for a refresh, by flow: a flow that ends ends its wait.
-    private let waitingFlows = LockedValue<[IdpSdkFlowID: Waiter]>([:])
+    private let waitingFlows = WaitRegistry<Outcome>(cancelled: .cancelled)
 
     /// A cache whose refresh is async: it runs in a task of its own, never on the waiting threads.
     /// - Parameters:
@@ -148,10 +148,10 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
         if let kept = keptFailure() { return answer(.failed(kept), interactionData) }
         guard !BlockingWait.blockingIsUnsafeHere else { return BlockingWait.refusal("TokenCacheProvider") }
         let flowId = interactionData.flowId
-        defer { waitingFlows.withLock { _ = $0.removeValue(forKey: flowId) } }
+        defer { waitingFlows.unregister(flowId) }
         while true {
             let waiter = Waiter()
-            waitingFlows.withLock { $0[flowId] = waiter }
+            waitingFlows.register(waiter, for: flowId)
             let outcome: Outcome
             switch ask(at: now, waiter) {
             case .use(let cached):
@@ -159,10 +159,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
             case .wait:
                 outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
             case .refresh(let flight, let previous):
-                switch refresh {
-                case .async(let body): Task { self.land(flight, await Self.outcome { try await body(previous) }) }
-                case .blocking(let body): land(flight, Self.outcome { try body(previous) })
-                }
+                runRefresh(from: previous, onThisThread: true) { self.land(flight, $0) }
                 outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
             case .refreshAlone(let previous):
                 outcome = refreshAlone(from: previous)
@@ -191,10 +188,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
             case .wait:
                 outcome = await waiter.value(cancelled: .cancelled)
             case .refresh(let flight, let previous):
-                switch refresh {
-                case .async(let body): Task { self.land(flight, await Self.outcome { try await body(previous) }) }
-                case .blocking(let body): Thread.detachNewThread { self.land(flight, Self.outcome { try body(previous) }) }
-                }
+                runRefresh(from: previous, onThisThread: false) { self.land(flight, $0) }
                 outcome = await waiter.value(cancelled: .cancelled)
             case .refreshAlone(let previous):
                 outcome = refreshAlone(from: previous)
@@ -214,7 +208,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     /// SDK calls this when a flow ends (a cancel, a timeout) while its provider call runs.
     /// - Parameter flowId: The flow that ended.
     public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
-        waitingFlows.withLock { $0[flowId] }?.settle(.cancelled)
+        waitingFlows.cancel(flowId)
     }
 
     /// Nothing to do: a flow that ends after its call keeps nothing here.
@@ -259,10 +253,10 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     /// The held token's expiry, its answer and the generation, read under the lock, for a
     /// thread's view.
     private func heldForReading() -> (generation: Int, expires: Date, answer: TokenCacheReading.Answer?) {
-        let (held, generation) = machine.withLock { ($0.fresh(at: .distantPast), reading.generation) }
+        let (held, generation) = machine.withLock { ($0.held, reading.generation) }
         guard let held else { return (generation, .distantPast, nil) }
         let credentials = self.credentials, token = held.token
-        return (generation, held.expires, { @Sendable data in Self.answer(data) { try credentials(token, data) } })
+        return (generation, held.expires, { @Sendable data in Self.answer { try credentials(token, data) } })
     }
 
     /// What the caller does next, asked under the lock.
@@ -294,25 +288,31 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     /// A refresh of the caller's own, outside the single flight; what it gets is stored.
     private func refreshAlone(from previous: CachedToken<Token>?) -> Outcome {
         let own = Waiter()
-        switch refresh {
-        case .async(let body): Task { own.settle(await Self.outcome { try await body(previous) }) }
-        case .blocking(let body): own.settle(Self.outcome { try body(previous) })
-        }
+        runRefresh(from: previous, onThisThread: true) { own.settle($0) }
         let outcome = own.wait(timeout: refreshTimeout, timedOut: .timedOut)
         if case .token(let token) = outcome { store(token) }
         return outcome
     }
 
-    private static func outcome(_ body: () throws -> CachedToken<Token>) -> Outcome {
-        do { return .token(try body()) } catch { return .failed(error) }
-    }
-
-    private static func outcome(_ body: () async throws -> CachedToken<Token>) async -> Outcome {
-        do { return .token(try await body()) } catch { return .failed(error) }
+    /// Runs the refresh from `previous` and hands its outcome to `deliver`: an async refresh in a
+    /// task of its own; a synchronous one on the calling thread when `onThisThread` (an SDK
+    /// thread), else on a thread of its own.
+    private func runRefresh(from previous: CachedToken<Token>?, onThisThread: Bool, _ deliver: @escaping @Sendable (Outcome) -> Void) {
+        switch refresh {
+        case .async(let body):
+            Task {
+                do { deliver(.token(try await body(previous))) } catch { deliver(.failed(error)) }
+            }
+        case .blocking(let body):
+            let run: @Sendable () -> Void = {
+                do { deliver(.token(try body(previous))) } catch { deliver(.failed(error)) }
+            }
+            if onThisThread { run() } else { Thread.detachNewThread(run) }
+        }
     }
 
     /// The answer `credentials` gives: its values, or what it threw.
-    private static func answer(_ data: IdpSdkInteractionData, _ credentials: () throws -> [String: String]) -> IdpSdkProvideCredentialsResult {
+    private static func answer(_ credentials: () throws -> [String: String]) -> IdpSdkProvideCredentialsResult {
         do {
             return .init(credentials: try credentials())
         } catch let error as IdpSdkError {
@@ -326,7 +326,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     private func answer(_ outcome: Outcome, _ data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
         switch outcome {
         case .token(let cached):
-            return Self.answer(data) { try credentials(cached.token, data) }
+            return Self.answer { try credentials(cached.token, data) }
         case .failed(let error as IdpSdkError):
             return .init(error: error)
         case .failed(let error):

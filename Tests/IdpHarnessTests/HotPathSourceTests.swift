@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The rule of the article *Maintaining the package* on generic code under ThreadSanitizer: the
 /// files of the paths every flow or every scheduling decision runs use no generic algorithm that
 /// an unoptimized build runs unspecialized.
 @Suite("Hot-path files use index loops, not generic algorithms")
 struct HotPathSourceTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var packageRoot: URL { PackageFiles.root }
 
     /// The files of the hot paths: the wire formats a request crosses, the IDP's endpoints, the
     /// engine's flow, the providers' calls, the controlled scheduler's decisions.

@@ -2,12 +2,13 @@
 import Foundation
 import IdpPrimitives
 import Testing
+import TestSupport
 
 /// One mechanism for every planted bug: each is a case of `PlantedBug`, says what catches it, and
 /// a mutation test of the suite plants it by name.
 @Suite("Every planted bug is planted by a mutation test")
 struct PlantedBugCatalogueTests {
-    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static var testsDirectory: URL { PackageFiles.root.appendingPathComponent("Tests") }
 
     /// Each test file's text, except this one's.
     static func testSources() throws -> [String] {

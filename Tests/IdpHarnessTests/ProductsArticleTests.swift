@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The article *Products and modules* keeps, per module, the count of public types and of public
 /// declarations: this test counts them from the sources and holds the article to them.
 @Suite("The products article's counts are the sources' own")
 struct ProductsArticleTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var packageRoot: URL { PackageFiles.root }
 
     /// A declaration line: attributes, then `public`.
     static var declaration: Regex<(Substring, Substring?, Substring?)> { #/^\s*(@[A-Za-z_]+(\([^)]*\))?\s+)*public\s/# }
