@@ -78,7 +78,7 @@ struct TokenCacheProviderKitTests {
     /// library's other providers).
     static var battery: ProviderConformanceKit.Configuration { ConformanceTests.battery }
 
-    @Test("the whole kit passes: race hammer, several instances, expiry storms, controlled interleavings, the engine's flows, no data race; async and synchronous refresh",
+    @Test("the whole kit passes: race hammer, several instances, expiry storms, controlled interleavings, the engine's flows, and no data race where ThreadSanitizer runs; async and synchronous refresh",
           arguments: [false, true])
     func passesTheKit(synchronous: Bool) async {
         let report = await ProviderConformanceKit.run(Self.battery, name: "TokenCacheProvider", instances: .perUser) { user in
