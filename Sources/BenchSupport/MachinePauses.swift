@@ -55,22 +55,22 @@ package enum MachinePauseProbe {
     /// - Parameters:
     ///   - threads: How many threads spin at once; one per core measures every core.
     ///   - seconds: How long each spins.
-    ///   - plantedPause: Only tests set it: what a thread does once, half-way through its spin,
+    ///   - injectedPause: What a thread does once, half-way through its spin,
     ///     between two reads of the clock (a pause the probe must report).
     /// - Returns: The pauses, or `nil`.
-    package static func measure(threads: Int, seconds: Double, plantedPause: (@Sendable () -> Void)? = nil) async -> MachinePauses? {
+    package static func measure(threads: Int, seconds: Double, injectedPause: (@Sendable () -> Void)? = nil) async -> MachinePauses? {
         guard CoreWatch.isAvailable, threads > 0 else { return nil }
         let span = UInt64(max(0, seconds) * 1e9)
         let limit = UInt64(HoldTimeTargets.maxUs * 1e3)
         let spun = await OSThreads.run(threads, together: true) { _ -> (longest: UInt64, over: UInt64, switched: UInt64) in
             var longest: UInt64 = 0, over: UInt64 = 0, switched: UInt64 = 0
-            var planted = plantedPause
+            var pending = injectedPause
             let start = DispatchTime.now().uptimeNanoseconds
             CoreWatch.mark()
             var last = start
             while true {
-                if let pause = planted, last &- start >= span / 2 {
-                    planted = nil
+                if let pause = pending, last &- start >= span / 2 {
+                    pending = nil
                     pause()
                 }
                 let now = DispatchTime.now().uptimeNanoseconds

@@ -39,8 +39,6 @@ struct TokenCacheMachine<Token: Sendable, Waiter> {
         case wait
         /// Run refresh `flight` from `previous`; the caller was added to its waiters.
         case refresh(flight: UInt64, previous: CachedToken<Token>?)
-        /// Run a refresh from `previous` of its own, outside the single flight (a planted bug).
-        case refreshAlone(previous: CachedToken<Token>?)
     }
 
     private(set) var state = State.empty
@@ -58,14 +56,12 @@ struct TokenCacheMachine<Token: Sendable, Waiter> {
 
     /// What a caller at `now` does: use the token, or wait for the refresh in flight, or start
     /// one (the first caller to find the token expired or missing). `waiter` joins the flight
-    /// unless the token is used. With `joinsFlight` false (a planted bug), a caller that finds a
-    /// refresh in the air runs one of its own.
-    mutating func ask(at now: Date, waiter: Waiter, joinsFlight: Bool = true) -> Step {
+    /// unless the token is used.
+    mutating func ask(at now: Date, waiter: Waiter) -> Step {
         switch state {
         case .holding(let cached) where cached.expires > now:
             return .use(cached)
         case .refreshing(let flight, let previous, var waiters):
-            guard joinsFlight else { return .refreshAlone(previous: previous) }
             waiters.append(waiter)
             state = .refreshing(flight: flight, previous: previous, waiters: waiters)
             return .wait
@@ -83,13 +79,12 @@ struct TokenCacheMachine<Token: Sendable, Waiter> {
     }
 
     /// Refresh `flight` ended: a new token is stored, a failure leaves the previous token (so the
-    /// next caller refreshes again from it; nothing failed is kept). With `storesBeforeWaking`
-    /// false (a planted bug) the flight ends with the previous token and the caller stores the
-    /// new one after waking the waiters. Returns the waiters to wake; none when the flight was
-    /// cleared or replaced meanwhile (its waiters were handed back then, and nothing is stored).
-    mutating func land(_ flight: UInt64, refreshed: CachedToken<Token>?, storesBeforeWaking: Bool = true) -> [Waiter] {
+    /// next caller refreshes again from it; nothing failed is kept). Returns the waiters to wake;
+    /// none when the flight was cleared or replaced meanwhile (its waiters were handed back then,
+    /// and nothing is stored).
+    mutating func land(_ flight: UInt64, refreshed: CachedToken<Token>?) -> [Waiter] {
         guard case .refreshing(let current, let previous, let waiters) = state, current == flight else { return [] }
-        if let refreshed, storesBeforeWaking {
+        if let refreshed {
             state = .holding(refreshed)
         } else {
             state = previous.map(State.holding) ?? .empty

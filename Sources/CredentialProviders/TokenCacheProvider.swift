@@ -60,18 +60,21 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
         case cleared
         case timedOut
         case cancelled
-        /// Woken before the outcome was stored: ask again (only a planted bug wakes a waiter so).
+        /// Woken without an outcome: ask again.
         case lookAgain
     }
 
     typealias Waiter = FlightWaiter<Outcome>
 
     private let clock: any IdpClock
-    private let refreshTimeout: Duration
+    let refreshTimeout: Duration
     private let refresh: Refresh
     private let credentials: @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]
-    private let machine: LockedValue<TokenCacheMachine<Token, Waiter>>
-    private let planted: PlantedBugSwitch
+    let machine: LockedValue<TokenCacheMachine<Token, Waiter>>
+    #if DEBUG
+    /// The planted bug: the one of the task that made the cache.
+    let planted = PlantedBugSwitch.inTask
+    #endif
     private let reading = TokenCacheReading()
     /// The SDK threads waiting for a refresh, by flow: a flow that ends ends its wait.
     private let waitingFlows = WaitRegistry<Outcome>(cancelled: .cancelled)
@@ -90,7 +93,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     public convenience init(clock: any IdpClock = SystemClock(), initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
                             refresh: @escaping @Sendable (CachedToken<Token>?) async throws -> CachedToken<Token>,
                             credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]) {
-        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .async(refresh), credentials: credentials, planted: PlantedBugSwitch())
+        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .async(refresh), credentials: credentials)
     }
 
     /// A cache whose refresh is synchronous: it runs on the SDK thread that found the token
@@ -104,32 +107,15 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     public convenience init(clock: any IdpClock = SystemClock(), initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
                             refreshSynchronously: @escaping @Sendable (CachedToken<Token>?) throws -> CachedToken<Token>,
                             credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]) {
-        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .blocking(refreshSynchronously), credentials: credentials,
-                  planted: PlantedBugSwitch())
-    }
-
-    /// A cache with `bug` planted (debug builds only), for the mutation tests.
-    package convenience init(clock: any IdpClock, initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
-                             refresh: @escaping @Sendable (CachedToken<Token>?) async throws -> CachedToken<Token>,
-                             credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String], planted: PlantedBugSwitch) {
-        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .async(refresh), credentials: credentials, planted: planted)
-    }
-
-    /// A cache with a synchronous refresh and `bug` planted (debug builds only).
-    package convenience init(clock: any IdpClock, initial: CachedToken<Token>? = nil, refreshTimeout: Duration = .seconds(30),
-                             refreshSynchronously: @escaping @Sendable (CachedToken<Token>?) throws -> CachedToken<Token>,
-                             credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String], planted: PlantedBugSwitch) {
-        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .blocking(refreshSynchronously), credentials: credentials,
-                  planted: planted)
+        self.init(clock: clock, initial: initial, refreshTimeout: refreshTimeout, refresh: .blocking(refreshSynchronously), credentials: credentials)
     }
 
     private init(clock: any IdpClock, initial: CachedToken<Token>?, refreshTimeout: Duration, refresh: Refresh,
-                 credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String], planted: PlantedBugSwitch) {
+                 credentials: @escaping @Sendable (Token, IdpSdkInteractionData) throws -> [String: String]) {
         self.clock = clock
         self.refreshTimeout = refreshTimeout
         self.refresh = refresh
         self.credentials = credentials
-        self.planted = planted
         machine = LockedValue(TokenCacheMachine(initial))
     }
 
@@ -145,7 +131,7 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     /// The answer when this thread's view holds no valid token: the token, or the refresh's outcome.
     @inline(never)
     private func waitingAnswer(at now: Date, _ interactionData: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        if let kept = keptFailure() { return answer(.failed(kept), interactionData) }
+        if let kept = plantedKeptFailure() { return answer(.failed(kept), interactionData) }
         guard !BlockingWait.blockingIsUnsafeHere else { return BlockingWait.refusal("TokenCacheProvider") }
         let flowId = interactionData.flowId
         defer { waitingFlows.unregister(flowId) }
@@ -153,16 +139,18 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
             let waiter = Waiter()
             waitingFlows.register(waiter, for: flowId)
             let outcome: Outcome
-            switch ask(at: now, waiter) {
-            case .use(let cached):
-                return answer(.token(cached), interactionData)
-            case .wait:
-                outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
-            case .refresh(let flight, let previous):
-                runRefresh(from: previous, onThisThread: true) { self.land(flight, $0) }
-                outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
-            case .refreshAlone(let previous):
-                outcome = refreshAlone(from: previous)
+            if let own = plantedOwnRefresh() {
+                outcome = own
+            } else {
+                switch ask(at: now, waiter) {
+                case .use(let cached):
+                    return answer(.token(cached), interactionData)
+                case .wait:
+                    outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
+                case .refresh(let flight, let previous):
+                    runRefresh(from: previous, onThisThread: true) { self.land(flight, $0) }
+                    outcome = waiter.wait(timeout: refreshTimeout, timedOut: .timedOut)
+                }
             }
             if case .lookAgain = outcome { continue }
             return answer(outcome, interactionData)
@@ -178,20 +166,22 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     ///   refresh off.
     public func token() async throws -> Token {
         let now = clock.now()
-        if let kept = keptFailure() { throw kept }
+        if let kept = plantedKeptFailure() { throw kept }
         while true {
             let waiter = Waiter()
             let outcome: Outcome
-            switch ask(at: now, waiter) {
-            case .use(let cached):
-                return cached.token
-            case .wait:
-                outcome = await waiter.value(cancelled: .cancelled)
-            case .refresh(let flight, let previous):
-                runRefresh(from: previous, onThisThread: false) { self.land(flight, $0) }
-                outcome = await waiter.value(cancelled: .cancelled)
-            case .refreshAlone(let previous):
-                outcome = refreshAlone(from: previous)
+            if let own = plantedOwnRefresh() {
+                outcome = own
+            } else {
+                switch ask(at: now, waiter) {
+                case .use(let cached):
+                    return cached.token
+                case .wait:
+                    outcome = await waiter.value(cancelled: .cancelled)
+                case .refresh(let flight, let previous):
+                    runRefresh(from: previous, onThisThread: false) { self.land(flight, $0) }
+                    outcome = await waiter.value(cancelled: .cancelled)
+                }
             }
             switch outcome {
             case .token(let cached): return cached.token
@@ -261,13 +251,12 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
 
     /// What the caller does next, asked under the lock.
     private func ask(at now: Date, _ waiter: Waiter) -> TokenCacheMachine<Token, Waiter>.Step {
-        let joinsFlight = !planted.isOn(.providersTokenRefreshWithoutSingleFlight)
-        return changing { $0.ask(at: now, waiter: waiter, joinsFlight: joinsFlight) }
+        changing { $0.ask(at: now, waiter: waiter) }
     }
 
     /// Runs `body` on the machine under the lock and advances the generation, so every thread's
     /// view is brought up to date at its next call.
-    private func changing<Result>(_ body: (inout TokenCacheMachine<Token, Waiter>) -> Result) -> Result {
+    func changing<Result>(_ body: (inout TokenCacheMachine<Token, Waiter>) -> Result) -> Result {
         machine.withLock { machine in
             defer { reading.changed() }
             return body(&machine)
@@ -277,27 +266,15 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
     /// Records the end of refresh `flight` and then wakes its waiters.
     private func land(_ flight: UInt64, _ outcome: Outcome) {
         let refreshed: CachedToken<Token>? = if case .token(let token) = outcome { token } else { nil }
-        let storesBeforeWaking = !planted.isOn(.providersTokenWakesWaitersBeforeStore)
-        let waiters = changing { $0.land(flight, refreshed: refreshed, storesBeforeWaking: storesBeforeWaking) }
-        keepFailure(outcome)
-        let wake = storesBeforeWaking || refreshed == nil ? outcome : .lookAgain
-        for waiter in waiters { waiter.settle(wake) }
-        if !storesBeforeWaking, !waiters.isEmpty, let refreshed { store(refreshed) }
-    }
-
-    /// A refresh of the caller's own, outside the single flight; what it gets is stored.
-    private func refreshAlone(from previous: CachedToken<Token>?) -> Outcome {
-        let own = Waiter()
-        runRefresh(from: previous, onThisThread: true) { own.settle($0) }
-        let outcome = own.wait(timeout: refreshTimeout, timedOut: .timedOut)
-        if case .token(let token) = outcome { store(token) }
-        return outcome
+        if plantedLanding(flight, outcome, refreshed: refreshed) { return }
+        let waiters = changing { $0.land(flight, refreshed: refreshed) }
+        for waiter in waiters { waiter.settle(outcome) }
     }
 
     /// Runs the refresh from `previous` and hands its outcome to `deliver`: an async refresh in a
     /// task of its own; a synchronous one on the calling thread when `onThisThread` (an SDK
     /// thread), else on a thread of its own.
-    private func runRefresh(from previous: CachedToken<Token>?, onThisThread: Bool, _ deliver: @escaping @Sendable (Outcome) -> Void) {
+    func runRefresh(from previous: CachedToken<Token>?, onThisThread: Bool, _ deliver: @escaping @Sendable (Outcome) -> Void) {
         switch refresh {
         case .async(let body):
             Task {
@@ -342,23 +319,5 @@ public final class TokenCacheProvider<Token: Sendable>: IdpSdkFlowObserving, Sen
         case .cancelled: CredentialProviderError.make(.cancelled, "the wait for TokenCacheProvider's refresh was cancelled: its flow or task ended")
         default: CredentialProviderError.make(.cleared, "the token was cleared while it was refreshed")
         }
-    }
-
-    /// The failure a planted bug kept from an earlier refresh (debug builds only).
-    private func keptFailure() -> (any Error)? {
-        #if DEBUG
-        guard planted.isOn(.providersTokenKeepsFailure) else { return nil }
-        return planted.scratch?.withLock { $0 as? any Error }
-        #else
-        return nil
-        #endif
-    }
-
-    /// Keeps a failed refresh's error for every later caller, when that bug is planted.
-    private func keepFailure(_ outcome: Outcome) {
-        #if DEBUG
-        guard planted.isOn(.providersTokenKeepsFailure), case .failed(let error) = outcome else { return }
-        planted.scratch?.withLock { $0 = error }
-        #endif
     }
 }

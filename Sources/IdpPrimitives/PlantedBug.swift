@@ -3,9 +3,11 @@
 /// of the library's providers (mutation testing).
 ///
 /// Each case names the module it lives in and what goes wrong. A product type holds the bug it
-/// was configured with in a ``PlantedBugSwitch``, and only a debug build can set one: in a release
-/// build the switch holds nothing and ``PlantedBugSwitch/isOn(_:)`` is the constant `false`, so no
-/// planted code path can run there.
+/// was configured with in a ``PlantedBugSwitch``; each bug's behaviour lives in a `+Planted.swift`
+/// file beside the type it changes, reached from the type's main line by one hook per site. All of
+/// it exists only in debug builds: a release build compiles each hook to the unplanted behaviour
+/// and has no planted type, switch or code path (`.ci/run` checks the release `idp-bench`).
+#if DEBUG
 package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     // The IdpSdk engine.
     /// The engine keeps the flow whose provider call runs in one slot for the whole service and
@@ -93,14 +95,42 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// Access tokens are recorded as expired the moment they are issued.
     case idpIssuesExpiredAccessTokens = "idp.issues-expired-access-tokens"
 
+    // The harness's own checks.
+    /// The controlled phase's lock table gives a held lock to the next asker as well: the
+    /// scheduler no longer knows who holds what.
+    case harnessLocksIgnoreHolders = "harness.locks-ignore-holders"
+    /// The controlled phase's shrinking takes a candidate whose try was not fully controlled as
+    /// one that passed, so a stall during shrinking changes the reproducer.
+    case harnessShrinkTakesStallsAsPasses = "harness.shrink-takes-stalls-as-passes"
+    /// The controlled phase grades a schedule that went through work it does not schedule (a
+    /// dispatch queue, a thread the provider started) as explored.
+    case harnessGradesUncontrolledAsExplored = "harness.grades-uncontrolled-as-explored"
+    /// The controlled phase's watchdog takes a participant that is running or runnable, only slow
+    /// to reach its next point, for one blocked outside the points.
+    case harnessTakesRunnableForBlocked = "harness.takes-runnable-for-blocked"
+    /// The controlled phase's shrinking searches the shortest failing prefix among the decisions
+    /// of the schedule as found, which a smaller schedule follows only as far as they fit, instead
+    /// of those the last failing try took.
+    case harnessShrinksAlongTheFoundSchedule = "harness.shrinks-along-the-found-schedule"
+    /// PCT's change points fall among exactly as many decisions as the first schedule took, so one
+    /// point more or fewer in it changes every later schedule.
+    case harnessStepsFollowEveryDecision = "harness.steps-follow-every-decision"
+    /// The stress's controlled scheduler counts a wait that names no owner as durable even while
+    /// other threads of the process run: a wait a preempted thread would end is taken as one
+    /// nothing can end.
+    case harnessOwnerlessWaitIgnoresRunningThreads = "harness.ownerless-wait-ignores-running-threads"
+    /// The stress's free-run watchdog takes the quiet world as stuck without asking the OS whether
+    /// a thread still runs.
+    case harnessFreeRunTakesRunnableForBlocked = "harness.free-run-takes-runnable-for-blocked"
+
     /// What shows that a planted bug is caught.
     package enum Catcher: Sendable {
         /// The system stress breaks the invariant named for the bug (`StressMutationTests`).
         case systemStress
         /// The conformance kit fails the provider (`TokenCacheProviderKitTests`).
         case conformanceKit
-        /// The structure's own test: a differential check against a plain model, or the check of
-        /// the work done under the IDP's locks.
+        /// The planted type's own test: a differential check against a plain model, the check of
+        /// the work done under the IDP's locks, or the harness's test of the check the bug breaks.
         case ownTest
     }
 
@@ -111,6 +141,10 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
             .conformanceKit
         case .sdkQueueKeepsPoppedJobs, .sdkQueueGrowsFromSlotZero, .idpGrantLogAcceptsAnyHandleAtItsPosition, .idpGrantLogPrunesUnexpired,
              .idpTableProbesPassedHomesFromHome, .idpTableRetiresBeforeDrained, .idpDrawsFreshValuesUnderLocks, .idpChecksVerifierUnderGrantLock:
+            .ownTest
+        case .harnessLocksIgnoreHolders, .harnessShrinkTakesStallsAsPasses, .harnessGradesUncontrolledAsExplored, .harnessTakesRunnableForBlocked,
+             .harnessShrinksAlongTheFoundSchedule, .harnessStepsFollowEveryDecision, .harnessOwnerlessWaitIgnoresRunningThreads,
+             .harnessFreeRunTakesRunnableForBlocked:
             .ownTest
         default:
             .systemStress
@@ -129,42 +163,35 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     package static func < (lhs: PlantedBug, rhs: PlantedBug) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// The planted bug a product type was configured with: in a debug build a value a test may set,
-/// in a release build nothing at all.
+/// The planted bug a product type was configured with (debug builds only, like every planted
+/// bug): a value a test may set.
 package struct PlantedBugSwitch: Sendable {
-    #if DEBUG
     /// The bug that is on, if any.
     package let bug: PlantedBug?
     /// Where a planted bug keeps what it shares among the instance's work (one slot for a whole
     /// service, say): one per switch, shared by every copy of the configuration that holds it.
     package let scratch: LockedValue<(any Sendable)?>?
-    #endif
 
     /// No bug on.
     package init() {
-        #if DEBUG
         bug = nil
         scratch = nil
-        #endif
     }
 
-    #if DEBUG
-    /// `bug` on (debug builds only).
+    /// `bug` on.
     /// - Parameter bug: The bug to turn on; `nil`: none.
     package init(_ bug: PlantedBug?) {
         self.bug = bug
         scratch = bug == nil ? nil : LockedValue(nil)
     }
-    #endif
 
-    /// Whether `bug` is on: always `false` in a release build.
+    /// The switch of what a test runs inside `PlantedBugSwitch.$inTask.withValue(…)`: the
+    /// harness's objects (a scheduler, a watchdog) take it when they are made there.
+    @TaskLocal package static var inTask = PlantedBugSwitch()
+
+    /// Whether `bug` is on.
     /// - Parameter bug: A planted bug.
     @inline(__always)
-    package func isOn(_ bug: PlantedBug) -> Bool {
-        #if DEBUG
-        self.bug == bug
-        #else
-        false
-        #endif
-    }
+    package func isOn(_ bug: PlantedBug) -> Bool { self.bug == bug }
 }
+#endif

@@ -66,6 +66,12 @@ extension Flow {
     func plantedDelivery(of error: IdpSdkError) -> IdpSdkError {
         context.configuration.plantedBug.isOn(.engineReplacesProviderError) ? IdpSdkError(.protocolError, "the provider failed") : error
     }
+
+    /// In `IdpSdkService.cancel()`: the error a planted engine ends a cancelled flow with
+    /// (`engineReportsCancelAsConnectionLost`); `nil`: `cancelled`.
+    var plantedCancelError: IdpSdkError? {
+        context.configuration.plantedBug.isOn(.engineReportsCancelAsConnectionLost) ? IdpSdkError(.connectionLost, "the connection to the IDP was lost") : nil
+    }
     #else
     @inline(__always)
     func plantedEnding(_ completion: @escaping @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice,
@@ -80,6 +86,8 @@ extension Flow {
     func plantedAnswer(_ answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult { answer }
     @inline(__always)
     func plantedDelivery(of error: IdpSdkError) -> IdpSdkError { error }
+    @inline(__always)
+    var plantedCancelError: IdpSdkError? { nil }
     #endif
 }
 

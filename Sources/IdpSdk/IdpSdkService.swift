@@ -74,8 +74,10 @@ public final class IdpSdkService: Sendable {
         /// `nil`, the default: the SDK schedules its own work. With a `ManualClock` and a
         /// controller, timeouts fire on the thread that moves the clock, so a run repeats.
         package var controller: (any ExecutionController)?
-        /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
+        #if DEBUG
+        /// A bug planted for the stress's mutation tests; set only by tests.
         package var plantedBug = PlantedBugSwitch()
+        #endif
         /// Cores per worker pool above three cores (each pool has its own lock, queue and
         /// threads): 1, or what `idp-bench --cores-per-pool` measures.
         package var coresPerWorkerPool = WorkerPools.coresPerPool
@@ -329,10 +331,7 @@ public struct IdpSdkFlowHandle: Sendable {
     /// call in progress is left to return; its answer is discarded.
     public func cancel() {
         flow.context.configuration.controller?.pause(at: Seam("cancel", trace: flow.context.seamTrace))
-        let error = flow.context.configuration.plantedBug.isOn(.engineReportsCancelAsConnectionLost)
-            ? IdpSdkError(.connectionLost, "the connection to the IDP was lost")
-            : IdpSdkError(.cancelled, "the flow was cancelled by its caller")
-        flow.finish(.failure(error))
+        flow.finish(.failure(flow.plantedCancelError ?? IdpSdkError(.cancelled, "the flow was cancelled by its caller")))
     }
 }
 

@@ -23,13 +23,13 @@ struct JobQueue: Sendable {
     private(set) var count = 0
     /// The ring to grow into, made after the lock (``takeSpareRequest()``, ``install(_:)``).
     private var spare = SpareStorage<Ring>()
-    private let planted: PlantedBugSwitch
+    #if DEBUG
+    /// The planted bug (``init(planting:)``).
+    var planted = PlantedBugSwitch()
+    #endif
 
     /// An empty queue.
-    /// - Parameter planted: A bug to plant (tests only, debug builds): `PlantedBug.sdkQueue…`.
-    init(planting planted: PlantedBugSwitch = PlantedBugSwitch()) {
-        self.planted = planted
-    }
+    init() {}
 
     /// Slots of a new queue.
     static var initialSlots: Int { 64 }
@@ -72,7 +72,7 @@ struct JobQueue: Sendable {
         guard count > 0 else { return nil }
         // Moved out, not copied: no reference count of the job (made on another thread) is
         // touched while the pool's lock is held.
-        let job = planted.isOn(.sdkQueueKeepsPoppedJobs) ? slots[head].job : slots[head].job.take()
+        let job = plantedKeptJob(slots[head].job) ?? slots[head].job.take()
         head = (head &+ 1) & (slots.count &- 1)
         count -= 1
         return job
@@ -81,7 +81,7 @@ struct JobQueue: Sendable {
     /// Doubles the ring, its jobs moved to the front in order.
     private mutating func grow() {
         var larger = spare.take(slots: 2 * slots.count) ?? Self.makeRing(slots: 2 * slots.count)
-        let first = planted.isOn(.sdkQueueGrowsFromSlotZero) ? 0 : head
+        let first = plantedGrowthStart ?? head
         for index in 0..<count { larger[index].job = slots[(first &+ index) & (slots.count &- 1)].job.take() }
         slots = larger
         head = 0

@@ -206,15 +206,11 @@ extension IdpServer {
     /// The session's shard is held for one lookup of the session (its revision compared in
     /// place), the user's section inside it (one lookup, the record swapped in) and the session's
     /// write where the lookup found it; the values replaced are released after both locks.
-    ///
-    /// With ``PlantedBug/idpCountsFailureOnStaleCopy`` a decision made on a stale copy of the
-    /// user's record is committed anyway: its lockout counters overwrite the ones committed since
-    /// (a lost update), while its other changes are applied to the current record.
     private func commit(_ decision: StepDecision, read: StepSnapshot) -> Bool {
         if case .none = decision.session, decision.user == nil { return true }
         guard let readSession = read.session else { return true }
         let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
-        if configuration.plantedBug.isOn(.idpCountsFailureOnStaleCopy) { return commitStaleCopy(decision, read: read) }
+        if let committed = plantedStaleCommit(decision, read: read) { return committed }
         let replaced: (committed: Bool, session: AuthSession?, user: UserRecord?) = state.sessionShard(sessionCode).withLock { sessions in
             var replacedUser: UserRecord?
             let (committed, replacedSession) = sessions.commit(decision.session, code: sessionKey, ifRevision: readSession.revision) {
@@ -231,34 +227,11 @@ extension IdpServer {
         return replaced.committed
     }
 
-    /// ``commit(_:read:)`` with ``PlantedBug/idpCountsFailureOnStaleCopy``: a stale copy of the
-    /// user's record is committed over the current one, losing the lockout counters' updates.
-    private func commitStaleCopy(_ decision: StepDecision, read: StepSnapshot) -> Bool {
-        let sessionCode = read.sessionCode, sessionKey = GrantKey(sessionCode)
-        return state.sessionShard(sessionCode).withLock { sessions in
-            guard sessions.session(sessionKey)?.revision == read.session?.revision else { return false }
-            guard let key = read.key else {
-                sessions.apply(decision.session, code: sessionKey)
-                return true
-            }
-            return state.userShard(key).withLock { users in
-                var stale = decision
-                if let written = decision.user, let current = users[key], current.revision != read.record?.revision {
-                    stale.user = current.withLostUpdate(from: written, read: read.record)
-                }
-                stale.write(sessionCode: sessionKey, sessions: &sessions, key: key, users: &users)
-                return true
-            }
-        }
-    }
-
     /// Reads, decides and commits the step in one lock section: the flow's session shard, then
     /// its user's shard (a flow that other flows kept overtaking, ``optimisticTries``).
     private func decideUnderLocks(_ submission: StepSubmission, read: StepSnapshot, rules: StepRules, tenantId: String,
                                   tenant: TenantConfiguration?) -> StepDecision {
-        #if DEBUG
-        let read = configuration.plantedBug.isOn(.idpDrawsFreshValuesUnderLocks) ? read.withUnmadeFreshValues() : read
-        #endif
+        let read = plantedSnapshotUnderLocks(read)
         let sessionCode = submission.sessionCode, sessionKey = GrantKey(sessionCode)
         return state.sessionShard(sessionCode).withLock { sessions in
             let session = sessions.session(sessionKey)

@@ -1,4 +1,5 @@
 import Foundation
+import IdpPrimitives
 import IdpWireFormats
 
 /// What a token request presents with an authorization code (RFC 6749 §4.1.3, RFC 7636 §4.5),
@@ -12,29 +13,21 @@ struct PresentedCode {
     let verifierIsValid: Bool
     /// The verifier's S256 challenge; empty for a malformed verifier.
     let verifierChallenge: String
-    /// Whether the verifier is checked against the code's challenge; off only for
-    /// ``PlantedBug/idpSkipsPkceCheck``.
-    let checksVerifier: Bool
     let now: Date
+    #if DEBUG
+    /// The planted bug of the endpoint that made it (`IdpServer.plantedRequest(_:)`).
+    var planted = PlantedBugSwitch()
+    #endif
 
-    init(tenant: String, clientId: String, redirectURI: String, verifier: String, checksVerifier: Bool, now: Date) {
+    init(tenant: String, clientId: String, redirectURI: String, verifier: String, now: Date) {
         self.tenant = tenant
         self.clientId = clientId
         self.redirectURI = redirectURI
         self.verifier = verifier
         verifierIsValid = PKCE.isValidVerifier(verifier)
         verifierChallenge = verifierIsValid ? PKCE.challenge(for: verifier) : ""
-        self.checksVerifier = checksVerifier
         self.now = now
     }
-
-    #if DEBUG
-    /// The same request, its verifier's challenge made again where this is called
-    /// (``IdpServerDefect/checksVerifierUnderGrantLock``).
-    func madeAgain() -> PresentedCode {
-        PresentedCode(tenant: tenant, clientId: clientId, redirectURI: redirectURI, verifier: verifier, checksVerifier: checksVerifier, now: now)
-    }
-    #endif
 
     /// Whether the issued code `record` is redeemable with this request: a code of another
     /// tenant is unknown to it.
@@ -49,7 +42,7 @@ struct PresentedCode {
         guard record.clientId == clientId else { return .otherClient }
         guard record.redirectURI == redirectURI else { return .otherRedirectURI }
         guard verifierIsValid else { return .malformedVerifier }
-        guard !checksVerifier
+        guard plantedSkipsVerifier
             || PKCE.matches(verifier: verifier, s256Challenge: verifierChallenge, challenge: record.codeChallenge, method: record.codeChallengeMethod)
         else { return .wrongVerifier }
         return nil

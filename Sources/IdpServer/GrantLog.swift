@@ -142,13 +142,14 @@ struct GrantLog<Record> {
     /// How many chunks the tail had to make under the lock, for want of a spare.
     var chunksMadeUnderLock: Int { chunks.chunksMadeUnderLock }
     private let log: GrantHandle.Log
-    private let planted: PlantedBugSwitch
+    #if DEBUG
+    /// The planted bug (``init(_:planting:)``).
+    var planted = PlantedBugSwitch()
+    #endif
 
     /// An empty log; its grants' handles name `log`.
-    /// - Parameter planted: A bug to plant (tests only, debug builds): `PlantedBug.idpGrantLog…`.
-    init(_ log: GrantHandle.Log, planting planted: PlantedBugSwitch = PlantedBugSwitch()) {
+    init(_ log: GrantHandle.Log) {
         self.log = log
-        self.planted = planted
     }
 
     /// Stores `record` at the tail, placing `draft` there; returns the grant's handle.
@@ -225,10 +226,11 @@ struct GrantLog<Record> {
     mutating func prune(before: Date, expiresAt: (Record) -> Date) -> Pruned<Record> {
         var pruned = Pruned<Record>()
         var passed = 0
-        while passed < prunedPerRequest, head < tail, headExpiry <= before || planted.isOn(.idpGrantLogPrunesUnexpired) {
+        let prunesUnexpired = plantedPrunesUnexpired
+        while passed < prunedPerRequest, head < tail, headExpiry <= before || prunesUnexpired {
             let (chunk, slot) = place(of: head)
             if let entry = chunks[chunk, slot] {
-                guard expiresAt(entry.record) <= before || planted.isOn(.idpGrantLogPrunesUnexpired) else {
+                guard expiresAt(entry.record) <= before || prunesUnexpired else {
                     headExpiry = expiresAt(entry.record)
                     break
                 }
@@ -273,7 +275,7 @@ struct GrantLog<Record> {
         let position = handle.position
         guard handle.log == log, position >= head, position < tail else { return nil }
         let (chunk, slot) = place(of: position)
-        guard let stored = chunks[chunk, slot]?.handle, stored == handle || planted.isOn(.idpGrantLogAcceptsAnyHandleAtItsPosition) else { return nil }
+        guard let stored = chunks[chunk, slot]?.handle, stored == handle || plantedAcceptsAnyHandle else { return nil }
         return (chunk, slot)
     }
 

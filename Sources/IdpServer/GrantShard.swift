@@ -89,7 +89,7 @@ struct GrantShard {
     /// The record of the code `code` while it is issued: read in a section of its own, so that the
     /// request's checks against it (``PresentedCode/verdict(on:)``: comparisons of strings whose
     /// bytes lie outside the log) run after the lock, and the redemption's section decides on
-    /// their verdict (``redeem(_:_:checked:familyEndsAt:forgetAt:keepsCode:now:)``).
+    /// their verdict (``redeem(_:_:checked:familyEndsAt:forgetAt:now:)``).
     func issuedRecord(_ code: GrantHandle) -> CodeRecord? {
         if case .issued(let record)? = codes[code] { return record }
         return nil
@@ -104,9 +104,8 @@ struct GrantShard {
     ///   - checked: The verdict on the code's issued record, reached before the lock
     ///     (``issuedRecord(_:)``); used while the code's entry still holds that record, and
     ///     otherwise reached here.
-    ///   - keepsCode: ``PlantedBug/idpCodeStaysRedeemable``: a redeemed code stays issued.
     mutating func redeem(_ code: GrantHandle, _ presented: PresentedCode, checked: CheckedCode?, familyEndsAt: Date, forgetAt: Date,
-                         keepsCode: Bool, now: Date) -> CodeRedemption {
+                         now: Date) -> CodeRedemption {
         /// What the code's entry decided, before the shard's other logs are changed.
         enum Found {
             case unknown, reused(FamilyID), refused(CodeRefusal, CodeRecord), kept(CodeRecord), redeemed(CodeRecord)
@@ -133,7 +132,7 @@ struct GrantShard {
                     if refusal == .expired { entry = nil }
                     return .refused(refusal, record)
                 case .redeemable:
-                    guard !keepsCode else { return .kept(record) }
+                    guard !presented.plantedKeepsCode else { return .kept(record) }
                     entry = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
                     return .redeemed(record)
                 }
@@ -233,7 +232,7 @@ struct GrantShard {
     }
 }
 
-/// A family reserved by a code's redemption (``GrantShard/redeem(_:_:checked:familyEndsAt:forgetAt:keepsCode:now:)``).
+/// A family reserved by a code's redemption (``GrantShard/redeem(_:_:checked:familyEndsAt:forgetAt:now:)``).
 struct ReservedFamily {
     let family: FamilyID
     /// The expired families reserving it pruned, released after the lock.

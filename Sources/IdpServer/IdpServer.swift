@@ -78,8 +78,10 @@ public final class IdpServer: Sendable {
         /// refresh, a request pauses there (`ExecutionController.pause(at:)`), so another
         /// request may be decided first. `nil`, the default: requests run straight through.
         package var controller: (any ExecutionController)?
-        /// A bug planted for the mutation tests; set only by tests, in debug builds.
+        #if DEBUG
+        /// A bug planted for the mutation tests; set only by tests.
         package var plantedBug = PlantedBugSwitch()
+        #endif
 
         /// Keycloak's "Offline Session Max": how long an offline token family lives from the login
         /// that created it. Refreshing rotates the offline token but never extends this.

@@ -64,13 +64,13 @@ struct IncrementalTable<Key: Hashable, Value> {
     private(set) var drains = 0
     /// How many of those drains found no spare and made their table under the lock.
     private(set) var tablesMadeUnderLock = 0
-    private let planted: PlantedBugSwitch
+    #if DEBUG
+    /// The planted bug (``init(planting:)``).
+    var planted = PlantedBugSwitch()
+    #endif
 
     /// An empty table.
-    /// - Parameter planted: A bug to plant (tests only, debug builds): `PlantedBug.idpTable…`.
-    init(planting planted: PlantedBugSwitch = PlantedBugSwitch()) {
-        self.planted = planted
-    }
+    init() {}
 
     /// Live entries, in both tables together.
     var count: Int { current.count + (draining?.count ?? 0) }
@@ -199,7 +199,7 @@ struct IncrementalTable<Key: Hashable, Value> {
     private func findDraining(_ key: Key, hash: Int, in draining: Storage) -> Int? {
         let home = draining.home(hash)
         let passed = (home - walkStart) & (draining.slotCount - 1) < walked
-        guard passed, !planted.isOn(.idpTableProbesPassedHomesFromHome) else { return draining.find(key, hash: hash) }
+        guard passed, !plantedProbesFromHome else { return draining.find(key, hash: hash) }
         return draining.find(key, hash: hash, from: (walkStart + walked) & (draining.slotCount - 1))
     }
 
@@ -256,7 +256,7 @@ struct IncrementalTable<Key: Hashable, Value> {
             }
             walked += 1
         }
-        guard walked == from.slotCount || planted.isOn(.idpTableRetiresBeforeDrained) else { return }
+        guard walked == from.slotCount || plantedRetiresEarly else { return }
         draining = nil
         retired = from
         upkeepDue = true

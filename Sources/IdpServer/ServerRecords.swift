@@ -56,27 +56,6 @@ struct UserRecord {
         return hasher.finalize()
     }
 
-    /// This record with `written` (a decision made on the stale copy `read`) committed over it
-    /// as ``PlantedBug/idpCountsFailureOnStaleCopy`` commits it: the lockout counters and the
-    /// decision number are the stale copy's, lost updates; every other field the decision
-    /// changed is applied to this record, so only the counting is wrong.
-    func withLostUpdate(from written: UserRecord, read: UserRecord?) -> UserRecord {
-        var merged = self
-        merged.failedAttempts = written.failedAttempts
-        merged.totalFailedAttempts = written.totalFailedAttempts
-        merged.lockouts = written.lockouts
-        merged.lockedUntil = written.lockedUntil
-        merged.permanentlyLocked = written.permanentlyLocked
-        merged.decisions = written.decisions
-        if written.status != read?.status { merged.status = written.status }
-        if written.passwordHash != read?.passwordHash { merged.passwordHash = written.passwordHash }
-        merged.activationCodes.apply(changes: written.activationCodes, since: read?.activationCodes ?? [:])
-        merged.passwordResetCodes.apply(changes: written.passwordResetCodes, since: read?.passwordResetCodes ?? [:])
-        merged.attributes.apply(changes: written.attributes, since: read?.attributes ?? [:])
-        merged.astClientIds += written.astClientIds.filter { !(read?.astClientIds.contains($0) ?? false) && !merged.astClientIds.contains($0) }
-        return merged
-    }
-
     /// Whether `digest` (a secret's ``hash(_:salt:)`` under this user's salt) is the password's.
     func passwordMatches(digest: [UInt8]) -> Bool {
         guard let passwordHash else { return false }

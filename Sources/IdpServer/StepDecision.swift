@@ -61,12 +61,6 @@ struct StepSnapshot {
         StepSnapshot(session: session, key: key, record: record, now: now, fresh: fresh, digests: digests, sessionCode: sessionCode)
     }
 
-    #if DEBUG
-    /// This snapshot with random values not made yet (``IdpServerDefect/drawsFreshValuesUnderLocks``).
-    func withUnmadeFreshValues() -> StepSnapshot {
-        StepSnapshot(session: session, key: key, record: record, now: now, fresh: FreshValues(), digests: digests, sessionCode: sessionCode)
-    }
-    #endif
 }
 
 /// The random values a step's decision may issue (a registered user's salt, a new device's AST
@@ -142,14 +136,19 @@ struct StepRules {
     let minimumPasswordLength: Int
     let lockout: LockoutPolicy
     let codeLifetime: TimeInterval
+    #if DEBUG
+    /// The endpoint's planted bug.
     let planted: PlantedBugSwitch
+    #endif
 
     init(_ configuration: IdpServer.Configuration) {
         maximumFieldLength = configuration.maximumFieldLength
         minimumPasswordLength = configuration.minimumPasswordLength
         lockout = configuration.lockout
         codeLifetime = configuration.authorizationCodeLifetime.timeInterval
+        #if DEBUG
         planted = configuration.plantedBug
+        #endif
     }
 
     /// The decision on `submission`, made on `snapshot`.
@@ -195,7 +194,7 @@ struct StepRules {
             session.countAttempt()
             if rejection.countsAgainstUser, let userId = evaluation.identifiedUser, userId == key.user {
                 var policy = lockout
-                if planted.isOn(.idpLocksOneGuessLate), policy.maximumFailures > 0 { policy.maximumFailures += 1 }
+                if plantedLocksOneGuessLate, policy.maximumFailures > 0 { policy.maximumFailures += 1 }
                 if let lock = record?.recordFailure(at: snapshot.now, policy: policy) {
                     return decision(.remove, .locked(session, lock, evaluated: true, userId: userId))
                 }
@@ -293,7 +292,7 @@ struct StepRules {
             astClientId = session.astClientId ?? user.astClientIds.last ?? IdpServer.unassignedAstClientId
         }
         user.recordSuccess()
-        let codeUser = planted.isOn(.idpIssuesCodeForLoginHint) && client.purpose == .enrollment ? session.loginHint ?? userId : userId
+        let codeUser = plantedIssuesCodeForHint && client.purpose == .enrollment ? session.loginHint ?? userId : userId
         let code = CodeRecord(
             tenant: tenantId, clientId: client.clientId, userId: codeUser, redirectURI: session.redirectURI,
             codeChallenge: session.codeChallenge, codeChallengeMethod: session.codeChallengeMethod,

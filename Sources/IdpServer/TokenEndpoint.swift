@@ -51,9 +51,7 @@ extension IdpServer {
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // The verifier's S256 challenge (a SHA-256) is made here, before the lock: the decision
         // compares two strings.
-        let presented = PresentedCode(tenant: tenantId, clientId: clientId, redirectURI: redirectURI, verifier: verifier,
-                                      checksVerifier: !configuration.plantedBug.isOn(.idpSkipsPkceCheck), now: now)
-        let keepsCode = configuration.plantedBug.isOn(.idpCodeStaysRedeemable)
+        let presented = plantedRequest(PresentedCode(tenant: tenantId, clientId: clientId, redirectURI: redirectURI, verifier: verifier, now: now))
         let forgetAt = now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
         let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
         // A controlled stress run may decide another request first.
@@ -67,17 +65,10 @@ extension IdpServer {
         // request after that lock: the checks compare strings whose bytes lie outside the log.
         let shard = state.grantShard(route: route)
         let checked = tenantExists ? codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) } : nil
-        #if DEBUG
-        let checksVerifierUnderLock = configuration.plantedBug.isOn(.idpChecksVerifierUnderGrantLock)
-        #endif
         let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
             guard tenantExists else { return .unknownTenant }
             guard let codeHandle else { return .unknown }
-            #if DEBUG
-            let presented = checksVerifierUnderLock ? presented.madeAgain() : presented
-            #endif
-            return grants.redeem(codeHandle, presented, checked: checked, familyEndsAt: offlineSessionEnd, forgetAt: forgetAt, keepsCode: keepsCode,
-                                 now: now)
+            return grants.redeem(codeHandle, plantedUnderLock(presented), checked: checked, familyEndsAt: offlineSessionEnd, forgetAt: forgetAt, now: now)
         }
         let record: CodeRecord, family: FamilyID
         switch decision {
@@ -97,7 +88,7 @@ extension IdpServer {
             return refuseToken(status: 400, "invalid_grant", refusal.description, tenant: tenantId, clientId: clientId, userId: refused.userId,
                                traceParent: traceParent)
         }
-        let accessLifetime = configuration.plantedBug.isOn(.idpIssuesExpiredAccessTokens) ? 0 : lifetimes.accessTokenLifetime.timeInterval
+        let accessLifetime = plantedAccessLifetime ?? lifetimes.accessTokenLifetime.timeInterval
         let opened = TokenFamily(expiresAt: offlineSessionEnd, astClientId: record.astClientId)
         let tokens = (
             access: TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: now.addingTimeInterval(accessLifetime),

@@ -74,7 +74,7 @@ extension MasterController {
         }
         let user = KsUserIdentifier(tenantId: event.tenantId, userId: tokens.userId)
         store.save(StoredUser(tokens: tokens, astClientId: tokens.astClientId, authenticationMode: event.authenticationMode), for: user, loggedIn: true)
-        if event.userIdentifier.userId.isEmpty || !configuration.plantedBug.isOn(.mcLoginForgetsSession) { loggedIn.insert(user) }
+        if event.userIdentifier.userId.isEmpty || !configuration.plantedForgetsLogin { loggedIn.insert(user) }
         lastLoggedIn = user
         return KSMSetAuthorisationCodeResultEvent(status: .kOk, userIdentifier: user)
     }

@@ -76,7 +76,7 @@ extension MasterController {
                 tokens.offlineToken = nil
             case .CLEAR_ACCESS_AND_REFRESH:
                 tokens.accessToken = nil
-                if !configuration.plantedBug.isOn(.mcClearKeepsRefreshToken) { tokens.refreshToken = nil }
+                if !configuration.plantedClearKeepsRefreshToken { tokens.refreshToken = nil }
             case .CLEAR_OFFLINE:
                 tokens.offlineToken = nil
             }

@@ -24,8 +24,7 @@ extension MasterController {
         guard loggedIn.contains(user), let tokens = store.tokens(for: user) else {
             throw McTokenError(.loginRequired, status: .kLoginRequired, "user \(user) is not logged in; post SetAuthorisationCode or OfflineLogin first")
         }
-        // A planted bug's MC refreshes ten minutes ahead of expiry: always, as tokens live five.
-        let refreshAhead: TimeInterval = configuration.plantedBug.isOn(.mcRefreshesLiveToken) ? 600 : 0
+        let refreshAhead = configuration.plantedRefreshAhead ?? 0
         if let access = tokens.accessToken, tokens.accessTokenExpiresAt > now.addingTimeInterval(refreshAhead) { return access }
         // After an OfflineLogin with the offline token there is no refresh token; the offline token
         // serves, unless it is behind the biometric prompt (then OfflineLogin must ask again).
@@ -45,7 +44,7 @@ extension MasterController {
     func refreshedAccessToken(_ user: KsUserIdentifier, with kind: FlightKey.Kind, trace: TraceContext) async -> Result<String, McTokenError> {
         let key = FlightKey(user: user, kind: kind)
         let flight: RefreshFlight
-        if let running = flights[key], !configuration.plantedBug.isOn(.mcRefreshWithoutSingleFlight) {
+        if let running = flights[key], !configuration.plantedRefreshesAlone {
             flight = running
         } else {
             guard let tokens = store.tokens(for: user), let presented = kind == .refresh ? tokens.refreshToken : tokens.offlineToken else {
@@ -81,14 +80,14 @@ extension MasterController {
         if flights[key] === flight { flights[key] = nil }
         switch outcome {
         case .success(let refreshed):
-            let planted = configuration.plantedBug
+            let writesBackAfterClear = configuration.plantedWritesBackAfterClear, keepsSpent = configuration.plantedKeepsSpentRefreshToken
             let applied = store.updateTokens(of: key.user) { tokens -> Bool in
                 switch key.kind {
                 case .refresh:
-                    guard tokens.refreshToken == presented || planted.isOn(.mcRefreshWritesBackAfterClear) else { return false }
-                    if !planted.isOn(.mcKeepsSpentRefreshToken) { tokens.refreshToken = refreshed.rotatedToken }
+                    guard tokens.refreshToken == presented || writesBackAfterClear else { return false }
+                    if !keepsSpent { tokens.refreshToken = refreshed.rotatedToken }
                 case .offline:
-                    guard tokens.offlineToken == presented || planted.isOn(.mcRefreshWritesBackAfterClear) else { return false }
+                    guard tokens.offlineToken == presented || writesBackAfterClear else { return false }
                     tokens.offlineToken = refreshed.rotatedToken
                 }
                 tokens.accessToken = refreshed.accessToken
@@ -96,7 +95,7 @@ extension MasterController {
                 return true
             }
             guard applied == true else {
-                if planted.isOn(.mcClearedRefreshNeverEnds) { return }
+                if configuration.plantedLeavesClearedRefreshOpen { return }
                 flight.complete(.failure(McTokenError(.loginRequired, status: .kLoginRequired, "the tokens of \(key.user) were cleared while the refresh was in flight")))
                 return
             }

@@ -61,8 +61,10 @@ public actor MasterController {
         /// restart) and the waits on a refresh in flight, for a controlled stress run (`IdpHarness`'s
         /// `SystemStress`); `nil`, the default: plain tasks.
         package var controller: (any ExecutionController)?
-        /// A bug planted for the stress's mutation tests; set only by tests, in debug builds.
+        #if DEBUG
+        /// A bug planted for the stress's mutation tests; set only by tests.
         package var plantedBug = PlantedBugSwitch()
+        #endif
 
         /// A configuration; every parameter but `idpUrl` has a default.
         ///

@@ -54,11 +54,13 @@ private final class Refresher: Sendable {
 private func cache(_ refresher: Refresher, synchronous: Bool, refreshTimeout: Duration = .seconds(600),
                    planted: PlantedBugSwitch = PlantedBugSwitch()) -> TokenCacheProvider<Int> {
     let initial = CachedToken(0, expires: refresher.clock.now().addingTimeInterval(60))
-    return synchronous
-        ? TokenCacheProvider(clock: refresher.clock, initial: initial, refreshTimeout: refreshTimeout,
-                             refreshSynchronously: { try refresher.blocking($0) }, credentials: values, planted: planted)
-        : TokenCacheProvider(clock: refresher.clock, initial: initial, refreshTimeout: refreshTimeout,
-                             refresh: { try await refresher.async($0) }, credentials: values, planted: planted)
+    return PlantedBugSwitch.$inTask.withValue(planted) {
+        synchronous
+            ? TokenCacheProvider(clock: refresher.clock, initial: initial, refreshTimeout: refreshTimeout,
+                                 refreshSynchronously: { try refresher.blocking($0) }, credentials: values)
+            : TokenCacheProvider(clock: refresher.clock, initial: initial, refreshTimeout: refreshTimeout,
+                                 refresh: { try await refresher.async($0) }, credentials: values)
+    }
 }
 
 /// A cache whose token has expired, whose refreshes wait until `gate` is set and fail as

@@ -201,8 +201,10 @@ struct ControlledSchedulerTests {
                                          context.seam("after")
                                      },
                                      check: { _ in [] })
-        let result = await StressRunner.run(blocked, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]),
-                                            planted: signaller.hasSuffix("-planted") ? .ownerlessWaitIgnoresRunningThreads : nil)
+        let planted = PlantedBugSwitch(signaller.hasSuffix("-planted") ? .harnessOwnerlessWaitIgnoresRunningThreads : nil)
+        let result = await PlantedBugSwitch.$inTask.withValue(planted) {
+            await StressRunner.run(blocked, StressReproducer(strategy: .randomWalk, seed: 1, flows: [0, 1], faults: .none, decisions: [0, 0]))
+        }
         let kind = !result.violations.isEmpty ? "violations" : result.outcome?.partiallyControlled == true ? "partial" : "controlled"
         print("BLOCKED|\(kind)|\(result.outcome?.partialControlReason ?? result.violations.joined(separator: "; "))")
     }

@@ -68,8 +68,9 @@ struct FreeRunWatchdogTests {
         case "slow":
             result = await StressRunner.runFree(Self.scenario(flows: 2, deliver: Self.afterSpinning(.milliseconds(200))))
         case "slow-planted":
-            result = await StressRunner.runFree(Self.scenario(flows: 2, deliver: Self.afterSpinning(.milliseconds(200))),
-                                                watchdogPlant: .takesRunnableForBlocked)
+            result = await PlantedBugSwitch.$inTask.withValue(PlantedBugSwitch(.harnessFreeRunTakesRunnableForBlocked)) {
+                await StressRunner.runFree(Self.scenario(flows: 2, deliver: Self.afterSpinning(.milliseconds(200))))
+            }
         default:
             result = await StressRunner.runFree(Self.scenario(flows: 2, guardLimit: .milliseconds(300)) { _ in
                 Thread { while !stop.load(ordering: .relaxed) {} }.start()

@@ -53,12 +53,14 @@ enum TokenCacheFixture {
             return try StaticCredentials(user.credentials).provideCredentials(data).get()
         }
         let start = initial.map { CachedToken($0, expires: $0.expires) }
-        let cache = synchronous
-            ? TokenCacheProvider<Session>(clock: user.clock, initial: start, refreshSynchronously: refreshed, credentials: credentials, planted: planted)
-            : TokenCacheProvider<Session>(clock: user.clock, initial: start, refresh: { previous in
-                try await Task.sleep(for: .milliseconds(1))      // the round trip
-                return try refreshed(from: previous)
-            }, credentials: credentials, planted: planted)
+        let cache = PlantedBugSwitch.$inTask.withValue(planted) {
+            synchronous
+                ? TokenCacheProvider<Session>(clock: user.clock, initial: start, refreshSynchronously: refreshed, credentials: credentials)
+                : TokenCacheProvider<Session>(clock: user.clock, initial: start, refresh: { previous in
+                    try await Task.sleep(for: .milliseconds(1))      // the round trip
+                    return try refreshed(from: previous)
+                }, credentials: credentials)
+        }
         if offlineAtStart { _ = try? await cache.token() }
         return cache
     }

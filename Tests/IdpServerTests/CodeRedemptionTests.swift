@@ -23,7 +23,7 @@ struct CodeRedemptionTests {
     }
 
     func presented(verifier: String = Browser.rfcVerifier) -> PresentedCode {
-        PresentedCode(tenant: "demo", clientId: "KssIdpLogin", redirectURI: Browser.redirect, verifier: verifier, checksVerifier: true, now: start)
+        PresentedCode(tenant: "demo", clientId: "KssIdpLogin", redirectURI: Browser.redirect, verifier: verifier, now: start)
     }
 
     /// Runs the sections after the claim: the family, then an access token of it; returns the
@@ -40,7 +40,7 @@ struct CodeRedemptionTests {
         let presented = presented(verifier: verifier)
         let checked = shard.issuedRecord(code).map { CheckedCode($0, by: presented) }
         return shard.redeem(code, presented, checked: checked, familyEndsAt: start.addingTimeInterval(3_600), forgetAt: start.addingTimeInterval(1_800),
-                            keepsCode: false, now: start)
+                            now: start)
     }
 
     @Test("a verdict reached on another record than the code's is not used: the claim checks the code's own")
@@ -52,11 +52,11 @@ struct CodeRedemptionTests {
         let other = CodeRecord(tenant: "demo", clientId: "KssIdpLogin", userId: "alice", redirectURI: Browser.redirect, codeChallenge: plainVerifier,
                                codeChallengeMethod: "plain", astClientId: "device", expiresAt: start.addingTimeInterval(60))
         let stale = CheckedCode(other, by: PresentedCode(tenant: "demo", clientId: "KssIdpLogin", redirectURI: Browser.redirect,
-                                                         verifier: plainVerifier, checksVerifier: true, now: start))
+                                                         verifier: plainVerifier, now: start))
         #expect(stale.verdict == .redeemable)
         // When the claim is made with a wrong verifier and that verdict
         let decision = shard.redeem(code, wrong, checked: stale, familyEndsAt: start.addingTimeInterval(3_600), forgetAt: start.addingTimeInterval(1_800),
-                                    keepsCode: false, now: start)
+                                    now: start)
         // Then the code's own record refuses it, and the code stays issued
         guard case .refused(.wrongVerifier, _) = decision else { Issue.record("the claim was \(decision)"); return }
         #expect(shard.outstandingCodeCount == 1)

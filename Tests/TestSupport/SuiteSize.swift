@@ -1,7 +1,7 @@
 import Foundation
 
 /// The sizes of the suite's heaviest tests: the full ones where `IDPHARNESS_FULL_SUITE=1` asks for
-/// them (`.ci/run` sets it), smaller ones in a plain `swift test`. Each smaller size still fails
+/// them, smaller ones in a plain `swift test` (and CI). Each smaller size still fails
 /// what its test exists to catch; the full ones show it with a margin.
 public enum SuiteSize {
     /// Whether the full sizes are asked for.

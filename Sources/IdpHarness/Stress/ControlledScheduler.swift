@@ -123,15 +123,10 @@ package final class ControlledScheduler: Sendable {
     private let onQuiescence: (@Sendable () -> Quiet)?
     /// What the OS says a participant's thread does (``ThreadActivity/read(_:)``).
     private let observe: @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity
-    /// A bug planted in the scheduler, which only tests turn on.
-    private let planted: Plant?
-
-    /// Bugs a test plants in the scheduler, to show what its tests catch.
-    package enum Plant: Sendable, Equatable {
-        /// A wait that names no owner counts as durable even while other threads of the process
-        /// run: a wait a preempted thread would end is taken as one nothing can end.
-        case ownerlessWaitIgnoresRunningThreads
-    }
+    #if DEBUG
+    /// The bug planted in the scheduler: the one of the task that made it.
+    let planted = PlantedBugSwitch.inTask
+    #endif
     /// The executor async participants' tasks prefer.
     private let executor = RunExecutor()
     /// Signalled when the run is done, so its watchdog thread exits at once instead of at its
@@ -154,13 +149,10 @@ package final class ControlledScheduler: Sendable {
     ///     `steps` count those decisions only. `nil`, the default: every decision counts.
     ///   - observe: What the OS says a thread does, given the participant and its thread's id:
     ///     ``ThreadActivity/read(_:)`` by default.
-    ///   - planted: A bug to plant (tests only).
     package init(participants: Int, strategy: ScheduleStrategy, seed: UInt64, replay: [Int] = [], guardLimit: Duration = .seconds(60),
                 onQuiescence: (@Sendable () -> Quiet)? = nil, preemptionSeams: [String]? = nil,
-                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) },
-                planted: Plant? = nil) {
+                observe: @escaping @Sendable (_ participant: Int, _ tid: Int32) -> ThreadActivity = { ThreadActivity.read($1) }) {
         self.observe = observe
-        self.planted = planted
         let machine = Machine(participants: participants, strategy: strategy, seed: seed, replay: replay,
                               guardLimit: guardLimit, now: .now, preemptionSeams: preemptionSeams)
         guarded = LockedValue(Guarded(machine: machine, turns: Dictionary(uniqueKeysWithValues: (0..<participants).map { ($0, DispatchSemaphore(value: 0)) })))
@@ -482,7 +474,7 @@ package final class ControlledScheduler: Sendable {
         func durable(_ tid: Int32) -> String? {
             guard case .blocked(let what, let owner) = observe(participant, tid) else { return nil }
             if let owner, owner != tid, !held.contains(owner) { return nil }
-            if owner == nil, planted != .ownerlessWaitIgnoresRunningThreads, !ThreadActivity.noOtherThreadRuns(excluding: watchdog) { return nil }
+            if owner == nil, !plantedIgnoresRunningThreads, !ThreadActivity.noOtherThreadRuns(excluding: watchdog) { return nil }
             return owner == tid ? "\(what) on a lock its own thread holds" : what
         }
         switch kind {

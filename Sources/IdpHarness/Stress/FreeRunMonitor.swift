@@ -39,19 +39,14 @@ package final class FreeRunMonitor: Sendable {
     private let quietMaybe = DispatchSemaphore(value: 0)
     /// How long nothing at all may move before the run ends undecided: the last-resort guard.
     let guardLimit: Duration
-    /// A bug planted in the watchdog, which only tests turn on.
-    let planted: Plant?
+    #if DEBUG
+    /// The bug planted in the watchdog: the one of the task that made it.
+    let planted = PlantedBugSwitch.inTask
+    #endif
 
-    /// Bugs a test plants in the watchdog, to show what its tests catch.
-    package enum Plant: Sendable, Equatable {
-        /// The quiet world is taken as stuck without asking the OS whether a thread still runs.
-        case takesRunnableForBlocked
-    }
-
-    init(participants: Int, guardLimit: Duration, planted: Plant? = nil) {
+    init(participants: Int, guardLimit: Duration) {
         state = LockedValue(State(live: participants))
         self.guardLimit = guardLimit
-        self.planted = planted
     }
 
     func beginWork() {
@@ -168,7 +163,7 @@ package final class FreeRunMonitor: Sendable {
                 Task.detached { self.probesRun.add(1, ordering: .releasing) }
                 continue
             }
-            if planted != .takesRunnableForBlocked {
+            if !plantedTakesRunnableForBlocked {
                 guard probesRun.load(ordering: .acquiring) >= quiet.probe,
                       ThreadActivity.noOtherThreadRuns(excluding: watchdog),
                       stamp.load(ordering: .relaxed) == before else { continue }

@@ -15,24 +15,22 @@ package enum StressRunner {
 
     /// One run of `scenario`'s `flows` (indices into its flows) under `reproducer`'s strategy,
     /// seed, faults and decisions; a try that was not fully controlled is run again, up to
-    /// ``tries`` times in all. `planted`: a bug planted in the scheduler (tests only).
-    package static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
-                                   planted: ControlledScheduler.Plant? = nil) async -> StressRunResult {
-        var result = await runOnce(scenario, reproducer, planted: planted)
+    /// ``tries`` times in all.
+    package static func run<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> StressRunResult {
+        var result = await runOnce(scenario, reproducer)
         for _ in 1..<tries where result.outcome?.partiallyControlled == true {
-            result = await runOnce(scenario, reproducer, planted: planted)
+            result = await runOnce(scenario, reproducer)
         }
         return result
     }
 
-    private static func runOnce<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer,
-                                       planted: ControlledScheduler.Plant?) async -> StressRunResult {
+    private static func runOnce<World>(_ scenario: StressScenario<World>, _ reproducer: StressReproducer) async -> StressRunResult {
         let world = scenario.makeWorld()
         var onQuiescence: (@Sendable () -> ControlledScheduler.Quiet)?
         if let quiesce = scenario.quiesce { onQuiescence = { quiesce(world) ? .acted : .idle } }
         let scheduler = ControlledScheduler(participants: max(1, reproducer.flows.count), strategy: reproducer.strategy, seed: reproducer.seed,
                                             replay: reproducer.decisions, guardLimit: scenario.guardLimit,
-                                            onQuiescence: onQuiescence, preemptionSeams: scenario.preemptionSeams, planted: planted)
+                                            onQuiescence: onQuiescence, preemptionSeams: scenario.preemptionSeams)
         let fired = LockedValue<[FaultPlan.Site]>([])
         scenario.attach?(world, StressRun(scheduler: scheduler, faults: reproducer.faults, seed: reproducer.seed, fired: fired, monitor: nil))
         for (participant, flow) in reproducer.flows.enumerated() {
@@ -63,11 +61,10 @@ package enum StressRunner {
     /// ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result says so. When nothing moves
     /// for the scenario's guard limit, the run ends undecided: its flows' waits end too, and the
     /// result says the kit could not decide, instead of a verdict on them.
-    package static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0,
-                                       watchdogPlant: FreeRunMonitor.Plant? = nil) async -> FreeRunResult {
+    package static func runFree<World>(_ scenario: StressScenario<World>, faults: FaultPlan = .none, seed: UInt64 = 0) async -> FreeRunResult {
         let world = scenario.makeWorld()
         let fired = LockedValue<[FaultPlan.Site]>([])
-        let monitor = FreeRunMonitor(participants: scenario.flows, guardLimit: scenario.guardLimit, planted: watchdogPlant)
+        let monitor = FreeRunMonitor(participants: scenario.flows, guardLimit: scenario.guardLimit)
         scenario.attach?(world, StressRun(scheduler: nil, faults: faults, seed: seed, fired: fired, monitor: monitor))
         let watchdog = Thread { monitor.watch { scenario.quiesce?(world) ?? false } }
         watchdog.name = "IdpHarness-free-run-watchdog"

@@ -65,7 +65,7 @@ extension SystemStress {
             var configuration = MasterController.Configuration(idpUrl: "https://stress.idp.test", transport: world.transport, tokenStore: store,
                                                                clock: world.clock, refreshTimeout: .seconds(3600))
             configuration.controller = world.controller
-            configuration.plantedBug = world.options.plantedBugSwitch
+            world.options.plant(in: &configuration)
             return MasterController(configuration: configuration)
         }
 

@@ -53,15 +53,6 @@ extension SystemStress {
         package var unjudged: Invariant?
         #endif
 
-        /// The switch the product's configurations get.
-        var plantedBugSwitch: PlantedBugSwitch {
-            #if DEBUG
-            PlantedBugSwitch(plantedBug)
-            #else
-            PlantedBugSwitch()
-            #endif
-        }
-
         /// Options; every parameter has a default.
         ///
         /// - Parameters:

@@ -86,7 +86,7 @@ extension SystemStress {
             var configuration = IdpServer.Configuration(clock: clock, auditLogCapacity: 1_000_000,
                                                         lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration))
             configuration.controller = controller
-            configuration.plantedBug = options.plantedBugSwitch
+            options.plant(in: &configuration)
             let server = IdpServer(configuration: configuration)
             var problems: [String] = []
             do { try server.addTenant(Self.tenant) } catch { problems.append("tenant \(Self.tenant): \(error)") }
@@ -138,7 +138,7 @@ extension SystemStress {
             let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults, monitor: run.monitor)
             var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock)
             configuration.controller = controller
-            configuration.plantedBug = options.plantedBugSwitch
+            options.plant(in: &configuration)
             let sdk = IdpSdkService(tenantId: Self.tenant, idpUrl: "https://stress.idp.test", certificateChain: Data(), shouldHashPin: false,
                                     configuration: configuration, transport: transport)
             let provider = FaultingProvider(inner: options.makeProvider(credentials), world: self, faults: faults, scheduler: run.scheduler,

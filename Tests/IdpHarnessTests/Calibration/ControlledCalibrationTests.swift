@@ -13,7 +13,7 @@ import Testing
 @Suite("Calibration: the controlled phase finds every ordering bug of the corpus and replays it", .serialized)
 struct ControlledCalibrationTests {
     /// Kit runs per shape: 20 where the full calibration is asked for
-    /// (`IDPHARNESS_FULL_SUITE=1`, which `.ci/run` sets), 3 otherwise.
+    /// (`IDPHARNESS_FULL_SUITE=1`), 3 otherwise.
     static let runs = RaceCalibrationTests.runs
 
     /// The kit at its defaults with only the controlled phase (no race hammer, no engine flows).

@@ -15,8 +15,8 @@ import TestSupport
 /// suppression off, so a race found in run 1 is reported again in run 2.
 @Suite("Calibration: the kit catches every broken provider in every run", .serialized)
 struct RaceCalibrationTests {
-    /// Runs per provider: 20 where the full suite is asked for (`IDPHARNESS_FULL_SUITE=1`, which
-    /// `.ci/run` sets), 3 otherwise. Every broken provider of the corpus is caught in every run, so
+    /// Runs per provider: 20 where the full suite is asked for (`IDPHARNESS_FULL_SUITE=1`), 3
+    /// otherwise. Every broken provider of the corpus is caught in every run, so
     /// the smaller set still fails each of them; the full set shows it is every run.
     static let runs = SuiteSize.pick(3, full: 20)
 

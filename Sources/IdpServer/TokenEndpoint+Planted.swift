@@ -1,0 +1,50 @@
+import Foundation
+import IdpPrimitives
+
+// The token endpoint's planted bugs (`PlantedBug.idpSkipsPkceCheck`, `idpCodeStaysRedeemable`,
+// `idpChecksVerifierUnderGrantLock`, `idpIssuesExpiredAccessTokens`), beside it: one hook per site;
+// a release build compiles each to the unplanted behaviour.
+extension IdpServer {
+    #if DEBUG
+    /// In `codeGrant`: the request, carrying the endpoint's planted bug to the code's decision.
+    func plantedRequest(_ presented: PresentedCode) -> PresentedCode {
+        var presented = presented
+        presented.planted = configuration.plantedBug
+        return presented
+    }
+
+    /// In `codeGrant`, under the grant shard's lock: the request a planted endpoint decides on
+    /// (`idpChecksVerifierUnderGrantLock`: made again there, its verifier's SHA-256 with it).
+    func plantedUnderLock(_ presented: PresentedCode) -> PresentedCode {
+        guard presented.planted.isOn(.idpChecksVerifierUnderGrantLock) else { return presented }
+        var again = PresentedCode(tenant: presented.tenant, clientId: presented.clientId, redirectURI: presented.redirectURI, verifier: presented.verifier,
+                                  now: presented.now)
+        again.planted = presented.planted
+        return again
+    }
+
+    /// In `codeGrant`: the access tokens' lifetime at a planted endpoint
+    /// (`idpIssuesExpiredAccessTokens`: none); `nil`: the configured one.
+    var plantedAccessLifetime: TimeInterval? { configuration.plantedBug.isOn(.idpIssuesExpiredAccessTokens) ? 0 : nil }
+    #else
+    @inline(__always)
+    func plantedRequest(_ presented: PresentedCode) -> PresentedCode { presented }
+    @inline(__always)
+    func plantedUnderLock(_ presented: PresentedCode) -> PresentedCode { presented }
+    @inline(__always)
+    var plantedAccessLifetime: TimeInterval? { nil }
+    #endif
+}
+
+extension PresentedCode {
+    #if DEBUG
+    /// In `refusal(of:)`: whether a planted endpoint skips the PKCE check (`idpSkipsPkceCheck`).
+    var plantedSkipsVerifier: Bool { planted.isOn(.idpSkipsPkceCheck) }
+    /// In `GrantShard.redeem`: whether a planted endpoint leaves a redeemed code issued
+    /// (`idpCodeStaysRedeemable`).
+    var plantedKeepsCode: Bool { planted.isOn(.idpCodeStaysRedeemable) }
+    #else
+    @inline(__always) var plantedSkipsVerifier: Bool { false }
+    @inline(__always) var plantedKeepsCode: Bool { false }
+    #endif
+}
