@@ -40,8 +40,9 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
 
     /// Takes the lock, waiting as long as another thread holds it.
     public func lock() {
-        if let control = ControlPoints.current {
-            control.acquire(ObjectIdentifier(self), name: name)
+        if _slowPath(Instrumentation.current != 0) {
+            _ = LockHooks.acquire(hooked)
+            return
         }
         let status = pthread_mutex_lock(mutex)
         precondition(status == 0, "pthread_mutex_lock failed: \(status)")
@@ -49,22 +50,19 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
 
     /// Takes the lock if no thread holds it; returns whether it did.
     public func `try`() -> Bool {
-        guard let control = ControlPoints.current else { return pthread_mutex_trylock(mutex) == 0 }
-        guard control.tryAcquire(ObjectIdentifier(self), name: name) else { return false }
-        if pthread_mutex_trylock(mutex) == 0 { return true }
-        // Held by a thread outside the run: not taken after all.
-        control.release(ObjectIdentifier(self), name: name)
-        return false
+        if _slowPath(Instrumentation.current != 0) { return LockHooks.tryAcquire(hooked) }
+        return pthread_mutex_trylock(mutex) == 0
     }
 
     /// Releases the lock.
     public func unlock() {
+        if _slowPath(Instrumentation.current != 0) { return LockHooks.releaseUnprofiled(hooked) }
         let status = pthread_mutex_unlock(mutex)
         precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
-        if let control = ControlPoints.current {
-            control.release(ObjectIdentifier(self), name: name)
-        }
     }
+
+    /// This lock as ``LockHooks`` sees it: never profiled.
+    private var hooked: LockHooks.Lock { LockHooks.Lock(ObjectIdentifier(self), name: .given(name), site: nil, mutex: mutex) }
 
     /// Runs `body` holding the lock and returns what it returns.
     public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {

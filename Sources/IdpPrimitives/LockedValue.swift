@@ -19,12 +19,9 @@ import Darwin
 /// (a compare-and-swap each way); `idp-bench` measures both.
 ///
 /// Give it a `label` to have the package's lock profiler (`LockProfiler`, behind `idp-bench`'s
-/// contention and hold-time figures) count its contention and time its holds.
-///
-/// In the conformance kit's controlled phase, each acquisition and release is a point where the
-/// kit's scheduler may run another of its threads, and a thread asking for the lock while another
-/// of them holds it waits for that one's release: the kit explores the orders of a provider's
-/// critical sections and replays the one that failed. Outside that phase it costs one relaxed load.
+/// contention and hold-time figures) count its contention and time its holds. In the conformance
+/// kit's controlled phase, each acquisition and release is a point where the kit's scheduler may
+/// run another of its threads (``LockHooks``). Outside both it costs one relaxed load.
 ///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class LockedValue<Value> {
@@ -66,66 +63,26 @@ public final class LockedValue<Value> {
     /// - Warning: Never call out (a provider, a completion handler, a continuation) from `body`.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        // One relaxed load of the process's instrumentation word (0: none, the usual case): lock
-        // profiling and the conformance kit's controlled runs both turn on there, and take and
-        // release the lock out of line. `body` is called in one place: on a path of its own per
-        // case, this function grows too large to inline, or retains what `body` captures.
-        let acquisition: UInt64
+        // One relaxed load of the process's instrumentation word (0, the usual case: none); when it
+        // is on, the lock is taken and released through ``LockHooks``. `body` is called in one
+        // place: on a path of its own per case, this function grows too large to inline, or
+        // retains what `body` captures.
+        let acquisition: LockHooks.Acquisition
         if _slowPath(Instrumentation.current != 0) {
-            acquisition = acquireInstrumented()
+            acquisition = LockHooks.acquire(hooked)
         } else {
             lock()
-            acquisition = Self.plainAcquisition
+            acquisition = .plain
         }
         defer {
-            if _slowPath(acquisition != Self.plainAcquisition) { releaseInstrumented(acquisition) } else { unlock() }
+            if _slowPath(acquisition != .plain) { LockHooks.release(hooked, acquisition) } else { unlock() }
         }
         return try body(&value)
     }
 
-    /// How ``withLock(_:)`` took the lock: plainly (this), through a controlled run
-    /// (``controlledAcquisition``), or profiled (the profiler's hold, whose bits are never 0 or 1).
-    @usableFromInline static var plainAcquisition: UInt64 { 0 }
-    @usableFromInline static var controlledAcquisition: UInt64 { 1 }
-
-    /// Takes the lock while profiling or a controlled run is on: a participant of a controlled
-    /// run asks the run for it first (a point; the run decides when the lock is the
-    /// participant's), a labelled lock is profiled, any other is taken plainly.
+    /// This lock as ``LockHooks`` sees it.
     @usableFromInline
-    func acquireInstrumented() -> UInt64 {
-        if let control = ControlPoints.current {
-            control.acquire(ObjectIdentifier(self), name: controlledName)
-            lock()
-            return Self.controlledAcquisition
-        }
-        if let site, LockProfiler.isCounting {
-            return site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lock).bits
-        }
-        lock()
-        return Self.plainAcquisition
-    }
-
-    /// Releases what ``acquireInstrumented()`` took: a controlled run is told after the unlock, a
-    /// profiled hold ends before it and is counted after it.
-    @usableFromInline
-    func releaseInstrumented(_ acquisition: UInt64) {
-        switch acquisition {
-        case Self.plainAcquisition:
-            unlock()
-        case Self.controlledAcquisition:
-            unlock()
-            // The participant's context, as it was at the acquisition: the thread stays a
-            // participant until its call returns, even if the run ends meanwhile.
-            ControlPoints.contexts.value?.release(ObjectIdentifier(self), name: controlledName)
-        default:
-            let ended = LockProfiler.end(LockProfiler.Hold(bits: acquisition))
-            unlock()
-            LockProfiler.record(ended)
-        }
-    }
-
-    /// The lock's name in a controlled run's schedule.
-    private var controlledName: String { "LockedValue<\(Value.self)>" }
+    var hooked: LockHooks.Lock { LockHooks.Lock(ObjectIdentifier(self), name: .generic("LockedValue", Value.self), site: site, mutex: mutex) }
 
     /// ``withLock(_:)`` that is never a controlled run's point, nor profiled: for the bookkeeping of
     /// controlled runs themselves.

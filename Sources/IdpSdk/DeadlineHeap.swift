@@ -42,10 +42,11 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
 
     /// One chunk of a heap's storage: its entry and place slots, every one written when it is
     /// made, so its pages are mapped then, not by later inserts under the lock.
-    struct Chunk: SlottedStorage {
+    struct Chunk {
         fileprivate var entries: ContiguousArray<Entry>
         fileprivate var places: ContiguousArray<Place>
 
+        /// How many slots it has.
         var slotCount: Int { entries.count }
     }
 
@@ -62,7 +63,7 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     private var placesUsed = 0
     /// The first free place below ``placesUsed`` (-1: none).
     private var firstFree = -1
-    private var spare = SpareStorage<Chunk>()
+    private var spare = GrowthSpare<Chunk>()
 
     init() {}
 
@@ -82,9 +83,9 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     }
 
     /// The slots of the chunk to make after the lock (``chunkCapacity``), when the last chunk is
-    /// three quarters full and the heap has no spare and asked for none; 0 otherwise. Asks once:
-    /// ``install(_:)`` hands it in.
-    mutating func takeSpareRequest() -> Int {
+    /// three quarters full and the heap has no spare and asked for none; `nil` otherwise. Asks
+    /// once: ``install(_:)`` hands it in.
+    mutating func takeSpareRequest() -> Int? {
         spare.request(Self.chunkCapacity, due: count >= capacity - Self.chunkCapacity / 4)
     }
 
@@ -92,7 +93,7 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
     /// none and it is a chunk; otherwise leaves it in `made`, for the caller to release after the
     /// lock.
     mutating func install(_ made: inout Chunk?) {
-        spare.install(&made, slots: Self.chunkCapacity)
+        spare.install(&made) { $0.slotCount == Self.chunkCapacity }
     }
 
     @inline(__always)
@@ -171,7 +172,7 @@ struct DeadlineHeap<Payload: DeadlineHeapElement> {
         // The chunk list itself (16 bytes a chunk) doubles now and then; past 128 chunks that is
         // heavy work too.
         if chunks.count == chunks.capacity && chunks.count >= 128 { LockProfiler.noteHeavyWork(.largeAllocation) }
-        chunks.append(spare.take(slots: Self.chunkCapacity) ?? Self.makeChunk(slots: Self.chunkCapacity))
+        chunks.append(spare.take { $0.slotCount == Self.chunkCapacity } ?? Self.makeChunk(slots: Self.chunkCapacity))
     }
 
     /// Writes `entry` at `index` and tells its place.

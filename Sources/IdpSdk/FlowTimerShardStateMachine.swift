@@ -120,7 +120,7 @@ struct FlowTimerShardStateMachine<Payload: DeadlineHeapElement> {
 
     /// The slots of the heap's next chunk, to make after the lock, or 0 (see
     /// ``DeadlineHeap/takeSpareRequest()``).
-    mutating func takeSpareRequest() -> Int { deadlines.takeSpareRequest() }
+    mutating func takeSpareRequest() -> Int? { deadlines.takeSpareRequest() }
 
     /// Hands in a heap chunk made after the lock (see ``DeadlineHeap/install(_:)``).
     mutating func install(_ made: inout DeadlineHeap<Payload>.Chunk?) { deadlines.install(&made) }

@@ -119,14 +119,10 @@ final class FlowTimerShard<Payload: FlowTimerPayload>: DrivenTimers {
     /// Times `payload` out at `deadline` on the shard's clock, unless cancelled first.
     func arm(_ payload: Payload, at deadline: Date) {
         let now = clock.now()
-        let (action, chunkSlots) = state.withLock { ($0.arm(payload, at: deadline, now: now), $0.takeSpareRequest()) }
-        // A heap whose last chunk is three quarters full asked for its next chunk: made here,
-        // after the lock, and handed in under it (a move of two references); a chunk it no longer
-        // takes is released here too.
-        if chunkSlots > 0 {
-            var made: DeadlineHeap<Payload>.Chunk? = DeadlineHeap.makeChunk(slots: chunkSlots)
-            state.withLock { $0.install(&made) }
-        }
+        // A heap whose last chunk is three quarters full asks for its next chunk, made after the
+        // lock and handed in under it.
+        let action = state.withLockThenGrow({ $0.arm(payload, at: deadline, now: now) }, request: { $0.takeSpareRequest() },
+                                            make: { DeadlineHeap<Payload>.makeChunk(slots: $0) }, install: { $0.install(&$1) })
         switch action {
         case .none: break
         case .register(let token): TimerDriver.shared.register(self, token: token)

@@ -22,7 +22,7 @@ struct JobQueue: Sendable {
     /// Jobs waiting.
     private(set) var count = 0
     /// The ring to grow into, made after the lock (``takeSpareRequest()``, ``install(_:)``).
-    private var spare = SpareStorage<Ring>()
+    private var spare = GrowthSpare<Ring>()
     #if DEBUG
     /// The planted bug (``init(planting:)``).
     var planted = PlantedBugSwitch()
@@ -46,15 +46,16 @@ struct JobQueue: Sendable {
     }
 
     /// The slots of the ring to make after the lock, when the queue is three quarters full and
-    /// has none and asked for none; 0 otherwise. Asks once: ``install(_:)`` hands it in.
-    mutating func takeSpareRequest() -> Int {
+    /// has none and asked for none; `nil` otherwise. Asks once: ``install(_:)`` hands it in.
+    mutating func takeSpareRequest() -> Int? {
         spare.request(2 * slots.count, due: count >= slots.count - slots.count / 4)
     }
 
     /// Takes `ring` (made by ``makeRing(slots:)`` after the lock) as the spare if the queue can
     /// still grow into it; otherwise leaves it in `ring`, for the caller to release after the lock.
     mutating func install(_ ring: inout Ring?) {
-        spare.install(&ring, slots: 2 * slots.count)
+        let larger = 2 * slots.count
+        spare.install(&ring) { $0.count == larger }
     }
 
     /// How many times the ring grew into one made under the lock, for want of a spare.
@@ -80,7 +81,8 @@ struct JobQueue: Sendable {
 
     /// Doubles the ring, its jobs moved to the front in order.
     private mutating func grow() {
-        var larger = spare.take(slots: 2 * slots.count) ?? Self.makeRing(slots: 2 * slots.count)
+        let size = 2 * slots.count
+        var larger = spare.take { $0.count == size } ?? Self.makeRing(slots: size)
         let first = plantedGrowthStart ?? head
         for index in 0..<count { larger[index].job = slots[(first &+ index) & (slots.count &- 1)].job.take() }
         slots = larger

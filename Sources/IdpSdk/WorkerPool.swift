@@ -109,18 +109,16 @@ final class WorkerPool: Sendable {
 
     /// Runs `job` on a pool thread, soon. Never runs it on the calling thread.
     func submit(_ job: @escaping Job) {
-        let (action, spareSlots) = state.withLock { state in
+        // A queue three quarters full asks for the ring it grows into next, made after the lock
+        // (once the job's thread is woken) and handed in under it.
+        let (action, spareSlots) = state.withLockTakingGrowth({ state in
             let action = state.submit(job, limits: limits)
             queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
-            return (action, state.jobs.takeSpareRequest())
-        }
+            return action
+        }, request: { $0.jobs.takeSpareRequest() })
         act(action)
-        // A queue three quarters full asked for the ring it grows into next: made here, after the
-        // lock, and handed in under it (a move of one reference); one it no longer takes is
-        // released here too.
-        if spareSlots > 0 {
-            var ring: JobQueue.Ring? = JobQueue.makeRing(slots: spareSlots)
-            state.withLock { $0.jobs.install(&ring) }
+        if let spareSlots {
+            state.grow(spareSlots, make: { JobQueue.makeRing(slots: $0) }, install: { $0.jobs.install(&$1) })
         }
     }
 

@@ -93,8 +93,8 @@ public struct AuditEntry: Sendable, Equatable, CustomStringConvertible {
 /// kept, and a log that is never filled takes only the memory its entries need.
 ///
 /// No chunk is made under its owner's lock: the first is made with the ring, and while the ring
-/// will need another chunk and has none in hand, it asks for it (``wantedChunkSlots``,
-/// ``takeUpkeep()``); the owner makes it after the lock (``ChunkUpkeep``) and hands it in
+/// will need another chunk and has none in hand, it asks for it (``wantsChunk``,
+/// ``takeUpkeep()``, a ``GrowthSpare``); the owner makes it after the lock (``ChunkUpkeep``) and hands it in
 /// (``install(_:)``). An append that would need a chunk before the one asked for arrives does not
 /// make it under the lock: its owner checks ``fits(_:)`` first, makes the chunk after the lock
 /// and tries again. Only a batch larger than a chunk makes its own (``chunksMadeUnderLock``).
@@ -108,11 +108,7 @@ struct AuditRing<Element> {
     let capacity: Int
     private(set) var dropped = 0
     /// The next chunk, made after the lock.
-    private var spareChunk: Chunk?
-    /// The slots of the chunk the ring asks for; 0 when it asks for none.
-    private(set) var wantedChunkSlots = 0
-    /// How many chunks were made under the lock, for want of a spare.
-    private(set) var chunksMadeUnderLock = 0
+    private var spare = GrowthSpare<Chunk>()
 
     /// Slots per chunk (a power of two).
     static var chunkCapacity: Int { 256 }
@@ -121,8 +117,16 @@ struct AuditRing<Element> {
         self.capacity = max(0, capacity)
         guard self.capacity > 0 else { return }
         chunks.append(Upkeep.makeChunk(slots: nextChunkSlots))
-        if self.capacity > Self.chunkCapacity { wantedChunkSlots = nextChunkSlots }
     }
+
+    /// How many chunks were made under the lock, for want of a spare.
+    var chunksMadeUnderLock: Int { spare.madeUnderLock }
+
+    /// Whether the chunks made hold fewer slots than the ring's capacity.
+    private var isPartlyMade: Bool { chunks.count * Self.chunkCapacity < capacity }
+
+    /// Whether the ring will need another chunk and has none in hand or asked for.
+    var wantsChunk: Bool { spare.isWanted && isPartlyMade }
 
     /// The slots of the chunk after those made, while the chunks hold fewer than `capacity` slots.
     private var nextChunkSlots: Int {
@@ -150,37 +154,31 @@ struct AuditRing<Element> {
     /// a chunk always fits (it makes what it needs).
     func fits(_ more: Int) -> Bool {
         guard capacity > 0, more <= Self.chunkCapacity else { return true }
-        let made = min(chunks.count * Self.chunkCapacity, capacity) + (spareChunk?.count ?? 0)
+        let made = min(chunks.count * Self.chunkCapacity, capacity) + (spare.kept?.count ?? 0)
         return min(more, capacity - count) <= made - count
     }
 
     /// The slots of the chunk an append that does not fit (``fits(_:)``) needs made after the
     /// lock: the next chunk's, while the ring has no spare and is not fully made; else 0.
     var chunkSlotsToMake: Int {
-        spareChunk == nil && chunks.count * Self.chunkCapacity < capacity ? nextChunkSlots : 0
+        spare.kept == nil && isPartlyMade ? nextChunkSlots : 0
     }
 
     /// Hands out the ring's request for a chunk, if any, to be made after the lock.
     mutating func takeUpkeep() -> Upkeep {
-        defer { wantedChunkSlots = 0 }
-        return Upkeep(slots: wantedChunkSlots)
+        Upkeep(slots: spare.request(nextChunkSlots, due: isPartlyMade) ?? 0)
     }
 
     /// Takes the chunk `upkeep` made as the next chunk, if the ring still needs one of its size;
     /// a chunk not taken stays in `upkeep`, for its holder to release after the lock.
     mutating func install(_ upkeep: inout Upkeep) {
-        guard spareChunk == nil, chunks.count * Self.chunkCapacity < capacity, upkeep.chunk?.count == nextChunkSlots else { return }
-        spareChunk = upkeep.chunk.take()
+        let slots = nextChunkSlots, partlyMade = isPartlyMade
+        spare.install(&upkeep.chunk) { partlyMade && $0.count == slots }
     }
 
     private mutating func addChunk() {
-        if let spare = spareChunk.take() {
-            chunks.append(spare)
-        } else {
-            chunksMadeUnderLock += 1
-            chunks.append(Upkeep.makeChunk(slots: nextChunkSlots))
-        }
-        if chunks.count * Self.chunkCapacity < capacity { wantedChunkSlots = nextChunkSlots }
+        let slots = nextChunkSlots
+        chunks.append(spare.take { $0.count == slots } ?? Upkeep.makeChunk(slots: slots))
     }
 
     /// The kept elements that `isIncluded` accepts, oldest first, copying no others.

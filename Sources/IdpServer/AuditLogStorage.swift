@@ -34,7 +34,7 @@ struct AuditShard: Sendable {
 }
 
 extension AuditShard: UpkeptShard {
-    var upkeepDue: Bool { ring.wantedChunkSlots > 0 }
+    var upkeepDue: Bool { ring.wantsChunk }
     mutating func takeUpkeep() -> Ring.Upkeep { ring.takeUpkeep() }
     mutating func install(_ upkeep: inout Ring.Upkeep) { ring.install(&upkeep) }
 }

@@ -53,9 +53,7 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// How many slots from ``walkStart`` the walk has passed: all of them are empty.
     private var walked = 0
     /// An empty table made outside the lock, the next current table.
-    private var spare: Storage?
-    /// Whether a spare was asked for and not yet handed in.
-    private var spareAsked = false
+    private var spare = GrowthSpare<Storage>()
     /// A drained table, kept until its owner takes it out of the lock.
     private var retired: Storage?
     /// Whether ``takeUpkeep()`` has something to hand out.
@@ -63,7 +61,7 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// How many times the table started to drain into a larger one.
     private(set) var drains = 0
     /// How many of those drains found no spare and made their table under the lock.
-    private(set) var tablesMadeUnderLock = 0
+    var tablesMadeUnderLock: Int { spare.madeUnderLock }
     #if DEBUG
     /// The planted bug (``init(planting:)``).
     var planted = PlantedBugSwitch()
@@ -163,10 +161,7 @@ struct IncrementalTable<Key: Hashable, Value> {
     mutating func takeUpkeep() -> TableUpkeep<Key, Value> {
         var upkeep = TableUpkeep<Key, Value>()
         upkeep.retired = retired.take()
-        if wantsSpare {
-            upkeep.spareSlots = 2 * current.slotCount
-            spareAsked = true
-        }
+        upkeep.spareSlots = spare.request(2 * current.slotCount, due: wantsSpare) ?? 0
         upkeepDue = false
         return upkeep
     }
@@ -174,13 +169,10 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// Takes the spare `upkeep` made, if it is still wanted and large enough; what is not taken
     /// stays in `upkeep`, for its holder to release after the lock.
     mutating func install(_ upkeep: inout TableUpkeep<Key, Value>) {
-        guard let made = upkeep.spare else { return }
-        spareAsked = false
-        guard spare == nil, draining == nil, made.slotCount >= 2 * current.slotCount else {
-            upkeepDue = upkeepDue || wantsSpare
-            return
-        }
-        spare = upkeep.spare.take()
+        guard upkeep.spare != nil else { return }
+        let larger = 2 * current.slotCount, idle = draining == nil
+        spare.install(&upkeep.spare) { idle && $0.slotCount >= larger }
+        if upkeep.spare != nil { upkeepDue = upkeepDue || wantsSpare }
     }
 
     /// Where `key` lies: in the draining table, else in the current table.
@@ -208,7 +200,7 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// right after the lock; the last eighth takes thousands of changes), and is not held long
     /// beside the table it will replace.
     private var wantsSpare: Bool {
-        spare == nil && !spareAsked && draining == nil && current.slotCount >= Self.drainedSlots
+        spare.isWanted && draining == nil && current.slotCount >= Self.drainedSlots
             && current.count >= current.capacity - current.capacity / 8
     }
 
@@ -226,13 +218,7 @@ struct IncrementalTable<Key: Hashable, Value> {
             return
         }
         drains += 1
-        let next: Storage
-        if var made = spare.take(), isKnownUniquelyReferenced(&made) {
-            next = made
-        } else {
-            tablesMadeUnderLock += 1
-            next = Storage(slotCount: 2 * current.slotCount)
-        }
+        let next = spare.take { isKnownUniquelyReferenced(&$0) } ?? Storage(slotCount: 2 * current.slotCount)
         walkStart = current.firstEmptySlot()
         walked = 0
         draining = current

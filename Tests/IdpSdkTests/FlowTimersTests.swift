@@ -157,8 +157,7 @@ extension FlowTimersTests {
             var heap = DeadlineHeap<Timed>()
             for index in 0..<count {
                 heap.insert(Timed("t\(index)"), deadline: at(Double(count - index)))
-                let capacity = heap.takeSpareRequest()
-                if answered && capacity > 0 {
+                if answered, let capacity = heap.takeSpareRequest() {
                     var made: DeadlineHeap<Timed>.Chunk? = DeadlineHeap<Timed>.makeChunk(slots: capacity)
                     heap.install(&made)
                     #expect(made == nil, "a spare of the size asked for is taken")
@@ -176,7 +175,7 @@ extension FlowTimersTests {
             let early = heap.takeSpareRequest()
             heap.insert("last", deadline: at(0))
             let due = heap.takeSpareRequest(), again = heap.takeSpareRequest()
-            #expect(early == 0 && due == chunk && again == 0, "asks once, at three quarters")
+            #expect(early == nil && due == chunk && again == nil, "asks once, at three quarters")
 
             // When storage of the wrong size is handed in, it is left to its caller
             var wrong: DeadlineHeap<Timed>.Chunk? = DeadlineHeap<Timed>.makeChunk(slots: 64)

@@ -95,8 +95,7 @@ struct JobQueueTests {
         var queue = JobQueue()
         for _ in 0..<jobs {
             queue.append {}
-            let slots = queue.takeSpareRequest()
-            if answered, slots > 0 {
+            if answered, let slots = queue.takeSpareRequest() {
                 var ring: JobQueue.Ring? = JobQueue.makeRing(slots: slots)
                 queue.install(&ring)
             }
@@ -111,8 +110,7 @@ struct JobQueueTests {
         var requests: [Int] = []
         for _ in 0..<60 {
             queue.append {}
-            let slots = queue.takeSpareRequest()
-            if slots > 0 { requests.append(slots) }
+            if let slots = queue.takeSpareRequest() { requests.append(slots) }
         }
         #expect(requests == [128])
         var ring: JobQueue.Ring? = JobQueue.makeRing(slots: 128)

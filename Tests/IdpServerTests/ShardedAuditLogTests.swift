@@ -144,7 +144,7 @@ struct ShardedAuditLogTests {
         var requests: [Int] = []
         for element in 0..<(2 * capacity) {
             handedIn.append(element)
-            if handedIn.wantedChunkSlots > 0 {
+            if handedIn.wantsChunk {
                 var upkeep = handedIn.takeUpkeep()
                 requests.append(upkeep.slots)
                 let made = upkeep.makeSpares()
