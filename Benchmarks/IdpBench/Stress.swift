@@ -75,132 +75,250 @@ enum StressCommand {
         var failedAfterSeconds: Double?
     }
 
+    /// What `idp-bench stress`'s command line asks for.
+    struct Invocation {
+        /// The stress's options, as the flags set them.
+        var options: SystemStress.Options
+        /// The report's format: text, markdown, json or csv.
+        var format = "text"
+        /// The file the report is written to; `nil`: standard output.
+        var output: String?
+        /// The reproducer to replay instead of running the stress; `nil`: run the stress.
+        var replay: String?
+        /// How many times the reproducer is replayed.
+        var times = 10
+        /// Whether `--runs` was given.
+        var runsGiven = false
+        /// Whether `--duration` was given.
+        var durationGiven = false
+    }
+
+    /// What reading the command line came to.
+    enum Parsed {
+        /// Run as the invocation says.
+        case run(Invocation)
+        /// Exit at once with this status: the usage was printed, or bad usage reported.
+        case exit(Int32)
+    }
+
+    /// Runs `idp-bench stress` with `arguments`, the words after `stress`.
+    /// - Returns: The exit status: 0 when every invariant held, 1 when one broke or was not
+    ///   exercised, 2 on bad usage.
     static func run(_ arguments: [String]) async -> Int32 {
-        var options = SystemStress.Options(runs: 1_000_000, duration: .seconds(30))
-        options.faultRates = SystemStress.Options.defaultFaultRates
-        var format = "text", output: String?, replay: String?, times = 10
-        var runsGiven = false, durationGiven = false
+        let invocation: Invocation
+        switch parse(arguments) {
+        case .exit(let status): return status
+        case .run(let parsed): invocation = parsed
+        }
+        if let replay = invocation.replay {
+            return await replayReproducer(replay, invocation: invocation)
+        }
+        return await runStress(invocation)
+    }
+
+    /// Says on standard error what is wrong, then the usage.
+    /// - Returns: The exit status of bad usage, 2.
+    static func bad(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("idp-bench stress: \(message)\n\n\(usage)\n".utf8))
+        return 2
+    }
+
+    /// Reads the command line, each flag with its value in turn.
+    /// - Returns: What to run, or the status to exit with at once.
+    static func parse(_ arguments: [String]) -> Parsed {
+        var invocation = Invocation(options: SystemStress.Options(runs: 1_000_000, duration: .seconds(30)))
+        invocation.options.faultRates = SystemStress.Options.defaultFaultRates
         var index = 0
         func value() -> String? {
             index += 1
             return index < arguments.count ? arguments[index] : nil
         }
-        func bad(_ message: String) -> Int32 {
-            FileHandle.standardError.write(Data("idp-bench stress: \(message)\n\n\(usage)\n".utf8))
-            return 2
-        }
         while index < arguments.count {
             let flag = arguments[index]
+            let problem: String?
             switch flag {
             case "--help", "-h":
                 print(usage)
-                return 0
-            case "--duration":
-                guard let text = value(), let seconds = Double(text), seconds > 0 else { return bad("--duration needs seconds > 0") }
-                options.duration = .milliseconds(Int64(seconds * 1_000))
-                durationGiven = true
-            case "--runs":
-                guard let text = value(), let runs = Int(text), runs > 0 else { return bad("--runs needs a count > 0") }
-                options.runs = runs
-                runsGiven = true
-            case "--seed":
-                guard let text = value(), let seed = UInt64(text) else { return bad("--seed needs an unsigned integer") }
-                options.seed = seed
-            case "--flows", "--users", "--steps", "--times":
-                guard let text = value(), let count = Int(text), count > 0, count <= 1_000 else { return bad("\(flag) needs a count from 1 to 1000") }
-                switch flag {
-                case "--flows": options.flows = count
-                case "--users": options.users = count
-                case "--steps": options.stepsPerFlow = count
-                default: times = count
-                }
+                return .exit(0)
+            case "--duration", "--runs", "--seed", "--flows", "--users", "--steps", "--times":
+                problem = readNumber(flag, value(), into: &invocation)
             case "--mix":
-                guard let text = value() else { return bad("--mix needs step=weight,…") }
-                var mix: [SystemStress.Step: Int] = [:]
-                for item in text.split(separator: ",") {
-                    let pair = item.split(separator: "=")
-                    guard pair.count == 2, let step = SystemStress.Step(rawValue: String(pair[0])), let weight = Int(pair[1]), weight >= 0 else {
-                        return bad("--mix item '\(item)' is not step=weight with a known step")
-                    }
-                    mix[step] = weight
-                }
-                guard mix.values.contains(where: { $0 > 0 }) else { return bad("--mix needs at least one step of weight > 0") }
-                options.mix = mix
+                problem = readMix(value(), into: &invocation.options)
             case "--faults":
-                guard let text = value() else { return bad("--faults needs default, none or name=rate,…") }
-                switch text {
-                case "default": options.faultRates = SystemStress.Options.defaultFaultRates
-                case "none": options.faultRates = [:]
-                default:
-                    var rates: [SystemStress.Fault: Double] = [:]
-                    for item in text.split(separator: ",") {
-                        let pair = item.split(separator: "=")
-                        guard pair.count == 2, let rate = Double(pair[1]), (0...1).contains(rate) else {
-                            return bad("--faults item '\(item)' is not name=rate with a rate from 0 to 1")
-                        }
-                        do {
-                            rates[try SystemStress.Fault(parsing: String(pair[0]))] = rate
-                        } catch {
-                            return bad("--faults item '\(item)': \(error)")
-                        }
-                    }
-                    options.faultRates = rates
-                }
+                problem = readFaults(value(), into: &invocation.options)
             case "--strategy":
-                guard let text = value() else { return bad("--strategy needs pct:DEPTH:STEPS, walk or free") }
-                let parts = text.split(separator: ":")
-                switch parts.first {
-                case "walk" where parts.count == 1: options.strategy = .randomWalk
-                case "free" where parts.count == 1: options.strategy = nil
-                case "pct" where parts.count == 3:
-                    guard let depth = Int(parts[1]), let steps = Int(parts[2]), depth >= 1, steps >= 1 else { return bad("pct needs a depth and steps of at least 1") }
-                    options.strategy = .pct(depth: depth, steps: steps)
-                default: return bad("--strategy must be pct:DEPTH:STEPS, walk or free")
-                }
-            case "--format":
-                guard let text = value(), ["text", "markdown", "json", "csv"].contains(text) else { return bad("--format must be text, markdown, json or csv") }
-                format = text
-            case "--output":
-                guard let text = value() else { return bad("--output needs a file") }
-                output = text
+                problem = readStrategy(value(), into: &invocation.options)
             case "--until":
-                guard let text = value(), let wanted = SystemStress.Interleaving(name: text) else {
-                    return bad("--until needs one of \(SystemStress.Interleaving.allCases.map(\.name).joined(separator: ", "))")
-                }
-                options.stopAt = wanted
-            case "--replay":
-                guard let text = value() else { return bad("--replay needs a reproducer string") }
-                replay = text
+                problem = readUntil(value(), into: &invocation.options)
+            case "--format", "--output", "--replay":
+                problem = readCommand(flag, value(), into: &invocation)
             default:
-                return bad("unknown option '\(flag)'")
+                problem = "unknown option '\(flag)'"
             }
+            if let problem { return .exit(bad(problem)) }
             index += 1
         }
-        if runsGiven && !durationGiven { options.duration = nil }
+        if invocation.runsGiven && !invocation.durationGiven { invocation.options.duration = nil }
+        return .run(invocation)
+    }
 
-        if let replay {
-            do {
-                let runs = try await SystemStress.replayRuns(replay, options: options, times: times)
-                let failing = runs.filter { !$0.violations.isEmpty }
-                print("replayed \(runs.count) times: \(failing.count) broke an invariant")
-                for (number, run) in runs.enumerated() {
-                    if !run.violations.isEmpty {
-                        print("  replay \(number + 1): \(run.violations.joined(separator: "; "))")
-                        if number == 0 { print("  what happened (oldest first):\n" + run.eventLog.map { "    \($0)" }.joined(separator: "\n")) }
-                    }
-                    if !run.interleavings.isEmpty {
-                        print("  replay \(number + 1) reached: " + run.interleavings.keys.sorted().map { "\($0.rawValue) ×\(run.interleavings[$0]!)" }.joined(separator: ", "))
-                    }
-                }
-                return failing.isEmpty ? 0 : 1
-            } catch {
-                return bad("the reproducer is malformed: \(error)")
+    /// Reads the value of a flag that takes a number: `--duration`, `--runs`, `--seed`, `--flows`,
+    /// `--users`, `--steps` or `--times`.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readNumber(_ flag: String, _ text: String?, into invocation: inout Invocation) -> String? {
+        switch flag {
+        case "--duration":
+            guard let text, let seconds = Double(text), seconds > 0 else { return "--duration needs seconds > 0" }
+            invocation.options.duration = .milliseconds(Int64(seconds * 1_000))
+            invocation.durationGiven = true
+        case "--runs":
+            guard let text, let runs = Int(text), runs > 0 else { return "--runs needs a count > 0" }
+            invocation.options.runs = runs
+            invocation.runsGiven = true
+        case "--seed":
+            guard let text, let seed = UInt64(text) else { return "--seed needs an unsigned integer" }
+            invocation.options.seed = seed
+        default:
+            guard let text, let count = Int(text), count > 0, count <= 1_000 else { return "\(flag) needs a count from 1 to 1000" }
+            switch flag {
+            case "--flows": invocation.options.flows = count
+            case "--users": invocation.options.users = count
+            case "--steps": invocation.options.stepsPerFlow = count
+            default: invocation.times = count
             }
         }
+        return nil
+    }
 
+    /// Reads `--mix`'s `step=weight,…`.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readMix(_ text: String?, into options: inout SystemStress.Options) -> String? {
+        guard let text else { return "--mix needs step=weight,…" }
+        var mix: [SystemStress.Step: Int] = [:]
+        for item in text.split(separator: ",") {
+            let pair = item.split(separator: "=")
+            guard pair.count == 2, let step = SystemStress.Step(rawValue: String(pair[0])), let weight = Int(pair[1]), weight >= 0 else {
+                return "--mix item '\(item)' is not step=weight with a known step"
+            }
+            mix[step] = weight
+        }
+        guard mix.values.contains(where: { $0 > 0 }) else { return "--mix needs at least one step of weight > 0" }
+        options.mix = mix
+        return nil
+    }
+
+    /// Reads `--faults`' `default`, `none` or `name=rate,…`.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readFaults(_ text: String?, into options: inout SystemStress.Options) -> String? {
+        guard let text else { return "--faults needs default, none or name=rate,…" }
+        switch text {
+        case "default": options.faultRates = SystemStress.Options.defaultFaultRates
+        case "none": options.faultRates = [:]
+        default:
+            var rates: [SystemStress.Fault: Double] = [:]
+            for item in text.split(separator: ",") {
+                let pair = item.split(separator: "=")
+                guard pair.count == 2, let rate = Double(pair[1]), (0...1).contains(rate) else {
+                    return "--faults item '\(item)' is not name=rate with a rate from 0 to 1"
+                }
+                do {
+                    rates[try SystemStress.Fault(parsing: String(pair[0]))] = rate
+                } catch {
+                    return "--faults item '\(item)': \(error)"
+                }
+            }
+            options.faultRates = rates
+        }
+        return nil
+    }
+
+    /// Reads `--strategy`'s `pct:DEPTH:STEPS`, `walk` or `free`.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readStrategy(_ text: String?, into options: inout SystemStress.Options) -> String? {
+        guard let text else { return "--strategy needs pct:DEPTH:STEPS, walk or free" }
+        let parts = text.split(separator: ":")
+        switch parts.first {
+        case "walk" where parts.count == 1: options.strategy = .randomWalk
+        case "free" where parts.count == 1: options.strategy = nil
+        case "pct" where parts.count == 3:
+            guard let depth = Int(parts[1]), let steps = Int(parts[2]), depth >= 1, steps >= 1 else { return "pct needs a depth and steps of at least 1" }
+            options.strategy = .pct(depth: depth, steps: steps)
+        default: return "--strategy must be pct:DEPTH:STEPS, walk or free"
+        }
+        return nil
+    }
+
+    /// Reads `--until`'s interleaving name.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readUntil(_ text: String?, into options: inout SystemStress.Options) -> String? {
+        guard let text, let wanted = SystemStress.Interleaving(name: text) else {
+            return "--until needs one of \(SystemStress.Interleaving.allCases.map(\.name).joined(separator: ", "))"
+        }
+        options.stopAt = wanted
+        return nil
+    }
+
+    /// Reads the value of a flag that says what the command does with its result: `--format` and
+    /// `--output` for the report, or `--replay` to replay a reproducer instead of running the stress.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readCommand(_ flag: String, _ text: String?, into invocation: inout Invocation) -> String? {
+        switch flag {
+        case "--format":
+            guard let text, ["text", "markdown", "json", "csv"].contains(text) else { return "--format must be text, markdown, json or csv" }
+            invocation.format = text
+        case "--output":
+            guard let text else { return "--output needs a file" }
+            invocation.output = text
+        default:
+            guard let text else { return "--replay needs a reproducer string" }
+            invocation.replay = text
+        }
+        return nil
+    }
+
+    /// Replays `reproducer` ``Invocation/times`` times and prints what each replay broke and reached.
+    /// - Returns: 0 when no replay broke an invariant, 1 when one did, 2 when the reproducer is
+    ///   malformed.
+    static func replayReproducer(_ reproducer: String, invocation: Invocation) async -> Int32 {
+        do {
+            let runs = try await SystemStress.replayRuns(reproducer, options: invocation.options, times: invocation.times)
+            let failing = runs.filter { !$0.violations.isEmpty }
+            print("replayed \(runs.count) times: \(failing.count) broke an invariant")
+            for (number, run) in runs.enumerated() {
+                if !run.violations.isEmpty {
+                    print("  replay \(number + 1): \(run.violations.joined(separator: "; "))")
+                    if number == 0 { print("  what happened (oldest first):\n" + run.eventLog.map { "    \($0)" }.joined(separator: "\n")) }
+                }
+                if !run.interleavings.isEmpty {
+                    print("  replay \(number + 1) reached: " + run.interleavings.keys.sorted().map { "\($0.rawValue) ×\(run.interleavings[$0]!)" }.joined(separator: ", "))
+                }
+            }
+            return failing.isEmpty ? 0 : 1
+        } catch {
+            return bad("the reproducer is malformed: \(error)")
+        }
+    }
+
+    /// Runs the stress as `invocation` says and writes its report.
+    /// - Returns: 0 when every invariant held, 1 when one broke or was not exercised, 2 when the
+    ///   report cannot be written.
+    static func runStress(_ invocation: Invocation) async -> Int32 {
+        let options = invocation.options
         FileHandle.standardError.write(Data("idp-bench stress: \(options.flows) flows × \(options.stepsPerFlow) steps per run, \(options.duration.map { "for \($0)" } ?? "\(options.runs) runs")…\n".utf8))
         let report = await SystemStress.run(options)
-        let summary = Summary(
+        let text = rendered(report, summary(of: report, options: options), format: invocation.format)
+        if let output = invocation.output {
+            guard FileManager.default.createFile(atPath: output, contents: Data((text + "\n").utf8)) else { return bad("cannot write \(output)") }
+        } else {
+            print(text)
+        }
+        return report.passed ? 0 : 1
+    }
+
+    /// The figures of a stress `report` run with `options`, as the json, csv and markdown formats
+    /// show them.
+    static func summary(of report: SystemStress.Report, options: SystemStress.Options) -> Summary {
+        Summary(
             seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
             stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
             partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds,
@@ -212,25 +330,22 @@ enum StressCommand {
             violations: report.failure?.violations ?? [], eventLog: report.failure?.eventLog ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
             replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism,
             failedAfterSeconds: report.failure?.foundAfter)
-        let text: String
+    }
+
+    /// The report in `format`: json, csv or markdown from `summary`, text from the report itself.
+    static func rendered(_ report: SystemStress.Report, _ summary: Summary, format: String) -> String {
         switch format {
         case "json":
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            text = String(decoding: (try? encoder.encode(summary)) ?? Data(), as: UTF8.self)
+            return String(decoding: (try? encoder.encode(summary)) ?? Data(), as: UTF8.self)
         case "csv":
-            text = csv(summary)
+            return csv(summary)
         case "markdown":
-            text = markdown(summary)
+            return markdown(summary)
         default:
-            text = report.description
+            return report.description
         }
-        if let output {
-            guard FileManager.default.createFile(atPath: output, contents: Data((text + "\n").utf8)) else { return bad("cannot write \(output)") }
-        } else {
-            print(text)
-        }
-        return report.passed ? 0 : 1
     }
 
     /// Counts by invariant name.

@@ -11,12 +11,34 @@ package let loginThroughputCores = 16
 ///   - latency: The simulated IDP latency the flows ran with.
 /// - Returns: One row per target this run measured.
 package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+    var targets = evaluateProviderTargets(report)
+    targets += evaluateLoginTargets(report, latency: latency)
+    targets += evaluateFloorCostTargets(report, latency: latency)
+    targets += evaluateCollapseTargets(report)
+    targets += evaluateHoldTimeTargets(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption,
+                                       pauses: report.machinePauses)
+    targets += evaluateHeavyWorkTarget(report.contention, inFlight: report.settings.inFlight.max(), noted: report.heavyWorkNoted)
+    targets += evaluateMemoryTargets(report)
+    // The lone login is judged in µs above and shown split into measured parts (``LoneLoginSplit``),
+    // not in floors: most of it is the IDP's work and one wake-up, which no engine work shortens.
+    targets += evaluateScalingTargets(report.scaling)
+    return targets
+}
+
+/// The run's `Mutex` + dictionary lookup floor at `threads` threads, if measured.
+private func mutexFloor(_ report: BenchReport, threads: Int) -> FloorRow? {
+    report.floors.first { $0.name == "Mutex + dictionary lookup" && $0.threads == threads }
+}
+
+/// The provider targets: the recommended provider against the Mutex floor at 1 and 2 threads,
+/// against every peer at every thread count, and its read path's scaling from 1 thread to 2.
+/// - Parameter report: The run's report.
+/// - Returns: One row per target the providers section measured.
+private func evaluateProviderTargets(_ report: BenchReport) -> [TargetRow] {
     var targets: [TargetRow] = []
     let recommended = report.providers.filter(\.recommended)
-    func floor(_ threads: Int) -> FloorRow? { report.floors.first { $0.name == "Mutex + dictionary lookup" && $0.threads == threads } }
-
     for threads in [1, 2] {
-        guard let store = recommended.first(where: { $0.threads == threads }), let floor = floor(threads) else { continue }
+        guard let store = recommended.first(where: { $0.threads == threads }), let floor = mutexFloor(report, threads: threads) else { continue }
         targets.append(TargetRow(name: "\(store.strategy) vs Mutex floor, \(threads) thread\(threads == 1 ? "" : "s")",
                                  value: store.nsPerCall / floor.nsPerOp, limit: 1.5, met: store.nsPerCall / floor.nsPerOp <= 1.5,
                                  detail: "\(format(store.nsPerCall)) vs \(format(floor.nsPerOp)) ns"))
@@ -38,9 +60,24 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
         targets.append(TargetRow(name: "stretch: \(one.strategy) read path scaling, 2 threads / 1", value: two.nsPerCall / one.nsPerCall,
                                  limit: 0.6, met: two.nsPerCall / one.nsPerCall <= 0.6, detail: "aggregate ns/call \(format(two.nsPerCall)) vs \(format(one.nsPerCall))"))
     }
+    return targets
+}
 
+/// The run's closed-loop login cells.
+private func closedLoopLogins(_ report: BenchReport) -> [FlowRow] {
+    report.flows.filter { $0.scenario == "login" && $0.mode == "closed" }
+}
+
+/// The login targets in µs and flows/s: throughput and the p99 / p50 spread at 1,024 in flight,
+/// the p50 at 1 in flight.
+/// - Parameters:
+///   - report: The run's report.
+///   - latency: The simulated IDP latency the flows ran with.
+/// - Returns: One row per target the flows section measured; none when the latency was not zero.
+private func evaluateLoginTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+    var targets: [TargetRow] = []
     // End to end: the targets are for logins with zero simulated latency.
-    let logins = report.flows.filter { $0.scenario == "login" && $0.mode == "closed" }
+    let logins = closedLoopLogins(report)
     if latency == .zero, let busy = logins.first(where: { $0.inFlight == 1_024 }) {
         // A figure for the 16-core machines users own: fewer cores show it, but do not judge it.
         targets.append(TargetRow(name: "login throughput at 1024 in flight", value: busy.throughputPerS, limit: 100_000,
@@ -54,6 +91,19 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
         targets.append(TargetRow(name: "login p50 at 1 in flight", value: single.latencyUs.p50, limit: 100,
                                  met: single.latencyUs.p50 <= 100, detail: "µs, at most"))
     }
+    return targets
+}
+
+/// The login's cost in Mutex floors at 1,024 in flight: from the cores and the throughput, and
+/// from the process's own CPU time per login.
+/// - Parameters:
+///   - report: The run's report.
+///   - latency: The simulated IDP latency the flows ran with.
+/// - Returns: One row per target the flows section measured; none when the latency was not zero
+///   or the run has no floor.
+private func evaluateFloorCostTargets(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+    var targets: [TargetRow] = []
+    let logins = closedLoopLogins(report)
     // The flow's cost in floor units: how many bare Mutex lookups (this run's 1-thread floor) one
     // login costs, so a slower or busier machine moves figure and floor together. The floor is
     // the one measured beside the flow cell (``FlowRow/floorNs``), or for older reports the
@@ -64,7 +114,7 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
     // reading is the machine's own speed:
     // a floor-unit target is met only if it is met in both units, and the detail gives both when
     // they differ by more than a tenth or the lowest floor decides the verdict.
-    if latency == .zero, let sectionFloor = floor(1)?.nsPerOp ?? logins.first?.floorNs, sectionFloor > 0 {
+    if latency == .zero, let sectionFloor = mutexFloor(report, threads: 1)?.nsPerOp ?? logins.first?.floorNs, sectionFloor > 0 {
         let cores = Double(report.machine.cores)
         let lowestFloor = ([sectionFloor] + report.flows.compactMap(\.floorNs)).filter { $0 > 0 }.min() ?? sectionFloor
         func unit(_ row: FlowRow) -> (ns: Double, source: String) {
@@ -95,7 +145,15 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
             }
         }
     }
-    // Collapse: what is left of the best closed-loop throughput at 4,096 in flight.
+    return targets
+}
+
+/// The collapse targets: what is left of the best closed-loop throughput at 4,096 in flight, for
+/// logins and activations.
+/// - Parameter report: The run's report.
+/// - Returns: One row per scenario the flows section measured at 4,096 in flight.
+private func evaluateCollapseTargets(_ report: BenchReport) -> [TargetRow] {
+    var targets: [TargetRow] = []
     for scenario in ["login", "activation"] {
         let rows = report.flows.filter { $0.scenario == scenario && $0.mode == "closed" }
         guard let deepest = rows.first(where: { $0.inFlight == 4_096 }), let best = rows.max(by: { $0.throughputPerS < $1.throughputPerS }),
@@ -104,9 +162,14 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
         targets.append(TargetRow(name: "\(scenario) throughput at 4096 in flight / best level", value: ratio, limit: 0.9, met: ratio >= 0.9,
                                  detail: "\(format(deepest.throughputPerS)) vs \(format(best.throughputPerS)) flows/s at \(best.inFlight) in flight"))
     }
-    targets += evaluateHoldTimeTargets(report.contention, inFlight: report.settings.inFlight.max(), preemption: report.preemption,
-                                       pauses: report.machinePauses)
-    targets += evaluateHeavyWorkTarget(report.contention, inFlight: report.settings.inFlight.max(), noted: report.heavyWorkNoted)
+    return targets
+}
+
+/// The memory targets: resident bytes per parked flow, and the OS threads with the flows parked.
+/// - Parameter report: The run's report.
+/// - Returns: Three rows, or none when the memory section did not run.
+private func evaluateMemoryTargets(_ report: BenchReport) -> [TargetRow] {
+    var targets: [TargetRow] = []
     if let memory = report.memory {
         targets.append(TargetRow(name: "resident bytes per parked flow", value: memory.bytesPerFlow, limit: 2_048,
                                  met: memory.bytesPerFlow <= 2_048, detail: "\(memory.parkedFlows) flows parked"))
@@ -117,9 +180,6 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
         targets.append(TargetRow(name: "OS threads with flows parked, at most 16", value: Double(memory.threads), limit: 16,
                                  met: memory.threads <= 16, detail: "\(memory.parkedFlows) flows parked"))
     }
-    // The lone login is judged in µs above and shown split into measured parts (``LoneLoginSplit``),
-    // not in floors: most of it is the IDP's work and one wake-up, which no engine work shortens.
-    targets += evaluateScalingTargets(report.scaling)
     return targets
 }
 

@@ -243,14 +243,9 @@ struct ControlledPhase: Sendable {
         await ScheduleTurns.shared.begin()
         Interception.shared.install()
         let clock = ConformanceClock()
-        let userId = "controlled-" + SecureRandom.token(byteCount: 6)
-        let user = ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
-                                               credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)], clock: clock)
-        var made: [any IdpSdkInteractionInterface] = []
+        let user = freshUser(clock: clock)
         let factory = FactoryWork()
-        for _ in 0..<scenario.instances {
-            made.append(contentsOf: await Interception.$factory.withValue(factory) { await fresh([user]) }.value.prefix(1))
-        }
+        let made = await instances(of: scenario, fresh: fresh, user: user, factory: factory)
         guard made.count == scenario.instances else {
             Interception.shared.remove()
             ScheduleTurns.shared.end()
@@ -267,8 +262,45 @@ struct ControlledPhase: Sendable {
                                    observe: settings.planted == .takesRunnableForBlocked ? Self.takingRunnableForBlocked : ThreadActivity.read)
         if let started = factory.started { locks.startedBeforeTheSchedule(started) }
         let answers = LockedValue(calls.map { [IdpSdkProvideCredentialsResult?](repeating: nil, count: $0.count) })
-        let ended = IdpSdkResult(authorizationCode: "controlled")
         ControlPoints.runBegan(locks)
+        startParticipants(of: scenario, calls: calls, providers: providers, locks: locks, answers: answers, clock: clock)
+        let (outcome, waits) = await waitForEnd(of: locks)
+        var problems: [String] = []
+        if outcome.deadlocked { problems.append(deadlockProblem(outcome, waits: waits, locks: locks)) }
+        let grades = gradeAnswers(of: scenario, calls: calls, answers: answers.withLock { $0 }, grader: grader, outcome: outcome, problems: &problems)
+        let points = locks.points
+        let scheduled = locks.scheduled
+        let uncontrolled = outcome.partiallyControlled ? locks.naming(outcome.partialControlReason ?? "a thread ran outside the kit's control") : nil
+        return ScheduleResult(scenario: scenario, decisions: outcome.decisions, answers: grades, problems: problems,
+                              uncontrolled: uncontrolled, divergence: outcome.divergence, lockPoints: points.locks, clockPoints: points.clock,
+                              pointsByKind: locks.pointsByKind, jobs: scheduled.jobs, timers: scheduled.timers)
+    }
+
+    /// A fresh user of the kit's tenant, with a random id and password, on `clock`.
+    private static func freshUser(clock: ConformanceClock) -> ProviderConformanceKit.User {
+        let userId = "controlled-" + SecureRandom.token(byteCount: 6)
+        return ProviderConformanceKit.User(tenantId: ProviderConformanceKit.tenant, userId: userId,
+                                           credentials: ["username": userId, "password": "pw-" + SecureRandom.token(byteCount: 9)], clock: clock)
+    }
+
+    /// The scenario's instances for `user`: the first instance of each of
+    /// ``ControlledScenario/instances`` calls of `fresh`, with `factory` noting what the factory
+    /// started; fewer when a call made none.
+    private static func instances(of scenario: ControlledScenario, fresh: Run.Bind, user: ProviderConformanceKit.User,
+                                  factory: FactoryWork) async -> [any IdpSdkInteractionInterface] {
+        var made: [any IdpSdkInteractionInterface] = []
+        for _ in 0..<scenario.instances {
+            made.append(contentsOf: await Interception.$factory.withValue(factory) { await fresh([user]) }.value.prefix(1))
+        }
+        return made
+    }
+
+    /// Starts a participant per thread, which makes the thread's calls and keeps their answers in
+    /// `answers`, and one that crosses the kit's clock where the scenario has it.
+    private static func startParticipants(of scenario: ControlledScenario, calls: [[RaceHammer.Call]],
+                                          providers: Unverified<[any IdpSdkInteractionInterface]>, locks: ScheduledLocks,
+                                          answers: LockedValue<[[IdpSdkProvideCredentialsResult?]]>, clock: ConformanceClock) {
+        let ended = IdpSdkResult(authorizationCode: "controlled")
         for thread in 0..<scenario.threads {
             start("IdpHarness-controlled-\(thread)") {
                 for (index, call) in calls[thread].enumerated() {
@@ -292,7 +324,13 @@ struct ControlledPhase: Sendable {
                 locks.scheduler.finish(participant)
             }
         }
-        let (outcome, waits) = await withCheckedContinuation { (ended: CheckedContinuation<(ControlledScheduler.Outcome, [Int: String]), Never>) in
+    }
+
+    /// Waits for the schedule to end, then lets its participants go, ends the run's interception
+    /// and passes the turn on, on the thread that ended it.
+    /// - Returns: How the schedule ended, and, after a deadlock, what each participant waits for.
+    private static func waitForEnd(of locks: ScheduledLocks) async -> (ControlledScheduler.Outcome, [Int: String]) {
+        await withCheckedContinuation { (ended: CheckedContinuation<(ControlledScheduler.Outcome, [Int: String]), Never>) in
             locks.scheduler.whenEnded { outcome in
                 let waits = outcome.deadlocked ? locks.waits : [:]
                 // A deadlock's threads stay parked for good (let go, they would block in the real
@@ -305,14 +343,21 @@ struct ControlledPhase: Sendable {
                 ended.resume(returning: (outcome, waits))
             }
         }
-        var problems: [String] = []
-        if outcome.deadlocked {
-            let stuck = outcome.lastSeams.indices.map { participant in
-                "\(locks.role(participant)) \(waits[participant] ?? "is stuck at \(outcome.lastSeams[participant])")"
-            }
-            problems.append("deadlock: " + stuck.filter { !$0.hasSuffix("finished") }.joined(separator: "; "))
+    }
+
+    /// A deadlock as a problem: each participant that did not finish, and what it waits for.
+    private static func deadlockProblem(_ outcome: ControlledScheduler.Outcome, waits: [Int: String], locks: ScheduledLocks) -> String {
+        let stuck = outcome.lastSeams.indices.map { participant in
+            "\(locks.role(participant)) \(waits[participant] ?? "is stuck at \(outcome.lastSeams[participant])")"
         }
-        let given = answers.withLock { $0 }
+        return "deadlock: " + stuck.filter { !$0.hasSuffix("finished") }.joined(separator: "; ")
+    }
+
+    /// Grades the answers `given` to the scenario's `calls`, adding each one not acceptable to
+    /// `problems`.
+    /// - Returns: The grades, in thread and call order.
+    private static func gradeAnswers(of scenario: ControlledScenario, calls: [[RaceHammer.Call]], answers given: [[IdpSdkProvideCredentialsResult?]],
+                                      grader: RaceHammer, outcome: ControlledScheduler.Outcome, problems: inout [String]) -> [HammerOutcome] {
         var grades: [HammerOutcome] = []
         for thread in 0..<scenario.threads {
             for (index, call) in calls[thread].enumerated() {
@@ -328,12 +373,7 @@ struct ControlledPhase: Sendable {
                 problems.append("thread \(thread), call \(index + 1) (instance \(call.instance)): \(grade.rawValue)\(error)")
             }
         }
-        let points = locks.points
-        let scheduled = locks.scheduled
-        let uncontrolled = outcome.partiallyControlled ? locks.naming(outcome.partialControlReason ?? "a thread ran outside the kit's control") : nil
-        return ScheduleResult(scenario: scenario, decisions: outcome.decisions, answers: grades, problems: problems,
-                              uncontrolled: uncontrolled, divergence: outcome.divergence, lockPoints: points.locks, clockPoints: points.clock,
-                              pointsByKind: locks.pointsByKind, jobs: scheduled.jobs, timers: scheduled.timers)
+        return grades
     }
 
     /// Thread `thread`'s calls: ``ControlledScenario/calls`` flows, each one call of the one-step
