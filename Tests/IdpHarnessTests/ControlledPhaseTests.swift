@@ -190,7 +190,7 @@ struct ControlledPhaseTests {
         var settings = ControlledPhase.Settings(schedules: 64, threads: 3, calls: 2, instances: 2, horizon: .seconds(86_400), seed: 1)
         let found = await ControlledPhase(settings: settings, fresh: fresh, name: "process-wide lock").run()
         #expect(found.failure == nil && found.uncontrolled == nil && found.schedules == 64 && found.lockPoints > 0)
-        settings.planted = .locksIgnoreHolders
+        settings.planted = .harnessLocksIgnoreHolders
         let planted = await ControlledPhase(settings: settings, fresh: fresh, name: "process-wide lock").run()
         #expect(planted.uncontrolled?.contains("was blocked in a futex wait") == true, "\(String(describing: planted.uncontrolled))")
     }
@@ -274,7 +274,7 @@ struct ControlledShrinkingTests {
     /// The phase on check-then-refresh, its schedule runs counted from 0; from run `first` on,
     /// every other run's first call waits for a thread of its own, which the kit does not
     /// schedule.
-    static func phase(blockingFrom first: Int?, planted: ControlledPhase.Plant? = nil) async throws -> ControlledPhase.Findings {
+    static func phase(blockingFrom first: Int?, planted: PlantedBug? = nil) async throws -> ControlledPhase.Findings {
         let make = try #require(ControlledShapes.broken.first { $0.name == "check-then-refresh" }?.make)
         let runs = LockedValue(0)
         let fresh = ProviderConformanceKit.perUser { user in
@@ -298,7 +298,7 @@ struct ControlledShrinkingTests {
 
         // When the first try of every schedule the shrinking runs is not fully controlled
         let blocked = try await Self.phase(blockingFrom: quiet.schedule)
-        let planted = try await Self.phase(blockingFrom: quiet.schedule, planted: .shrinkTakesStallsAsPasses)
+        let planted = try await Self.phase(blockingFrom: quiet.schedule, planted: .harnessShrinkTakesStallsAsPasses)
 
         // Then the same schedule fails and shrinks to the same reproducer; planted, it does not
         #expect(blocked.failure?.schedule == quiet.schedule && blocked.uncontrolled == nil)
@@ -311,7 +311,7 @@ struct ControlledShrinkingTests {
     /// The phase with the kit's settings (3 threads, 2 calls, 2 instances, seed 1) on the broken
     /// calibration shape `name`, each provider made by `wrap` around the shape's, given the
     /// number of the schedule run it is made for (from 0).
-    static func kitPhase(_ name: String, planted: ControlledPhase.Plant? = nil,
+    static func kitPhase(_ name: String, planted: PlantedBug? = nil,
                          wrap: @escaping @Sendable (Int, any IdpSdkInteractionInterface) -> any IdpSdkInteractionInterface = { $1 })
         async throws -> ControlledPhase.Findings {
         let make = try #require(ControlledCalibrationTests.broken.first { $0.name == name }?.make)
@@ -331,7 +331,7 @@ struct ControlledShrinkingTests {
     @Test("a failure shrunk to fewer threads and calls replays without divergence; planted, the prefix taken from the schedule as found names a participant the smaller schedule does not have")
     func shrunkPrefixReplays() async throws {
         let make = try #require(ControlledCalibrationTests.broken.first { $0.name == "check-then-refresh" }?.make)
-        for planted in [nil, ControlledPhase.Plant.shrinksAlongTheFoundSchedule] {
+        for planted in [nil, PlantedBug.harnessShrinksAlongTheFoundSchedule] {
             let failure = try #require(try await Self.kitPhase("check-then-refresh", planted: planted).failure)
             #expect(failure.shrunk.threads < failure.found.threads, "\(failure.shrunk)")
             let replay = try await ProviderConformanceKit.replay(failure.shrunk.description, times: 3, name: "check-then-refresh", instances: .perUser) { make($0) }
@@ -360,7 +360,7 @@ struct ControlledShrinkingTests {
     @Test("one point more in the first schedule leaves the failing schedule and its reproducer as they were; planted, PCT's steps follow every decision and the reproducer changes")
     func firstScheduleOnePointMore() async throws {
         let shape = "an actor's read-modify-write across an await"
-        for planted in [nil, ControlledPhase.Plant.stepsFollowEveryDecision] {
+        for planted in [nil, PlantedBug.harnessStepsFollowEveryDecision] {
             let plain = try #require(try await Self.kitPhase(shape, planted: planted).failure)
             let onePointMore = try #require(try await Self.kitPhase(shape, planted: planted) { run, inner in
                 run == 0 ? FirstCallTakesALock(inner) : inner

@@ -15,7 +15,7 @@ struct ControlledReachTests {
     static var settings: ProviderConformanceKit.Configuration { ControlledCalibrationTests.settings }
 
     /// What the controlled phase, at the kit's defaults, finds with a bug `planted` in it.
-    static func planted(_ planted: ControlledPhase.Plant, _ name: String,
+    static func planted(_ planted: PlantedBug, _ name: String,
                         _ make: @escaping @Sendable (ProviderConformanceKit.User) async -> any IdpSdkInteractionInterface) async -> ControlledPhase.Findings {
         let fresh = ProviderConformanceKit.perUser { await make($0) }
         let settings = ControlledPhase.Settings(schedules: 64, threads: 3, calls: 2, instances: 2, horizon: .seconds(86_400), seed: 1, planted: planted)
@@ -89,7 +89,7 @@ struct ControlledReachTests {
         #expect(check.passed && !check.exercised, "\(check.detail)")
         #expect(check.detail.contains(kind == .queue ? "DispatchQueue.async" : "a thread it started"), "\(check.detail)")
         #expect(check.detail.contains("thread 0") || check.detail.contains("thread 1") || check.detail.contains("thread 2"), "names where: \(check.detail)")
-        let planted = await Self.planted(.gradesUncontrolledAsExplored, "OutsideWork") { OutsideWorkProvider($0, kind: kind) }
+        let planted = await Self.planted(.harnessGradesUncontrolledAsExplored, "OutsideWork") { OutsideWorkProvider($0, kind: kind) }
         #expect(planted.uncontrolled == nil && planted.schedules == 64, "planted: graded as explored")
     }
 
@@ -112,7 +112,7 @@ struct ControlledReachTests {
     func slowIsNotBlocked() async throws {
         let check = try await Self.check("SlowCache") { SlowCache($0) }
         #expect(check.passed && check.exercised, "\(check.detail)")
-        let planted = await Self.planted(.takesRunnableForBlocked, "SlowCache") { SlowCache($0) }
+        let planted = await Self.planted(.harnessTakesRunnableForBlocked, "SlowCache") { SlowCache($0) }
         #expect(planted.uncontrolled?.contains("planted: a thread slow to reach its next point") == true, "planted: \(String(describing: planted.uncontrolled))")
     }
 }

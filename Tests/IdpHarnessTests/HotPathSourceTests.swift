@@ -14,7 +14,8 @@ struct HotPathSourceTests {
     static let hotPathFiles = [
         "IdpWireFormats/HTTPMessage.swift", "IdpWireFormats/FormParameters.swift", "IdpWireFormats/FormURLEncoding.swift",
         "IdpWireFormats/Hex.swift", "IdpWireFormats/Base64URL.swift", "IdpWireFormats/ConstantTime.swift", "IdpWireFormats/PKCE.swift",
-        "IdpWireFormats/SHA256.swift", "IdpWireFormats/TraceParent.swift", "IdpWireFormats/XHTMLFormParser.swift",
+        "IdpWireFormats/SHA256.swift", "IdpWireFormats/TraceParent.swift", "IdpWireFormats/XHTMLFormParser.swift", "IdpWireFormats/XHTMLFormParser+Markup.swift",
+        "IdpWireFormats/XHTMLFormParser+Entities.swift",
         "IdpWireFormats/SecureRandom.swift",
         "IdpServer/AuthorizationEndpoint.swift", "IdpServer/TokenEndpoint.swift", "IdpServer/CodeRedemption.swift", "IdpServer/Page.swift",
         "IdpServer/StepDecision.swift", "IdpServer/AuditLogStorage.swift",

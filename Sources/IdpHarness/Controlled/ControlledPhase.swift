@@ -27,31 +27,10 @@ struct ControlledPhase: Sendable {
         /// undecided: the last-resort guard, never a verdict (a participant is set aside only when
         /// the OS shows it blocked outside a point).
         var guardLimit: Duration = .seconds(60)
-        /// A bug planted in the phase itself, which only tests turn on.
-        var planted: Plant?
-    }
-
-    /// Bugs a test plants in the phase, to show what its tests catch.
-    enum Plant: Sendable, Equatable {
-        /// The lock table gives a held lock to the next asker as well: the scheduler no longer
-        /// knows who holds what.
-        case locksIgnoreHolders
-        /// Shrinking takes a candidate whose try was not fully controlled as one that passed, so a
-        /// stall during shrinking changes the reproducer.
-        case shrinkTakesStallsAsPasses
-        /// A schedule that went through work the phase does not schedule (a dispatch queue, a
-        /// thread the provider started) is graded as explored.
-        case gradesUncontrolledAsExplored
-        /// The watchdog takes a participant that is running or runnable, only slow to reach its
-        /// next point, for one blocked outside the points.
-        case takesRunnableForBlocked
-        /// Shrinking searches the shortest failing prefix among the decisions of the schedule as
-        /// found, which a smaller schedule follows only as far as they fit, instead of those the
-        /// last failing try took.
-        case shrinksAlongTheFoundSchedule
-        /// PCT's change points fall among exactly as many decisions as the first schedule took, so
-        /// one point more or fewer in it changes every later schedule.
-        case stepsFollowEveryDecision
+        #if DEBUG
+        /// A bug planted in the phase itself (`PlantedBug.harness…`), which only tests turn on.
+        var planted: PlantedBug?
+        #endif
     }
 
     /// How many times a schedule whose try was not fully controlled is run: a participant blocked
@@ -146,7 +125,7 @@ struct ControlledPhase: Sendable {
                                               horizonSeconds: settings.horizon.components.seconds, strategy: strategy, seed: seeds.next(),
                                               clients: clients)
             var result = await Self.run(scenario, fresh: fresh, settings: settings)
-            for _ in 1..<Self.tries where result.uncontrolled != nil && settings.planted != .gradesUncontrolledAsExplored {
+            for _ in 1..<Self.tries where result.uncontrolled != nil && !settings.plantedGradesUncontrolledAsExplored {
                 findings.retried += 1
                 result = await Self.run(scenario, fresh: fresh, settings: settings)
             }
@@ -162,17 +141,17 @@ struct ControlledPhase: Sendable {
             // a multiple of 16: a point or two more or fewer in the first schedule leaves the later
             // schedules, and their reproducers, as they were.
             if schedule == 0 {
-                steps = settings.planted == .stepsFollowEveryDecision ? result.decisions.count : Self.pctSteps(forDecisions: result.decisions.count)
+                steps = settings.plantedStepsFollowEveryDecision ? result.decisions.count : Self.pctSteps(forDecisions: result.decisions.count)
             }
             // A schedule that was not fully controlled is no verdict on the provider's orders, a
             // wrong answer in it included: it did not follow its schedule, and would not replay.
-            if result.failed, result.uncontrolled == nil || settings.planted == .gradesUncontrolledAsExplored {
+            if result.failed, result.uncontrolled == nil || settings.plantedGradesUncontrolledAsExplored {
                 let shrunk = await shrink(result)
                 findings.failure = Failure(schedule: schedule + 1, problems: shrunk.problems, found: scenario.with(decisions: result.decisions),
                                            shrunk: shrunk.scenario, shrunkDecisions: shrunk.decisions.count)
                 return findings
             }
-            if let reason = result.uncontrolled, settings.planted != .gradesUncontrolledAsExplored {
+            if let reason = result.uncontrolled, !settings.plantedGradesUncontrolledAsExplored {
                 findings.uncontrolled = reason
                 return findings
             }
@@ -199,7 +178,7 @@ struct ControlledPhase: Sendable {
         func attempt(_ candidate: ControlledScenario) async -> Bool {
             for _ in 0..<Self.tries {
                 let result = await Self.run(candidate, fresh: fresh, settings: settings)
-                if result.uncontrolled != nil && settings.planted != .shrinkTakesStallsAsPasses { continue }
+                if result.uncontrolled != nil && !settings.plantedShrinkTakesStallsAsPasses { continue }
                 guard result.failed, result.uncontrolled == nil else { return false }
                 best = result
                 scenario = candidate
@@ -214,7 +193,7 @@ struct ControlledPhase: Sendable {
         // The shortest failing prefix of the decisions the last failing try took (a smaller
         // schedule's try follows the larger one's decisions only as far as they fit it): each try
         // follows the prefix, then the strategy's seed.
-        let full = settings.planted == .shrinksAlongTheFoundSchedule ? failed.decisions : best.decisions
+        let full = settings.plantedShrinksAlongTheFoundSchedule ? failed.decisions : best.decisions
         scenario = scenario.with(decisions: full)
         var low = 0
         var high = full.count
@@ -257,9 +236,9 @@ struct ControlledPhase: Sendable {
                                 users: [user])
         let calls = (0..<scenario.threads).map { thread in Self.calls(of: scenario, thread: thread, user: user) }
         let roles = (0..<scenario.threads).map { "thread \($0)" } + (scenario.clockParticipant == nil ? [] : ["the clock"])
-        let locks = ScheduledLocks(roles: roles, strategy: scenario.strategy, seed: scenario.seed, replay: scenario.decisions,
-                                   guardLimit: settings.guardLimit, ignoresHolders: settings.planted == .locksIgnoreHolders,
-                                   observe: settings.planted == .takesRunnableForBlocked ? Self.takingRunnableForBlocked : ThreadActivity.read)
+        let locks = settings.plantedLocks {
+            ScheduledLocks(roles: roles, strategy: scenario.strategy, seed: scenario.seed, replay: scenario.decisions, guardLimit: settings.guardLimit)
+        }
         if let started = factory.started { locks.startedBeforeTheSchedule(started) }
         let answers = LockedValue(calls.map { [IdpSdkProvideCredentialsResult?](repeating: nil, count: $0.count) })
         ControlPoints.runBegan(locks)
@@ -394,13 +373,6 @@ struct ControlledPhase: Sendable {
                     user: 0, instance: thread % scenario.instances, endsFlow: index == steps.count - 1)
             }
         }
-    }
-
-    /// ``Plant/takesRunnableForBlocked``: every thread the watchdog looks at twice in one turn is
-    /// taken as blocked, whatever the OS says, on a lock it holds itself (a wait no other thread
-    /// can end, so no thread of the process running keeps it from counting).
-    @Sendable private static func takingRunnableForBlocked(_ tid: Int32) -> ThreadActivity {
-        ThreadActivity.read(tid) == .gone ? .gone : .blocked("planted: a thread slow to reach its next point", owner: tid)
     }
 
     private static func start(_ name: String, _ body: @escaping @Sendable () -> Void) {

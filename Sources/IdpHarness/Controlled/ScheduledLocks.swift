@@ -55,16 +55,18 @@ final class ScheduledLocks: ControlledSchedule {
     private let conditionPoints = Atomic<Int>(0)
     private let semaphorePoints = Atomic<Int>(0)
     private let clockPoints = Atomic<Int>(0)
-    private let ignoresHolders: Bool
+    #if DEBUG
+    /// The bug planted in the run: the one of the task that made it.
+    let planted = PlantedBugSwitch.inTask
+    #endif
 
     /// A run of `participants` initial participants, described by `roles` ("thread 0", "the clock").
     /// - Parameters:
     ///   - guardLimit: How long nothing may move before the run ends undecided.
-    ///   - ignoresHolders: Plants ``ControlledPhase/Plant/locksIgnoreHolders`` (tests only).
     ///   - observe: What the OS says a thread does (``ThreadActivity/read(_:)``).
-    init(roles: [String], strategy: ScheduleStrategy, seed: UInt64, replay: [Int], guardLimit: Duration, ignoresHolders: Bool = false,
+    init(roles: [String], strategy: ScheduleStrategy, seed: UInt64, replay: [Int], guardLimit: Duration,
          observe: @escaping @Sendable (Int32) -> ThreadActivity = ThreadActivity.read) {
-        self.ignoresHolders = ignoresHolders
+        let observe = Self.plantedObserve(observe)
         let world = self.world
         world.withLock { world in
             for (participant, role) in roles.enumerated() {
@@ -173,7 +175,7 @@ final class ScheduledLocks: ControlledSchedule {
         let name = named(lock, name)
         count(name)
         scheduler.seam(participant, "acquire \(name)")
-        while !isAbandoned, !ignoresHolders, !world.withLock({ $0.table.acquire(lock, by: participant, reentrant: reentrant, timeout: timeout) }) {
+        while !isAbandoned, !plantedIgnoresHolders, !world.withLock({ $0.table.acquire(lock, by: participant, reentrant: reentrant, timeout: timeout) }) {
             scheduler.park(participant, "wait for \(name)")
             if world.withLock({ $0.table.tookTimeout(participant) }) { return false }
         }
