@@ -33,28 +33,6 @@ final class WorkerPool: Sendable {
     /// Thread names are `IdpSdk-N`: Linux keeps at most 15 characters of a thread name.
     static let threadNamePrefix = "IdpSdk-"
 
-    struct State: Sendable {
-        var jobs = JobQueue()
-        /// Threads waiting on the condition that no submit has reserved.
-        var idle = 0
-        /// Signals sent to waiting threads and not yet consumed. Invariant: `idle + wakeups` is the
-        /// number of threads waiting on the condition.
-        var wakeups = 0
-        var threads = 0
-        /// Threads inside ``WorkerPool/mayBlock(_:)``.
-        var blocking = 0
-        /// Threads spinning for a job outside the lock (at most one). A submit leaves as many
-        /// queued jobs as there are spinners to them, without a wake-up.
-        var spinning = 0
-        /// Signals sent to sleeping threads, in all.
-        var signalled = 0
-        /// Whether the process leaves a core idle, so a thread may spin.
-        var gate: SpinGate
-        var peakThreads = 0
-        var started = 0
-        var threadStartFailures = 0
-    }
-
     private let state: ConditionLockedValue<State>
     let maximumThreads: Int
     /// The most threads running code that cannot block (outside ``mayBlock(_:)``) before a
@@ -115,10 +93,10 @@ final class WorkerPool: Sendable {
             let action = state.submit(job, limits: limits)
             queuedHintStorage.store(state.jobs.count, ordering: .relaxed)
             return action
-        }, request: { $0.jobs.takeSpareRequest() })
+        }, request: { $0.takeSpareRequest() })
         act(action)
         if let spareSlots {
-            state.grow(spareSlots, make: { JobQueue.makeRing(slots: $0) }, install: { $0.jobs.install(&$1) })
+            state.grow(spareSlots, make: { JobQueue.makeRing(slots: $0) }, install: { $0.installSpare(&$1) })
         }
     }
 
@@ -207,7 +185,7 @@ final class WorkerPool: Sendable {
         // stays reserved and the start is retried, so queued jobs are not stranded.
         precondition(status == EAGAIN || status == ENOMEM, "pthread_create failed: \(status)")
         start.release()
-        state.withLock { $0.threadStartFailures += 1 }
+        state.withLock { $0.threadStartFailed() }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in startThread(number: number) }
     }
 
@@ -232,12 +210,12 @@ final class WorkerPool: Sendable {
             case .yieldOnce:
                 mayStillSpin = false
                 sched_yield()
-                state.withLock { $0.spinning -= 1 }
+                state.withLock { $0.spinEnded(spent: 0) }
             case .spin:
                 mayStillSpin = false
                 let reading = SpinGate.Reading.now()
                 var spent: UInt64 = 0
-                if state.withLock({ $0.gate.allowsSpin(reading) }) {
+                if state.withLock({ $0.allowsSpin(reading) }) {
                     // Shown on the board only while it watches: a submit that reads a stale 1
                     // finds no spinner under the lock and wakes, starts or queues as any submit.
                     spinnerBoard?.add(1, at: spinnerCell)
@@ -246,10 +224,7 @@ final class WorkerPool: Sendable {
                 } else {
                     sched_yield()
                 }
-                state.withLock { state in
-                    state.spinning -= 1
-                    state.gate.spent(spent)
-                }
+                state.withLock { $0.spinEnded(spent: spent) }
             }
         }
     }
@@ -285,97 +260,6 @@ final class WorkerPool: Sendable {
 
     private static func check(_ status: Int32, _ function: String) {
         precondition(status == 0, "\(function) failed: \(status)")
-    }
-}
-
-/// The pool's decisions, as a value: each event (a submit, a thread entering or leaving code that
-/// may block, a thread looking for work) changes the state and returns what the pool does after
-/// the lock. Tested as a value, without threads.
-extension WorkerPool.State {
-    /// The pool's bounds.
-    struct Limits: Sendable {
-        /// The most threads running code that cannot block.
-        var concurrency: Int
-        /// The most threads in all.
-        var maximumThreads: Int
-    }
-
-    /// What a submit or a thread entering blocking code does after the lock: wake an idle thread,
-    /// start one (with this number), or nothing (the job waits for a busy thread).
-    enum SubmitAction: Equatable { case wake, start(number: Int), queue }
-
-    /// What a thread looking for work does.
-    enum Look {
-        /// Run this job (after the lock).
-        case run(WorkerPool.Job)
-        /// Spin for a job outside the lock.
-        case spin
-        /// Yield the core once outside the lock, then look again: the gate refuses a spin.
-        case yieldOnce
-        /// Exit: idle for the keep-alive with nothing queued.
-        case exit
-        /// Wait on the condition, up to the keep-alive.
-        case sleep
-    }
-
-    /// A job was submitted.
-    mutating func submit(_ job: @escaping WorkerPool.Job, limits: Limits) -> SubmitAction {
-        jobs.append(job)
-        if jobs.count <= spinning { return .queue }
-        if idle > 0 {
-            idle -= 1
-            wakeups += 1
-            signalled += 1
-            return .wake
-        }
-        return startIfUnderLimits(limits)
-    }
-
-    /// A pool thread enters code that may block: it no longer counts against the concurrency, so
-    /// queued jobs may need another thread.
-    mutating func enterBlocking(limits: Limits) -> SubmitAction {
-        blocking += 1
-        guard jobs.count > spinning, idle == 0 else { return .queue }
-        return startIfUnderLimits(limits)
-    }
-
-    /// The pool thread left code that may block.
-    mutating func leaveBlocking() { blocking -= 1 }
-
-    /// Starts a thread if fewer than `concurrency` run non-blocking code and the pool is below
-    /// `maximumThreads`.
-    private mutating func startIfUnderLimits(_ limits: Limits) -> SubmitAction {
-        guard threads - blocking < limits.concurrency, threads < limits.maximumThreads else { return .queue }
-        threads += 1
-        peakThreads = max(peakThreads, threads)
-        started += 1
-        return .start(number: started)
-    }
-
-    /// A thread looks for work, after `wake` (its first look, or after waiting on the condition).
-    /// With the queue empty it spins if it still may, no other thread spins and the gate may allow
-    /// it at wall time `now`, or yields its core once if the gate refuses; else it sleeps (exits
-    /// once a wait timed out with nothing queued).
-    mutating func lookForWork(after wake: ConditionLockedValue<Self>.Wake, mayStillSpin: Bool, now: UInt64) -> Look {
-        if wake != .first {
-            if wakeups > 0 {
-                wakeups -= 1
-            } else {
-                idle -= 1
-                if wake == .timedOut && jobs.isEmpty {
-                    threads -= 1
-                    return .exit
-                }
-            }
-        }
-        if let job = jobs.popFirst() { return .run(job) }
-        if mayStillSpin && spinning == 0 {
-            // Counted as a spinner while it yields too: a submit meanwhile leaves it the job.
-            spinning += 1
-            return gate.mayAllow(at: now) ? .spin : .yieldOnce
-        }
-        idle += 1
-        return .sleep
     }
 }
 

@@ -73,8 +73,8 @@ struct WorkerPoolStateTests {
         // Given a pool whose gate read the process as busy 1 ms ago (its next reading is due in 20)
         let ms: UInt64 = 1_000_000
         var state = State(gate: SpinGate(cores: 2))
-        _ = state.gate.allowsSpin(SpinGate.Reading(wall: 0, cpu: 0))
-        let allowed = state.gate.allowsSpin(SpinGate.Reading(wall: 30 * ms, cpu: 60 * ms))
+        _ = state.allowsSpin(SpinGate.Reading(wall: 0, cpu: 0))
+        let allowed = state.allowsSpin(SpinGate.Reading(wall: 30 * ms, cpu: 60 * ms))
         #expect(!allowed)
         _ = state.submit({}, limits: Self.limits)
         #expect(Self.isRun(state.lookForWork(after: .first, mayStillSpin: true, now: 31 * ms)))
@@ -88,7 +88,7 @@ struct WorkerPoolStateTests {
         #expect(state.signalled == 0)
 
         // Then, looking again, it takes that job; out of work once more and without a spin left, it sleeps
-        state.spinning -= 1
+        state.spinEnded(spent: 0)
         #expect(Self.isRun(state.lookForWork(after: .first, mayStillSpin: false, now: 31 * ms)))
         #expect(Self.isSleep(state.lookForWork(after: .first, mayStillSpin: false, now: 31 * ms)))
         #expect(state.idle == 1)
