@@ -31,92 +31,119 @@ extension IdpServer {
         }
         let now = self.now
         let sessionCode = SecureRandom.token(byteCount: 24)
-        let astClientData = request.headers["X-KOBIL-ASTCLIENTDATA"]
-        let astClientId = request.headers["X-KOBIL-ASTCLIENTID"]
+        let astClient = (data: request.headers["X-KOBIL-ASTCLIENTDATA"], id: request.headers["X-KOBIL-ASTCLIENTID"])
         let lifetime = configuration.authSessionLifetime.timeInterval
 
-        enum Decision {
-            case refuse(HTTPResponse, clientId: String?, reason: String)
-            case serve(PreparedClient, loginHint: String?)
-        }
         let sessions = state.sessionShard(sessionCode)
-        let decision: Decision = {
-            guard let tenant = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode)) else {
-                return .refuse(Page.errorResponse(status: 404, code: IdpWire.FlowError.unknownTenant, "tenant '\(tenantId)' does not exist"), clientId: nil, reason: "unknown tenant")
-            }
-            guard let clientId = params["client_id"], let prepared = tenant.clients[clientId] else {
-                let named = params["client_id"] ?? ""
-                return .refuse(Page.errorResponse(status: 400, code: IdpWire.FlowError.unknownClient, "client '\(named)' is not known to tenant '\(tenantId)'"), clientId: named, reason: "unknown client")
-            }
-            let client = prepared.configuration
-            // The registered string, not the request's: every flow's code then compares against
-            // one string, whose bytes the token endpoint finds in cache under the grants lock.
-            guard let requested = params["redirect_uri"], let redirectURI = Self.registered(requested, in: client.redirectURIs) else {
-                return .refuse(Page.errorResponse(status: 400, code: "invalid_redirect_uri", "redirect_uri '\(params["redirect_uri"] ?? "")' is not registered for client '\(clientId)'"), clientId: clientId, reason: "invalid redirect_uri")
-            }
-            // From here on the redirect URI is trusted, so errors go back to it (RFC 6749 §4.1.2.1).
-            let responseMode = params["response_mode"] ?? "fragment"
-            func refuse(_ error: String, _ description: String) -> Decision {
-                var parameters = [("error", error), ("error_description", description)]
-                if let state = params["state"] { parameters.append(("state", state)) }
-                let mode = responseMode == "query" ? "query" : "fragment"
-                return .refuse(Page.redirect(to: redirectURI, responseMode: mode, parameters), clientId: clientId, reason: description)
-            }
-            guard responseMode == "fragment" || responseMode == "query" else {
-                return refuse("invalid_request", "response_mode '\(responseMode)' is not supported")
-            }
-            guard params["response_type"] == "code" else {
-                return refuse("unsupported_response_type", "response_type must be 'code'")
-            }
-            guard let challenge = params["code_challenge"], PKCE.isValidS256Challenge(challenge) else {
-                return refuse("invalid_request", "code_challenge is missing or is not an S256 challenge")
-            }
-            guard params["code_challenge_method"] == PKCE.methodS256 else {
-                return refuse("invalid_request", "code_challenge_method must be S256")
-            }
-            guard let astClientData, !astClientData.isEmpty, astClientData.utf8.count <= 4096 else {
-                return refuse("invalid_request", "the X-KOBIL-ASTCLIENTDATA header is missing or too long")
-            }
-            // The web-view header rule (000_*.txt): existing users and logins send the device's AST
-            // client id with the client data; a new user has none yet.
-            if client.astClientIdHeader == .required {
-                guard let astClientId, Self.namesADevice(astClientId), astClientId.utf8.count <= 256 else {
-                    return refuse("invalid_request", "client '\(clientId)' needs the X-KOBIL-ASTCLIENTID header of an activated device")
-                }
-            }
-            let loginHint = params["login_hint"]
-            if let loginHint {
-                // Users are never removed nor made pending again, so what this read finds still
-                // holds when the session is stored below.
-                let key = UserKey(tenant: tenantId, user: loginHint)
-                let status = state.userShard(key).withLock { $0[key]?.status }
-                if status == nil || (client.purpose.requiresActiveUser && status != .active) {
-                    return refuse(IdpWire.FlowError.userNotEnrolled, "user '\(loginHint)' is not enrolled in tenant '\(tenantId)'")
-                }
-            }
-            let session = AuthSession(AuthRequest(
-                tenant: tenantId, clientId: clientId, redirectURI: redirectURI, responseMode: responseMode,
-                state: params["state"], nonce: params["nonce"], codeChallenge: challenge,
-                codeChallengeMethod: PKCE.methodS256, loginHint: loginHint,
-                astClientId: astClientId.flatMap { $0 == Self.unassignedAstClientId ? nil : $0 },
-                traceParent: traceParent, expiresAt: now.addingTimeInterval(lifetime)
-            ))
-            // What opening pruned is released after the lock.
-            let key = GrantKey(sessionCode)
-            _ = sessions.withLockThenUpkeep { $0.open(session, code: key, now: now) }
-            return .serve(prepared, loginHint: loginHint)
-        }()
-        switch decision {
-        case .refuse(let response, let clientId, let reason):
-            record(.authorizationRefused, tenant: tenantId, clientId: clientId, userId: nil, traceParent: traceParent, reason)
-            return response
-        case .serve(let prepared, let loginHint):
-            let client = prepared.configuration
-            let restarted = request.headers["tracestate"]?.contains(TraceParent.restartedTraceState) == true
-            record(.authorizationRequested, tenant: tenantId, clientId: client.clientId, userId: loginHint, traceParent: traceParent,
-                   "step 1 of \(client.steps.count)" + (restarted ? "; new trace: the client could not parse its caller's traceparent" : ""))
-            return Page.form(prepared.forms[0], sessionCode: sessionCode, rejection: nil)
+        let valid: ValidAuthorization
+        switch validateAuthorization(params, tenant: tenantId, sessionCode: sessionCode, astClient: astClient, traceParent: traceParent,
+                                     expiresAt: now.addingTimeInterval(lifetime)) {
+        case .success(let validated): valid = validated
+        case .failure(let refusal):
+            record(.authorizationRefused, tenant: tenantId, clientId: refusal.clientId, userId: nil, traceParent: traceParent, refusal.reason)
+            return refusal.response
         }
+        openSession(valid.request, code: sessionCode, in: sessions, now: now)
+        let client = valid.prepared.configuration
+        let restarted = request.headers["tracestate"]?.contains(TraceParent.restartedTraceState) == true
+        record(.authorizationRequested, tenant: tenantId, clientId: client.clientId, userId: valid.request.loginHint, traceParent: traceParent,
+               "step 1 of \(client.steps.count)" + (restarted ? "; new trace: the client could not parse its caller's traceparent" : ""))
+        return Page.form(valid.prepared.forms[0], sessionCode: sessionCode, rejection: nil)
+    }
+
+    /// The authorization request in `params` validated into the client it is for and the request
+    /// its login session is opened with, or its refusal: a page until the redirect URI is trusted
+    /// (``authorizationClient(_:tenant:sessionCode:)``), a redirect to it after.
+    /// - Parameters:
+    ///   - sessionCode: The code the session will have; its route picks the tenant's replica.
+    ///   - astClient: The `X-KOBIL-ASTCLIENTDATA` and `X-KOBIL-ASTCLIENTID` headers.
+    ///   - expiresAt: When the login session ends.
+    private func validateAuthorization(_ params: FormParameters, tenant tenantId: String, sessionCode: String, astClient: (data: String?, id: String?),
+                                       traceParent: String?, expiresAt: Date) -> Result<ValidAuthorization, AuthorizationRefusal> {
+        let prepared: PreparedClient, clientId: String, redirectURI: String
+        switch authorizationClient(params, tenant: tenantId, sessionCode: sessionCode) {
+        case .success(let found): (prepared, clientId, redirectURI) = found
+        case .failure(let refusal): return .failure(refusal)
+        }
+        let client = prepared.configuration
+        // From here on the redirect URI is trusted, so errors go back to it (RFC 6749 §4.1.2.1).
+        let responseMode = params["response_mode"] ?? "fragment"
+        func refuse(_ error: String, _ description: String) -> Result<ValidAuthorization, AuthorizationRefusal> {
+            var parameters = [("error", error), ("error_description", description)]
+            if let state = params["state"] { parameters.append(("state", state)) }
+            let mode = responseMode == "query" ? "query" : "fragment"
+            return .failure(AuthorizationRefusal(response: Page.redirect(to: redirectURI, responseMode: mode, parameters), clientId: clientId, reason: description))
+        }
+        guard responseMode == "fragment" || responseMode == "query" else {
+            return refuse("invalid_request", "response_mode '\(responseMode)' is not supported")
+        }
+        guard params["response_type"] == "code" else {
+            return refuse("unsupported_response_type", "response_type must be 'code'")
+        }
+        guard let challenge = params["code_challenge"], PKCE.isValidS256Challenge(challenge) else {
+            return refuse("invalid_request", "code_challenge is missing or is not an S256 challenge")
+        }
+        guard params["code_challenge_method"] == PKCE.methodS256 else {
+            return refuse("invalid_request", "code_challenge_method must be S256")
+        }
+        guard let astClientData = astClient.data, !astClientData.isEmpty, astClientData.utf8.count <= 4096 else {
+            return refuse("invalid_request", "the X-KOBIL-ASTCLIENTDATA header is missing or too long")
+        }
+        // The web-view header rule (000_*.txt): existing users and logins send the device's AST
+        // client id with the client data; a new user has none yet.
+        if client.astClientIdHeader == .required {
+            guard let astClientId = astClient.id, Self.namesADevice(astClientId), astClientId.utf8.count <= 256 else {
+                return refuse("invalid_request", "client '\(clientId)' needs the X-KOBIL-ASTCLIENTID header of an activated device")
+            }
+        }
+        let loginHint = params["login_hint"]
+        if let loginHint {
+            // Users are never removed nor made pending again, so what this read finds still
+            // holds when the session is stored.
+            let key = UserKey(tenant: tenantId, user: loginHint)
+            let status = state.userShard(key).withLock { $0[key]?.status }
+            if status == nil || (client.purpose.requiresActiveUser && status != .active) {
+                return refuse(IdpWire.FlowError.userNotEnrolled, "user '\(loginHint)' is not enrolled in tenant '\(tenantId)'")
+            }
+        }
+        return .success(ValidAuthorization(prepared: prepared, request: AuthRequest(
+            tenant: tenantId, clientId: clientId, redirectURI: redirectURI, responseMode: responseMode,
+            state: params["state"], nonce: params["nonce"], codeChallenge: challenge,
+            codeChallengeMethod: PKCE.methodS256, loginHint: loginHint,
+            astClientId: astClient.id.flatMap { $0 == Self.unassignedAstClientId ? nil : $0 },
+            traceParent: traceParent, expiresAt: expiresAt
+        )))
+    }
+
+    /// The client `params` names in the tenant and the redirect URI registered for it, or the page
+    /// that refuses the request: no error is sent to a redirect URI not known to be registered.
+    private func authorizationClient(_ params: FormParameters, tenant tenantId: String, sessionCode: String)
+        -> Result<(prepared: PreparedClient, clientId: String, redirectURI: String), AuthorizationRefusal> {
+        guard let tenant = state.tenant(tenantId, stripe: ShardRouting.route(of: sessionCode)) else {
+            return .failure(AuthorizationRefusal(response: Page.errorResponse(status: 404, code: IdpWire.FlowError.unknownTenant, "tenant '\(tenantId)' does not exist"),
+                                                 clientId: nil, reason: "unknown tenant"))
+        }
+        guard let clientId = params["client_id"], let prepared = tenant.clients[clientId] else {
+            let named = params["client_id"] ?? ""
+            return .failure(AuthorizationRefusal(response: Page.errorResponse(status: 400, code: IdpWire.FlowError.unknownClient, "client '\(named)' is not known to tenant '\(tenantId)'"),
+                                                 clientId: named, reason: "unknown client"))
+        }
+        let client = prepared.configuration
+        // The registered string, not the request's: every flow's code then compares against
+        // one string, whose bytes the token endpoint finds in cache under the grants lock.
+        guard let requested = params["redirect_uri"], let redirectURI = Self.registered(requested, in: client.redirectURIs) else {
+            return .failure(AuthorizationRefusal(response: Page.errorResponse(status: 400, code: "invalid_redirect_uri", "redirect_uri '\(params["redirect_uri"] ?? "")' is not registered for client '\(clientId)'"),
+                                                 clientId: clientId, reason: "invalid redirect_uri"))
+        }
+        return .success((prepared, clientId, redirectURI))
+    }
+
+    /// Opens a login session for `request` under `sessionCode` in its shard, `sessions`.
+    private func openSession(_ request: AuthRequest, code sessionCode: String, in sessions: LockedValue<SessionShard>, now: Date) {
+        let session = AuthSession(request)
+        // What opening pruned is released after the lock.
+        let key = GrantKey(sessionCode)
+        _ = sessions.withLockThenUpkeep { $0.open(session, code: key, now: now) }
     }
 
     /// `POST …/login-actions/authenticate`: decides one step's answers.
@@ -362,4 +389,22 @@ extension IdpServer {
 /// A malformed or repeated request parameter.
 struct ParameterProblem: Error {
     let message: String
+}
+
+/// An authorization request that passed validation.
+private struct ValidAuthorization {
+    /// The tenant's client the request is for.
+    let prepared: PreparedClient
+    /// What the request fixes for the whole of its flow.
+    let request: AuthRequest
+}
+
+/// An authorization request refused: the page or the redirect it is answered with, and what its
+/// audit entry says.
+private struct AuthorizationRefusal: Error {
+    let response: HTTPResponse
+    /// The client the request named; `nil` when its tenant is unknown.
+    let clientId: String?
+    /// Why it was refused.
+    let reason: String
 }

@@ -384,6 +384,8 @@ private struct StepEvaluation {
         identifiedUser = session.userId
     }
 
+    /// The verdict on `answers` to a step with `fields`: every field answered and not too long,
+    /// then each answer checked by its field's role, the username first and a new password last.
     mutating func evaluate(fields: [IdpFormField], answers: FormParameters) -> Verdict {
         for field in fields {
             guard let value = answers[field.id], !value.isEmpty else {
@@ -411,89 +413,132 @@ private struct StepEvaluation {
                 lockChecked = true
                 if let lockout = currentUser?.lockout(at: now) { return .locked(lockout) }
             }
+            let verdict: Verdict?
             switch field.role {
-            case .username:
-                let unknown = Rejection(code: "invalid_user", message: asksSecret ? "Invalid username or password." : "Invalid username.", countsAgainstUser: false)
-                // At enrollment (add user) the hint names the user already on the device, not the
-                // one enrolling.
-                if client.purpose.requiresActiveUser, let hint = session.loginHint, hint != value {
-                    return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
-                }
-                if client.purpose == .registration {
-                    guard user(value) == nil else {
-                        return .reject(Rejection(code: "username_taken", message: "This username is taken; choose another.", countsAgainstUser: false))
-                    }
-                    session.name(value)
-                    continue
-                }
-                guard let user = user(value) else { return .reject(unknown) }
-                switch client.purpose {
-                case .login, .changePassword:
-                    guard user.status == .active else { return .reject(unknown) }
-                case .forgotPassword:
-                    guard user.status == .active else { return .reject(unknown) }
-                    guard !user.passwordResetCodes.isEmpty else {
-                        return .reject(Rejection(code: "reset_not_pending", message: "There is no pending password reset for this user.", countsAgainstUser: false))
-                    }
-                case .enrollment:
-                    guard !user.activationCodes.isEmpty else {
-                        return .reject(Rejection(code: "activation_not_pending", message: "There is no pending activation for this user.", countsAgainstUser: false))
-                    }
-                case .registration:
-                    break   // handled above: the user does not exist yet
-                }
-                session.name(value)
-                identifiedUser = value
-            case .activationCode:
-                guard let user = currentUser else { return .terminal(error: "server_error", description: "no user identified before the activation code") }
-                guard let expiry = user.activationCodes[value] else {
-                    return .reject(Rejection(code: "invalid_activation_code", message: "The activation code is not valid.", countsAgainstUser: true))
-                }
-                guard expiry > now else {
-                    return .terminal(error: IdpWire.FlowError.activationCodeExpired, description: "the activation code has expired; ask for a new one")
-                }
-                guard session.updatePending({ $0.activationCode = value }) else {
-                    return .terminal(error: "server_error", description: "no user identified before the activation code")
-                }
-            case .passwordResetCode:
-                guard let user = currentUser else { return .terminal(error: "server_error", description: "no user identified before the password-reset code") }
-                guard let expiry = user.passwordResetCodes[value] else {
-                    return .reject(Rejection(code: "invalid_reset_code", message: "The password-reset code is not valid.", countsAgainstUser: true))
-                }
-                guard expiry > now else { return .terminal(error: IdpWire.FlowError.resetCodeExpired, description: IdpServer.resetCodeExpired) }
-                guard session.updatePending({ $0.resetCode = value }) else {
-                    return .terminal(error: "server_error", description: "no user identified before the password-reset code")
-                }
-            case .newPassword:
-                guard value.count >= minimumPasswordLength else {
-                    return .reject(Rejection(code: "password_policy", message: "The password must have at least \(minimumPasswordLength) characters.", countsAgainstUser: false))
-                }
-                if client.purpose == .changePassword {
-                    guard session.pending?.provenPasswordHash != nil, let user = currentUser else {
-                        return .terminal(error: "server_error", description: "the new password was asked before the current one was proven")
-                    }
-                    guard !user.passwordMatches(digest: digests.digest(of: value, salt: user.salt)) else {
-                        return .reject(Rejection(code: "password_reuse", message: "The new password must differ from the current one.", countsAgainstUser: false))
-                    }
-                }
-                // Kept as its digest under the salt the user has (or, registering, will get).
-                let salt = currentUser?.salt ?? session.pending?.password?.salt ?? fresh.salt
-                let password = PendingPassword(digest: digests.digest(of: value, salt: salt), salt: salt)
-                guard session.updatePending({ $0.password = password }) else {
-                    return .terminal(error: "server_error", description: "no user identified before the new password")
-                }
-            case .password, .currentPassword:
-                guard let user = currentUser, user.passwordMatches(digest: digests.digest(of: value, salt: user.salt)) else {
-                    return .reject(Rejection(code: "invalid_credentials", message: "Invalid username or password.", countsAgainstUser: true))
-                }
-                if field.role == .currentPassword { _ = session.updatePending { $0.provenPasswordHash = user.passwordHash } }
-            case .attribute(let key):
-                guard let user = currentUser, let expected = user.attributes[key], ConstantTime.equals(expected, value) else {
-                    return .reject(Rejection(code: "invalid_credentials", message: "Invalid \(field.label).", countsAgainstUser: true))
-                }
+            case .username: verdict = checkUsername(value, asksSecret: asksSecret)
+            case .activationCode: verdict = checkActivationCode(value)
+            case .passwordResetCode: verdict = checkPasswordResetCode(value)
+            case .newPassword: verdict = checkNewPassword(value)
+            case .password, .currentPassword: verdict = checkPassword(value, provesCurrent: field.role == .currentPassword)
+            case .attribute(let key): verdict = checkAttribute(key, value, label: field.label)
             }
+            if let verdict { return verdict }
         }
         return .pass
+    }
+
+    /// Checks the username answer `value` and names the flow's user; `asksSecret`: the step also
+    /// asks a password, so an unknown user is refused as a wrong username or password.
+    /// - Returns: The verdict that ends the step's evaluation; `nil`: the answer holds.
+    private mutating func checkUsername(_ value: String, asksSecret: Bool) -> Verdict? {
+        let unknown = Rejection(code: "invalid_user", message: asksSecret ? "Invalid username or password." : "Invalid username.", countsAgainstUser: false)
+        // At enrollment (add user) the hint names the user already on the device, not the
+        // one enrolling.
+        if client.purpose.requiresActiveUser, let hint = session.loginHint, hint != value {
+            return .reject(Rejection(code: "username_mismatch", message: "This login is for another user.", countsAgainstUser: false))
+        }
+        if client.purpose == .registration {
+            guard user(value) == nil else {
+                return .reject(Rejection(code: "username_taken", message: "This username is taken; choose another.", countsAgainstUser: false))
+            }
+            session.name(value)
+            return nil
+        }
+        guard let user = user(value) else { return .reject(unknown) }
+        switch client.purpose {
+        case .login, .changePassword:
+            guard user.status == .active else { return .reject(unknown) }
+        case .forgotPassword:
+            guard user.status == .active else { return .reject(unknown) }
+            guard !user.passwordResetCodes.isEmpty else {
+                return .reject(Rejection(code: "reset_not_pending", message: "There is no pending password reset for this user.", countsAgainstUser: false))
+            }
+        case .enrollment:
+            guard !user.activationCodes.isEmpty else {
+                return .reject(Rejection(code: "activation_not_pending", message: "There is no pending activation for this user.", countsAgainstUser: false))
+            }
+        case .registration:
+            break   // handled above: the user does not exist yet
+        }
+        session.name(value)
+        identifiedUser = value
+        return nil
+    }
+
+    /// Checks the activation code answer `value` against the named user's and keeps it for the
+    /// completion.
+    /// - Returns: The verdict that ends the step's evaluation; `nil`: the answer holds.
+    private mutating func checkActivationCode(_ value: String) -> Verdict? {
+        guard let user = currentUser else { return .terminal(error: "server_error", description: "no user identified before the activation code") }
+        guard let expiry = user.activationCodes[value] else {
+            return .reject(Rejection(code: "invalid_activation_code", message: "The activation code is not valid.", countsAgainstUser: true))
+        }
+        guard expiry > now else {
+            return .terminal(error: IdpWire.FlowError.activationCodeExpired, description: "the activation code has expired; ask for a new one")
+        }
+        guard session.updatePending({ $0.activationCode = value }) else {
+            return .terminal(error: "server_error", description: "no user identified before the activation code")
+        }
+        return nil
+    }
+
+    /// Checks the password-reset code answer `value` against the named user's and keeps it for the
+    /// completion.
+    /// - Returns: The verdict that ends the step's evaluation; `nil`: the answer holds.
+    private mutating func checkPasswordResetCode(_ value: String) -> Verdict? {
+        guard let user = currentUser else { return .terminal(error: "server_error", description: "no user identified before the password-reset code") }
+        guard let expiry = user.passwordResetCodes[value] else {
+            return .reject(Rejection(code: "invalid_reset_code", message: "The password-reset code is not valid.", countsAgainstUser: true))
+        }
+        guard expiry > now else { return .terminal(error: IdpWire.FlowError.resetCodeExpired, description: IdpServer.resetCodeExpired) }
+        guard session.updatePending({ $0.resetCode = value }) else {
+            return .terminal(error: "server_error", description: "no user identified before the password-reset code")
+        }
+        return nil
+    }
+
+    /// Checks the new password `value` against the policy (and, changing a password, against the
+    /// current one) and keeps its digest for the completion.
+    /// - Returns: The verdict that ends the step's evaluation; `nil`: the answer holds.
+    private mutating func checkNewPassword(_ value: String) -> Verdict? {
+        guard value.count >= minimumPasswordLength else {
+            return .reject(Rejection(code: "password_policy", message: "The password must have at least \(minimumPasswordLength) characters.", countsAgainstUser: false))
+        }
+        if client.purpose == .changePassword {
+            guard session.pending?.provenPasswordHash != nil, let user = currentUser else {
+                return .terminal(error: "server_error", description: "the new password was asked before the current one was proven")
+            }
+            guard !user.passwordMatches(digest: digests.digest(of: value, salt: user.salt)) else {
+                return .reject(Rejection(code: "password_reuse", message: "The new password must differ from the current one.", countsAgainstUser: false))
+            }
+        }
+        // Kept as its digest under the salt the user has (or, registering, will get).
+        let salt = currentUser?.salt ?? session.pending?.password?.salt ?? fresh.salt
+        let password = PendingPassword(digest: digests.digest(of: value, salt: salt), salt: salt)
+        guard session.updatePending({ $0.password = password }) else {
+            return .terminal(error: "server_error", description: "no user identified before the new password")
+        }
+        return nil
+    }
+
+    /// Checks the password answer `value` against the named user's; `provesCurrent`: the field is
+    /// a change-password flow's current password, whose proof the completion checks again.
+    /// - Returns: The verdict that ends the step's evaluation; `nil`: the answer holds.
+    private mutating func checkPassword(_ value: String, provesCurrent: Bool) -> Verdict? {
+        guard let user = currentUser, user.passwordMatches(digest: digests.digest(of: value, salt: user.salt)) else {
+            return .reject(Rejection(code: "invalid_credentials", message: "Invalid username or password.", countsAgainstUser: true))
+        }
+        if provesCurrent { _ = session.updatePending { $0.provenPasswordHash = user.passwordHash } }
+        return nil
+    }
+
+    /// Checks the answer `value` to the field `label` against the named user's attribute `key`.
+    /// - Returns: The verdict that ends the step's evaluation; `nil`: the answer holds.
+    private func checkAttribute(_ key: String, _ value: String, label: String) -> Verdict? {
+        guard let user = currentUser, let expected = user.attributes[key], ConstantTime.equals(expected, value) else {
+            return .reject(Rejection(code: "invalid_credentials", message: "Invalid \(label).", countsAgainstUser: true))
+        }
+        return nil
     }
 
     private var currentUser: UserRecord? { session.userId.flatMap(user) }

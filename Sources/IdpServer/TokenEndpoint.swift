@@ -34,9 +34,47 @@ extension IdpServer {
         }
     }
 
+    /// `grant_type=authorization_code` (RFC 6749 §4.1.3) with `code`, `redirect_uri`, `client_id`
+    /// and `code_verifier` (RFC 7636 §4.5): the code is redeemed once, and its tokens are the first
+    /// members of a new token family.
     private func codeGrant(tenant tenantId: String, params: FormParameters, traceParent: String?) -> HTTPResponse {
+        let request: CodeGrantRequest
+        switch codeGrantRequest(tenant: tenantId, params: params) {
+        case .success(let parsed): request = parsed
+        case .failure(let refusal): return refusal.response
+        }
+        let clientId = request.clientId
+        // A controlled stress run may decide another request first.
+        configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
+
+        let record: CodeRecord, family: FamilyID
+        switch redeemCode(request) {
+        case .redeemed(let redeemed, let reserved):
+            record = redeemed
+            family = reserved.family
+        case .unknownTenant:
+            return refuseToken(status: 404, "invalid_request", "tenant '\(tenantId)' does not exist", tenant: tenantId, clientId: clientId, userId: nil,
+                               traceParent: traceParent)
+        case .unknown:
+            return refuseToken(status: 400, "invalid_grant", "authorization code is unknown", tenant: tenantId, clientId: clientId, userId: nil,
+                               traceParent: traceParent)
+        case .reused:
+            return refuseToken(status: 400, "invalid_grant", "authorization code was already used; the tokens it issued are revoked", tenant: tenantId,
+                               clientId: clientId, userId: nil, traceParent: traceParent)
+        case .refused(let refusal, let refused):
+            return refuseToken(status: 400, "invalid_grant", refusal.description, tenant: tenantId, clientId: clientId, userId: refused.userId,
+                               traceParent: traceParent)
+        }
+        let issued = openFamily(family, of: record, for: request)
+        self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
+        return codeGrantAnswer(record, issued: issued)
+    }
+
+    /// The code grant in `params`, with what its decision and its tokens need made before any lock,
+    /// or the answer refusing a request that lacks a parameter.
+    private func codeGrantRequest(tenant tenantId: String, params: FormParameters) -> Result<CodeGrantRequest, TokenRequestRefusal> {
         for name in ["code", "redirect_uri", "client_id", "code_verifier"] where (params[name] ?? "").isEmpty {
-            return Page.tokenError("invalid_request", "missing parameter '\(name)'")
+            return .failure(TokenRequestRefusal(response: Page.tokenError("invalid_request", "missing parameter '\(name)'")))
         }
         let code = params["code"]!, clientId = params["client_id"]!
         let redirectURI = params["redirect_uri"]!, verifier = params["code_verifier"]!
@@ -54,55 +92,57 @@ extension IdpServer {
         let presented = plantedRequest(PresentedCode(tenant: tenantId, clientId: clientId, redirectURI: redirectURI, verifier: verifier, now: now))
         let forgetAt = now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
         let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
-        // A controlled stress run may decide another request first.
-        configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
+        return .success(CodeGrantRequest(tenantId: tenantId, clientId: clientId, now: now, route: route, drafts: drafts, codeHandle: codeHandle,
+                                         tenantExists: tenantExists, presented: presented, forgetAt: forgetAt, offlineSessionEnd: offlineSessionEnd))
+    }
 
-        // The decision claims the code: its entry is marked redeemed where it lies, and its
-        // family's place is reserved. The family is opened and its tokens entered after it, each
-        // in a section of its own, before the answer hands the tokens out; a replay in between
-        // revokes the reserved family, which is then never opened (``GrantShard/openFamily(_:_:)``).
-        // The code's record is read first, in a section of its own, and checked against the
-        // request after that lock: the checks compare strings whose bytes lie outside the log.
-        let shard = state.grantShard(route: route)
-        let checked = tenantExists ? codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) } : nil
-        let decision: CodeRedemption = shard.withLockThenUpkeep { grants in
-            guard tenantExists else { return .unknownTenant }
-            guard let codeHandle else { return .unknown }
-            return grants.redeem(codeHandle, plantedUnderLock(presented), checked: checked, familyEndsAt: offlineSessionEnd, forgetAt: forgetAt, now: now)
+    /// Decides `request` in its code's shard: the decision claims the code, its entry marked
+    /// redeemed where it lies, and reserves its family's place.
+    ///
+    /// The family is opened and its tokens entered after it, each in a section of its own, before
+    /// the answer hands the tokens out; a replay in between revokes the reserved family, which is
+    /// then never opened (``GrantShard/openFamily(_:_:)``). The code's record is read first, in a
+    /// section of its own, and checked against the request after that lock: the checks compare
+    /// strings whose bytes lie outside the log.
+    private func redeemCode(_ request: CodeGrantRequest) -> CodeRedemption {
+        let shard = state.grantShard(route: request.route)
+        let presented = request.presented
+        let checked = request.tenantExists
+            ? request.codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) }
+            : nil
+        return shard.withLockThenUpkeep { grants in
+            guard request.tenantExists else { return .unknownTenant }
+            guard let codeHandle = request.codeHandle else { return .unknown }
+            return grants.redeem(codeHandle, plantedUnderLock(presented), checked: checked, familyEndsAt: request.offlineSessionEnd,
+                                 forgetAt: request.forgetAt, now: request.now)
         }
-        let record: CodeRecord, family: FamilyID
-        switch decision {
-        case .redeemed(let redeemed, let reserved):
-            record = redeemed
-            family = reserved.family
-        case .unknownTenant:
-            return refuseToken(status: 404, "invalid_request", "tenant '\(tenantId)' does not exist", tenant: tenantId, clientId: clientId, userId: nil,
-                               traceParent: traceParent)
-        case .unknown:
-            return refuseToken(status: 400, "invalid_grant", "authorization code is unknown", tenant: tenantId, clientId: clientId, userId: nil,
-                               traceParent: traceParent)
-        case .reused:
-            return refuseToken(status: 400, "invalid_grant", "authorization code was already used; the tokens it issued are revoked", tenant: tenantId,
-                               clientId: clientId, userId: nil, traceParent: traceParent)
-        case .refused(let refusal, let refused):
-            return refuseToken(status: 400, "invalid_grant", refusal.description, tenant: tenantId, clientId: clientId, userId: refused.userId,
-                               traceParent: traceParent)
-        }
-        let accessLifetime = plantedAccessLifetime ?? lifetimes.accessTokenLifetime.timeInterval
-        let opened = TokenFamily(expiresAt: offlineSessionEnd, astClientId: record.astClientId)
+    }
+
+    /// Opens `family`, reserved by redeeming `record`, and enters its access, refresh and offline
+    /// tokens, each in a lock section of its own; returns the tokens' texts.
+    private func openFamily(_ family: FamilyID, of record: CodeRecord, for request: CodeGrantRequest) -> (access: String, refresh: String, offline: String) {
+        let tenantId = request.tenantId, clientId = request.clientId, now = request.now, drafts = request.drafts
+        let accessLifetime = plantedAccessLifetime ?? configuration.accessTokenLifetime.timeInterval
+        let opened = TokenFamily(expiresAt: request.offlineSessionEnd, astClientId: record.astClientId)
         let tokens = (
             access: TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: now.addingTimeInterval(accessLifetime),
                                 family: family),
-            refresh: TokenRecord(kind: .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: forgetAt, family: family),
-            offline: TokenRecord(kind: .offline, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: offlineSessionEnd,
+            refresh: TokenRecord(kind: .refresh, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: request.forgetAt, family: family),
+            offline: TokenRecord(kind: .offline, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: request.offlineSessionEnd,
                                  family: family)
         )
+        let shard = state.grantShard(route: request.route)
         // What each section pruned is released after its lock, when it goes out of scope here.
         shard.withLock { $0.openFamily(family, opened) }
-        let issued = (access: shard.withLockThenUpkeep { $0.add(tokens.access, as: drafts.access, now: now) }.0.text,
-                      refresh: shard.withLockThenUpkeep { $0.add(tokens.refresh, as: drafts.refresh, now: now) }.0.text,
-                      offline: shard.withLockThenUpkeep { $0.add(tokens.offline, as: drafts.offline, now: now) }.0.text)
-        self.record(.codeRedeemed, tenant: tenantId, clientId: clientId, userId: record.userId, traceParent: traceParent, "tokens issued")
+        return (access: shard.withLockThenUpkeep { $0.add(tokens.access, as: drafts.access, now: now) }.0.text,
+                refresh: shard.withLockThenUpkeep { $0.add(tokens.refresh, as: drafts.refresh, now: now) }.0.text,
+                offline: shard.withLockThenUpkeep { $0.add(tokens.offline, as: drafts.offline, now: now) }.0.text)
+    }
+
+    /// The RFC 6749 §5.1 answer to a redeemed code: the `issued` tokens of `record`'s user, their
+    /// lifetimes and the device's AST client id.
+    private func codeGrantAnswer(_ record: CodeRecord, issued: (access: String, refresh: String, offline: String)) -> HTTPResponse {
+        let lifetimes = configuration
         // In code-point order of the keys, as every JSON answer of this server is written.
         return Page.json(status: 200, members: [
             ("access_token", .string(issued.access)),
@@ -135,75 +175,101 @@ extension IdpServer {
     /// ("Offline Session Max"), however often they are rotated. A locked user gets the lock
     /// (`error=account_temporarily_locked` with `locked_until`, or `account_permanently_locked`).
     private func refreshGrant(tenant tenantId: String, params: FormParameters, traceParent: String?) -> HTTPResponse {
+        let request: RefreshGrantRequest
+        switch refreshGrantRequest(tenant: tenantId, params: params) {
+        case .success(let parsed): request = parsed
+        case .failure(let refusal): return refusal.response
+        }
+        // A controlled stress run may decide another request first.
+        configuration.controller?.pause(at: Seam("idp.refresh", trace: TraceParent.seamTrace(traceParent)))
+        let decision = decideRefresh(request)
+        return refreshAnswer(decision, to: request, traceParent: traceParent)
+    }
+
+    /// The refresh grant in `params`, with what its decision needs made before its locks (its
+    /// owner read in a section of the grant shard's own), or the answer refusing a request that
+    /// lacks a parameter.
+    private func refreshGrantRequest(tenant tenantId: String, params: FormParameters) -> Result<RefreshGrantRequest, TokenRequestRefusal> {
         for name in ["refresh_token", "client_id"] where (params[name] ?? "").isEmpty {
-            return Page.tokenError("invalid_request", "missing parameter '\(name)'")
+            return .failure(TokenRequestRefusal(response: Page.tokenError("invalid_request", "missing parameter '\(name)'")))
         }
         let presented = params["refresh_token"]!, clientId = params["client_id"]!
         let now = self.now
-        let lifetimes = configuration
         // The presented token's shard is its family's: the rotated tokens are made to live there.
         let route = ShardRouting.route(of: presented)
         let drafts = (access: GrantHandle.draft(route: route), rotated: GrantHandle.draft(route: route))
         let presentedHandle = GrantHandle(text: presented)
         let tenantExists = state.tenant(tenantId, stripe: route) != nil
         // Whose token it is, to take that user's shard first (the lock order): records never
-        // change owner, so the decision below, under both locks, sees the same user.
+        // change owner, so the decision, under both locks, sees the same user.
         let owner = presentedHandle.flatMap { handle in state.grantShard(route: route).withLock { $0.token(handle)?.userId } }
-        let userKey = UserKey(tenant: tenantId, user: owner ?? "")
-        // A controlled stress run may decide another request first.
-        configuration.controller?.pause(at: Seam("idp.refresh", trace: TraceParent.seamTrace(traceParent)))
+        return .success(RefreshGrantRequest(tenantId: tenantId, clientId: clientId, now: now, route: route, drafts: drafts,
+                                            presentedHandle: presentedHandle, tenantExists: tenantExists,
+                                            userKey: UserKey(tenant: tenantId, user: owner ?? "")))
+    }
 
-        enum Decision {
-            case refuse(status: Int, error: String, String, userId: String?, reused: Bool)
-            case locked(LockoutInformation, userId: String)
-            /// The two tokens' handles; `pruned`: what entering them dropped, released after the locks.
-            case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String, access: GrantHandle, rotated: GrantHandle,
-                       pruned: (Pruned<TokenRecord>, Pruned<TokenRecord>))
-        }
-        // The grant shard's upkeep is done after both locks.
-        let (decision, upkeep): (Decision, GrantShard.Upkeep?) = state.userShard(userKey).withLock { users in
-            state.grantShard(route: route).withLockTakingUpkeep { state in
-                guard tenantExists else {
-                    return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
-                }
-                guard let presentedHandle, let record = state.token(presentedHandle), record.tenant == tenantId,
-                      record.kind == .refresh || record.kind == .offline else {
-                    return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
-                }
-                if record.rotated {
-                    state.revokeFamily(record.family)
-                    return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
-                                   userId: record.userId, reused: true)
-                }
-                // A token is revoked with its family, and a family that is gone was revoked or ended.
-                guard let family = state.family(record.family) else {
-                    return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
-                }
-                guard record.expiresAt > now else {
-                    let what = record.kind == .offline ? "the offline session has ended (Offline Session Max)" : "refresh token has expired"
-                    return .refuse(status: 400, error: "invalid_grant", what, userId: record.userId, reused: false)
-                }
-                guard record.clientId == clientId else {
-                    return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
-                }
-                guard record.userId == userKey.user, let user = users[userKey], user.status == .active else {
-                    return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
-                }
-                if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
-                state.markRotated(presentedHandle)
-                let rotatedExpiresAt = record.kind == .offline
-                    ? family.expiresAt
-                    : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
-                let access = state.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
-                                                   expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
-                                       as: drafts.access, now: now)
-                let rotated = state.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId,
-                                                    expiresAt: rotatedExpiresAt, family: record.family), as: drafts.rotated, now: now)
-                return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, access: access.0, rotated: rotated.0,
-                              pruned: (access.1, rotated.1))
+    /// Decides `request` with its user's shard and then its grant shard locked (the lock order);
+    /// the grant shard's upkeep is done after both locks.
+    private func decideRefresh(_ request: RefreshGrantRequest) -> RefreshDecision {
+        let (decision, upkeep): (RefreshDecision, GrantShard.Upkeep?) = state.userShard(request.userKey).withLock { users in
+            state.grantShard(route: request.route).withLockTakingUpkeep { grants in
+                refreshDecision(request, grants: &grants, users: users)
             }
         }
-        if let upkeep { state.grantShard(route: route).upkeep(upkeep) }
+        if let upkeep { state.grantShard(route: request.route).upkeep(upkeep) }
+        return decision
+    }
+
+    /// The decision on `request`, made with its user's shard (`users`) and its grant shard
+    /// (`grants`) locked: a spent token revokes its family; a live one is rotated, and the new
+    /// access token and the presented kind's successor are entered in `grants`.
+    private func refreshDecision(_ request: RefreshGrantRequest, grants: inout GrantShard, users: UserShard) -> RefreshDecision {
+        let tenantId = request.tenantId, clientId = request.clientId, now = request.now, userKey = request.userKey
+        guard request.tenantExists else {
+            return .refuse(status: 404, error: "invalid_request", "tenant '\(tenantId)' does not exist", userId: nil, reused: false)
+        }
+        guard let presentedHandle = request.presentedHandle, let record = grants.token(presentedHandle), record.tenant == tenantId,
+              record.kind == .refresh || record.kind == .offline else {
+            return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
+        }
+        if record.rotated {
+            grants.revokeFamily(record.family)
+            return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
+                           userId: record.userId, reused: true)
+        }
+        // A token is revoked with its family, and a family that is gone was revoked or ended.
+        guard let family = grants.family(record.family) else {
+            return .refuse(status: 400, error: "invalid_grant", "refresh token has been revoked", userId: record.userId, reused: false)
+        }
+        guard record.expiresAt > now else {
+            let what = record.kind == .offline ? "the offline session has ended (Offline Session Max)" : "refresh token has expired"
+            return .refuse(status: 400, error: "invalid_grant", what, userId: record.userId, reused: false)
+        }
+        guard record.clientId == clientId else {
+            return .refuse(status: 400, error: "invalid_grant", "refresh token was issued to another client", userId: record.userId, reused: false)
+        }
+        guard record.userId == userKey.user, let user = users[userKey], user.status == .active else {
+            return .refuse(status: 400, error: "invalid_grant", "the token's user no longer exists", userId: record.userId, reused: false)
+        }
+        if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
+        grants.markRotated(presentedHandle)
+        let lifetimes = configuration
+        let rotatedExpiresAt = record.kind == .offline
+            ? family.expiresAt
+            : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
+        let access = grants.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                            expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
+                                as: request.drafts.access, now: now)
+        let rotated = grants.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId,
+                                             expiresAt: rotatedExpiresAt, family: record.family), as: request.drafts.rotated, now: now)
+        return .issue(record, rotatedExpiresAt: rotatedExpiresAt, astClientId: family.astClientId, access: access.0, rotated: rotated.0,
+                      pruned: (access.1, rotated.1))
+    }
+
+    /// Audits `decision` on `request` and answers with it: the RFC 6749 §5.2 error, the lock, or
+    /// the §5.1 JSON with the rotated tokens.
+    private func refreshAnswer(_ decision: RefreshDecision, to request: RefreshGrantRequest, traceParent: String?) -> HTTPResponse {
+        let tenantId = request.tenantId, clientId = request.clientId, now = request.now
         switch decision {
         case .refuse(let status, let error, let description, let userId, let reused):
             record(reused ? .refreshTokenReused : .tokenRequestRefused, tenant: tenantId, clientId: clientId, userId: userId,
@@ -220,7 +286,7 @@ extension IdpServer {
             return Page.json(status: 200, [
                 "access_token": access.text,
                 "token_type": "Bearer",
-                "expires_in": Int(lifetimes.accessTokenLifetime.timeInterval),
+                "expires_in": Int(configuration.accessTokenLifetime.timeInterval),
                 "refresh_token": rotated.text,
                 "refresh_token_type": record.kind == .offline ? "Offline" : "Refresh",
                 "refresh_expires_in": Int(rotatedExpiresAt.timeIntervalSince(now)),
@@ -342,4 +408,57 @@ extension IdpServer {
         for scalar in text.unicodeScalars where scalar.value < 0x21 || scalar.value == 0x7F { return true }
         return false
     }
+}
+
+/// A token request refused before any lock, and the RFC 6749 §5.2 error it is answered with.
+private struct TokenRequestRefusal: Error {
+    let response: HTTPResponse
+}
+
+/// A code grant's request, and what its decision and its tokens need, made before any lock.
+private struct CodeGrantRequest {
+    let tenantId: String
+    let clientId: String
+    let now: Date
+    /// The code's shard: its redemption's, and its family's and their tokens'.
+    let route: Int
+    /// The handles the family's three tokens are entered as.
+    let drafts: (access: GrantHandle, refresh: GrantHandle, offline: GrantHandle)
+    /// The presented code's handle; `nil` for text that names no grant.
+    let codeHandle: GrantHandle?
+    let tenantExists: Bool
+    /// The request as the code's decision checks it, its verifier's challenge made.
+    let presented: PresentedCode
+    /// When the refresh token expires, and the redeemed code's entry is forgotten.
+    let forgetAt: Date
+    /// When the family's offline session ends ("Offline Session Max").
+    let offlineSessionEnd: Date
+}
+
+/// A refresh grant's request, and what its decision needs, made before its locks.
+private struct RefreshGrantRequest {
+    let tenantId: String
+    let clientId: String
+    let now: Date
+    /// The presented token's shard, its family's: the rotated tokens are entered there.
+    let route: Int
+    /// The handles the new access token and the rotated token are entered as.
+    let drafts: (access: GrantHandle, rotated: GrantHandle)
+    /// The presented token's handle; `nil` for text that names no grant.
+    let presentedHandle: GrantHandle?
+    let tenantExists: Bool
+    /// The presented token's user (no user if no such token was found): the user's shard is
+    /// locked before the grant shard.
+    let userKey: UserKey
+}
+
+/// What a refresh grant's decision under its locks found.
+private enum RefreshDecision {
+    /// The request is refused; `reused`: a spent token was presented again, and its family revoked.
+    case refuse(status: Int, error: String, String, userId: String?, reused: Bool)
+    /// The token's user is locked.
+    case locked(LockoutInformation, userId: String)
+    /// The two tokens' handles; `pruned`: what entering them dropped, released after the locks.
+    case issue(TokenRecord, rotatedExpiresAt: Date, astClientId: String, access: GrantHandle, rotated: GrantHandle,
+               pruned: (Pruned<TokenRecord>, Pruned<TokenRecord>))
 }

@@ -23,11 +23,6 @@ extension SystemStress {
         /// What the run did and saw: the record the invariants are judged against.
         private let ledger: LockedValue<Ledger>
 
-        struct Event: Sendable {
-            let participant: Int
-            let text: String
-        }
-
         struct Wiring: Sendable {
             let run: StressRun
             let server: IdpServer
@@ -36,42 +31,6 @@ extension SystemStress {
             let provider: FaultingProvider
             let controller: StressController?
             let participants: [Participant]
-        }
-
-        /// The stress's own record of the run, and its verdicts so far.
-        struct Ledger: Sendable {
-            var flows = 0
-            var completions = 0
-            var mcEvents = 0
-            var tally = Tally()
-            var violations: [String] = []
-            var events: [Event] = []
-            /// Logins each trace's MC reported (SetAuthorisationCode kOk).
-            var codesRedeemed: [String: Int] = [:]
-            /// The user id each trace's current flow was started with.
-            var expectedUser: [String: String?] = [:]
-            /// Every user a trace's flows were for (their username answers).
-            var usersOfTrace: [String: Set<String>] = [:]
-            /// The errors the provider returned (fault `provider.fail`), per flow.
-            var providerErrors: [IdpSdkFlowID: IdpSdkError] = [:]
-            /// Flows that ended while their provider call ran: the engine dropped that call's answer.
-            var endedDuringCall: Set<IdpSdkFlowID> = []
-            /// Users a provider answered with another flow's values for (cross-talk, judged when
-            /// it happened): the IDP's refusals and locks that follow are what those answers earn.
-            var usersAnsweredWrongly: Set<String> = []
-            /// Traces whose current flows answer wrongly on purpose (a wrong-password storm).
-            var expectingRefusal: Set<String> = []
-            /// Whether the provider's last answer to each flow was the flow's own values, every
-            /// asked field given.
-            var lastAnswerRight: [IdpSdkFlowID: Bool] = [:]
-        }
-
-        /// A simulated app on its own device.
-        struct Participant: Sendable {
-            let index: Int
-            let user: String
-            let trace: TraceParent
-            let steps: [Step]
         }
 
         init(options: Options) {
@@ -94,36 +53,6 @@ extension SystemStress {
                 do { try server.addUser(user, tenant: Self.tenant) } catch { problems.append("user \(user): \(error)") }
             }
             return (server, problems)
-        }
-
-        /// Participant `index` plays user `index % users`.
-        static func user(of index: Int, _ options: Options) -> String { "user-\(index % max(1, options.users))" }
-
-        /// The participants of a run with seed `seed`: each one's script and trace come from the
-        /// seed and its own index only, so each run plays another scenario, a replay plays the
-        /// same, and dropping a participant (shrinking) leaves the others' the same.
-        static func participants(_ options: Options, seed: UInt64) -> (participants: [Participant], problems: [String]) {
-            let weighted = options.mix.keys.sorted().flatMap { Array(repeating: $0, count: max(0, options.mix[$0] ?? 0)) }
-            var problems: [String] = []
-            let participants = (0..<max(1, options.flows)).map { index in
-                var own = SeededRandom(seed: seed ^ 0x5157_7e55 &+ UInt64(index) &* 0x9e37_79b9_7f4a_7c15)
-                let steps = (0..<options.stepsPerFlow).map { _ in weighted.isEmpty ? Step.login : weighted[Int(own.next() % UInt64(weighted.count))] }
-                func hex(_ value: UInt64) -> String {
-                    let digits = String(value, radix: 16)
-                    return String(repeating: "0", count: 16 - digits.count) + digits
-                }
-                // 32 and 16 hex digits, neither all zero (the index part is at least 1, the parent
-                // id odd): a valid traceparent, so the fallback never serves.
-                let trace: TraceParent
-                do {
-                    trace = try TraceParent(traceId: hex(own.next()) + hex(UInt64(index) + 1), parentId: hex(own.next() | 1), sampled: true)
-                } catch {
-                    problems.append("participant \(index)'s trace: \(error)")
-                    trace = TraceParent.random()
-                }
-                return Participant(index: index, user: user(of: index, options), trace: trace, steps: steps)
-            }
-            return (participants, problems)
         }
 
         /// Wires the SDK and the devices to the run's scheduler and faults, and draws the run's
@@ -255,21 +184,6 @@ extension SystemStress {
 
         // MARK: - A participant's life
 
-        func play(_ context: StressContext) {
-            let all = participants
-            guard !all.isEmpty else { return }
-            let me = all[context.flow % all.count]
-            let device = Device(world: self, participant: me, context: context)
-            // Faults may spoil an activation; the app tries again, as a user would.
-            guard (0..<3).contains(where: { _ in device.activate(user: me.user, existing: nil) }) else { return }
-            for (number, step) in me.steps.enumerated() {
-                context.seam("step \(number + 1): \(step.rawValue)")
-                log(me, "step \(number + 1): \(step.rawValue)")
-                device.play(step, number: number + 1)
-            }
-            device.checkLogoutsStayed()
-        }
-
         /// The user id each trace's current flow was started with, and whether the flow the call
         /// belongs to has ended (a call whose flow ended is dropped by the engine, and the app may
         /// meanwhile have started its next flow on the same trace).
@@ -387,23 +301,6 @@ extension SystemStress {
             return results
         }
 
-        /// What the stress knows of the time a flow ran in.
-        struct FlowWindow {
-            /// The run's clock when the flow started and when the participant saw it end.
-            let started: Date
-            let ended: Date
-            /// The faults that struck the participant meanwhile.
-            let faults: [Fault]
-            /// Whether the flow's caller cancelled it.
-            let cancelled: Bool
-            /// Whether its answers were wrong on purpose.
-            let expectRefusal: Bool
-            /// The user the flow was started for; `nil`: an activation.
-            let user: String?
-            /// Whether a provider answered its user (or an activation) with another flow's values.
-            var answeredWrongly = false
-        }
-
         /// Judges how a flow ended against the record ("errors delivered unchanged"): a flow whose
         /// provider returned an error, which the engine took, ends with exactly that error; every
         /// other error is explained by what the stress did or injected.
@@ -460,41 +357,6 @@ extension SystemStress {
             let why = Self.explanation(of: error, window: window)
             checked(.errorsUnchanged, why != nil,
                     "\(flow()) ended with \(error), which nothing the stress did explains (faults meanwhile: \(window.faults.isEmpty ? "none" : window.faults.map(\.rawValue).joined(separator: ", "))\(window.cancelled ? "; cancelled by its caller" : ""))")
-        }
-
-        /// The errors a flow ends with only when the IDP answered a request of it: its verdict on a
-        /// submitted step, or a session it no longer knows.
-        static let answeredByIdpCodes: Set<IdpSdkError.Code> = [.credentialsRejected, .userNotEnrolled, .tooManyAttempts, .activationCodeExpired,
-                                                                 .authorizationRefused, .unknownClient, .unknownTenant, .sessionExpired,
-                                                                 .temporarilyLocked, .permanentlyLocked]
-
-        /// The errors the engine ends a flow with when it refuses the provider's answer.
-        static let credentialCheckCodes: Set<IdpSdkError.Code> = [.missingCredentialField, .unexpectedCredentialField, .emptyCredentialField,
-                                                                  .credentialFieldTooLong, .invalidCredentialValue]
-
-        /// Why a flow may have ended with `error`, from the record alone; `nil`: nothing explains it.
-        static func explanation(of error: IdpSdkError, window: FlowWindow) -> String? {
-            let moved = window.ended.timeIntervalSince(window.started)
-            guard error.subsystem == IdpSdkError.sdkSubsystem, let code = error.code else { return nil }
-            func struck(_ faults: Fault...) -> Bool { window.faults.contains { faults.contains($0) } }
-            switch code {
-            case .cancelled:
-                return window.cancelled ? "its caller cancelled it" : nil
-            case .timedOut:
-                if moved >= flowTimeout.timeInterval { return "the watchdog moved the clock past its timeout" }
-                return struck(.transportTimeout, .transportDrop) ? "a request of it timed out or was lost" : nil
-            case .connectionLost:
-                return struck(.transportConnectionLost) ? "the connection was lost" : nil
-            case .protocolError:
-                return struck(.transport5xx) ? "the IDP answered 503" : nil
-            case .sessionExpired:
-                return moved >= IdpServer.Configuration().authSessionLifetime.timeInterval ? "the clock moved past its login session" : nil
-            case .credentialsRejected, .tooManyAttempts, .temporarilyLocked, .permanentlyLocked, .authorizationRefused:
-                if window.expectRefusal { return "its answers were wrong on purpose" }
-                return window.answeredWrongly ? "a provider answered its user with another flow's values (cross-talk, judged there)" : nil
-            default:
-                return nil
-            }
         }
 
         /// Sends an MC event and waits for its result: under control, the event's task is an
@@ -573,35 +435,6 @@ extension SystemStress {
 }
 
 extension SystemStress.World {
+    /// Whether `fault` strikes participant `flow` at its step `step`; recorded as fired if so.
     func fault(_ fault: SystemStress.Fault, flow: Int, step: Int) -> Bool { run.fault(fault.rawValue, flow: flow, step: step) }
-
-    /// The IDP's decisions on `user`, once every decision up to the last is in its audit log. A
-    /// decision's entries are appended just after it is made, so a free run can read in between
-    /// (a gap in the numbers); under control nobody else runs while a participant reads. Gives up
-    /// after 10 s and returns what is there.
-    func settledDecisions(of user: String) -> [AuditEntry] {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            let decisions = server.userDecisions(user, tenant: Self.tenant)
-            let numbers = Set(decisions.compactMap(\.userDecision))
-            if UInt64(numbers.count) == (numbers.max() ?? 0) || ContinuousClock.now >= deadline { return decisions }
-            Thread.sleep(forTimeInterval: 0.000_1)
-        }
-    }
-
-    /// When the IDP granted each refresh of a trace, oldest first.
-    func refreshes(trace: String) -> [Date] { server.auditLog(traceId: trace).filter { $0.event == .tokensRefreshed }.map(\.time).sorted() }
-
-    /// Posts `code` to the token endpoint with a verifier that is not the one its challenge was
-    /// made from; returns the HTTP status.
-    func redeemDirectly(_ code: String, clientId: String, trace: TraceParent) -> Int {
-        var headers = HTTPHeaders()
-        headers.set("Content-Type", "application/x-www-form-urlencoded")
-        headers.set("traceparent", trace.description)
-        let form = FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://kobil/OpenIdRedirectUri"),
-                                           ("client_id", clientId), ("code_verifier", PKCE.makeVerifier())])
-        let response = server.handle(HTTPRequest(method: "POST", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/token",
-                                                 headers: headers, body: Array(form.utf8)))
-        return response.status
-    }
 }
