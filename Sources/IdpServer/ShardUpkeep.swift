@@ -27,36 +27,31 @@ extension LockedValue where Value: UpkeptShard {
     ///   ``withLockTakingUpkeep(_:)`` and ``upkeep(_:)`` after that lock too.
     @inline(__always)
     func withLockThenUpkeep<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        try withLockThenGrow(body, request: Self.takeUpkeep, make: Self.makeSpares, install: Self.install)
+        try withLockThenGrow(body, request: { takeUpkeep(&$0) }, make: { madeSpares($0) }, install: { $0.install(&$1) })
     }
 
     /// Runs `body` under the lock and takes out its tables' upkeep, for ``upkeep(_:)`` once no
     /// lock is held.
     @inline(__always)
     func withLockTakingUpkeep<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> (Result, Value.Upkeep?) {
-        try withLockTakingGrowth(body, request: Self.takeUpkeep)
+        try withLockTakingGrowth(body, request: { takeUpkeep(&$0) })
     }
 
     /// Does `upkeep` (from ``withLockTakingUpkeep(_:)``): makes the spares asked for and hands
     /// them in; what is freed is freed here, after the lock.
     func upkeep(_ upkeep: Value.Upkeep) {
-        grow(upkeep, make: Self.makeSpares, install: Self.install)
+        grow(upkeep, make: { madeSpares($0) }, install: { $0.install(&$1) })
     }
+}
 
-    /// The shard's upkeep, when it has any (under the lock).
-    @inline(__always)
-    private static func takeUpkeep(_ shard: inout Value) -> Value.Upkeep? {
-        _slowPath(shard.upkeepDue) ? shard.takeUpkeep() : nil
-    }
+/// `shard`'s upkeep, when it has any (under its lock).
+@inline(__always)
+private func takeUpkeep<Shard: UpkeptShard>(_ shard: inout Shard) -> Shard.Upkeep? {
+    _slowPath(shard.upkeepDue) ? shard.takeUpkeep() : nil
+}
 
-    /// `upkeep` with its spares made (after the lock), or `nil` when it asked for none.
-    private static func makeSpares(_ upkeep: Value.Upkeep) -> Value.Upkeep? {
-        var upkeep = upkeep
-        return upkeep.makeSpares() ? upkeep : nil
-    }
-
-    /// Hands `upkeep`'s spares to the shard (under the lock).
-    private static func install(_ shard: inout Value, _ upkeep: inout Value.Upkeep) {
-        shard.install(&upkeep)
-    }
+/// `upkeep` with its spares made (after the lock), or `nil` when it asked for none.
+private func madeSpares<Upkeep: ShardUpkeep>(_ upkeep: Upkeep) -> Upkeep? {
+    var upkeep = upkeep
+    return upkeep.makeSpares() ? upkeep : nil
 }

@@ -14,10 +14,14 @@ extension SystemStress.Options {
     func plant(in configuration: inout IdpSdkService.Configuration) { configuration.plantedBug = PlantedBugSwitch(plantedBug) }
     /// In a device's making: plants ``plantedBug`` in its MasterController's configuration.
     func plant(in configuration: inout MasterController.Configuration) { configuration.plantedBug = PlantedBugSwitch(plantedBug) }
+    /// In the judging: whether the planted stress never judges `invariant` (``unjudged``, as a
+    /// check skipped by a wrong filter would be).
+    func plantedLeavesUnjudged(_ invariant: SystemStress.Invariant) -> Bool { unjudged == invariant }
     #else
     @inline(__always) func plant(in configuration: inout IdpServer.Configuration) {}
     @inline(__always) func plant(in configuration: inout IdpSdkService.Configuration) {}
     @inline(__always) func plant(in configuration: inout MasterController.Configuration) {}
+    @inline(__always) func plantedLeavesUnjudged(_ invariant: SystemStress.Invariant) -> Bool { false }
     #endif
 }
 
