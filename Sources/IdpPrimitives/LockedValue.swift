@@ -21,7 +21,7 @@ import Darwin
 /// Give it a `label` to have the package's lock profiler (`LockProfiler`, behind `idp-bench`'s
 /// contention and hold-time figures) count its contention and time its holds. In the conformance
 /// kit's controlled phase, each acquisition and release is a point where the kit's scheduler may
-/// run another of its threads (``LockHooks``). Outside both it costs one relaxed load.
+/// run another of its threads. Outside both it costs one relaxed load.
 ///
 /// Hold it for nanoseconds: decide under the lock, act after it. Not reentrant.
 public final class LockedValue<Value> {

@@ -6,14 +6,14 @@ import IdpPrimitives
 // a release build compiles each to the unplanted behaviour.
 extension IdpServer {
     #if DEBUG
-    /// In `codeGrant`: the request, carrying the endpoint's planted bug to the code's decision.
+    /// In `codeGrantRequest`: the request, carrying the endpoint's planted bug to the code's decision.
     func plantedRequest(_ presented: PresentedCode) -> PresentedCode {
         var presented = presented
         presented.planted = configuration.plantedBug
         return presented
     }
 
-    /// In `codeGrant`, under the grant shard's lock: the request a planted endpoint decides on
+    /// In `redeemCode`, under the grant shard's lock: the request a planted endpoint decides on
     /// (`idpChecksVerifierUnderGrantLock`: made again there, its verifier's SHA-256 with it).
     func plantedUnderLock(_ presented: PresentedCode) -> PresentedCode {
         guard presented.planted.isOn(.idpChecksVerifierUnderGrantLock) else { return presented }
@@ -23,7 +23,7 @@ extension IdpServer {
         return again
     }
 
-    /// In `codeGrant`: the access tokens' lifetime at a planted endpoint
+    /// In `openFamily`: the access tokens' lifetime at a planted endpoint
     /// (`idpIssuesExpiredAccessTokens`: none); `nil`: the configured one.
     var plantedAccessLifetime: TimeInterval? { configuration.plantedBug.isOn(.idpIssuesExpiredAccessTokens) ? 0 : nil }
     #else

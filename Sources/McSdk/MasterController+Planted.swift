@@ -5,7 +5,7 @@ import IdpPrimitives
 // build compiles each to the unplanted behaviour.
 extension MasterController.Configuration {
     #if DEBUG
-    /// In `accessToken`: how long before expiry a planted MC refreshes (`mcRefreshesLiveToken`:
+    /// In `validAccessToken`: how long before expiry a planted MC refreshes (`mcRefreshesLiveToken`:
     /// ten minutes, so always, as tokens live five); `nil`: at expiry.
     var plantedRefreshAhead: TimeInterval? { plantedBug.isOn(.mcRefreshesLiveToken) ? 600 : nil }
     /// In `refreshedAccessToken`: whether a planted MC refreshes beside a refresh in flight

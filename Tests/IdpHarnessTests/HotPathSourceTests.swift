@@ -20,7 +20,7 @@ struct HotPathSourceTests {
         "IdpServer/AuthorizationEndpoint.swift", "IdpServer/TokenEndpoint.swift", "IdpServer/CodeRedemption.swift", "IdpServer/Page.swift",
         "IdpServer/StepDecision.swift", "IdpServer/AuditLogStorage.swift",
         "IdpSdk/Flow.swift", "IdpSdk/FlowStateMachine.swift", "IdpSdk/FlowTimers.swift", "IdpSdk/FlowTimerShardStateMachine.swift",
-        "IdpSdk/WorkerPool.swift", "IdpSdk/DeadlineHeap.swift",
+        "IdpSdk/WorkerPool.swift", "IdpSdk/WorkerPoolState.swift", "IdpSdk/DeadlineHeap.swift", "IdpSdk/JobQueue.swift",
         "CredentialProviders/CredentialStore.swift", "CredentialProviders/CredentialStoreAnswers.swift",
         "CredentialProviders/CredentialStoreTable.swift", "CredentialProviders/StaticCredentials.swift",
         "CredentialProviders/MultiStepProvider.swift", "CredentialProviders/TokenCacheProvider.swift",
