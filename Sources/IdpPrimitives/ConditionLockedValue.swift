@@ -195,8 +195,7 @@ public final class ConditionLockedValue<Value> {
 
     @inlinable
     func lockNow() {
-        let status = pthread_mutex_lock(mutex)
-        precondition(status == 0, "pthread_mutex_lock failed: \(status)")
+        PthreadMutex.lock(mutex)
     }
 
     @inlinable
@@ -209,8 +208,7 @@ public final class ConditionLockedValue<Value> {
 
     @inlinable
     func unlockNow() {
-        let status = pthread_mutex_unlock(mutex)
-        precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
+        PthreadMutex.unlock(mutex)
     }
 
     /// Waits with the lock held; returns whether the wait timed out.

@@ -44,8 +44,7 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
             _ = LockHooks.acquire(hooked)
             return
         }
-        let status = pthread_mutex_lock(mutex)
-        precondition(status == 0, "pthread_mutex_lock failed: \(status)")
+        PthreadMutex.lock(mutex)
     }
 
     /// Takes the lock if no thread holds it; returns whether it did.
@@ -57,8 +56,7 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
     /// Releases the lock.
     public func unlock() {
         if _slowPath(Instrumentation.current != 0) { return LockHooks.releaseUnprofiled(hooked) }
-        let status = pthread_mutex_unlock(mutex)
-        precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
+        PthreadMutex.unlock(mutex)
     }
 
     /// This lock as ``LockHooks`` sees it: never profiled.

@@ -74,15 +74,9 @@ package enum LockHooks {
             self.mutex = mutex
         }
 
-        func lock() {
-            let status = pthread_mutex_lock(mutex)
-            precondition(status == 0, "pthread_mutex_lock failed: \(status)")
-        }
+        func lock() { PthreadMutex.lock(mutex) }
 
-        func unlock() {
-            let status = pthread_mutex_unlock(mutex)
-            precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
-        }
+        func unlock() { PthreadMutex.unlock(mutex) }
     }
 
     /// How a lock was taken: plainly, through a controlled run, or profiled (the profiler's hold,

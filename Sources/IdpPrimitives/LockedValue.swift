@@ -93,16 +93,10 @@ public final class LockedValue<Value> {
     }
 
     @inlinable
-    func lock() {
-        let locked = pthread_mutex_lock(mutex)
-        precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
-    }
+    func lock() { PthreadMutex.lock(mutex) }
 
     @inlinable
-    func unlock() {
-        let unlocked = pthread_mutex_unlock(mutex)
-        precondition(unlocked == 0, "pthread_mutex_unlock failed: \(unlocked)")
-    }
+    func unlock() { PthreadMutex.unlock(mutex) }
 }
 
 // Sound because `value` is read and written only inside `withLock`, between pthread_mutex_lock and
@@ -111,9 +105,24 @@ public final class LockedValue<Value> {
 // handed across threads through it.
 extension LockedValue: @unchecked Sendable where Value: Sendable {}
 
-/// Makes and destroys the pthread mutexes of ``LockedValue`` and ``ControlledLock``, checking every
-/// call.
+/// Makes and destroys the pthread mutexes of ``LockedValue`` and ``ControlledLock``, and takes and
+/// releases those of every house lock (``ConditionLockedValue``'s too), checking every call.
+@usableFromInline
 enum PthreadMutex {
+    /// Takes `mutex`, waiting as long as another thread holds it.
+    @inlinable
+    static func lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+        let status = pthread_mutex_lock(mutex)
+        precondition(status == 0, "pthread_mutex_lock failed: \(status)")
+    }
+
+    /// Releases `mutex`.
+    @inlinable
+    static func unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+        let status = pthread_mutex_unlock(mutex)
+        precondition(status == 0, "pthread_mutex_unlock failed: \(status)")
+    }
+
     /// A new, unlocked mutex; `adaptive`: on Linux, a thread that finds it held spins briefly
     /// before it sleeps (critical sections here are nanoseconds long, so the holder is usually done
     /// before the spin is).

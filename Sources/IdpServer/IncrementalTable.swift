@@ -169,7 +169,6 @@ struct IncrementalTable<Key: Hashable, Value> {
     /// Takes the spare `upkeep` made, if it is still wanted and large enough; what is not taken
     /// stays in `upkeep`, for its holder to release after the lock.
     mutating func install(_ upkeep: inout TableUpkeep<Key, Value>) {
-        guard upkeep.spare != nil else { return }
         let larger = 2 * current.slotCount, idle = draining == nil
         spare.install(&upkeep.spare) { idle && $0.slotCount >= larger }
         if upkeep.spare != nil { upkeepDue = upkeepDue || wantsSpare }
