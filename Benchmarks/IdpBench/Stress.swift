@@ -29,15 +29,15 @@ enum StressCommand {
                         logout-access-and-refresh, logout-offline, refresh, lockout, cancel
                         (default: all, login 4, refresh 2, the rest 1)
       --faults LIST     default | none | name=rate,… (names: transport.delay, transport.drop,
-                        transport.duplicate, transport.reorder, transport.connectionLost,
-                        transport.5xx, transport.timeout, provider.slow, provider.hang,
+                        transport.duplicate, transport.retryInFlight, transport.reorder,
+                        transport.connectionLost, transport.5xx, transport.timeout, provider.slow, provider.hang,
                         provider.fail, clock.codeExpiry, refresh.storm, refresh.logoutRace,
                         code.wrongVerifier, code.replay)
       --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay;
                         a failure prints what the participants it names did)
       --until NAME      stop at the first run that reaches an interleaving and print its
                         reproducer (names: lock-lifted, exchange-other-user, second-expiry,
-                        cancel-after-end)
+                        cancel-after-end, reuse-revoked)
       --format F        text, markdown, json or csv (default text)
       --output FILE     write the report to FILE instead of stdout
       --replay R        replay reproducer R (as a failure printed it) --times N times (default 10)

@@ -94,6 +94,13 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     case idpIssuesCodeForLoginHint = "idp.issues-code-for-login-hint"
     /// Access tokens are recorded as expired the moment they are issued.
     case idpIssuesExpiredAccessTokens = "idp.issues-expired-access-tokens"
+    /// A code grant is decided on the code's record as an earlier lock section read it: a code
+    /// redeemed since by a request that read it at the same time is redeemed again (check, then
+    /// act across two lock sections; only two presentations of one code at once reach it).
+    case idpRedeemsOnEarlierRead = "idp.redeems-on-earlier-read"
+    /// A code presented again, or a rotated refresh token, is refused, but the tokens it gave stay
+    /// live: the reuse revokes nothing.
+    case idpReuseRevokesNothing = "idp.reuse-revokes-nothing"
 
     // The harness's own checks.
     /// The controlled phase's lock table gives a held lock to the next asker as well: the

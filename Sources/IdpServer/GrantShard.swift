@@ -118,6 +118,10 @@ struct GrantShard {
             case nil:
                 return .unknown
             case .redeemed(var redeemed)?:
+                if let earlier = presented.plantedEarlierRead(checked) {
+                    entry = .redeemed(RedeemedCode(forgetAt: forgetAt, family: family))
+                    return .redeemed(earlier)
+                }
                 if !redeemed.revokedFamily {
                     redeemed.revokedFamily = true
                     entry = .redeemed(redeemed)
@@ -140,7 +144,7 @@ struct GrantShard {
         }
         switch found {
         case .unknown: return .unknown
-        case .reused(let family): return .reused(revoked: revokeFamily(family))
+        case .reused(let family): return .reused(revoked: presented.plantedReuseRevokesNothing ? nil : revokeFamily(family))
         case .refused(let refusal, let record): return .refused(refusal, record)
         case .kept(let record): return .redeemed(record, family: reserveFamily(endingAt: familyEndsAt, now: now))
         case .redeemed(let record):

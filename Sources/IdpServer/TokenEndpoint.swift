@@ -48,7 +48,7 @@ extension IdpServer {
         configuration.controller?.pause(at: Seam("idp.code", trace: TraceParent.seamTrace(traceParent)))
 
         let record: CodeRecord, family: FamilyID
-        switch redeemCode(request) {
+        switch redeemCode(request, traceParent: traceParent) {
         case .redeemed(let redeemed, let reserved):
             record = redeemed
             family = reserved.family
@@ -104,12 +104,15 @@ extension IdpServer {
     /// then never opened (``GrantShard/openFamily(_:_:)``). The code's record is read first, in a
     /// section of its own, and checked against the request after that lock: the checks compare
     /// strings whose bytes lie outside the log.
-    private func redeemCode(_ request: CodeGrantRequest) -> CodeRedemption {
+    private func redeemCode(_ request: CodeGrantRequest, traceParent: String?) -> CodeRedemption {
         let shard = state.grantShard(route: request.route)
         let presented = request.presented
         let checked = request.tenantExists
             ? request.codeHandle.flatMap { handle in shard.withLock { $0.issuedRecord(handle) } }.map { CheckedCode($0, by: presented) }
             : nil
+        // Between the two sections another request may decide on the code: a stress run lines up
+        // two copies of one request here (not one of the IDP's decisions, so no `idp.` seam).
+        configuration.controller?.pause(at: Seam("code.checked", trace: TraceParent.seamTrace(traceParent)))
         return shard.withLockThenUpkeep { grants in
             guard request.tenantExists else { return .unknownTenant }
             guard let codeHandle = request.codeHandle else { return .unknown }
@@ -233,7 +236,7 @@ extension IdpServer {
             return .refuse(status: 400, error: "invalid_grant", "refresh token is unknown", userId: nil, reused: false)
         }
         if record.rotated {
-            grants.revokeFamily(record.family)
+            if !plantedReuseRevokesNothing { grants.revokeFamily(record.family) }
             return .refuse(status: 400, error: "invalid_grant", "refresh token was already used; its token family is revoked",
                            userId: record.userId, reused: true)
         }

@@ -33,6 +33,8 @@ struct StressMutationTests {
         .idpLocksOneGuessLate: .lockoutExact,
         .idpCodeStaysRedeemable: .singleUseCodes,
         .idpSkipsPkceCheck: .singleUseCodes,
+        .idpRedeemsOnEarlierRead: .singleUseCodes,
+        .idpReuseRevokesNothing: .singleUseCodes,
         .idpIssuesCodeForLoginHint: .noCrossTalk,
         .idpIssuesExpiredAccessTokens: .liveness,
     ]

@@ -21,7 +21,7 @@ struct StressTransportTests {
         let lost = SystemStress.Fault.transportConnectionLost.rawValue
         let plan = FaultPlan(seed: 1, rates: [lost: 1], suppressed: Set(through.map { FaultPlan.Site(fault: lost, flow: 0, step: $0) }))
         let faults = StressFaults(plan: plan, flowOfTrace: { _ in 0 }, fired: LockedValue([]))
-        return StressTransport(inner: Answering(), scheduler: nil, faults: faults, monitor: nil)
+        return StressTransport(inner: Answering(), scheduler: nil, faults: faults, monitor: nil, judgeTwins: { _, _ in { _, _ in } })
     }
 
     /// Sends `count` token requests with one body, one after another, and returns their results.

@@ -120,6 +120,10 @@ struct SystemStressInterleavingTests {
             // first steps may run before its caller's cancel.
             options = SystemStress.Options(seed: 1, runs: 200, flows: 1, users: 1, stepsPerFlow: 3, mix: [.cancel: 1])
             options.faultRates = [.providerFail: 0.3]
+        case .reuseRevoked:
+            // Logins and refreshes whose token requests are often sent twice at once.
+            options = SystemStress.Options(seed: 1, runs: 50, flows: 2, users: 2, stepsPerFlow: 3, mix: [.login: 2, .refresh: 1])
+            options.faultRates = [.transportRetryInFlight: 0.5]
         }
         options.stopAt = interleaving
         return options

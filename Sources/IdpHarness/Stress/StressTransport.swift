@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IdpPrimitives
 import IdpWireFormats
 
@@ -6,6 +7,8 @@ import IdpWireFormats
 /// run's ``ControlledScheduler`` and its pauses become seams of the participant that runs.
 final class StressController: ExecutionController {
     let scheduler: ControlledScheduler
+    /// The copies of requests sent twice at once, whose seams go in lockstep.
+    let twins = Twins()
 
     init(_ scheduler: ControlledScheduler) { self.scheduler = scheduler }
 
@@ -16,6 +19,7 @@ final class StressController: ExecutionController {
     func pause(at seam: Seam) {
         // Never block a Swift concurrency thread; a thread outside the run is not held either.
         guard !withUnsafeCurrentTask(body: { $0 != nil }), let participant = scheduler.current else { return }
+        twins.arrive(participant)
         scheduler.seam(participant, seam.description)
     }
 
@@ -57,7 +61,11 @@ final class StressController: ExecutionController {
 /// - `transport.reorder`: the response is held until the flow's next request has been sent, or
 ///   delivered on the next quiet moment;
 /// - `transport.connectionLost`, `transport.timeout`: the request fails with that error;
-/// - `transport.5xx`: the IDP answers 503.
+/// - `transport.5xx`: the IDP answers 503;
+/// - `transport.retryInFlight`: a token request (code or refresh grant) or a step's form post
+///   reaches the IDP twice at once, the copy racing the original (under control each is a
+///   participant of its own, free-running each a thread of its own released together); the
+///   caller gets the copy's answer once both are in, and the run judges the pair (``TwinJudge``).
 ///
 /// Free-running (no scheduler), the same faults strike: a delayed response comes a moment later on
 /// another thread, a lost or reordered one is held as under control, a duplicated one arrives
@@ -70,11 +78,18 @@ final class StressController: ExecutionController {
 /// faults that answer at once (connection lost, timeout, 5xx) apply to it.
 final class StressTransport: Transport {
     typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    /// Judges a request sent twice at once: called as the two copies go out (so it can read the
+    /// world before), it returns what judges their two answers, called once with both.
+    typealias TwinJudge = @Sendable (_ request: HTTPRequest, _ trace: String)
+        -> @Sendable (_ original: Result<HTTPResponse, TransportError>, _ copy: Result<HTTPResponse, TransportError>) -> Void
 
     private let inner: any Transport
     private let scheduler: ControlledScheduler?
     private let faults: StressFaults
     private let monitor: FreeRunMonitor?
+    private let judgeTwins: TwinJudge
+    /// Under control, where the run's controller finds the copies of a request sent twice at once.
+    private let twins: Twins?
     /// Requests per trace, the step number of a fault site.
     private let steps = LockedValue<[String: Int]>([:])
     /// Responses held back by `transport.reorder`, per trace.
@@ -84,9 +99,16 @@ final class StressTransport: Transport {
     /// Per trace, token requests whose answer `transport.drop` lost after the IDP had acted on
     /// them: a rotated token the MC never learnt of.
     private let lostTokenAnswers = LockedValue<[String: Int]>([:])
+    /// Per trace, token requests `transport.retryInFlight` sent twice at once: the answer the MC
+    /// got may hold tokens the other copy's reuse revoked, or a refusal while the other copy
+    /// rotated a token the MC never learnt of.
+    private let tokenRequestsSentTwice = LockedValue<[String: Int]>([:])
 
     /// How many token requests of `trace` lost their answer after the IDP had acted on them.
     func lostTokenAnswers(trace: String) -> Int { lostTokenAnswers.withLock { $0[trace] ?? 0 } }
+
+    /// How many token requests of `trace` were sent twice at once.
+    func tokenRequestsSentTwice(trace: String) -> Int { tokenRequestsSentTwice.withLock { $0[trace] ?? 0 } }
 
     /// Per trace, the bodies (their hashes) of the MC's token requests that lost their
     /// connection (the MC sends such a request once more), and how often a request whose body had
@@ -102,11 +124,14 @@ final class StressTransport: Transport {
     /// second time.
     func mcGaveUp(trace: String) -> Int { connectionRetries.withLock { $0[trace]?.gaveUp ?? 0 } }
 
-    init(inner: any Transport, scheduler: ControlledScheduler?, faults: StressFaults, monitor: FreeRunMonitor?) {
+    init(inner: any Transport, scheduler: ControlledScheduler?, twins: Twins? = nil, faults: StressFaults, monitor: FreeRunMonitor?,
+         judgeTwins: @escaping TwinJudge) {
         self.inner = inner
         self.scheduler = scheduler
+        self.twins = twins
         self.faults = faults
         self.monitor = monitor
+        self.judgeTwins = judgeTwins
     }
 
     /// The last authorization-code redemption trace `trace` sent, taken: what an attacker who
@@ -147,11 +172,18 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
+        // Decided only for a request that reaches the IDP, and only where the run controls it
+        // or runs free (a request from outside the participants goes through once).
+        let twice: () -> Bool = { [self] in
+            guard Self.mayBeSentTwice(request, isTokenRequest: isTokenRequest), fault(.transportRetryInFlight) else { return false }
+            if isTokenRequest { tokenRequestsSentTwice.withLock { $0[trace, default: 0] += 1 } }
+            return true
+        }
         if let scheduler, let asyncParticipant = scheduler.currentAsync, scheduler.isRunning(asyncParticipant) {
             // The MC's actor, as an async participant: the request is a job of its logical
             // thread, and its task parks (suspends) until the response is delivered to it.
             let delivery = LockedValue(AsyncDelivery())
-            sendControlled(request, trace: trace, on: scheduler, parent: asyncParticipant, holdsDelayed: true, fault: fault) { response in
+            sendControlled(request, trace: trace, on: scheduler, parent: asyncParticipant, holdsDelayed: true, twice: twice(), fault: fault) { response in
                 scheduler.spawn(Seam("transport.response", trace: trace).description, parent: asyncParticipant) {
                     switch delivery.withLock({ $0.arrive(response) }) {
                     case .first:
@@ -176,7 +208,7 @@ final class StressTransport: Transport {
             return
         }
         guard let scheduler else {
-            sendFree(request, trace: trace, step: step, fault: fault, completion: completion)
+            sendFree(request, trace: trace, step: step, twice: twice(), fault: fault, completion: completion)
             overtaken.forEach { $0() }
             return
         }
@@ -185,7 +217,7 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
-        sendControlled(request, trace: trace, on: scheduler, parent: nil, holdsDelayed: false, fault: fault) { [self] response in
+        sendControlled(request, trace: trace, on: scheduler, parent: nil, holdsDelayed: false, twice: twice(), fault: fault) { [self] response in
             deliver(response, trace: trace, completion: completion, controlled: true)
         }
         overtaken.forEach { $0() }
@@ -197,11 +229,11 @@ final class StressTransport: Transport {
     /// response over. A delayed response takes one more hop, or with `holdsDelayed` is held back
     /// like a reordered one.
     private func sendControlled(_ request: HTTPRequest, trace: String, on scheduler: ControlledScheduler, parent: Int?, holdsDelayed: Bool,
-                                fault: (SystemStress.Fault) -> Bool, deliverOne: @escaping Completion) {
+                                twice: Bool, fault: (SystemStress.Fault) -> Bool, deliverOne: @escaping Completion) {
         let drop = fault(.transportDrop), duplicate = fault(.transportDuplicate)
         let delay = fault(.transportDelay), reorder = fault(.transportReorder)
         scheduler.spawn(Seam("transport.request", trace: trace).description, parent: parent) { [self] in
-            inner.send(request) { [self] response in
+            send(request, trace: trace, twice: twice) { [self] response in
                 let response = drop ? StressTransport.lost : response
                 let respond: @Sendable () -> Void = {
                     if delay && !holdsDelayed {
@@ -225,12 +257,13 @@ final class StressTransport: Transport {
     /// Sends `request` in a free run, with the faults that need no control: a lost or reordered
     /// response is held (until the trace's next request or the run's next quiet moment), a
     /// delayed one comes a moment later on another thread, a duplicated one twice.
-    private func sendFree(_ request: HTTPRequest, trace: String, step: Int, fault: (SystemStress.Fault) -> Bool, completion: @escaping Completion) {
+    private func sendFree(_ request: HTTPRequest, trace: String, step: Int, twice: Bool, fault: (SystemStress.Fault) -> Bool,
+                          completion: @escaping Completion) {
         let drop = fault(.transportDrop), duplicate = fault(.transportDuplicate)
         let delay = fault(.transportDelay), reorder = fault(.transportReorder)
         let monitor = self.monitor
         monitor?.beginWork()
-        inner.send(request) { [self] response in
+        send(request, trace: trace, twice: twice) { [self] response in
             let response = drop ? StressTransport.lost : response
             // The request is under way until its response is delivered.
             let respond: @Sendable () -> Void = {
@@ -252,6 +285,51 @@ final class StressTransport: Transport {
                 respond()
             }
         }
+    }
+
+    /// Sends `request` to the IDP once, or with `twice` twice at once: under control the copy is
+    /// a participant of its own beside the calling one, free-running each copy has a thread of its
+    /// own, and either way the two go through the IDP in ``Lockstep``. `completion` gets the
+    /// copy's answer once both are in, after the run judged the pair.
+    private func send(_ request: HTTPRequest, trace: String, twice: Bool, completion: @escaping Completion) {
+        guard twice else {
+            inner.send(request, completion: completion)
+            return
+        }
+        let judge = judgeTwins(request, trace)
+        let answers = LockedValue(TwinAnswers())
+        let inner = self.inner, twins = self.twins
+        let run: @Sendable (Lockstep, Lockstep.Side, Int?) -> Void = { pair, side, participant in
+            inner.send(request) { response in
+                pair.finish(side)
+                if let participant { twins?.remove(participant) }
+                guard let both = answers.withLock({ $0.arrive(response, isCopy: side == 1) }) else { return }
+                judge(both.original, both.copy)
+                completion(both.copy)
+            }
+        }
+        if let scheduler, let twins, let original = scheduler.current {
+            let made = LockedValue<Lockstep?>(nil)
+            // The copy waits at its first seam until the calling participant lets another go.
+            let copy = scheduler.spawnParticipant(Seam("transport.retry", trace: trace).description) { copy in run(made.withLock { $0! }, 1, copy) }
+            let pair = Lockstep(original: original, copy: copy, on: scheduler)
+            made.withLock { $0 = pair }
+            twins.add(pair, original: original, copy: copy)
+            run(pair, 0, original)
+        } else {
+            let pair = Lockstep()
+            TwinStart.onThreads({ Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 0)); run(pair, 0, nil); Lockstep.onThisThread.clear() },
+                                { Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 1)); run(pair, 1, nil); Lockstep.onThisThread.clear() })
+        }
+    }
+
+    /// Whether `transport.retryInFlight` may strike `request`: a code or refresh grant, or a
+    /// step's form post (an exchange for another audience, a GET and the rest go once).
+    static func mayBeSentTwice(_ request: HTTPRequest, isTokenRequest: Bool) -> Bool {
+        guard request.method == "POST" else { return false }
+        guard isTokenRequest else { return request.target.contains("/login-actions/authenticate") }
+        let body = String(decoding: request.body, as: UTF8.self)
+        return body.contains("grant_type=authorization_code") || body.contains("grant_type=refresh_token")
     }
 
     /// What a lost response turns into, as a real HTTP client's own timeout would report it.
@@ -285,6 +363,38 @@ final class StressTransport: Transport {
     }
 }
 
+/// Under control, the copies of the requests sent twice at once, by participant.
+final class Twins: Sendable {
+    private let byParticipant = LockedValue<[Int: (pair: Lockstep, side: Lockstep.Side)]>([:])
+
+    func add(_ pair: Lockstep, original: Int, copy: Int) {
+        byParticipant.withLock { twins in
+            twins[original] = (pair, 0)
+            twins[copy] = (pair, 1)
+        }
+    }
+
+    func remove(_ participant: Int) { byParticipant.withLock { _ = $0.removeValue(forKey: participant) } }
+
+    /// `participant` is at a seam: if it runs a copy, waits for its twin (``Lockstep/arrive(_:)``).
+    func arrive(_ participant: Int) {
+        guard let twin = byParticipant.withLock({ $0[participant] }) else { return }
+        twin.pair.arrive(twin.side)
+    }
+}
+
+/// The IDP's controller in a free run: at the IDP's seams, a copy of a request sent twice at
+/// once waits for its twin (``Lockstep``); every other thread goes straight on.
+final class FreeRunSeams: ExecutionController {
+    func post(_ seam: Seam, _ job: @escaping @Sendable () -> Void) { job() }
+
+    func pause(at seam: Seam) {
+        guard !withUnsafeCurrentTask(body: { $0 != nil }), let side = Lockstep.onThisThread.value else { return }
+        side.pair.arrive(side.side)
+    }
+
+}
+
 /// The run's faults, keyed by trace (which flow of the scenario) and step.
 struct StressFaults: Sendable {
     let plan: FaultPlan
@@ -298,6 +408,44 @@ struct StressFaults: Sendable {
         guard plan.fires(site) else { return false }
         fired.withLock { $0.append(site) }
         return true
+    }
+}
+
+/// The two answers of a request sent twice at once, as they come in.
+struct TwinAnswers {
+    private var original: Result<HTTPResponse, TransportError>?
+    private var copy: Result<HTTPResponse, TransportError>?
+
+    /// One answer came; both once the second is in, `nil` before.
+    mutating func arrive(_ response: Result<HTTPResponse, TransportError>, isCopy: Bool)
+        -> (original: Result<HTTPResponse, TransportError>, copy: Result<HTTPResponse, TransportError>)? {
+        if isCopy { copy = response } else { original = response }
+        guard let original, let copy else { return nil }
+        return (original, copy)
+    }
+}
+
+/// A free run's two sends of one request: each on an OS thread of its own, the two released
+/// together, so they reach the IDP at once rather than a thread's start apart.
+final class TwinStart: Sendable {
+    /// Threads arrived at the start.
+    private let arrived = Atomic<Int>(0)
+
+    /// Runs `original` and `copy` on two threads released together.
+    static func onThreads(_ original: @escaping @Sendable () -> Void, _ copy: @escaping @Sendable () -> Void) {
+        let start = TwinStart()
+        for body in [original, copy] {
+            Thread.detachNewThread {
+                start.arriveAndWait()
+                body()
+            }
+        }
+    }
+
+    /// Waits, yielding, until both threads arrived: the other is a thread already started.
+    private func arriveAndWait() {
+        arrived.add(1, ordering: .acquiringAndReleasing)
+        while arrived.load(ordering: .acquiring) < 2 { sched_yield() }
     }
 }
 

@@ -34,15 +34,19 @@ extension SystemStress {
 
         /// What the transport did to this trace's token requests that leaves the MC without the
         /// tokens the IDP issued: answers lost after the IDP acted (a rotated token the MC never
-        /// learnt of), and requests given up after the connection was lost twice (the MC reports
-        /// NOT_REACHABLE and restarts itself, logging everyone out).
+        /// learnt of), requests given up after the connection was lost twice (the MC reports
+        /// NOT_REACHABLE and restarts itself, logging everyone out), and requests sent twice at
+        /// once (the reuse revokes what either copy got).
         struct TokenTrouble: Equatable {
             var lostAnswers: Int
             var gaveUp: Int
+            var sentTwice: Int
         }
 
         var tokenTrouble: TokenTrouble {
-            TokenTrouble(lostAnswers: world.transport.lostTokenAnswers(trace: me.trace.traceId), gaveUp: world.transport.mcGaveUp(trace: me.trace.traceId))
+            let transport = world.transport, trace = me.trace.traceId
+            return TokenTrouble(lostAnswers: transport.lostTokenAnswers(trace: trace), gaveUp: transport.mcGaveUp(trace: trace),
+                                sentTwice: transport.tokenRequestsSentTwice(trace: trace))
         }
 
         /// How often the trace's MC had given a request up when the current MC was made: one that

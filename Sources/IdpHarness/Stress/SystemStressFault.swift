@@ -8,6 +8,11 @@ extension SystemStress {
         case transportDrop = "transport.drop"
         /// A request reaches the IDP twice.
         case transportDuplicate = "transport.duplicate"
+        /// A request reaches the IDP twice at once: the copy races the original there, as a client's
+        /// retry after a lost response, a proxy's replay or a double tap would. Token requests
+        /// (code and refresh grants, ExchangeIamToken's refresh) and the login and activation
+        /// steps' form posts; the caller gets the copy's answer, and the stress judges both.
+        case transportRetryInFlight = "transport.retryInFlight"
         /// Answers come back in another order than their requests went out.
         case transportReorder = "transport.reorder"
         /// The connection is lost before the request is sent.

@@ -21,6 +21,10 @@ extension SystemStress {
         /// A flow ended (with a code, the IDP's refusal or its provider's error) before its
         /// caller's cancel took effect.
         case cancelAfterEnd = "a cancel came after the flow had ended"
+        /// A code or refresh grant sent twice at once (`transport.retryInFlight`): one copy got
+        /// tokens, and the other, decided after it, found the code redeemed or the token rotated
+        /// and revoked them.
+        case reuseRevoked = "a grant sent twice at once: one copy got tokens, the other's reuse revoked them"
 
         /// Orders interleavings by their descriptions.
         ///
@@ -37,6 +41,7 @@ extension SystemStress {
             case .exchangeForAnotherUser: "exchange-other-user"
             case .expiryDuringRefreshStorm: "second-expiry"
             case .cancelAfterEnd: "cancel-after-end"
+            case .reuseRevoked: "reuse-revoked"
             }
         }
 

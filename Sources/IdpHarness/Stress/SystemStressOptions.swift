@@ -98,6 +98,7 @@ extension SystemStress {
             .transportDrop: 0.02,
             .transportDuplicate: 0.05,
             .transportReorder: 0.03,
+            .transportRetryInFlight: 0.03,
             .transportConnectionLost: 0.02,
             .transport5xx: 0.02,
             .transportTimeout: 0.02,

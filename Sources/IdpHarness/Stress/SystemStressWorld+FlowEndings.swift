@@ -35,6 +35,9 @@ extension SystemStress.World {
         let moved = window.ended.timeIntervalSince(window.started)
         guard error.subsystem == IdpSdkError.sdkSubsystem, let code = error.code else { return nil }
         func struck(_ faults: SystemStress.Fault...) -> Bool { window.faults.contains { faults.contains($0) } }
+        // A step's form posted twice at once: the copy decided second finds the flow moved on
+        // (a stale form) or ended (its session gone).
+        if [.authorizationRefused, .sessionExpired].contains(code), struck(.transportRetryInFlight) { return "a step of it was posted twice at once" }
         switch code {
         case .cancelled:
             return window.cancelled ? "its caller cancelled it" : nil

@@ -41,7 +41,7 @@ extension SystemStress {
         /// A fresh IDP for a run, with the tenant and the participants' users; what could not be
         /// set up is said in the run's final check, as a violation that names no invariant (as a
         /// scheduler's verdict does).
-        private func makeServer(controller: StressController?) -> (IdpServer, problems: [String]) {
+        private func makeServer(controller: any ExecutionController) -> (IdpServer, problems: [String]) {
             var configuration = IdpServer.Configuration(clock: clock, auditLogCapacity: 1_000_000,
                                                         lockout: LockoutPolicy(maximumFailures: options.lockoutAfter, lockoutDuration: Self.lockoutDuration))
             configuration.controller = controller
@@ -59,12 +59,15 @@ extension SystemStress {
         /// participants from its seed.
         func attach(_ run: StressRun) {
             let controller = run.scheduler.map(StressController.init)
-            let (server, setUpProblems) = makeServer(controller: controller)
+            // Free-running, the IDP's seams still line up the copies of a request sent twice.
+            let (server, setUpProblems) = makeServer(controller: controller ?? FreeRunSeams())
             let (participants, problems) = Self.participants(options, seed: run.seed)
             if !(setUpProblems + problems).isEmpty { ledger.withLock { $0.violations += (setUpProblems + problems).map { "world set up: \($0)" } } }
             let traces = Dictionary(participants.map { ($0.trace.traceId, $0.index) }, uniquingKeysWith: { first, _ in first })
             let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
-            let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, faults: faults, monitor: run.monitor)
+            let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, twins: controller?.twins, faults: faults,
+                                            monitor: run.monitor,
+                                            judgeTwins: { [weak self] request, trace in self?.judgeSentTwice(request, trace: trace) ?? { _, _ in } })
             var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock)
             configuration.controller = controller
             options.plant(in: &configuration)
@@ -142,11 +145,14 @@ extension SystemStress {
         }
 
         /// Whether a fault that costs an MC event its answer (a lost response, a timeout, a 503,
-        /// a lost connection) struck participant `index` after the first `from` of its faults:
-        /// a delayed, duplicated or reordered answer still arrives, and a slow provider still
-        /// answers.
+        /// a lost connection) or its tokens (a request sent twice at once, whose copy's reuse
+        /// revokes what the other got) struck participant `index` after the first `from` of its
+        /// faults: a delayed, duplicated or reordered answer still arrives, and a slow provider
+        /// still answers.
         func answerLost(for index: Int, after from: Int) -> Bool {
-            faults(for: index, after: from).contains { [.transportDrop, .transportTimeout, .transport5xx, .transportConnectionLost].contains($0) }
+            faults(for: index, after: from).contains {
+                [.transportDrop, .transportTimeout, .transport5xx, .transportConnectionLost, .transportRetryInFlight].contains($0)
+            }
         }
 
         /// The events of the participants a violation names (all when it names none), oldest

@@ -1,0 +1,50 @@
+#if DEBUG
+import Foundation
+import IdpHarness
+import IdpPrimitives
+import Testing
+
+/// `transport.retryInFlight`: a code or refresh grant, or a step's form post, reaches the IDP twice
+/// at once, and the stress judges the two answers against its own record.
+@Suite("A request sent twice at once: the fault fires controlled and free, and only it reaches a redemption decided on an earlier read")
+struct RetryInFlightTests {
+    /// Logins and refreshes whose requests are often sent twice at once, with `bug` planted.
+    static func options(_ bug: PlantedBug?, strategy: ScheduleStrategy?, runs: Int) -> SystemStress.Options {
+        var options = SystemStress.Options(seed: 1, runs: runs, flows: 2, users: 2, stepsPerFlow: 3, mix: [.login: 2, .refresh: 1], strategy: strategy)
+        options.faultRates = [.transportRetryInFlight: 0.5]
+        options.plantedBug = bug
+        options.shrink = false
+        return options
+    }
+
+    @Test("free-running, the fault fires, each code and refresh grant sent twice is judged, and one copy's tokens are revoked by the other's reuse")
+    func firesFree() async {
+        // Given the fault at a high rate, no scheduler
+        let report = await SystemStress.run(Self.options(nil, strategy: nil, runs: 6))
+        // Then it fired, every invariant held, and the reuse interleaving was reached and judged
+        #expect(report.passed, "\(report)")
+        #expect(report.faultsInjected[SystemStress.Fault.transportRetryInFlight.rawValue, default: 0] > 0, "\(report.faultsInjected)")
+        #expect(report.interleavings[.reuseRevoked, default: 0] > 0, "\(report)")
+    }
+
+    @Test("the redemption decided on an earlier read is caught as a code used twice, controlled and free, with the fault; with every other fault and none of it, it is not",
+          arguments: [true, false])
+    func onlyThisFaultReachesIt(_ controlled: Bool) async throws {
+        let strategy: ScheduleStrategy? = controlled ? StressMutationTests.controlled : nil
+        // Given the bug planted, and the default stress's faults
+        var options = StressMutationTests.options(.idpRedeemsOnEarlierRead, strategy: strategy)
+        options.runs = 10
+        // When the stress runs without transport.retryInFlight
+        options.faultRates[.transportRetryInFlight] = nil
+        let without = await SystemStress.run(options)
+        // Then no run reaches the bug: every other fault, every step, the same runs
+        #expect(without.failure == nil, "\(without)")
+        // And with it, a run catches it as a code used twice
+        options.faultRates[.transportRetryInFlight] = SystemStress.Options.defaultFaultRates[.transportRetryInFlight]
+        let with = await SystemStress.run(options)
+        try StressMutationTests.expectCaught(.idpRedeemsOnEarlierRead, strategy: strategy, in: with)
+        let failure = try #require(with.failure)
+        #expect(failure.violations.contains { $0.contains("sent twice at once, got tokens for both copies") }, "\(failure.violations)")
+    }
+}
+#endif
