@@ -7,6 +7,7 @@ enum StressCommand {
     static let usage = """
     usage: idp-bench stress [options]
            idp-bench stress --replay REPRODUCER [--times N] [scenario options]
+           idp-bench stress merge REPORT.json… [--format F] [--output FILE]
 
     Runs the IdpSdk engine, MasterControllers and the in-process IDP under IdpHarness's controlled
     scheduler (PCT by default) with faults from one seed, and judges the system's invariants
@@ -22,6 +23,10 @@ enum StressCommand {
       --duration S      stop starting runs after S seconds (default 30)
       --runs N          at most N runs (default 1000000 with --duration, else 100)
       --seed N          seeds the schedules, the faults and the scenario (default 1)
+      --shard K/N       make only the campaign's runs K, K+N, K+2N, … (each with the seeds the
+                        unsharded campaign gives it): N runners with one seed and one budget
+                        explore together what one would with N times the budget; put their
+                        --format json reports together with `idp-bench stress merge`
       --flows N         participants per run (apps on devices, flows in flight; default 4)
       --users N         users at the IDP (default 3; fewer than flows: devices share users)
       --steps N         steps each participant plays after activating (default 3)
@@ -30,9 +35,9 @@ enum StressCommand {
                         (default: all, login 4, refresh 2, the rest 1)
       --faults LIST     default | none | name=rate,… (names: transport.delay, transport.drop,
                         transport.duplicate, transport.retryInFlight, transport.reorder,
-                        transport.connectionLost, transport.5xx, transport.timeout, provider.slow, provider.hang,
-                        provider.fail, clock.codeExpiry, refresh.storm, refresh.logoutRace,
-                        code.wrongVerifier, code.replay)
+                        transport.connectionLost, transport.5xx, transport.timeout,
+                        provider.slow, provider.hang, provider.fail, clock.codeExpiry,
+                        refresh.storm, refresh.logoutRace, code.wrongVerifier, code.replay)
       --strategy S      pct:DEPTH:STEPS (default pct:3:100) | walk | free (no control, no replay;
                         a failure prints what the participants it names did)
       --until NAME      stop at the first run that reaches an interleaving and print its
@@ -41,39 +46,14 @@ enum StressCommand {
       --format F        text, markdown, json or csv (default text)
       --output FILE     write the report to FILE instead of stdout
       --replay R        replay reproducer R (as a failure printed it) --times N times (default 10)
+
+    merge: reads the --format json reports of one campaign's shards (same seed and options, each
+    shard once) and writes them as one: every count summed, the earliest failure in the campaign's
+    run order with its reproducer and the shard that found it, the longest shard's time. Exit
+    status as a stress run's; 2 when a report cannot be read or the reports do not merge.
     """
 
-    struct Summary: Codable {
-        var schema = "idp-bench-stress/2"
-        var seed: UInt64
-        var strategy: String
-        var flowsPerRun: Int
-        var users: Int
-        var stepsPerFlow: Int
-        var runs: Int
-        var flows: Int
-        var mcEvents: Int
-        var decisions: Int
-        var partiallyControlledRuns: Int
-        var partialControlExample: String?
-        var seconds: Double
-        var faultsInjected: [String: Int]
-        var checks: [String: Int]
-        var triggers: [String: Int]
-        var excused: [String: Int]
-        var verdicts: [String: String]
-        var unexercised: [String]
-        var interleavings: [String: Int]
-        var reached: String?
-        var violations: [String]
-        var eventLog: [String]
-        var reproducer: String?
-        var shrunk: String?
-        var replaysFailingTheSameWay: Int?
-        var replays: Int?
-        var nondeterminism: String?
-        var failedAfterSeconds: Double?
-    }
+    typealias Summary = StressSummary
 
     /// What `idp-bench stress`'s command line asks for.
     struct Invocation {
@@ -87,6 +67,8 @@ enum StressCommand {
         var replay: String?
         /// How many times the reproducer is replayed.
         var times = 10
+        /// The reports to merge instead of running the stress (`merge`); `nil`: run the stress.
+        var merge: [String]?
         /// Whether `--runs` was given.
         var runsGiven = false
         /// Whether `--duration` was given.
@@ -113,6 +95,9 @@ enum StressCommand {
         if let replay = invocation.replay {
             return await replayReproducer(replay, invocation: invocation)
         }
+        if let reports = invocation.merge {
+            return merge(reports, invocation: invocation)
+        }
         return await runStress(invocation)
     }
 
@@ -133,10 +118,21 @@ enum StressCommand {
             index += 1
             return index < arguments.count ? arguments[index] : nil
         }
+        if arguments.first == "merge" {
+            invocation.merge = []
+            index = 1
+        }
         while index < arguments.count {
             let flag = arguments[index]
             let problem: String?
             switch flag {
+            case _ where invocation.merge != nil && !flag.hasPrefix("-"):
+                invocation.merge?.append(flag)
+                problem = nil
+            case _ where invocation.merge != nil && !["--format", "--output", "--help", "-h"].contains(flag):
+                problem = "merge takes report files, --format and --output; not '\(flag)'"
+            case "--shard":
+                problem = readShard(value(), into: &invocation.options)
             case "--help", "-h":
                 print(usage)
                 return .exit(0)
@@ -159,6 +155,7 @@ enum StressCommand {
             index += 1
         }
         if invocation.runsGiven && !invocation.durationGiven { invocation.options.duration = nil }
+        if invocation.merge?.isEmpty == true { return .exit(bad("merge needs at least one report file")) }
         return .run(invocation)
     }
 
@@ -188,6 +185,17 @@ enum StressCommand {
             }
         }
         return nil
+    }
+
+    /// Reads `--shard`'s `K/N`.
+    /// - Returns: What is wrong with the value, or `nil`.
+    static func readShard(_ text: String?, into options: inout SystemStress.Options) -> String? {
+        do {
+            options.shard = try SystemStress.Shard(parsing: text ?? "")
+            return nil
+        } catch {
+            return "--shard: \(error)"
+        }
     }
 
     /// Reads `--mix`'s `step=weight,…`.
@@ -318,27 +326,14 @@ enum StressCommand {
     /// The figures of a stress `report` run with `options`, as the json, csv and markdown formats
     /// show them.
     static func summary(of report: SystemStress.Report, options: SystemStress.Options) -> Summary {
-        Summary(
-            seed: options.seed, strategy: options.strategy.map { "\($0)" } ?? "free", flowsPerRun: options.flows, users: options.users,
-            stepsPerFlow: options.stepsPerFlow, runs: report.runs, flows: report.flows, mcEvents: report.mcEvents, decisions: report.decisions,
-            partiallyControlledRuns: report.partiallyControlledRuns, partialControlExample: report.partialControlExample, seconds: report.seconds,
-            faultsInjected: report.faultsInjected, checks: named(report.tally.judged), triggers: named(report.tally.triggers), excused: named(report.tally.excused),
-            verdicts: Dictionary(uniqueKeysWithValues: SystemStress.Invariant.allCases.map { ($0.rawValue, "\(report.verdict($0))") }),
-            unexercised: report.unexercised,
-            interleavings: Dictionary(uniqueKeysWithValues: report.interleavings.map { ($0.key.rawValue, $0.value) }),
-            reached: report.reached?.reproducer,
-            violations: report.failure?.violations ?? [], eventLog: report.failure?.eventLog ?? [], reproducer: report.failure?.reproducer, shrunk: report.failure?.shrunk,
-            replaysFailingTheSameWay: report.failure?.replaysFailingTheSameWay, replays: report.failure?.replays, nondeterminism: report.failure?.nondeterminism,
-            failedAfterSeconds: report.failure?.foundAfter)
+        Summary(report, options: options)
     }
 
     /// The report in `format`: json, csv or markdown from `summary`, text from the report itself.
     static func rendered(_ report: SystemStress.Report, _ summary: Summary, format: String) -> String {
         switch format {
         case "json":
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            return String(decoding: (try? encoder.encode(summary)) ?? Data(), as: UTF8.self)
+            return summary.json
         case "csv":
             return csv(summary)
         case "markdown":
@@ -346,11 +341,6 @@ enum StressCommand {
         default:
             return report.description
         }
-    }
-
-    /// Counts by invariant name.
-    static func named(_ counts: [SystemStress.Invariant: Int]) -> [String: Int] {
-        Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
     }
 
     /// Tidy rows: one measure per row.

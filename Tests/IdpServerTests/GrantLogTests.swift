@@ -28,6 +28,8 @@ struct GrantLogTests {
         var log = GrantLog<Grant>(.refreshTokens, planting: PlantedBugSwitch(defect))
         var record: [Recorded] = []
         var head = 0
+        /// The record's grants at or after `head` not removed: what the log must count.
+        var live = 0
         var random = SeededRandom(seed: seed)
         var findings: [String] = []
         let start = Date(timeIntervalSince1970: 0)
@@ -43,6 +45,7 @@ struct GrantLogTests {
                 let handle = log.append(Grant(value: change, expiresAt: expiresAt), as: .draft(route: random.below(64)), expiresAt: expiresAt)
                 if handle.position != UInt64(record.count) || handle.log != .refreshTokens { note("change \(change): appended at \(handle.position)") }
                 record.append(Recorded(handle: handle, value: change, expiresAt: expiresAt))
+                live += 1
             case 4..<7 where !record.isEmpty:
                 let index = record.count - 1 - random.below(min(record.count, 600))
                 let read = log[record[index].handle]?.value
@@ -56,6 +59,7 @@ struct GrantLogTests {
                 let index = record.count - 1 - random.below(min(record.count, 600))
                 let removed = log.remove(record[index].handle)?.value
                 if removed != expected(index) { note("change \(change): removing grant \(index) gave \(String(describing: removed))") }
+                if index >= head && !record[index].removed { live -= 1 }
                 record[index].removed = true
             default:
                 let before = start.addingTimeInterval(now)
@@ -66,6 +70,7 @@ struct GrantLogTests {
                     if !record[head].removed {
                         guard record[head].expiresAt <= before else { break }
                         dropped.append(record[head].value)
+                        live -= 1
                     }
                     head += 1
                     passed += 1
@@ -74,7 +79,6 @@ struct GrantLogTests {
                     note("change \(change): a prune dropped \(pruned.count(where: { _ in true })) grants, the record \(dropped)")
                 }
             }
-            let live = record[head...].filter { !$0.removed }.count
             if log.count != live { note("change \(change): count \(log.count), \(live) live in the record"); break }
         }
         return findings

@@ -174,11 +174,7 @@ final class StressTransport: Transport {
         }
         // Decided only for a request that reaches the IDP, and only where the run controls it
         // or runs free (a request from outside the participants goes through once).
-        let twice: () -> Bool = { [self] in
-            guard Self.mayBeSentTwice(request, isTokenRequest: isTokenRequest), fault(.transportRetryInFlight) else { return false }
-            if isTokenRequest { tokenRequestsSentTwice.withLock { $0[trace, default: 0] += 1 } }
-            return true
-        }
+        let twice = { [self] in sentTwice(request, trace: trace, isTokenRequest: isTokenRequest, fault: fault) }
         if let scheduler, let asyncParticipant = scheduler.currentAsync, scheduler.isRunning(asyncParticipant) {
             // The MC's actor, as an async participant: the request is a job of its logical
             // thread, and its task parks (suspends) until the response is delivered to it.
@@ -321,6 +317,14 @@ final class StressTransport: Transport {
             TwinStart.onThreads({ Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 0)); run(pair, 0, nil); Lockstep.onThisThread.clear() },
                                 { Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 1)); run(pair, 1, nil); Lockstep.onThisThread.clear() })
         }
+    }
+
+    /// Whether `transport.retryInFlight` strikes `request` (on `trace`): counted for a token
+    /// request (``tokenRequestsSentTwice(trace:)``).
+    private func sentTwice(_ request: HTTPRequest, trace: String, isTokenRequest: Bool, fault: (SystemStress.Fault) -> Bool) -> Bool {
+        guard Self.mayBeSentTwice(request, isTokenRequest: isTokenRequest), fault(.transportRetryInFlight) else { return false }
+        if isTokenRequest { tokenRequestsSentTwice.withLock { $0[trace, default: 0] += 1 } }
+        return true
     }
 
     /// Whether `transport.retryInFlight` may strike `request`: a code or refresh grant, or a

@@ -35,21 +35,28 @@ import McSdk
 /// are checked, nothing replays, and a failure prints what the participants it names did
 /// (``Report/Failure/eventLog``).
 public enum SystemStress {
-    /// Explores `options.runs` runs (or until `options.duration`); on the first failure, replays
-    /// it twice, shrinks it and stops.
+    /// Explores `options.runs` runs (or until `options.duration`) of `options.shard`; on the
+    /// first failure, replays it twice, shrinks it and stops. Runs are numbered in the whole
+    /// campaign (a shard's failure names the run an unsharded campaign would).
     public static func run(_ options: Options) async -> Report {
         let scenario = scenario(options)
         var report = Report()
+        report.shards = [options.shard]
+        report.campaign = options.campaign
         let start = ContinuousClock.now
         var random = SeededRandom(seed: options.seed)
-        for run in 1...max(1, options.runs) {
-            // Each run its own faults (sites keyed by flow and step under the run's fault seed).
+        var run = 0
+        while report.runs < max(1, options.runs) {
+            run += 1
+            // Each run its own faults (sites keyed by flow and step under the run's fault seed)
+            // and schedule, drawn in the campaign's order whichever shard makes the run.
             let faults = FaultPlan(seed: random.next(), rates: Dictionary(uniqueKeysWithValues: options.faultRates.map { ($0.key.rawValue, $0.value) }))
+            let seed = random.next()
+            guard options.shard.owns(run: run) else { continue }
             if let duration = options.duration, ContinuousClock.now - start > duration { break }
-            report.runs = run
+            report.runs += 1
             let result: StressRunResult
             let world: World
-            let seed = random.next()
             if let strategy = options.strategy {
                 let reproducer = StressReproducer(strategy: strategy, seed: seed, flows: Array(0..<options.flows), faults: faults, decisions: [])
                 (result, world) = await runOnce(scenario, reproducer)
@@ -99,6 +106,7 @@ public enum SystemStress {
                 break
             }
         }
+        report.failure?.shard = options.shard
         report.seconds = (ContinuousClock.now - start).timeInterval
         return report
     }

@@ -9,8 +9,10 @@ extension SystemStress {
     public struct Options: Sendable {
         /// Seeds the strategy of every run and the scenario's choices.
         public var seed: UInt64
-        /// How many runs (at most, with ``duration``).
+        /// How many runs (at most, with ``duration``): this shard's runs, with ``shard``.
         public var runs: Int
+        /// Which part of the campaign's runs to make (``Shard``); the whole campaign by default.
+        public var shard = Shard.whole
         /// Stop starting runs after this long (wall time); `nil`: run all ``runs``.
         public var duration: Duration?
         /// Participants (apps on devices) per run: the flows in flight.
@@ -43,6 +45,9 @@ extension SystemStress {
         /// Whether a controlled failure is replayed twice and shrunk before the stress stops;
         /// `false` stops at the failing run with its reproducer as it ran. `true` by default.
         public var shrink = true
+        /// Told the seeds of each run's world as it is built (its schedule's and its faults'):
+        /// a record of what the stress explored kept apart from its report, for tests.
+        package var onWorld: (@Sendable (_ seed: UInt64, _ faultSeed: UInt64) -> Void)?
         #if DEBUG
         /// A bug planted in the product under stress (engine, MasterControllers and IDP), for the
         /// stress's mutation tests; debug builds only.
@@ -84,6 +89,15 @@ extension SystemStress {
             self.strategy = strategy
             self.makeProvider = makeProvider
             self.lockoutAfter = lockoutAfter
+        }
+
+        /// What decides a campaign's runs, as text: the seed, the strategy, the scenario's size,
+        /// the mix, the faults' rates and the lockout limit (not the provider, which a report
+        /// cannot name). Shards of one campaign have the same.
+        public var campaign: String {
+            let mix = self.mix.keys.sorted().map { "\($0.rawValue)=\(self.mix[$0]!)" }.joined(separator: ",")
+            let faults = faultRates.keys.sorted().map { "\($0.rawValue)=\(faultRates[$0]!)" }.joined(separator: ",")
+            return "seed=\(seed);strategy=\(strategy.map { "\($0)" } ?? "free");flows=\(flows);users=\(users);steps=\(stepsPerFlow);lockoutAfter=\(lockoutAfter);mix=\(mix);faults=\(faults)"
         }
 
         /// Every step, login weighted most.

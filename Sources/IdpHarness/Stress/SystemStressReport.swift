@@ -9,6 +9,12 @@ extension SystemStress {
     public struct Report: Sendable, CustomStringConvertible {
         /// Runs made.
         public var runs = 0
+        /// The campaign's parts these runs are (``Shard``): one for a stress run, those merged for
+        /// a report ``merged(_:)`` made.
+        public var shards: [Shard] = [.whole]
+        /// What makes the campaign: the options that decide its runs (seed, strategy, scenario,
+        /// mix, faults); reports of one campaign's shards have the same.
+        public var campaign = ""
         /// `getAuthorizationCode` flows started and MC events sent, over all runs.
         public var flows = 0
         /// MC events sent, over all runs.
@@ -75,6 +81,8 @@ extension SystemStress {
             /// Wall time from the stress's start to the end of the failing run, in seconds (before
             /// any replay or shrinking).
             public var foundAfter: Double = 0
+            /// The shard whose run failed.
+            public var shard = Shard.whole
             /// What the participants the violations name did, oldest first (their steps, MC
             /// events and results, flows, clock moves): a free run's account of a failure it
             /// cannot replay.
@@ -134,7 +142,8 @@ extension SystemStress {
         /// A few lines: counts, faults, each invariant's verdict, interleavings, and the failure or
         /// that every invariant held.
         public var description: String {
-            var lines = ["system stress: \(runs) runs, \(flows) flows, \(mcEvents) MC events, \(decisions) scheduler decisions, \(String(format: "%.1f", seconds)) s"]
+            let part = shards == [.whole] ? "" : " (shard\(shards.count == 1 ? "" : "s") \(shards.map { "\($0.index)" }.joined(separator: ",")) of \(shards[0].count))"
+            var lines = ["system stress\(part): \(runs) runs, \(flows) flows, \(mcEvents) MC events, \(decisions) scheduler decisions, \(String(format: "%.1f", seconds)) s"]
             let faults = faultsInjected.keys.sorted().map { "\($0) \(faultsInjected[$0]!)" }
             lines.append("faults injected: \(faults.isEmpty ? "none" : faults.joined(separator: ", "))")
             lines.append("invariants:")
@@ -150,7 +159,8 @@ extension SystemStress {
                 lines.append("undecided free runs: \(undecidedFreeRuns) (the first: \(undecidedExample ?? "?")); whether their flows were stuck is not judged")
             }
             if let failure {
-                lines.append("FAILED in run \(failure.run), after \(String(format: "%.1f", failure.foundAfter)) s: \(failure.violations.joined(separator: "; "))")
+                let found = shards == [.whole] ? "" : " of shard \(failure.shard)"
+                lines.append("FAILED in run \(failure.run)\(found), after \(String(format: "%.1f", failure.foundAfter)) s: \(failure.violations.joined(separator: "; "))")
                 lines.append("  reproducer: \(failure.reproducer)")
                 lines.append("  shrunk (flows \(failure.sizeBefore.flows)→\(failure.sizeAfter.flows), decisions \(failure.sizeBefore.decisions)→\(failure.sizeAfter.decisions)): \(failure.shrunk)")
                 if failure.replays > 0 { lines.append("  replays failing the same way: \(failure.replaysFailingTheSameWay) of \(failure.replays)") }

@@ -58,6 +58,7 @@ extension SystemStress {
         /// Wires the SDK and the devices to the run's scheduler and faults, and draws the run's
         /// participants from its seed.
         func attach(_ run: StressRun) {
+            options.onWorld?(run.seed, run.faults.seed)
             let controller = run.scheduler.map(StressController.init)
             // Free-running, the IDP's seams still line up the copies of a request sent twice.
             let (server, setUpProblems) = makeServer(controller: controller ?? FreeRunSeams())
