@@ -295,10 +295,12 @@ final class StressTransport: Transport {
         let judge = judgeTwins(request, trace)
         let answers = LockedValue(TwinAnswers())
         let inner = self.inner, twins = self.twins
-        let run: @Sendable (Lockstep, Lockstep.Side, Int?) -> Void = { pair, side, participant in
+        // One copy: through the IDP, then out of the lockstep (`leave`) before its answer goes on,
+        // so what the answer sets off on this thread or participant is no copy's.
+        let run: @Sendable (Lockstep, Lockstep.Side, _ leave: @escaping @Sendable () -> Void) -> Void = { pair, side, leave in
             inner.send(request) { response in
                 pair.finish(side)
-                if let participant { twins?.remove(participant) }
+                leave()
                 guard let both = answers.withLock({ $0.arrive(response, isCopy: side == 1) }) else { return }
                 judge(both.original, both.copy)
                 completion(both.copy)
@@ -307,15 +309,18 @@ final class StressTransport: Transport {
         if let scheduler, let twins, let original = scheduler.current {
             let made = LockedValue<Lockstep?>(nil)
             // The copy waits at its first seam until the calling participant lets another go.
-            let copy = scheduler.spawnParticipant(Seam("transport.retry", trace: trace).description) { copy in run(made.withLock { $0! }, 1, copy) }
+            let copy = scheduler.spawnParticipant(Seam("transport.retry", trace: trace).description) { copy in
+                run(made.withLock { $0! }, 1) { twins.remove(copy) }
+            }
             let pair = Lockstep(original: original, copy: copy, on: scheduler)
             made.withLock { $0 = pair }
             twins.add(pair, original: original, copy: copy)
-            run(pair, 0, original)
+            run(pair, 0) { twins.remove(original) }
         } else {
             let pair = Lockstep()
-            TwinStart.onThreads({ Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 0)); run(pair, 0, nil); Lockstep.onThisThread.clear() },
-                                { Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 1)); run(pair, 1, nil); Lockstep.onThisThread.clear() })
+            let leave: @Sendable () -> Void = { Lockstep.onThisThread.clear() }
+            TwinStart.onThreads({ Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 0)); run(pair, 0, leave) },
+                                { Lockstep.onThisThread.set(Lockstep.FreeSide(pair, 1)); run(pair, 1, leave) })
         }
     }
 

@@ -364,6 +364,7 @@ extension SystemStress {
             let loggedInUser = current
             let faultsBefore = world.faultsFired(for: me.index)
             let stormStart = world.clock.now()
+            let troubleBefore = tokenTrouble
             let mc = self.mc
             let trace = me.trace
             let identifier = identifier(user)
@@ -413,8 +414,10 @@ extension SystemStress {
                     world.checked(.oneRefresh, statuses.count == storm && statuses.allSatisfy { $0 == .kOk },
                                   "\(storm) concurrent ExchangeIamToken events of participant \(me.index) for \(loggedInUser), logged in, at an expiry: \(statuses) (\(grants) refresh grants)")
                 }
-                // The MC holds the new tokens only if an answer reached it.
-                if grants > 0, statuses.contains(.kOk) { granted[loggedInUser] = (stormStart, tokenTrouble) }
+                // The MC holds the new tokens only if an answer reached it; what the transport did
+                // to the storm's own token requests (an answer lost, a grant sent twice whose
+                // other copy's reuse revoked what the MC got) counts against them.
+                if grants > 0, statuses.contains(.kOk) { granted[loggedInUser] = (stormStart, troubleBefore) }
             }
             if logoutRace {
                 // Whatever the order, the logout happened: no refresh may bring the tokens back.
