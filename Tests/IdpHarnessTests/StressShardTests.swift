@@ -2,6 +2,7 @@ import Foundation
 @testable import IdpHarness
 import IdpPrimitives
 import Testing
+import TestSupport
 
 /// A campaign split across machines: `--shard K/N` and `idp-bench stress merge`.
 @Suite("Stress campaigns in shards: disjoint runs that together are the unsharded campaign, merged into its report")
@@ -91,5 +92,33 @@ struct StressShardTests {
         #expect(throws: StressError.self) { try StressSummary(json: Data("{}".utf8)) }
         b.shards = [try .init(2, of: 2)]
         #expect(try SystemStress.Report.merged([a, b]).shards.map(\.description) == ["1/2", "2/2"])
+    }
+}
+
+/// A campaign runs for hours: a run's world must not outlive it.
+@Suite("A long campaign does not keep its runs")
+struct StressMemoryTests {
+    /// Holds an object weakly.
+    final class Weak: @unchecked Sendable {
+        // Written once, on the thread that makes the box; read after the stress.
+        weak var value: AnyObject?
+        init(_ value: AnyObject) { self.value = value }
+    }
+
+    @Test("controlled and free, the worlds of finished runs (their IDP, SDK, devices and scheduler) are let go",
+          arguments: [true, false])
+    func runsAreLetGo(_ controlled: Bool) async {
+        // Given 24 runs, each world's credentials watched weakly (a world owns them)
+        let worlds = LockedValue<[Weak]>([])
+        var options = SystemStress.Options(seed: 5, runs: 24, strategy: controlled ? .pct(depth: 3, steps: 100) : nil)
+        options.makeProvider = { credentials in
+            worlds.withLock { $0.append(Weak(credentials)) }
+            return credentials
+        }
+        // When the stress has run
+        _ = await SystemStress.run(options)
+        // Then at most a quarter of the worlds are still held (the cycle kept all of them)
+        let kept = await eventually(within: .seconds(10)) { worlds.withLock { $0.filter { $0.value != nil }.count } <= 24 / 4 }
+        #expect(kept, "\(worlds.withLock { $0.filter { $0.value != nil }.count }) of \(worlds.withLock { $0.count }) worlds kept")
     }
 }

@@ -68,6 +68,9 @@ public enum SystemStress {
                     if report.undecidedExample == nil { report.undecidedExample = "run \(run): \(undecided)" }
                 }
             }
+            // The run's wiring (IDP, SDK, transport, controller) holds the scheduler, whose
+            // participants' jobs hold the world: let go of it once this run is read.
+            defer { world.detach() }
             world.tally(into: &report)
             for (invariant, triggers) in world.unexercised().sorted(by: { $0.key < $1.key }) {
                 report.unexercised.append("run \(run): \(invariant.rawValue) triggered \(triggers) times, never judged")
@@ -126,6 +129,7 @@ public enum SystemStress {
             let (result, world) = await runOnce(scenario, parsed)
             results.append(Replay(violations: result.violations, interleavings: world.interleavingsSeen,
                                   eventLog: world.eventLog(around: result.violations, limit: 200)))
+            world.detach()
         }
         return results
     }

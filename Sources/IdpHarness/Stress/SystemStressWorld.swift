@@ -79,6 +79,18 @@ extension SystemStress {
             wiring.withLock { $0 = Wiring(run: run, server: server, sdk: sdk, transport: transport, provider: provider, controller: controller, participants: participants) }
         }
 
+        /// Lets go of the run's wiring once the run has been read: it holds the scheduler (through
+        /// the controller), whose participants' jobs hold this world, a cycle that would keep every
+        /// controlled run's IDP, SDK and devices alive.
+        func detach() {
+            let wired = wiring.withLock { wiring -> Wiring? in
+                defer { wiring = nil }
+                return wiring
+            }
+            // Released here, after the lock.
+            _ = wired
+        }
+
         private var wired: Wiring { wiring.withLock { $0! } }
         var run: StressRun { wired.run }
         /// The run's IDP.
