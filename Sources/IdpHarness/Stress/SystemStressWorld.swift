@@ -289,13 +289,20 @@ extension SystemStress {
                     let handle = sdk.getAuthorizationCode(withAstClientData: ast, clientId: clientId, interactionInterface: provider,
                                                           userId: userId, traceParent: me.trace.description) { [self] result in
                         monitor?.progressed()
-                        let (times, all) = deliveries.withLock { state -> (Int, [IdpSdkResult]?) in
-                            let times = (result.flowId.map { state.perFlow[$0, default: 0] += 1; return state.perFlow[$0]! }) ?? 1
-                            if times == 1 { state.results.append(result) }
-                            return (times, times == 1 && state.results.count == count ? state.results : nil)
+                        let times = deliveries.withLock { state in
+                            (result.flowId.map { state.perFlow[$0, default: 0] += 1; return state.perFlow[$0]! }) ?? 1
                         }
                         checked(.exactlyOnce, times == 1, "\(result.flowId.map { "\($0)" } ?? "a flow without an id") of participant \(me.index) completed \(times) times")
                         ledger.withLock { $0.completions += 1 }
+                        // A result joins the participant's only once its completion is judged and
+                        // counted: the participant, and the run's final count, go on only after
+                        // every completion of its flows was (one still being counted on another
+                        // thread must not be missed).
+                        let all = deliveries.withLock { state -> [IdpSdkResult]? in
+                            guard times == 1 else { return nil }
+                            state.results.append(result)
+                            return state.results.count == count ? state.results : nil
+                        }
                         if let all { deliver(all) }
                     }
                     if cancel { handle.cancel() }
