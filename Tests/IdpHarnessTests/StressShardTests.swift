@@ -29,15 +29,15 @@ struct StressShardTests {
 
     @Test("two shards explore exactly the runs of one unsharded campaign of twice the budget, none twice, and their merged json reports equal its report in every count")
     func twoShardsAreTheCampaign() async throws {
-        // Given one campaign run whole with 6 runs, and as shards 1/2 and 2/2 with 3 runs each
+        // Given one campaign run whole with 4 runs, and as shards 1/2 and 2/2 with 2 runs each
         let whole = LockedValue<[UInt64: UInt64]>([:]), first = LockedValue<[UInt64: UInt64]>([:]), second = LockedValue<[UInt64: UInt64]>([:])
-        let wholeOptions = Self.campaign(.whole, runs: 6, seeds: whole)
+        let wholeOptions = Self.campaign(.whole, runs: 4, seeds: whole)
         let unsharded = await SystemStress.run(wholeOptions)
-        let shardReports = [await SystemStress.run(Self.campaign(try .init(1, of: 2), runs: 3, seeds: first)),
-                            await SystemStress.run(Self.campaign(try .init(2, of: 2), runs: 3, seeds: second))]
+        let shardReports = [await SystemStress.run(Self.campaign(try .init(1, of: 2), runs: 2, seeds: first)),
+                            await SystemStress.run(Self.campaign(try .init(2, of: 2), runs: 2, seeds: second))]
         // Then the worlds the shards built are the unsharded campaign's, split with none shared
         let (wholeSeeds, firstSeeds, secondSeeds) = (whole.withLock { $0 }, first.withLock { $0 }, second.withLock { $0 })
-        #expect(wholeSeeds.count == 6 && firstSeeds.count == 3 && secondSeeds.count == 3)
+        #expect(wholeSeeds.count == 4 && firstSeeds.count == 2 && secondSeeds.count == 2)
         #expect(Set(firstSeeds.keys).isDisjoint(with: secondSeeds.keys))
         #expect(firstSeeds.merging(secondSeeds) { a, _ in a } == wholeSeeds)
         // And their reports, written as json, read back and merged, are the unsharded report
@@ -108,9 +108,9 @@ struct StressMemoryTests {
     @Test("controlled and free, the worlds of finished runs (their IDP, SDK, devices and scheduler) are let go",
           arguments: [true, false])
     func runsAreLetGo(_ controlled: Bool) async {
-        // Given 24 runs, each world's credentials watched weakly (a world owns them)
+        // Given 12 runs, each world's credentials watched weakly (a world owns them)
         let worlds = LockedValue<[Weak]>([])
-        var options = SystemStress.Options(seed: 5, runs: 24, strategy: controlled ? .pct(depth: 3, steps: 100) : nil)
+        var options = SystemStress.Options(seed: 5, runs: 12, strategy: controlled ? .pct(depth: 3, steps: 100) : nil)
         options.makeProvider = { credentials in
             worlds.withLock { $0.append(Weak(credentials)) }
             return credentials
@@ -118,7 +118,7 @@ struct StressMemoryTests {
         // When the stress has run
         _ = await SystemStress.run(options)
         // Then at most a quarter of the worlds are still held (the cycle kept all of them)
-        let kept = await eventually(within: .seconds(10)) { worlds.withLock { $0.filter { $0.value != nil }.count } <= 24 / 4 }
+        let kept = await eventually(within: .seconds(10)) { worlds.withLock { $0.filter { $0.value != nil }.count } <= 12 / 4 }
         #expect(kept, "\(worlds.withLock { $0.filter { $0.value != nil }.count }) of \(worlds.withLock { $0.count }) worlds kept")
     }
 }
