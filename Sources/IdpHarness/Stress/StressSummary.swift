@@ -3,7 +3,9 @@ import Foundation
 /// A stress report as `idp-bench stress --format json` writes it (schema `idp-bench-stress/3`), and
 /// back: what `idp-bench stress merge` reads, merges (``SystemStress/Report/merged(_:)``) and writes.
 package struct StressSummary: Codable, Equatable, Sendable {
-    package var schema = "idp-bench-stress/3"
+    /// The schema this build writes and reads.
+    package static let currentSchema = "idp-bench-stress/3"
+    package var schema = Self.currentSchema
     package var seed: UInt64
     package var strategy: String
     package var flowsPerRun: Int
@@ -161,17 +163,13 @@ package struct StressSummary: Codable, Equatable, Sendable {
     /// The summary in `data`, as `idp-bench stress --format json` wrote it.
     /// - Throws: ``StressError`` when `data` is not such a summary.
     package init(json data: Data) throws(StressError) {
-        let expected = StressSummary().schema
+        let expected = Self.currentSchema
         do {
             self = try JSONDecoder().decode(StressSummary.self, from: data)
         } catch {
             throw StressError("not an idp-bench stress report (\(expected)): \(error)")
         }
         guard schema == expected else { throw StressError("a report of schema \(schema); this idp-bench reads \(expected)") }
-    }
-
-    private init() {
-        self.init(SystemStress.Report(), seed: 0, strategy: "", flowsPerRun: 0, users: 0, stepsPerFlow: 0)
     }
 
     /// Pretty-printed JSON, keys sorted.

@@ -80,7 +80,7 @@ final class StressTransport: Transport {
     typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
     /// Judges a request sent twice at once: called as the two copies go out (so it can read the
     /// world before), it returns what judges their two answers, called once with both.
-    typealias TwinJudge = @Sendable (_ request: HTTPRequest, _ trace: String)
+    typealias TwinJudge = @Sendable (_ grant: TokenGrant?, _ trace: String)
         -> @Sendable (_ original: Result<HTTPResponse, TransportError>, _ copy: Result<HTTPResponse, TransportError>) -> Void
 
     private let inner: any Transport
@@ -147,9 +147,8 @@ final class StressTransport: Transport {
             return steps[trace]!
         }
         let isTokenRequest = request.method == "POST" && request.target.hasSuffix("/protocol/openid-connect/token")
-        if isTokenRequest, String(decoding: request.body, as: UTF8.self).contains("grant_type=authorization_code") {
-            redemptions.withLock { $0[trace] = request }
-        }
+        let grant = isTokenRequest ? TokenGrant(body: request.body) : nil
+        if grant == .code { redemptions.withLock { $0[trace] = request } }
         // Responses of this trace held back for reordering go now, behind this request.
         let overtaken = held.withLock { $0.removeValue(forKey: trace) } ?? []
         func fault(_ fault: SystemStress.Fault) -> Bool {
@@ -174,12 +173,12 @@ final class StressTransport: Transport {
         }
         // Decided only for a request that reaches the IDP, and only where the run controls it
         // or runs free (a request from outside the participants goes through once).
-        let twice = { [self] in sentTwice(request, trace: trace, isTokenRequest: isTokenRequest, fault: fault) }
+        let twice = { [self] in sentTwice(request, grant: grant, trace: trace, fault: fault) }
         if let scheduler, let asyncParticipant = scheduler.currentAsync, scheduler.isRunning(asyncParticipant) {
             // The MC's actor, as an async participant: the request is a job of its logical
             // thread, and its task parks (suspends) until the response is delivered to it.
             let delivery = LockedValue(AsyncDelivery())
-            sendControlled(request, trace: trace, on: scheduler, parent: asyncParticipant, holdsDelayed: true, twice: twice(), fault: fault) { response in
+            sendControlled(request, grant: grant, trace: trace, on: scheduler, parent: asyncParticipant, holdsDelayed: true, twice: twice(), fault: fault) { response in
                 scheduler.spawn(Seam("transport.response", trace: trace).description, parent: asyncParticipant) {
                     switch delivery.withLock({ $0.arrive(response) }) {
                     case .first:
@@ -204,7 +203,7 @@ final class StressTransport: Transport {
             return
         }
         guard let scheduler else {
-            sendFree(request, trace: trace, step: step, twice: twice(), fault: fault, completion: completion)
+            sendFree(request, grant: grant, trace: trace, step: step, twice: twice(), fault: fault, completion: completion)
             overtaken.forEach { $0() }
             return
         }
@@ -213,7 +212,7 @@ final class StressTransport: Transport {
             overtaken.forEach { $0() }
             return
         }
-        sendControlled(request, trace: trace, on: scheduler, parent: nil, holdsDelayed: false, twice: twice(), fault: fault) { [self] response in
+        sendControlled(request, grant: grant, trace: trace, on: scheduler, parent: nil, holdsDelayed: false, twice: twice(), fault: fault) { [self] response in
             deliver(response, trace: trace, completion: completion, controlled: true)
         }
         overtaken.forEach { $0() }
@@ -224,12 +223,12 @@ final class StressTransport: Transport {
     /// held back), decided here only for requests the run controls. `deliverOne` hands one
     /// response over. A delayed response takes one more hop, or with `holdsDelayed` is held back
     /// like a reordered one.
-    private func sendControlled(_ request: HTTPRequest, trace: String, on scheduler: ControlledScheduler, parent: Int?, holdsDelayed: Bool,
-                                twice: Bool, fault: (SystemStress.Fault) -> Bool, deliverOne: @escaping Completion) {
+    private func sendControlled(_ request: HTTPRequest, grant: TokenGrant?, trace: String, on scheduler: ControlledScheduler, parent: Int?,
+                                holdsDelayed: Bool, twice: Bool, fault: (SystemStress.Fault) -> Bool, deliverOne: @escaping Completion) {
         let drop = fault(.transportDrop), duplicate = fault(.transportDuplicate)
         let delay = fault(.transportDelay), reorder = fault(.transportReorder)
         scheduler.spawn(Seam("transport.request", trace: trace).description, parent: parent) { [self] in
-            send(request, trace: trace, twice: twice) { [self] response in
+            send(request, grant: grant, trace: trace, twice: twice) { [self] response in
                 let response = drop ? StressTransport.lost : response
                 let respond: @Sendable () -> Void = {
                     if delay && !holdsDelayed {
@@ -253,13 +252,13 @@ final class StressTransport: Transport {
     /// Sends `request` in a free run, with the faults that need no control: a lost or reordered
     /// response is held (until the trace's next request or the run's next quiet moment), a
     /// delayed one comes a moment later on another thread, a duplicated one twice.
-    private func sendFree(_ request: HTTPRequest, trace: String, step: Int, twice: Bool, fault: (SystemStress.Fault) -> Bool,
+    private func sendFree(_ request: HTTPRequest, grant: TokenGrant?, trace: String, step: Int, twice: Bool, fault: (SystemStress.Fault) -> Bool,
                           completion: @escaping Completion) {
         let drop = fault(.transportDrop), duplicate = fault(.transportDuplicate)
         let delay = fault(.transportDelay), reorder = fault(.transportReorder)
         let monitor = self.monitor
         monitor?.beginWork()
-        send(request, trace: trace, twice: twice) { [self] response in
+        send(request, grant: grant, trace: trace, twice: twice) { [self] response in
             let response = drop ? StressTransport.lost : response
             // The request is under way until its response is delivered.
             let respond: @Sendable () -> Void = {
@@ -287,12 +286,12 @@ final class StressTransport: Transport {
     /// a participant of its own beside the calling one, free-running each copy has a thread of its
     /// own, and either way the two go through the IDP in ``Lockstep``. `completion` gets the
     /// copy's answer once both are in, after the run judged the pair.
-    private func send(_ request: HTTPRequest, trace: String, twice: Bool, completion: @escaping Completion) {
+    private func send(_ request: HTTPRequest, grant: TokenGrant?, trace: String, twice: Bool, completion: @escaping Completion) {
         guard twice else {
             inner.send(request, completion: completion)
             return
         }
-        let judge = judgeTwins(request, trace)
+        let judge = judgeTwins(grant, trace)
         let answers = LockedValue(TwinAnswers())
         let inner = self.inner, twins = self.twins
         // One copy: through the IDP, then out of the lockstep (`leave`) before its answer goes on,
@@ -324,21 +323,15 @@ final class StressTransport: Transport {
         }
     }
 
-    /// Whether `transport.retryInFlight` strikes `request` (on `trace`): counted for a token
-    /// request (``tokenRequestsSentTwice(trace:)``).
-    private func sentTwice(_ request: HTTPRequest, trace: String, isTokenRequest: Bool, fault: (SystemStress.Fault) -> Bool) -> Bool {
-        guard Self.mayBeSentTwice(request, isTokenRequest: isTokenRequest), fault(.transportRetryInFlight) else { return false }
-        if isTokenRequest { tokenRequestsSentTwice.withLock { $0[trace, default: 0] += 1 } }
+    /// Whether `transport.retryInFlight` strikes `request` (on `trace`), a token request for
+    /// `grant` or another: only a code or refresh grant, or a step's form post (an exchange for
+    /// another audience, a GET and the rest go once). Counted for a grant
+    /// (``tokenRequestsSentTwice(trace:)``).
+    private func sentTwice(_ request: HTTPRequest, grant: TokenGrant?, trace: String, fault: (SystemStress.Fault) -> Bool) -> Bool {
+        let isStepPost = request.method == "POST" && request.target.contains("/login-actions/authenticate")
+        guard grant != nil || isStepPost, fault(.transportRetryInFlight) else { return false }
+        if grant != nil { tokenRequestsSentTwice.withLock { $0[trace, default: 0] += 1 } }
         return true
-    }
-
-    /// Whether `transport.retryInFlight` may strike `request`: a code or refresh grant, or a
-    /// step's form post (an exchange for another audience, a GET and the rest go once).
-    static func mayBeSentTwice(_ request: HTTPRequest, isTokenRequest: Bool) -> Bool {
-        guard request.method == "POST" else { return false }
-        guard isTokenRequest else { return request.target.contains("/login-actions/authenticate") }
-        let body = String(decoding: request.body, as: UTF8.self)
-        return body.contains("grant_type=authorization_code") || body.contains("grant_type=refresh_token")
     }
 
     /// What a lost response turns into, as a real HTTP client's own timeout would report it.
@@ -417,6 +410,24 @@ struct StressFaults: Sendable {
         guard plan.fires(site) else { return false }
         fired.withLock { $0.append(site) }
         return true
+    }
+}
+
+/// What a token request asks for, where the stress follows it: an authorization code's
+/// redemption or a refresh; read once per request from its form.
+enum TokenGrant: Sendable {
+    case code, refresh
+
+    /// The grant the token request form `body` asks for; `nil` for another (an exchange).
+    init?(body: [UInt8]) {
+        let form = String(decoding: body, as: UTF8.self)
+        if form.contains("grant_type=authorization_code") {
+            self = .code
+        } else if form.contains("grant_type=refresh_token") {
+            self = .refresh
+        } else {
+            return nil
+        }
     }
 }
 

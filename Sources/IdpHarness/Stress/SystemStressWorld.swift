@@ -68,7 +68,7 @@ extension SystemStress {
             let faults = StressFaults(plan: run.faults, flowOfTrace: { traces[$0] }, fired: run.fired)
             let transport = StressTransport(inner: InProcessTransport(server: server), scheduler: run.scheduler, twins: controller?.twins, faults: faults,
                                             monitor: run.monitor,
-                                            judgeTwins: { [weak self] request, trace in self?.judgeSentTwice(request, trace: trace) ?? { _, _ in } })
+                                            judgeTwins: { [weak self] grant, trace in self?.judgeSentTwice(grant, trace: trace) ?? { _, _ in } })
             var configuration = IdpSdkService.Configuration(flowTimeout: Self.flowTimeout, workerKeepAlive: .milliseconds(100), clock: clock)
             configuration.controller = controller
             options.plant(in: &configuration)
