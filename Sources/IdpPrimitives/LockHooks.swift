@@ -14,8 +14,10 @@ import Synchronization
 /// ends, so threads read it from their own caches.
 @usableFromInline
 package enum Instrumentation {
-    /// ``profiling`` and ``controlled`` bits.
-    @usableFromInline static let flags = Atomic<UInt8>(0)
+    /// The word and the participants' contexts. Each lock keeps a reference to it, so that taking
+    /// a lock reads no stored global (see *Maintaining the package*, generic code under
+    /// ThreadSanitizer).
+    @usableFromInline static let state = InstrumentationState()
     /// `LockProfiler` is counting.
     @usableFromInline static let profiling: UInt8 = 1
     /// A controlled run (``ControlPoints``) is in progress.
@@ -23,15 +25,39 @@ package enum Instrumentation {
 
     /// The flags now: one relaxed load.
     @inlinable
-    static var current: UInt8 { flags.load(ordering: .relaxed) }
+    static var current: UInt8 { state.current }
 
     /// Sets or clears `flag`.
     static func set(_ flag: UInt8, _ on: Bool) {
         if on {
-            flags.bitwiseOr(flag, ordering: .releasing)
+            state.flags.bitwiseOr(flag, ordering: .releasing)
         } else {
-            flags.bitwiseAnd(~flag, ordering: .releasing)
+            state.flags.bitwiseAnd(~flag, ordering: .releasing)
         }
+    }
+}
+
+/// The process's instrumentation: the word every lock reads (``Instrumentation/profiling`` and
+/// ``Instrumentation/controlled`` bits) and each participant thread's controlled run. One
+/// instance, ``Instrumentation/state``, never released.
+@usableFromInline
+package final class InstrumentationState: Sendable {
+    @usableFromInline let flags = Atomic<UInt8>(0)
+    /// Each participant thread's run (``ControlPoints/enter(_:participant:)``).
+    @usableFromInline let contexts = ThreadSpecific<ControlPoints.Context>()
+
+    @usableFromInline init() {}
+
+    /// The flags now: one relaxed load.
+    @inlinable
+    var current: UInt8 { flags.load(ordering: .relaxed) }
+
+    /// The calling thread's controlled run, if it is one of its participants and not running the
+    /// run's own code (``ControlPoints/current``).
+    @inlinable
+    var control: ControlPoints.Context? {
+        guard current & Instrumentation.controlled != 0, let context = contexts.value, !context.inSchedule else { return nil }
+        return context
     }
 }
 
@@ -65,13 +91,16 @@ package enum LockHooks {
         @usableFromInline let name: Name
         @usableFromInline let site: LockProfiler.Site?
         @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline unowned(unsafe) let instrumentation: InstrumentationState
 
         @inlinable
-        package init(_ id: ObjectIdentifier, name: Name, site: LockProfiler.Site?, mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+        package init(_ id: ObjectIdentifier, name: Name, site: LockProfiler.Site?, mutex: UnsafeMutablePointer<pthread_mutex_t>,
+                     instrumentation: InstrumentationState) {
             self.id = id
             self.name = name
             self.site = site
             self.mutex = mutex
+            self.instrumentation = instrumentation
         }
 
         func lock() { PthreadMutex.lock(mutex) }
@@ -94,7 +123,7 @@ package enum LockHooks {
     /// when the lock is the participant's), a labelled lock is profiled, any other is taken plainly.
     @usableFromInline
     package static func acquire(_ lock: Lock) -> Acquisition {
-        if let control = ControlPoints.current {
+        if let control = lock.instrumentation.control {
             control.acquire(lock.id, name: lock.name.text)
             lock.lock()
             return .controlled
@@ -117,7 +146,7 @@ package enum LockHooks {
             lock.unlock()
             // The participant's context, as it was at the acquisition: the thread stays a
             // participant until its call returns, even if the run ends meanwhile.
-            ControlPoints.contexts.value?.release(lock.id, name: lock.name.text)
+            lock.instrumentation.contexts.value?.release(lock.id, name: lock.name.text)
         default:
             let ended = LockProfiler.end(LockProfiler.Hold(bits: acquisition.bits))
             lock.unlock()
@@ -128,7 +157,7 @@ package enum LockHooks {
     /// Tries to take `lock` without waiting; a participant of a controlled run asks the run (a
     /// point). Returns whether it was taken.
     package static func tryAcquire(_ lock: Lock) -> Bool {
-        guard let control = ControlPoints.current else { return pthread_mutex_trylock(lock.mutex) == 0 }
+        guard let control = lock.instrumentation.control else { return pthread_mutex_trylock(lock.mutex) == 0 }
         guard control.tryAcquire(lock.id, name: lock.name.text) else { return false }
         if pthread_mutex_trylock(lock.mutex) == 0 { return true }
         // Held by a thread outside the run: not taken after all.
@@ -140,6 +169,6 @@ package enum LockHooks {
     /// participant of a controlled run tells the run after the unlock.
     package static func releaseUnprofiled(_ lock: Lock) {
         lock.unlock()
-        ControlPoints.current?.release(lock.id, name: lock.name.text)
+        lock.instrumentation.control?.release(lock.id, name: lock.name.text)
     }
 }

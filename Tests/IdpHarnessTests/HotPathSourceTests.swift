@@ -26,7 +26,7 @@ struct HotPathSourceTests {
         "CredentialProviders/MultiStepProvider.swift", "CredentialProviders/TokenCacheProvider.swift",
         "CredentialProviders/TokenCacheMachine.swift", "CredentialProviders/TokenCacheViews.swift", "CredentialProviders/FlightWaiter.swift",
         "CredentialProviders/CredentialProviderError.swift",
-        "IdpHarness/Stress/ControlledSchedulerMachine.swift", "IdpHarness/Stress/ScheduleStrategy.swift",
+        "IdpHarness/Stress/ControlledSchedulerMachine.swift", "IdpHarness/Stress/ControlledScheduler.swift", "IdpHarness/Stress/ScheduleStrategy.swift",
     ]
 
     /// The generic algorithms the rule names.

@@ -74,8 +74,8 @@ package final class ControlledScheduler: Sendable {
         /// already showed blocked outside a seam (set aside).
         var heldThreads: Set<Int32> {
             var held = Set<Int32>()
-            for (participant, tid) in threadIDs {
-                guard machine.participants.indices.contains(participant) else { continue }
+            for participant in threadIDs.keys {
+                guard let tid = threadIDs[participant], machine.participants.indices.contains(participant) else { continue }
                 switch machine.participants[participant].status {
                 case .waiting, .parked, .overdue: held.insert(tid)
                 default: if awaitingTurn.contains(participant) { held.insert(tid) }
