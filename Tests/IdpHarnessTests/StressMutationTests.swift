@@ -38,6 +38,10 @@ struct StressMutationTests {
         .idpIssuesCodeForLoginHint: .noCrossTalk,
         .idpIssuesExpiredAccessTokens: .liveness,
     ]
+    /// Invariants a planted bug may break instead of the one named for it: a reuse that revokes
+    /// nothing leaves a code grant's tokens live and a refresh grant's too, whichever pair a free
+    /// run sends twice first.
+    static let alsoCaughtBy: [PlantedBug: Set<SystemStress.Invariant>] = [.idpReuseRevokesNothing: [.oneRefresh]]
 
     /// The default controlled strategy (PCT).
     static let controlled = ScheduleStrategy.pct(depth: 3, steps: 100)
@@ -74,9 +78,10 @@ struct StressMutationTests {
     static func expectCaught(_ bug: PlantedBug, strategy: ScheduleStrategy?, in report: SystemStress.Report) throws {
         let failure = try #require(report.failure, "\(bug) was not caught in \(report.runs) runs: \(report)")
         let broken = Set(failure.violations.compactMap(SystemStress.Invariant.init(violation:)))
-        let wanted = try #require(caughtBy[bug])
-        #expect(broken.contains(wanted), "\(bug) broke \(broken), not \(wanted): \(failure.violations)")
-        print("\(bug.rawValue) (\(strategy.map { "\($0)" } ?? "free")): caught by '\(wanted)' in run \(failure.run) after \(String(format: "%.1f", failure.foundAfter)) s")
+        let named = try #require(caughtBy[bug])
+        let wanted = alsoCaughtBy[bug, default: []].union([named])
+        #expect(!broken.isDisjoint(with: wanted), "\(bug) broke \(broken), not \(wanted): \(failure.violations)")
+        print("\(bug.rawValue) (\(strategy.map { "\($0)" } ?? "free")): caught by '\(broken.intersection(wanted))' in run \(failure.run) after \(String(format: "%.1f", failure.foundAfter)) s")
     }
 
     @Test("every planted bug is listed with the invariant it must break, and every invariant has at least two bugs")
