@@ -35,7 +35,6 @@ public final class ConditionLockedValue<Value> {
     // Unchecked exclusivity: every access is inside one run of a body under the mutex.
     @usableFromInline @exclusivity(unchecked) var value: Value
     @usableFromInline let site: LockProfiler.Site?
-    @usableFromInline unowned(unsafe) let instrumentation = Instrumentation.state
 
     /// What a ``ConditionLockedValue/wait(_:)`` body decides.
     public enum Decision<Result> {
@@ -89,8 +88,8 @@ public final class ConditionLockedValue<Value> {
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         // One relaxed load of the process's instrumentation word (0: none, the usual case).
-        let flags = instrumentation.current
-        if _slowPath(flags & Instrumentation.controlled != 0), let control = instrumentation.control { return try withControlledLock(control, body) }
+        let flags = Instrumentation.current
+        if _slowPath(flags & Instrumentation.controlled != 0), let control = ControlPoints.current { return try withControlledLock(control, body) }
         let hold = lock(flags)
         defer { unlock(hold) }
         return try body(&value)
@@ -114,8 +113,8 @@ public final class ConditionLockedValue<Value> {
     /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
     /// - Returns: What `body` returned with ``Decision/done(_:)``.
     public func wait<Result>(_ body: (inout Value, Wake) -> Decision<Result>) -> Result {
-        let flags = instrumentation.current
-        if flags & Instrumentation.controlled != 0, let control = instrumentation.control { return controlledWait(control, body) }
+        let flags = Instrumentation.current
+        if flags & Instrumentation.controlled != 0, let control = ControlPoints.current { return controlledWait(control, body) }
         var hold = lock(flags)
         defer { unlock(hold) }
         var wake = Wake.first
@@ -137,13 +136,13 @@ public final class ConditionLockedValue<Value> {
     /// Wakes one thread waiting in ``wait(_:)``. May be called with or without the lock held;
     /// change the value under the lock first, so a waiter that has not started waiting yet sees it.
     public func signal() {
-        if instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: false) }
+        if Instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: false) }
         Self.check(pthread_cond_signal(condition), "pthread_cond_signal")
     }
 
     /// Wakes every thread waiting in ``wait(_:)``.
     public func broadcast() {
-        if instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: true) }
+        if Instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: true) }
         Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast")
     }
 

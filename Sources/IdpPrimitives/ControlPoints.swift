@@ -213,7 +213,7 @@ package enum ControlPoints {
         }
     }
 
-    @usableFromInline static var contexts: ThreadSpecific<Context> { Instrumentation.state.contexts }
+    @usableFromInline static let contexts = ThreadSpecific<Context>()
 
     /// Whether a controlled run is in progress anywhere in the process: one relaxed load.
     @inlinable
@@ -222,7 +222,10 @@ package enum ControlPoints {
     /// The calling thread's controlled run, if it is one of its participants and not running the
     /// run's own code.
     @inlinable
-    package static var current: Context? { Instrumentation.state.control }
+    package static var current: Context? {
+        guard isActive, let context = contexts.value, !context.inSchedule else { return nil }
+        return context
+    }
 
     /// The runs in progress, for a signal from a thread that is not a participant. The
     /// ``Instrumentation/controlled`` flag is set while it is not empty, changed under its lock.

@@ -21,11 +21,9 @@ import Foundation
 /// them holds it waits for that one's release. Like `NSLock`: not reentrant, and unlocked by the
 /// thread that locked it. Every pthread call's result is checked.
 public final class ControlledLock: NSLocking, @unchecked Sendable {
-    // Sound as Sendable: its stored properties are `let`s: a pointer passed only to the
-    // thread-safe pthread mutex functions, its name, and the process's instrumentation (Sendable,
-    // never released).
+    // Sound as Sendable: its only stored property is a `let` pointer passed only to the
+    // thread-safe pthread mutex functions.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private unowned(unsafe) let instrumentation = Instrumentation.state
     /// The lock's name in a controlled run's schedule.
     public let name: String
 
@@ -42,7 +40,7 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
 
     /// Takes the lock, waiting as long as another thread holds it.
     public func lock() {
-        if _slowPath(instrumentation.current != 0) {
+        if _slowPath(Instrumentation.current != 0) {
             _ = LockHooks.acquire(hooked)
             return
         }
@@ -51,18 +49,18 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
 
     /// Takes the lock if no thread holds it; returns whether it did.
     public func `try`() -> Bool {
-        if _slowPath(instrumentation.current != 0) { return LockHooks.tryAcquire(hooked) }
+        if _slowPath(Instrumentation.current != 0) { return LockHooks.tryAcquire(hooked) }
         return pthread_mutex_trylock(mutex) == 0
     }
 
     /// Releases the lock.
     public func unlock() {
-        if _slowPath(instrumentation.current != 0) { return LockHooks.releaseUnprofiled(hooked) }
+        if _slowPath(Instrumentation.current != 0) { return LockHooks.releaseUnprofiled(hooked) }
         PthreadMutex.unlock(mutex)
     }
 
     /// This lock as ``LockHooks`` sees it: never profiled.
-    private var hooked: LockHooks.Lock { LockHooks.Lock(ObjectIdentifier(self), name: .given(name), site: nil, mutex: mutex, instrumentation: instrumentation) }
+    private var hooked: LockHooks.Lock { LockHooks.Lock(ObjectIdentifier(self), name: .given(name), site: nil, mutex: mutex) }
 
     /// Runs `body` holding the lock and returns what it returns.
     public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {

@@ -14,10 +14,8 @@ import Synchronization
 /// ends, so threads read it from their own caches.
 @usableFromInline
 package enum Instrumentation {
-    /// The word and the participants' contexts. Each lock keeps a reference to it, so that taking
-    /// a lock reads no stored global (see *Maintaining the package*, generic code under
-    /// ThreadSanitizer).
-    @usableFromInline static let state = InstrumentationState()
+    /// ``profiling`` and ``controlled`` bits.
+    @usableFromInline static let flags = Atomic<UInt8>(0)
     /// `LockProfiler` is counting.
     @usableFromInline static let profiling: UInt8 = 1
     /// A controlled run (``ControlPoints``) is in progress.
@@ -25,39 +23,15 @@ package enum Instrumentation {
 
     /// The flags now: one relaxed load.
     @inlinable
-    static var current: UInt8 { state.current }
+    static var current: UInt8 { flags.load(ordering: .relaxed) }
 
     /// Sets or clears `flag`.
     static func set(_ flag: UInt8, _ on: Bool) {
         if on {
-            state.flags.bitwiseOr(flag, ordering: .releasing)
+            flags.bitwiseOr(flag, ordering: .releasing)
         } else {
-            state.flags.bitwiseAnd(~flag, ordering: .releasing)
+            flags.bitwiseAnd(~flag, ordering: .releasing)
         }
-    }
-}
-
-/// The process's instrumentation: the word every lock reads (``Instrumentation/profiling`` and
-/// ``Instrumentation/controlled`` bits) and each participant thread's controlled run. One
-/// instance, ``Instrumentation/state``, never released.
-@usableFromInline
-package final class InstrumentationState: Sendable {
-    @usableFromInline let flags = Atomic<UInt8>(0)
-    /// Each participant thread's run (``ControlPoints/enter(_:participant:)``).
-    @usableFromInline let contexts = ThreadSpecific<ControlPoints.Context>()
-
-    @usableFromInline init() {}
-
-    /// The flags now: one relaxed load.
-    @inlinable
-    var current: UInt8 { flags.load(ordering: .relaxed) }
-
-    /// The calling thread's controlled run, if it is one of its participants and not running the
-    /// run's own code (``ControlPoints/current``).
-    @inlinable
-    var control: ControlPoints.Context? {
-        guard current & Instrumentation.controlled != 0, let context = contexts.value, !context.inSchedule else { return nil }
-        return context
     }
 }
 
@@ -91,16 +65,13 @@ package enum LockHooks {
         @usableFromInline let name: Name
         @usableFromInline let site: LockProfiler.Site?
         @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        @usableFromInline unowned(unsafe) let instrumentation: InstrumentationState
 
         @inlinable
-        package init(_ id: ObjectIdentifier, name: Name, site: LockProfiler.Site?, mutex: UnsafeMutablePointer<pthread_mutex_t>,
-                     instrumentation: InstrumentationState) {
+        package init(_ id: ObjectIdentifier, name: Name, site: LockProfiler.Site?, mutex: UnsafeMutablePointer<pthread_mutex_t>) {
             self.id = id
             self.name = name
             self.site = site
             self.mutex = mutex
-            self.instrumentation = instrumentation
         }
 
         func lock() { PthreadMutex.lock(mutex) }
@@ -123,7 +94,7 @@ package enum LockHooks {
     /// when the lock is the participant's), a labelled lock is profiled, any other is taken plainly.
     @usableFromInline
     package static func acquire(_ lock: Lock) -> Acquisition {
-        if let control = lock.instrumentation.control {
+        if let control = ControlPoints.current {
             control.acquire(lock.id, name: lock.name.text)
             lock.lock()
             return .controlled
@@ -146,7 +117,7 @@ package enum LockHooks {
             lock.unlock()
             // The participant's context, as it was at the acquisition: the thread stays a
             // participant until its call returns, even if the run ends meanwhile.
-            lock.instrumentation.contexts.value?.release(lock.id, name: lock.name.text)
+            ControlPoints.contexts.value?.release(lock.id, name: lock.name.text)
         default:
             let ended = LockProfiler.end(LockProfiler.Hold(bits: acquisition.bits))
             lock.unlock()
@@ -157,7 +128,7 @@ package enum LockHooks {
     /// Tries to take `lock` without waiting; a participant of a controlled run asks the run (a
     /// point). Returns whether it was taken.
     package static func tryAcquire(_ lock: Lock) -> Bool {
-        guard let control = lock.instrumentation.control else { return pthread_mutex_trylock(lock.mutex) == 0 }
+        guard let control = ControlPoints.current else { return pthread_mutex_trylock(lock.mutex) == 0 }
         guard control.tryAcquire(lock.id, name: lock.name.text) else { return false }
         if pthread_mutex_trylock(lock.mutex) == 0 { return true }
         // Held by a thread outside the run: not taken after all.
@@ -169,6 +140,6 @@ package enum LockHooks {
     /// participant of a controlled run tells the run after the unlock.
     package static func releaseUnprofiled(_ lock: Lock) {
         lock.unlock()
-        lock.instrumentation.control?.release(lock.id, name: lock.name.text)
+        ControlPoints.current?.release(lock.id, name: lock.name.text)
     }
 }

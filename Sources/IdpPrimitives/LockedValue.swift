@@ -34,7 +34,6 @@ public final class LockedValue<Value> {
     @usableFromInline @exclusivity(unchecked) var value: Value
     /// Where ``LockProfiler`` counts this lock, or `nil` for a lock that is not profiled.
     @usableFromInline let site: LockProfiler.Site?
-    @usableFromInline unowned(unsafe) let instrumentation = Instrumentation.state
 
     /// Creates a lock around `value`.
     /// - Parameters:
@@ -69,7 +68,7 @@ public final class LockedValue<Value> {
         // place: on a path of its own per case, this function grows too large to inline, or
         // retains what `body` captures.
         let acquisition: LockHooks.Acquisition
-        if _slowPath(instrumentation.current != 0) {
+        if _slowPath(Instrumentation.current != 0) {
             acquisition = LockHooks.acquire(hooked)
         } else {
             lock()
@@ -83,7 +82,7 @@ public final class LockedValue<Value> {
 
     /// This lock as ``LockHooks`` sees it.
     @usableFromInline
-    var hooked: LockHooks.Lock { LockHooks.Lock(ObjectIdentifier(self), name: .generic("LockedValue", Value.self), site: site, mutex: mutex, instrumentation: instrumentation) }
+    var hooked: LockHooks.Lock { LockHooks.Lock(ObjectIdentifier(self), name: .generic("LockedValue", Value.self), site: site, mutex: mutex) }
 
     /// ``withLock(_:)`` that is never a controlled run's point, nor profiled: for the bookkeeping of
     /// controlled runs themselves.
