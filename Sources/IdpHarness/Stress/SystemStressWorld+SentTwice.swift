@@ -3,14 +3,14 @@ import IdpWireFormats
 import IdpServer
 
 extension SystemStress.World {
-    /// Judges the two answers of a token request for `grant` (`nil`: a step's form post), sent twice
-    /// at once on `trace`, against what the run
-    /// knows of it: the same code or refresh token was presented twice, so at most one copy gets
-    /// tokens; and once both are answered, the tokens that one got are revoked (the other copy
-    /// found the code redeemed or the token rotated: reuse, RFC 6749 §4.1.2 and OAuth 2.0
-    /// Security BCP §4.14.2), unless the clock moved meanwhile or the other copy's refusal was not
-    /// `invalid_grant` (an expiry or a lock may then have come first). A step's form post sent
-    /// twice is judged by how its flow ends and by the IDP's audit of the trace.
+    /// Judges the two answers of a token request for `grant` (`nil`: a step's form post), sent
+    /// twice at once on `trace`, against what the run knows of it: the same code or refresh token
+    /// was presented twice, so at most one copy gets tokens; and once both are answered, the tokens
+    /// that one got are revoked (the other copy found the code redeemed or the token rotated:
+    /// reuse, RFC 6749 §4.1.2 and OAuth 2.0 Security BCP §4.14.2), unless the clock moved meanwhile
+    /// or the other copy's refusal was not `invalid_grant` (an expiry or a lock may then have come
+    /// first). A step's form post sent twice is judged by how its flow ends and by the IDP's audit
+    /// of the trace.
     func judgeSentTwice(_ grant: TokenGrant?, trace: String)
         -> @Sendable (Result<HTTPResponse, TransportError>, Result<HTTPResponse, TransportError>) -> Void {
         guard let kind = grant, let me = participants.first(where: { $0.trace.traceId == trace }) else { return { _, _ in } }
