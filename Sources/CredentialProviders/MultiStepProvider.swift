@@ -13,7 +13,9 @@ import IdpSdk
 ///
 /// State is created on a flow's first call and released when the SDK reports the flow ended
 /// (``flowDidEnd(_:result:)``), so a million flows leave nothing behind. For an SDK that never
-/// reports ends, state older than `stateLifetime` is evicted when new flows arrive.
+/// reports ends, state unseen for `stateLifetime` is evicted as calls come: each call looks at the
+/// two longest-unlooked-at flows of its shard, so a shard's stale state goes within as many calls
+/// as it holds flows.
 ///
 /// Threading: the per-flow table is split into 32 shards by a hash of the flow id, each behind its
 /// own `LockedValue`; a call holds its flow's shard for one lookup and update, then runs `answer`
@@ -40,11 +42,17 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     private struct Entry {
         var state: FlowState
         var lastSeen: ContinuousClock.Instant
+        /// Which of the shard's sweep tickets stands for this state: a ticket of a flow whose
+        /// state was released and made again names the old state, and is dropped.
+        var ticket: UInt64
     }
 
     private struct Shard {
         var flows: [IdpSdkFlowID: Entry] = [:]
-        var callsSinceSweep = 0
+        /// One ticket per flow with state, oldest first: each call looks at the first two, drops
+        /// a state unseen for `stateLifetime` and puts a live one back at the end.
+        var sweep = SweepRing()
+        var nextTicket: UInt64 = 0
     }
 
     private static let shardCount = 32
@@ -57,9 +65,6 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     private let borrowedShards: InlineArray<32, Unmanaged<LockedValue<Shard>>>
     /// Cell 0: flows with state now; cell 1: the most at once.
     private let flowCount = SpacedAtomics(count: 2)
-    /// A shard drops the state of flows unseen for `stateLifetime` every this many of its calls:
-    /// every 4,096 calls of the provider, spread over the shards.
-    private let sweepInterval: Int
     private let answer: @Sendable (IdpSdkInteractionData, FlowState) -> IdpSdkProvideCredentialsResult
     private let maximumRejections: Int
     private let stateLifetime: Duration
@@ -83,7 +88,6 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         let shards = (0..<MultiStepProvider.shardCount).map { _ in LockedValue(Shard(), site: site) }
         self.shards = shards
         borrowedShards = InlineArray { Unmanaged.passUnretained(shards[$0]) }
-        sweepInterval = 4_096 / MultiStepProvider.shardCount
     }
 
     private static let lockSite = LockProfiler.Site(label: "MultiStepProvider.table")
@@ -145,14 +149,16 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
         let now = ContinuousClock.now
         let lifetime = stateLifetime
         let limit = maximumRejections
-        let sweepInterval = self.sweepInterval
         let (state, made, released) = withShard(of: interactionData.flowId) { shard -> (FlowState?, Bool, Int) in
+            let flowId = interactionData.flowId
             var entry: Entry
             let made: Bool
-            if let found = shard.flows[interactionData.flowId] {
+            if let found = shard.flows[flowId] {
                 (entry, made) = (found, false)
             } else {
-                (entry, made) = (Entry(state: FlowState(), lastSeen: now), true)
+                shard.nextTicket &+= 1
+                (entry, made) = (Entry(state: FlowState(), lastSeen: now, ticket: shard.nextTicket), true)
+                shard.sweep.append(SweepRing.Ticket(flow: flowId, number: shard.nextTicket))
             }
             var asksNewFields = false
             let askedIds = interactionData.inputFieldIds
@@ -171,22 +177,20 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
             }
             entry.state.calls += 1
             entry.lastSeen = now
-            guard entry.state.rejections <= limit else {
-                shard.flows[interactionData.flowId] = nil
-                return (nil, false, made ? 0 : 1)
+            var asked: FlowState?
+            var released = 0
+            if entry.state.rejections <= limit {
+                asked = entry.state
+                // Only a call that asks a field for the first time changes the set (and copies
+                // it, `asked` holding the old one).
+                if asksNewFields { entry.state.answeredFields.formUnion(askedIds) }
+                shard.flows[flowId] = entry
+            } else if !made {
+                shard.flows[flowId] = nil
+                released = 1
             }
-            let asked = entry.state
-            entry.state.answeredFields.formUnion(interactionData.inputFieldIds)
-            shard.flows[interactionData.flowId] = entry
-            shard.callsSinceSweep += 1
-            var swept = 0
-            if shard.callsSinceSweep >= sweepInterval {
-                shard.callsSinceSweep = 0
-                let before = shard.flows.count
-                shard.flows = shard.flows.filter { now - $0.value.lastSeen < lifetime }
-                swept = before - shard.flows.count
-            }
-            return (asked, made, swept)
+            released += Self.sweep(&shard, now: now, lifetime: lifetime)
+            return (asked, made && asked != nil, released)
         }
         if made { countFlows(1) }
         if released > 0 { countFlows(-released) }
@@ -194,6 +198,25 @@ public final class MultiStepProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
             return .init(error: CredentialProviderError.make(.answersExhausted, "the IDP rejected \(limit + 1) answers in this flow; giving up"))
         }
         return answer(interactionData, state)
+    }
+
+    /// Looks at the first two of `shard`'s sweep tickets: drops a ticket whose state was released,
+    /// releases a state unseen for `lifetime`, and puts a live one's ticket back at the end.
+    /// Returns how many states it released. Constant work under the shard's lock, whatever the
+    /// shard holds.
+    private static func sweep(_ shard: inout Shard, now: ContinuousClock.Instant, lifetime: Duration) -> Int {
+        var released = 0
+        for _ in 0..<2 {
+            guard let ticket = shard.sweep.popFirst() else { break }
+            guard let entry = shard.flows[ticket.flow], entry.ticket == ticket.number else { continue }
+            if now - entry.lastSeen >= lifetime {
+                shard.flows[ticket.flow] = nil
+                released += 1
+            } else {
+                shard.sweep.append(ticket)
+            }
+        }
+        return released
     }
 
     /// Releases the flow's state.
