@@ -129,6 +129,9 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
     /// The stress's free-run watchdog takes the quiet world as stuck without asking the OS whether
     /// a thread still runs.
     case harnessFreeRunTakesRunnableForBlocked = "harness.free-run-takes-runnable-for-blocked"
+    /// The stress's free run starts its MC events' tasks, and lets the MC start its own, on the
+    /// Swift concurrency pool: other work of the process that holds the pool holds the run back.
+    case harnessFreeRunTasksOnThePool = "harness.free-run-tasks-on-the-pool"
 
     /// What shows that a planted bug is caught.
     package enum Catcher: Sendable {
@@ -151,7 +154,7 @@ package enum PlantedBug: String, CaseIterable, Sendable, Comparable {
             .ownTest
         case .harnessLocksIgnoreHolders, .harnessShrinkTakesStallsAsPasses, .harnessGradesUncontrolledAsExplored, .harnessTakesRunnableForBlocked,
              .harnessShrinksAlongTheFoundSchedule, .harnessStepsFollowEveryDecision, .harnessOwnerlessWaitIgnoresRunningThreads,
-             .harnessFreeRunTakesRunnableForBlocked:
+             .harnessFreeRunTakesRunnableForBlocked, .harnessFreeRunTasksOnThePool:
             .ownTest
         default:
             .systemStress

@@ -61,6 +61,10 @@ public actor MasterController {
         /// restart) and the waits on a refresh in flight, for a controlled stress run (`IdpHarness`'s
         /// `SystemStress`); `nil`, the default: plain tasks.
         package var controller: (any ExecutionController)?
+        /// The executor the tasks the MC starts on its own prefer (the token refresh, the automated
+        /// restart); `nil`, the default: the Swift concurrency pool. A free-running stress run
+        /// (`IdpHarness`'s `SystemStress`) gives the executor of its own threads.
+        package var taskExecutor: (any TaskExecutor)?
         #if DEBUG
         /// A bug planted for the stress's mutation tests; set only by tests.
         package var plantedBug = PlantedBugSwitch()
@@ -285,7 +289,7 @@ public actor MasterController {
         if let controller = configuration.controller {
             controller.postAsync(seam, body)
         } else {
-            Task { await body() }
+            Task(executorPreference: configuration.taskExecutor) { await body() }
         }
     }
 }

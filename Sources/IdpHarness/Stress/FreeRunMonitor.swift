@@ -9,13 +9,16 @@ import Synchronization
 /// timeout, send on held responses), and when a quiet world that can do nothing stays so, it ends
 /// the participants' waits: a stuck run.
 ///
-/// No wall clock decides that a run is stuck: the OS does. The quiet world is stuck only when
-/// the Swift concurrency pool has run a probe task posted since it went quiet (a job queued for a
-/// busy pool would otherwise wait unseen) and no thread of the process is running or runnable
-/// (``ThreadActivity/noOtherThreadRuns(excluding:)``), nothing having moved meanwhile. A thread that
-/// is slow, however long, keeps the run going. Where the OS gives no such view (Apple platforms),
-/// or something keeps running without moving the run, only the last-resort guard ends it:
-/// nothing moved for ``guardLimit``, and the run is undecided (``undecided``), never stuck.
+/// No wall clock decides that a run is stuck: the OS does. The run's async participants (its MC
+/// events, and every task they start) run on an executor of the kit's own threads (``executor``),
+/// not on the Swift concurrency pool, so a pool kept busy by other work (the rest of a test suite)
+/// cannot hold the run back. The quiet world is stuck only when every job of that executor has a
+/// thread, and no thread of the process is running or runnable
+/// (``ThreadActivity/noOtherThreadRuns(excluding:)``), twice in a row with nothing moved
+/// between. A thread that is slow, however long, keeps the run going. Where the OS gives no such
+/// view (Apple platforms), or something keeps running without moving the run, only the
+/// last-resort guard ends it: nothing moved for ``guardLimit``, and the run is undecided
+/// (``undecided``), never stuck.
 ///
 /// The world reports its work: ``beginWork()`` and ``endWork()`` around what is under way (a
 /// provider call, a request at the IDP), ``progressed()`` for what happens between. A participant
@@ -33,8 +36,8 @@ package final class FreeRunMonitor: Sendable {
     private let state: LockedValue<State>
     private let busy = Atomic<Int>(0)
     private let stamp = Atomic<UInt64>(0)
-    /// Probe tasks the pool has run.
-    private let probesRun = Atomic<UInt64>(0)
+    /// The threads the run's async participants and the tasks they start run on.
+    let executor = RunExecutor()
     /// Signalled when the last live participant starts to wait, and when the run ends.
     private let quietMaybe = DispatchSemaphore(value: 0)
     /// How long nothing at all may move before the run ends undecided: the last-resort guard.
@@ -48,6 +51,9 @@ package final class FreeRunMonitor: Sendable {
         state = LockedValue(State(live: participants))
         self.guardLimit = guardLimit
     }
+
+    /// The executor the run's tasks prefer: the MC events' tasks and those the MC starts itself.
+    var taskExecutor: (any TaskExecutor)? { plantedRunsTasksOnThePool ? nil : executor }
 
     func beginWork() {
         busy.add(1, ordering: .relaxed)
@@ -122,10 +128,8 @@ package final class FreeRunMonitor: Sendable {
         let watchdog = ThreadActivity.currentThreadID
         var lastStamp = stamp.load(ordering: .relaxed)
         var lastMove = ContinuousClock.now
-        /// The stamp at which the world was last found quiet and unable to act, and the probe
-        /// posted then.
-        var quietAt: (stamp: UInt64, probe: UInt64)?
-        var probesPosted: UInt64 = 0
+        /// The stamp at which the world was last found quiet and unable to act.
+        var quietAt: UInt64?
         while true {
             _ = quietMaybe.wait(timeout: .now(plus: .milliseconds(1)))
             let (ended, allWaiting) = state.withLock { ($0.ended, $0.live > 0 && $0.waiting.count >= $0.live) }
@@ -155,18 +159,19 @@ package final class FreeRunMonitor: Sendable {
                 quietAt = nil
                 continue
             }
-            // The quiet world can do nothing. Post a probe to the pool, then wait until it has run
-            // and the OS shows no thread of the process running, nothing having moved since.
-            guard let quiet = quietAt, quiet.stamp == before else {
-                probesPosted += 1
-                quietAt = (before, probesPosted)
-                Task.detached { self.probesRun.add(1, ordering: .releasing) }
-                continue
-            }
+            // The quiet world can do nothing. It is stuck when, twice in a row with nothing moved
+            // between, every job of the run's executor has a thread and the OS shows no thread of
+            // the process running.
             if !plantedTakesRunnableForBlocked {
-                guard probesRun.load(ordering: .acquiring) >= quiet.probe,
-                      ThreadActivity.noOtherThreadRuns(excluding: watchdog),
-                      stamp.load(ordering: .relaxed) == before else { continue }
+                guard executor.unstarted == 0, ThreadActivity.noOtherThreadRuns(excluding: watchdog),
+                      stamp.load(ordering: .relaxed) == before else {
+                    quietAt = nil
+                    continue
+                }
+            }
+            guard quietAt == before else {
+                quietAt = before
+                continue
             }
             abandon(undecided: nil)
             return

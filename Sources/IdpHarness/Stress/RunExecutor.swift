@@ -1,8 +1,9 @@
 import IdpPrimitives
 
-/// The task executor the async participants of one controlled run prefer: every job of their
-/// tasks — and of the default actors they call, which run on a task's preferred executor — runs on
-/// a thread of the kit's own (``ParticipantThreads``), never on the Swift concurrency pool.
+/// The task executor the async participants of one stress run prefer, controlled or free: every
+/// job of their tasks — and of the default actors they call, which run on a task's preferred
+/// executor — runs on a thread of the kit's own (``ParticipantThreads``), never on the Swift
+/// concurrency pool.
 ///
 /// So an async participant's work is where the run can see it: the executor knows how many of the
 /// run's jobs are queued or running and on which threads, and the scheduler's watchdog asks the OS
@@ -36,5 +37,10 @@ final class RunExecutor: TaskExecutor {
     /// The run's jobs handed over and not yet done, and the threads running one now.
     var work: (inFlight: Int, threads: [Int32]) {
         state.withLock { ($0.inFlight, $0.threads.keys.sorted()) }
+    }
+
+    /// How many of the run's jobs were handed over and have no thread running them yet.
+    var unstarted: Int {
+        state.withLock { state in state.threads.values.reduce(state.inFlight) { $0 - $1 } }
     }
 }

@@ -40,7 +40,11 @@ extension FreeRunMonitor {
     /// In the watch: whether a planted watchdog takes the quiet world as stuck without asking the
     /// OS (`harnessFreeRunTakesRunnableForBlocked`).
     var plantedTakesRunnableForBlocked: Bool { planted.isOn(.harnessFreeRunTakesRunnableForBlocked) }
+    /// Where the run's tasks go: whether a planted run leaves them on the Swift concurrency pool
+    /// (`harnessFreeRunTasksOnThePool`).
+    var plantedRunsTasksOnThePool: Bool { planted.isOn(.harnessFreeRunTasksOnThePool) }
     #else
     @inline(__always) var plantedTakesRunnableForBlocked: Bool { false }
+    @inline(__always) var plantedRunsTasksOnThePool: Bool { false }
     #endif
 }

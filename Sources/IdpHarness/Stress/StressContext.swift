@@ -58,12 +58,13 @@ package final class StressContext: Sendable {
     /// Runs `bodies` (async code: MC events) as participants of their own, one task each,
     /// started by this flow, and waits for all their results: under control, each body's task runs
     /// only on its turn and parks (suspends) where it awaits the network, and this flow parks
-    /// meanwhile; free-running, they run as concurrent tasks and this thread waits as
-    /// ``wait(_:limit:_:)`` does.
+    /// meanwhile; free-running, they run as concurrent tasks on the free run's executor (the
+    /// kit's threads, ``FreeRunMonitor/executor``) and this thread waits as ``wait(_:limit:_:)``
+    /// does.
     package func runAsync<T: Sendable>(_ name: String, limit: Duration = .seconds(30), _ bodies: [@Sendable () async -> T]) -> [T]? {
         let results = LockedValue<[Int: T]>([:])
         let count = bodies.count
-        let scheduler = self.scheduler, participant = self.participant
+        let scheduler = self.scheduler, participant = self.participant, monitor = self.monitor
         return wait(name, limit: limit) { (deliver: @escaping @Sendable ([T]) -> Void) in
             for (index, body) in bodies.enumerated() {
                 let run: @Sendable () async -> Void = {
@@ -77,7 +78,7 @@ package final class StressContext: Sendable {
                 if let scheduler {
                     scheduler.spawnAsync(count == 1 ? name : "\(name)#\(index + 1)", parent: participant, run)
                 } else {
-                    Task.detached { await run() }
+                    Task.detached(executorPreference: monitor?.taskExecutor) { await run() }
                 }
             }
         }

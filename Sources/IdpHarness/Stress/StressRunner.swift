@@ -57,7 +57,7 @@ package enum StressRunner {
     /// A watchdog (``FreeRunMonitor``) acts for the quiet world as a controlled run's scheduler
     /// does: when every flow waits for a delivery and nothing has moved for a moment, the
     /// scenario's `quiesce` runs; when it can do nothing and the OS shows no thread of the process
-    /// running, with the Swift concurrency pool free, the flows' waits end (a stuck run:
+    /// running, with every job of the run's tasks on a thread, the flows' waits end (a stuck run:
     /// ``StressContext/wait(_:limit:_:)`` returns `nil`), and the result says so. When nothing moves
     /// for the scenario's guard limit, the run ends undecided: its flows' waits end too, and the
     /// result says the kit could not decide, instead of a verdict on them.
@@ -78,12 +78,19 @@ package enum StressRunner {
                     release.wait()
                     scenario.flow(world, context)
                     monitor.finished(flow)
-                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    // The watchdog ends with the last flow, not when this task resumes: the task
+                    // waits for a Swift concurrency thread, which other work may hold.
+                    guard remaining.withLock({ $0 -= 1; return $0 }) == 0 else { return }
+                    monitor.end()
+                    done.resume()
                 }.start()
             }
             for _ in 0..<scenario.flows { release.signal() }
+            if scenario.flows == 0 {
+                monitor.end()
+                done.resume()
+            }
         }
-        monitor.end()
         let violations = scenario.check(world)
         if let undecided = monitor.undecided {
             // The flows' ended waits are the guard's, not a stuck run: no verdict on them.

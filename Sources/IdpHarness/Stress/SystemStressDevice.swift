@@ -69,6 +69,8 @@ extension SystemStress {
             var configuration = MasterController.Configuration(idpUrl: "https://stress.idp.test", transport: world.transport, tokenStore: store,
                                                                clock: world.clock, refreshTimeout: .seconds(3600))
             configuration.controller = world.controller
+            // Free-running, the MC's own tasks run on the run's threads, as its events do.
+            configuration.taskExecutor = world.run.monitor?.taskExecutor
             world.options.plant(in: &configuration)
             return MasterController(configuration: configuration)
         }
