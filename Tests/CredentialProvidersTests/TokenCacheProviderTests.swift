@@ -79,20 +79,24 @@ private func expiredWithHeldRefresh(synchronous: Bool = false, refreshTimeout: D
 @Suite("TokenCacheProvider: one refresh for every caller, failures unchanged and not kept, a logout not undone", .serialized)
 struct TokenCacheProviderTests {
     /// 1,000 OS threads each answer once before the expiry and once after it (the clock moves
-    /// when all have answered once, and all go on when it has); the refresh waits
-    /// until all 1,000 are past the expiry (entered), so every second call meets it in flight.
+    /// when all have answered once, and all go on when it has). The refresh waits until 999
+    /// callers wait for it, or until a second refresh began (a cache without single flight), so
+    /// every second call meets it in flight however the threads are scheduled.
     static func thousandCallers(synchronous: Bool, planted: PlantedBugSwitch) async throws -> (refreshes: Int, answers: [[String?]]) {
         let clock = ManualClock()
-        let entered = LockedValue(0)
-        let refresher = Refresher(clock: clock, release: { entered.withLock { $0 } == 1_000 })
+        let made = LockedValue<(provider: TokenCacheProvider<Int>, refresher: Refresher)?>(nil)
+        let refresher = Refresher(clock: clock, release: {
+            guard let (provider, refresher) = made.withLock({ $0 }) else { return false }
+            return provider.waitingForRefresh >= 999 || refresher.refreshes >= 2
+        })
         let provider = cache(refresher, synchronous: synchronous, planted: planted)
+        made.withLock { $0 = (provider, refresher) }
         let answered = Barrier(parties: 1_000), expired = Barrier(parties: 1_000)
         let answers = try #require(await onOSThreads(1_000) { index in
             let before = provider.provideCredentials(step).credentials?["password"]
             answered.arriveAndWait()
             if index == 0 { clock.advance(by: .seconds(61)) }
             expired.arriveAndWait()
-            entered.withLock { $0 += 1 }
             return [before, provider.provideCredentials(step).credentials?["password"]]
         })
         return (refresher.refreshes, answers)
