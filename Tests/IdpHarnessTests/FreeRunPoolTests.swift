@@ -13,14 +13,11 @@ struct FreeRunPoolTests {
     /// ``release()``: work that never suspends, as a long synchronous test body does.
     final class PoolHold: Sendable {
         private let released = Atomic<Bool>(false)
-        private let spinning = Atomic<Int>(0)
 
         init() {
             for _ in 0..<(2 * ProcessInfo.processInfo.activeProcessorCount) {
                 Task.detached { [self] in
-                    spinning.add(1, ordering: .relaxed)
                     while !released.load(ordering: .relaxed) {}
-                    spinning.subtract(1, ordering: .relaxed)
                 }
             }
         }
