@@ -32,9 +32,12 @@ private final class Refresher: Sendable {
     }
 
     var refreshes: Int { count.withLock { $0 } }
+    /// Opens when the first refresh begins.
+    let began = Gate()
 
     func blocking(_ previous: CachedToken<Int>?) throws -> CachedToken<Int> {
         let number = count.withLock { $0 += 1; return $0 }
+        began.open()
         let deadline = ContinuousClock.now + .seconds(600)
         while !release(), ContinuousClock.now < deadline { usleep(1_000) }
         if let error = failure(number) { throw error }
@@ -43,6 +46,7 @@ private final class Refresher: Sendable {
 
     func async(_ previous: CachedToken<Int>?) async throws -> CachedToken<Int> {
         let number = count.withLock { $0 += 1; return $0 }
+        began.open()
         let deadline = ContinuousClock.now + .seconds(600)
         while !release(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         if let error = failure(number) { throw error }
@@ -79,9 +83,10 @@ private func expiredWithHeldRefresh(synchronous: Bool = false, refreshTimeout: D
 @Suite("TokenCacheProvider: one refresh for every caller, failures unchanged and not kept, a logout not undone", .serialized)
 struct TokenCacheProviderTests {
     /// 1,000 OS threads each answer once before the expiry and once after it (the clock moves
-    /// when all have answered once, and all go on when it has). The refresh waits until 999
-    /// callers wait for it, or until a second refresh began (a cache without single flight), so
-    /// every second call meets it in flight however the threads are scheduled.
+    /// when all have answered once). Half make their second call at once, racing for the expired
+    /// token; the other half only once a refresh has begun, so they meet it in flight however
+    /// the threads are scheduled. The refresh waits until 999 callers wait for it, or until a
+    /// second refresh began (a cache without single flight).
     static func thousandCallers(synchronous: Bool, planted: PlantedBugSwitch) async throws -> (refreshes: Int, answers: [[String?]]) {
         let clock = ManualClock()
         let made = LockedValue<(provider: TokenCacheProvider<Int>, refresher: Refresher)?>(nil)
@@ -97,6 +102,7 @@ struct TokenCacheProviderTests {
             answered.arriveAndWait()
             if index == 0 { clock.advance(by: .seconds(61)) }
             expired.arriveAndWait()
+            if index >= 500 { refresher.began.wait(timeout: .seconds(600)) }
             return [before, provider.provideCredentials(step).credentials?["password"]]
         })
         return (refresher.refreshes, answers)
