@@ -35,6 +35,7 @@ public final class ConditionLockedValue<Value> {
     // Unchecked exclusivity: every access is inside one run of a body under the mutex.
     @usableFromInline @exclusivity(unchecked) var value: Value
     @usableFromInline let site: LockProfiler.Site?
+    @usableFromInline let instrumentation = InstrumentationWord()
 
     /// What a ``ConditionLockedValue/wait(_:)`` body decides.
     public enum Decision<Result> {
@@ -88,8 +89,8 @@ public final class ConditionLockedValue<Value> {
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         // One relaxed load of the process's instrumentation word (0: none, the usual case).
-        let flags = Instrumentation.current
-        if _slowPath(flags & Instrumentation.controlled != 0), let control = ControlPoints.current { return try withControlledLock(control, body) }
+        let flags = instrumentation.flags
+        if _slowPath(flags & Instrumentation.controlled != 0), let control = ControlPoints.current(flags) { return try withControlledLock(control, body) }
         let hold = lock(flags)
         defer { unlock(hold) }
         return try body(&value)
@@ -113,8 +114,8 @@ public final class ConditionLockedValue<Value> {
     /// Blocks the calling thread: call it only from a thread you own, never from a Swift task.
     /// - Returns: What `body` returned with ``Decision/done(_:)``.
     public func wait<Result>(_ body: (inout Value, Wake) -> Decision<Result>) -> Result {
-        let flags = Instrumentation.current
-        if flags & Instrumentation.controlled != 0, let control = ControlPoints.current { return controlledWait(control, body) }
+        let flags = instrumentation.flags
+        if flags & Instrumentation.controlled != 0, let control = ControlPoints.current(flags) { return controlledWait(control, body) }
         var hold = lock(flags)
         defer { unlock(hold) }
         var wake = Wake.first
@@ -136,13 +137,13 @@ public final class ConditionLockedValue<Value> {
     /// Wakes one thread waiting in ``wait(_:)``. May be called with or without the lock held;
     /// change the value under the lock first, so a waiter that has not started waiting yet sees it.
     public func signal() {
-        if Instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: false) }
+        if instrumentation.flags & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: false) }
         Self.check(pthread_cond_signal(condition), "pthread_cond_signal")
     }
 
     /// Wakes every thread waiting in ``wait(_:)``.
     public func broadcast() {
-        if Instrumentation.current & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: true) }
+        if instrumentation.flags & Instrumentation.controlled != 0 { ControlPoints.signal(ObjectIdentifier(self), all: true) }
         Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast")
     }
 
@@ -187,7 +188,7 @@ public final class ConditionLockedValue<Value> {
     @inlinable
     func lock(_ flags: UInt8) -> LockProfiler.Hold {
         if flags & Instrumentation.profiling != 0, let site {
-            return site.acquire(tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lockNow)
+            return site.acquire(counting: true, tryLock: { pthread_mutex_trylock(mutex) == 0 }, lock: lockNow)
         }
         lockNow()
         return .notProfiled

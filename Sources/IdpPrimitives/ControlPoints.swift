@@ -222,8 +222,12 @@ package enum ControlPoints {
     /// The calling thread's controlled run, if it is one of its participants and not running the
     /// run's own code.
     @inlinable
-    package static var current: Context? {
-        guard isActive, let context = contexts.value, !context.inSchedule else { return nil }
+    package static var current: Context? { current(Instrumentation.current) }
+
+    /// ``current``, with the instrumentation word as a lock read it (`flags`).
+    @inlinable
+    package static func current(_ flags: UInt8) -> Context? {
+        guard flags & Instrumentation.controlled != 0, let context = contexts.value, !context.inSchedule else { return nil }
         return context
     }
 

@@ -24,6 +24,7 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
     // Sound as Sendable: its only stored property is a `let` pointer passed only to the
     // thread-safe pthread mutex functions.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let instrumentation = InstrumentationWord()
     /// The lock's name in a controlled run's schedule.
     public let name: String
 
@@ -40,8 +41,9 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
 
     /// Takes the lock, waiting as long as another thread holds it.
     public func lock() {
-        if _slowPath(Instrumentation.current != 0) {
-            _ = LockHooks.acquire(hooked)
+        let flags = instrumentation.flags
+        if _slowPath(flags != 0) {
+            _ = LockHooks.acquire(hooked, flags: flags)
             return
         }
         PthreadMutex.lock(mutex)
@@ -49,13 +51,15 @@ public final class ControlledLock: NSLocking, @unchecked Sendable {
 
     /// Takes the lock if no thread holds it; returns whether it did.
     public func `try`() -> Bool {
-        if _slowPath(Instrumentation.current != 0) { return LockHooks.tryAcquire(hooked) }
+        let flags = instrumentation.flags
+        if _slowPath(flags != 0) { return LockHooks.tryAcquire(hooked, flags: flags) }
         return pthread_mutex_trylock(mutex) == 0
     }
 
     /// Releases the lock.
     public func unlock() {
-        if _slowPath(Instrumentation.current != 0) { return LockHooks.releaseUnprofiled(hooked) }
+        let flags = instrumentation.flags
+        if _slowPath(flags != 0) { return LockHooks.releaseUnprofiled(hooked, flags: flags) }
         PthreadMutex.unlock(mutex)
     }
 

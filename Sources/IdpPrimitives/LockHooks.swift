@@ -11,28 +11,52 @@ import Synchronization
 /// The one word every lock of the package reads before it takes its lock: which instrumentation
 /// is on in the process. 0 (the usual case) means none, and a lock goes straight to its mutex;
 /// the word is written only when lock profiling starts or stops, or a controlled run begins or
-/// ends, so threads read it from their own caches.
+/// ends, so threads read it from their own caches. A lock keeps the word's address
+/// (``InstrumentationWord``), read once when the lock is made.
 @usableFromInline
 package enum Instrumentation {
-    /// ``profiling`` and ``controlled`` bits.
-    @usableFromInline static let flags = Atomic<UInt8>(0)
+    /// The word: its cell made once, never freed.
+    @usableFromInline static let word = InstrumentationWord(cell: {
+        let cell = UnsafeMutablePointer<Atomic<UInt8>>.allocate(capacity: 1)
+        cell.initialize(to: Atomic(0))
+        return cell
+    }())
     /// `LockProfiler` is counting.
     @usableFromInline static let profiling: UInt8 = 1
     /// A controlled run (``ControlPoints``) is in progress.
     @usableFromInline static let controlled: UInt8 = 2
 
-    /// The flags now: one relaxed load.
+    /// The flags now: one relaxed load, for code that keeps no ``InstrumentationWord``.
     @inlinable
-    static var current: UInt8 { flags.load(ordering: .relaxed) }
+    static var current: UInt8 { word.flags }
 
     /// Sets or clears `flag`.
     static func set(_ flag: UInt8, _ on: Bool) {
         if on {
-            flags.bitwiseOr(flag, ordering: .releasing)
+            word.cell.pointee.bitwiseOr(flag, ordering: .releasing)
         } else {
-            flags.bitwiseAnd(~flag, ordering: .releasing)
+            word.cell.pointee.bitwiseAnd(~flag, ordering: .releasing)
         }
     }
+}
+
+/// The instrumentation word as a lock keeps it: the cell's address, so that reading the flags
+/// reads no global.
+@usableFromInline
+package struct InstrumentationWord: @unchecked Sendable {
+    // Sound as Sendable: `cell` is a `let` address of an `Atomic` that is never freed, and it is
+    // read and written only through the atomic's own operations.
+    @usableFromInline let cell: UnsafeMutablePointer<Atomic<UInt8>>
+
+    /// The process's word.
+    @inlinable
+    package init() { self = Instrumentation.word }
+
+    init(cell: UnsafeMutablePointer<Atomic<UInt8>>) { self.cell = cell }
+
+    /// ``Instrumentation``'s flags now: one relaxed load.
+    @inlinable
+    package var flags: UInt8 { cell.pointee.load(ordering: .relaxed) }
 }
 
 /// What the package's locks (``LockedValue``, ``ControlledLock``) do while instrumentation is on:
@@ -92,15 +116,16 @@ package enum LockHooks {
 
     /// Takes `lock`: a participant of a controlled run asks the run first (a point; the run decides
     /// when the lock is the participant's), a labelled lock is profiled, any other is taken plainly.
+    /// `flags` is the word as the lock read it.
     @usableFromInline
-    package static func acquire(_ lock: Lock) -> Acquisition {
-        if let control = ControlPoints.current {
+    package static func acquire(_ lock: Lock, flags: UInt8) -> Acquisition {
+        if let control = ControlPoints.current(flags) {
             control.acquire(lock.id, name: lock.name.text)
             lock.lock()
             return .controlled
         }
-        if let site = lock.site, LockProfiler.isCounting {
-            return Acquisition(bits: site.acquire(tryLock: { pthread_mutex_trylock(lock.mutex) == 0 }, lock: lock.lock).bits)
+        if let site = lock.site, flags & Instrumentation.profiling != 0 {
+            return Acquisition(bits: site.acquire(counting: true, tryLock: { pthread_mutex_trylock(lock.mutex) == 0 }, lock: lock.lock).bits)
         }
         lock.lock()
         return .plain
@@ -127,8 +152,8 @@ package enum LockHooks {
 
     /// Tries to take `lock` without waiting; a participant of a controlled run asks the run (a
     /// point). Returns whether it was taken.
-    package static func tryAcquire(_ lock: Lock) -> Bool {
-        guard let control = ControlPoints.current else { return pthread_mutex_trylock(lock.mutex) == 0 }
+    package static func tryAcquire(_ lock: Lock, flags: UInt8) -> Bool {
+        guard let control = ControlPoints.current(flags) else { return pthread_mutex_trylock(lock.mutex) == 0 }
         guard control.tryAcquire(lock.id, name: lock.name.text) else { return false }
         if pthread_mutex_trylock(lock.mutex) == 0 { return true }
         // Held by a thread outside the run: not taken after all.
@@ -138,8 +163,8 @@ package enum LockHooks {
 
     /// Releases `lock`, taken by ``acquire(_:)`` or ``tryAcquire(_:)`` without profiling: a
     /// participant of a controlled run tells the run after the unlock.
-    package static func releaseUnprofiled(_ lock: Lock) {
+    package static func releaseUnprofiled(_ lock: Lock, flags: UInt8) {
         lock.unlock()
-        ControlPoints.current?.release(lock.id, name: lock.name.text)
+        ControlPoints.current(flags)?.release(lock.id, name: lock.name.text)
     }
 }

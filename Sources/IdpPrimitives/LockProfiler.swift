@@ -267,15 +267,17 @@ package enum LockProfiler {
         /// - Parameter label: The name the contention figures show.
         package init(label: String) { id = LockProfiler.register(label) }
 
-        /// Takes the lock with `lock`; while profiling is on, tries `tryLock` first and times the
-        /// wait when it fails, then notes when the lock was taken.
+        /// Takes the lock with `lock`; while profiling is on (`counting`, as the caller read the
+        /// instrumentation word), tries `tryLock` first and times the wait when it fails, then
+        /// notes when the lock was taken.
         /// - Parameters:
+        ///   - counting: Whether profiling is on.
         ///   - tryLock: Takes the lock if it is free; returns whether it did.
         ///   - lock: Takes the lock, waiting as long as it takes.
         /// - Returns: The hold to hand to ``release(_:unlock:)``.
         @inlinable
-        package func acquire(tryLock: () -> Bool, lock: () -> Void) -> Hold {
-            if let id, LockProfiler.isCounting {
+        package func acquire(counting: Bool = LockProfiler.isCounting, tryLock: () -> Bool, lock: () -> Void) -> Hold {
+            if let id, counting {
                 return LockProfiler.acquire(id: id, tryLock: tryLock, lock: lock)
             }
             lock()

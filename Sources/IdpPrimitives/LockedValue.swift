@@ -34,6 +34,7 @@ public final class LockedValue<Value> {
     @usableFromInline @exclusivity(unchecked) var value: Value
     /// Where ``LockProfiler`` counts this lock, or `nil` for a lock that is not profiled.
     @usableFromInline let site: LockProfiler.Site?
+    @usableFromInline let instrumentation = InstrumentationWord()
 
     /// Creates a lock around `value`.
     /// - Parameters:
@@ -68,8 +69,9 @@ public final class LockedValue<Value> {
         // place: on a path of its own per case, this function grows too large to inline, or
         // retains what `body` captures.
         let acquisition: LockHooks.Acquisition
-        if _slowPath(Instrumentation.current != 0) {
-            acquisition = LockHooks.acquire(hooked)
+        let flags = instrumentation.flags
+        if _slowPath(flags != 0) {
+            acquisition = LockHooks.acquire(hooked, flags: flags)
         } else {
             lock()
             acquisition = .plain
