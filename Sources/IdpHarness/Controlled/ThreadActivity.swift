@@ -80,8 +80,10 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         guard let directory = opendir("/proc/self/task") else { return false }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let tid = Int32(name), tid != excluded, let state = state(tid) else { continue }
+            let parsed = withUnsafeBytes(of: entry.pointee.d_name) { number($0, from: 0, radix: 10).value }
+            guard let parsed, parsed <= UInt64(Int32.max) else { continue }
+            let tid = Int32(parsed)
+            guard tid != excluded, let state = state(tid) else { continue }
             if state == UInt8(ascii: "R") || state == UInt8(ascii: "D") { return false }
         }
         return true
@@ -97,21 +99,35 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
 
     /// The state letter of `/proc/self/task/<tid>/stat` (R, S, D, T, Z…), or `nil` if the thread is gone.
     private static func state(_ tid: Int32) -> UInt8? {
-        guard let text = contents("/proc/self/task/\(tid)/stat") else { return nil }
+        guard let text = contents(tid, "stat") else { return nil }
         // "tid (name) S …": the name may hold spaces and parentheses; the state follows the last ')'.
-        guard let close = text.lastIndex(of: UInt8(ascii: ")")), close + 2 < text.count else { return nil }
+        var close = text.count - 1
+        while close >= 0, text[close] != UInt8(ascii: ")") { close -= 1 }
+        guard close >= 0, close + 2 < text.count else { return nil }
         return text[close + 2]
     }
 
     /// What `/proc/self/task/<tid>/syscall` says the sleeping thread waits in, or `nil` if it is not
     /// in a system call (it is running, or was preempted in user space).
     private static func blockingCall(_ tid: Int32) -> ThreadActivity? {
-        guard let text = contents("/proc/self/task/\(tid)/syscall") else { return nil }
-        let fields = text.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
-        guard let number = fields.first.flatMap({ Int($0) }), number >= 0 else { return nil }
+        guard let text = contents(tid, "syscall") else { return nil }
+        // "number arg1 … arg6 sp pc": the number in decimal, the words in hex ("0x…").
+        let (first, afterFirst) = text.withUnsafeBytes { Self.number($0, from: 0, radix: 10) }
+        guard let first, first <= UInt64(Int.max) else { return nil }
+        let call = Int(first)
         // The six arguments, then the stack pointer and the program counter.
-        let words = fields.dropFirst().prefix(8).map { UInt64($0.hasPrefix("0x") ? String($0.dropFirst(2)) : $0, radix: 16) ?? 0 }
-        let activity = SystemCalls.activity(number, Array(words.prefix(6)))
+        var words: [UInt64] = []
+        var at = afterFirst
+        while words.count < 8 {
+            while at < text.count, text[at] == UInt8(ascii: " ") { at += 1 }
+            guard at < text.count else { break }
+            let (word, after) = text.withUnsafeBytes { Self.number($0, from: at, radix: 16) }
+            words.append(word ?? 0)
+            at = after
+        }
+        var arguments: [UInt64] = []
+        for index in 0..<min(6, words.count) { arguments.append(words[index]) }
+        let activity = SystemCalls.activity(call, arguments)
         if case .blocked(let what, owner: nil) = activity, words.count == 8 {
             if let brief = briefLock(at: UInt(words[7])) { return .sleeping(brief) }
             // A wait with no owner to name: the function it waits in says what it waits for.
@@ -196,15 +212,63 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         return count == 4 ? value : nil
     }
 
-    /// The first 256 bytes of a /proc file, read with plain system calls.
-    private static func contents(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// The first line of `/proc/self/task/<tid>/<file>`, at most 256 bytes, read with plain
+    /// system calls. Built and scanned by index: the watchdog of every controlled run reads it.
+    private static func contents(_ tid: Int32, _ file: StaticString) -> [UInt8]? {
+        var path: [UInt8] = []
+        path.reserveCapacity(48)
+        let prefix: StaticString = "/proc/self/task/"
+        for index in 0..<prefix.utf8CodeUnitCount { path.append(prefix.utf8Start[index]) }
+        var digits: [UInt8] = []
+        var rest = Int(tid)
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        var digit = digits.count - 1
+        while digit >= 0 {
+            path.append(digits[digit])
+            digit -= 1
+        }
+        path.append(UInt8(ascii: "/"))
+        for index in 0..<file.utf8CodeUnitCount { path.append(file.utf8Start[index]) }
+        path.append(0)
+        let descriptor = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY | O_CLOEXEC) } }
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
-        return Array(buffer.prefix(count).prefix { $0 != UInt8(ascii: "\n") })
+        var end = 0
+        while end < count, buffer[end] != UInt8(ascii: "\n") { end += 1 }
+        buffer.removeLast(buffer.count - end)
+        return buffer
+    }
+
+    /// The number in `text` at `start` (after any spaces; in hex, an optional "0x"), up to a space
+    /// or NUL or the end, and where it ended; `nil` for no digits or a character that is not one.
+    private static func number(_ text: UnsafeRawBufferPointer, from start: Int, radix: UInt64) -> (value: UInt64?, end: Int) {
+        var at = start
+        while at < text.count, text[at] == UInt8(ascii: " ") { at += 1 }
+        if radix == 16, at + 1 < text.count, text[at] == UInt8(ascii: "0"), text[at + 1] == UInt8(ascii: "x") { at += 2 }
+        var value: UInt64 = 0
+        var digits = 0
+        var valid = true
+        while at < text.count, text[at] != UInt8(ascii: " "), text[at] != 0 {
+            let byte = text[at]
+            let digit: UInt64
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt64(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt64(byte - UInt8(ascii: "A") + 10)
+            default: digit = radix
+            }
+            if digit >= radix { valid = false }
+            value = value &* radix &+ digit
+            digits += 1
+            at += 1
+        }
+        return (valid && digits > 0 ? value : nil, at)
     }
 
     /// The waiting system calls, by number on this architecture, and whether each call's arguments

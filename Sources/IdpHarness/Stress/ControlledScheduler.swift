@@ -395,14 +395,17 @@ package final class ControlledScheduler: Sendable {
         if let ready { body(ready) }
     }
 
-    /// The watchdog's loop: wakes every `period` (or at once when the run ends), lets the machine
-    /// judge the last-resort guard, asks the OS about the running participant when it kept the
-    /// turn since the last look (and, while the run waits for work handed outside it, whether any
-    /// thread of the process runs), and stops once the run has ended.
-    private func watch(every period: Duration) {
+    /// The watchdog's loop: wakes every `shortest` period or later (or at once when the run ends),
+    /// lets the machine judge the last-resort guard, asks the OS about the running participant
+    /// when it kept the turn since the last look (and, while the run waits for work handed outside
+    /// it, whether any thread of the process runs), and stops once the run has ended. Each look
+    /// that leaves nothing to suspect doubles the period, up to 16 times `shortest`; a look that
+    /// suspects a blocked participant looks again after `shortest`.
+    private func watch(every shortest: Duration) {
         let watchdog = ThreadActivity.currentThreadID
         var previous: (participant: Int, turn: Int)?
         var suspect: (participant: Int, turn: Int, what: String)?
+        var period = shortest
         while true {
             _ = ended.wait(timeout: .now(plus: period))
             let effect = decide { $0.watchdogWoke(now: .now) }
@@ -416,16 +419,19 @@ package final class ControlledScheduler: Sendable {
                 perform(decide { $0.outsideIdle("every participant left waits at a point for work handed outside the run, and the OS shows no thread of the process running") })
                 continue
             }
-            let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, kind: Machine.Kind, tid: Int32?, held: Set<Int32>)? in
+            let looked = guarded.withLock { guarded -> (participant: Int, turn: Int, kind: Machine.Kind, tid: Int32?)? in
                 guard let running = guarded.machine.running, !guarded.awaitingTurn.contains(running), guarded.handingOver == 0 else { return nil }
-                return (running, guarded.machine.turn, guarded.machine.participants[running].kind, guarded.threadIDs[running], guarded.heldThreads)
+                return (running, guarded.machine.turn, guarded.machine.participants[running].kind, guarded.threadIDs[running])
             }
             defer { previous = looked.map { ($0.participant, $0.turn) } }
+            // The threads held by the run are gathered only for a participant that kept the turn.
             guard let looked, let previous, previous == (looked.participant, looked.turn),
-                  let what = blocked(looked.participant, looked.kind, looked.tid, held: looked.held, watchdog: watchdog) else {
+                  let what = blocked(looked.participant, looked.kind, looked.tid, held: guarded.withLock { $0.heldThreads }, watchdog: watchdog) else {
                 suspect = nil
+                period = min(period * 2, shortest * 16)
                 continue
             }
+            period = shortest
             // Blocked at two looks in a row, in the same wait, in the same turn: durably blocked.
             if let seen = suspect, seen == (looked.participant, looked.turn, what) {
                 suspect = nil
