@@ -157,7 +157,9 @@ final class HammerRound: @unchecked Sendable {
     let slots: [UnsafeMutablePointer<IdpSdkProvideCredentialsResult?>]
     let crossing: Crossing?
     let ready = Atomic<Int>(0)
-    let go = Atomic<Bool>(false)
+    /// Signalled once per thread when every thread has started.
+    let start = DispatchSemaphore(value: 0)
+    let awake = Atomic<Int>(0)
     let called = Atomic<Int>(0)
     /// Set when the coordinator gives up on a hung round: the other threads stop waiting.
     let abandoned = Atomic<Bool>(false)
@@ -206,8 +208,13 @@ final class HammerRound: @unchecked Sendable {
         let mine = calls[thread]
         let slot = slots[thread]
         let observers = providers.map { $0.map { $0 as? any IdpSdkFlowObserving } }
+        // Threads start one by one: each sleeps until all have started, then they spin only
+        // until all are awake, and go together.
         ready.add(1, ordering: .relaxed)
-        while !go.load(ordering: .relaxed), !abandoned.load(ordering: .relaxed) { sched_yield() }
+        start.wait()
+        awake.add(1, ordering: .relaxed)
+        var waitForAll = PatientSpin()
+        while awake.load(ordering: .relaxed) < calls.count, !abandoned.load(ordering: .relaxed) { waitForAll.pause() }
         // From here to the end barrier: provider calls and this thread's own slots, nothing else
         // (the crossing's clock is two relaxed atomics).
         for index in mine.indices {
@@ -249,8 +256,9 @@ final class HammerRound: @unchecked Sendable {
             worker.stackSize = 1 << 20
             worker.start()
         }
-        while ready.load(ordering: .relaxed) < calls.count { sched_yield() }
-        go.store(true, ordering: .relaxed)
+        var waitForStarts = PatientSpin()
+        while ready.load(ordering: .relaxed) < calls.count { waitForStarts.pause() }
+        for _ in calls.indices { start.signal() }
         guard allFinished.wait(timeout: .now(plus: timeout)) == .success else {
             abandoned.store(true, ordering: .relaxed)
             return false
