@@ -24,7 +24,8 @@ struct ThreadActivityTests {
             done.open()
         }.start()
         let seen = LockedValue<ThreadActivity?>(nil)
-        let matched = await eventuallyOnOSThread {
+        // Every state it waits for lasts until the test lets the thread go: a look per millisecond.
+        let matched = await eventuallyOnOSThread(every: 1_000) {
             guard let id = tid.withLock({ $0 }) else { return false }
             let activity = ThreadActivity.read(id)
             seen.withLock { $0 = activity }
