@@ -12,9 +12,10 @@ import TestSupport
 struct ThreadActivityTests {
     /// A thread that reports its id, then runs `body`; the test reads the OS's view of it until
     /// `matches` holds (a deadline for a stuck test, not an expected time), then lets it go
-    /// (`release`, and `letGo` for what the body waits for).
+    /// (`release`, and `letGo` for what the body waits for) from the observing OS thread, so a body
+    /// that computes stops at once, not when the test's task next gets a thread of the pool.
     static func observe(_ body: @escaping @Sendable (_ release: Gate) -> Void, until matches: @escaping @Sendable (ThreadActivity) -> Bool,
-                        letGo: () -> Void = {}) async -> ThreadActivity? {
+                        letGo: @escaping @Sendable () -> Void = {}) async -> ThreadActivity? {
         let tid = LockedValue<Int32?>(nil)
         let release = Gate()
         let done = Gate()
@@ -23,18 +24,25 @@ struct ThreadActivityTests {
             body(release)
             done.open()
         }.start()
-        let seen = LockedValue<ThreadActivity?>(nil)
-        // Every state it waits for lasts until the test lets the thread go: a look per millisecond.
-        let matched = await eventuallyOnOSThread(every: 1_000) {
-            guard let id = tid.withLock({ $0 }) else { return false }
-            let activity = ThreadActivity.read(id)
-            seen.withLock { $0 = activity }
-            return matches(activity)
+        return await OSThreads.run {
+            // Every state it waits for lasts until the thread is let go: a look per millisecond.
+            let deadline = ContinuousClock.now + .seconds(600)
+            var seen: ThreadActivity?
+            while ContinuousClock.now < deadline {
+                if let id = tid.withLock({ $0 }) {
+                    let activity = ThreadActivity.read(id)
+                    if matches(activity) {
+                        seen = activity
+                        break
+                    }
+                }
+                usleep(1_000)
+            }
+            release.open()
+            letGo()
+            done.wait(timeout: .seconds(600))
+            return seen
         }
-        release.open()
-        letGo()
-        done.wait(timeout: .seconds(600))
-        return matched ? seen.withLock { $0 } : nil
     }
 
     @Test("a thread computing is running")

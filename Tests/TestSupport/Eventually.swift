@@ -15,17 +15,16 @@ public func eventually(within limit: Duration = .seconds(600), _ condition: () a
     return await condition()
 }
 
-/// Polls `condition` from a new OS thread every `microseconds` (100 µs by default) until it
-/// holds, for at most `limit`, and returns whether it held: for a state that lasts only a moment
-/// (a thread spinning before it sleeps), which a poll from a task every few milliseconds could
-/// miss, and for a condition that must not wait for a pool thread to be checked.
-public func eventuallyOnOSThread(within limit: Duration = .seconds(600), every microseconds: UInt32 = 100,
-                                 _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+/// Polls `condition` from a new OS thread every 100 µs until it holds, for at most `limit`, and
+/// returns whether it held: for a state that lasts only a moment (a thread spinning before it
+/// sleeps), which a poll from a task every few milliseconds could miss, and for a condition that
+/// must not wait for a pool thread to be checked.
+public func eventuallyOnOSThread(within limit: Duration = .seconds(600), _ condition: @escaping @Sendable () -> Bool) async -> Bool {
     await OSThreads.run {
         let deadline = ContinuousClock.now + limit
         while !condition() {
             if ContinuousClock.now > deadline { return false }
-            usleep(microseconds)
+            usleep(100)
         }
         return true
     }
