@@ -103,7 +103,7 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         // "tid (name) S …": the name may hold spaces and parentheses; the state follows the last ')'.
         var close = text.count - 1
         while close >= 0, text[close] != UInt8(ascii: ")") { close -= 1 }
-        guard close >= 0, close + 2 < text.count else { return nil }
+        guard close >= 0, close + 2 < text.count, text[close + 2] != 0 else { return nil }
         return text[close + 2]
     }
 
@@ -120,7 +120,7 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         var at = afterFirst
         while words.count < 8 {
             while at < text.count, text[at] == UInt8(ascii: " ") { at += 1 }
-            guard at < text.count else { break }
+            guard at < text.count, text[at] != 0 else { break }
             let (word, after) = text.withUnsafeBytes { Self.number($0, from: at, radix: 16) }
             words.append(word ?? 0)
             at = after
@@ -212,8 +212,9 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         return count == 4 ? value : nil
     }
 
-    /// The first line of `/proc/self/task/<tid>/<file>`, at most 256 bytes, read with plain
-    /// system calls. Built and scanned by index: the watchdog of every controlled run reads it.
+    /// The first line of `/proc/self/task/<tid>/<file>`, at most 256 bytes and NULs after it, read
+    /// with plain system calls. Built and scanned by index: the watchdog of every controlled run
+    /// reads it.
     private static func contents(_ tid: Int32, _ file: StaticString) -> [UInt8]? {
         var path: [UInt8] = []
         path.reserveCapacity(48)
@@ -239,9 +240,13 @@ package enum ThreadActivity: Sendable, Equatable, CustomStringConvertible {
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
+        // The line ends at the first newline; from there on the buffer holds NULs.
         var end = 0
         while end < count, buffer[end] != UInt8(ascii: "\n") { end += 1 }
-        buffer.removeLast(buffer.count - end)
+        while end < buffer.count {
+            buffer[end] = 0
+            end += 1
+        }
         return buffer
     }
 
