@@ -45,6 +45,25 @@ struct ThreadActivityTests {
         }
     }
 
+    @Test("with a thread of the process computing, the OS does not show the process idle")
+    func computingThreadKeepsTheProcessBusy() async {
+        // Given a thread that computes until the test lets it go
+        let release = Gate(), started = Gate()
+        Thread {
+            started.open()
+            while !release.wait(timeout: .zero) {}
+        }.start()
+        // When another thread asks whether any thread but itself runs
+        let idle = await OSThreads.run { () -> Bool in
+            started.wait(timeout: .seconds(600))
+            let seen = ThreadActivity.noOtherThreadRuns(excluding: ThreadActivity.currentThreadID)
+            release.open()
+            return seen
+        }
+        // Then it sees the computing one (running or runnable at every look)
+        #expect(!idle)
+    }
+
     @Test("a thread computing is running")
     func running() async {
         let seen = await Self.observe({ release in
