@@ -24,25 +24,22 @@ struct ThreadActivityTests {
             body(release)
             done.open()
         }.start()
-        return await OSThreads.run {
-            // Every state it waits for lasts until the thread is let go: a look per millisecond.
-            let deadline = ContinuousClock.now + .seconds(600)
-            var seen: ThreadActivity?
-            while ContinuousClock.now < deadline {
-                if let id = tid.withLock({ $0 }) {
-                    let activity = ThreadActivity.read(id)
-                    if matches(activity) {
-                        seen = activity
-                        break
-                    }
-                }
-                usleep(1_000)
-            }
+        let seen = LockedValue<ThreadActivity?>(nil)
+        let matched = await eventuallyOnOSThread {
+            guard let id = tid.withLock({ $0 }) else { return false }
+            let activity = ThreadActivity.read(id)
+            seen.withLock { $0 = activity }
+            guard matches(activity) else { return false }
             release.open()
             letGo()
-            done.wait(timeout: .seconds(600))
-            return seen
+            return true
         }
+        if !matched {
+            release.open()
+            letGo()
+        }
+        done.wait(timeout: .seconds(600))
+        return matched ? seen.withLock { $0 } : nil
     }
 
     @Test("with a thread of the process computing, the OS does not show the process idle")
