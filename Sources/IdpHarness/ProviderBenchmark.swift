@@ -50,8 +50,14 @@ public enum ProviderBenchmark {
         public var seed: UInt64 = 42
 
         /// The defaults: 1, 2, 4 and 8 threads, 0.1 s per cell, 1, 16 and 256 flows in flight.
-        public init() {}
+        public init() {
+            if let defaults = ProviderBenchmark.defaults { self = defaults }
+        }
     }
+
+    /// What ``Configuration/init()`` gives in this task instead of the documented defaults, when
+    /// set: the package's own tests run documented calls with cells short enough for a debug build.
+    @TaskLocal package static var defaults: Configuration?
 
     /// Measures the provider `sharedProvider` builds: **one instance for all users**, shared by
     /// every measuring thread and every flow (the closure is given every user, once).
