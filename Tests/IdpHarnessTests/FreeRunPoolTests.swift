@@ -4,22 +4,29 @@ import IdpHarness
 import IdpPrimitives
 import Synchronization
 import Testing
+import TestSupport
 
 /// A free run beside work that holds every Swift concurrency thread, as a busy test suite does:
 /// its MC events, and the tasks the MC starts itself, run on the run's own threads.
-@Suite("Free-running stress beside work that holds the Swift concurrency pool", .serialized)
+@Suite("Free-running stress beside work that holds the Swift concurrency pool", .serialized, .heavy)
 struct FreeRunPoolTests {
     /// Spinning tasks, enough to keep every thread of the Swift concurrency pool busy, until
-    /// ``release()``: work that never suspends, as a long synchronous test body does.
+    /// ``release()``: work that never suspends, as a long synchronous test body does. Made on a
+    /// thread outside the pool, it returns once every pool thread spins, so that no job queued
+    /// after it (at any priority) finds a free pool thread before the hold ends.
     final class PoolHold: Sendable {
         private let released = Atomic<Bool>(false)
+        private let spinning = Atomic<Int>(0)
 
         init() {
-            for _ in 0..<(2 * ProcessInfo.processInfo.activeProcessorCount) {
+            let poolThreads = ProcessInfo.processInfo.activeProcessorCount
+            for _ in 0..<(2 * poolThreads) {
                 Task.detached { [self] in
+                    spinning.add(1, ordering: .relaxed)
                     while !released.load(ordering: .relaxed) {}
                 }
             }
+            while spinning.load(ordering: .relaxed) < poolThreads { usleep(1_000) }
         }
 
         func release() { released.store(true, ordering: .relaxed) }
