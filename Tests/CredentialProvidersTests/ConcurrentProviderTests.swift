@@ -29,7 +29,7 @@ private func isWhole(_ answer: [String: String], of user: String) -> Bool {
     return answer == values(user, generation)
 }
 
-@Suite("CredentialStore and StaticCredentials under concurrent reads and writes")
+@Suite("CredentialStore and StaticCredentials under concurrent reads and writes", .heavy)
 struct StripedProviderTests {
     @Test("8 OS threads reading while another sets, removes and rebinds get only whole value sets of the asked user")
     func wholeAnswersUnderWrites() async {

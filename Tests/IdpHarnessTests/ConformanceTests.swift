@@ -14,7 +14,7 @@ import TestSupport
 /// re-asked, 8 cancelled and 8 for users without credentials. The race hammer keeps its 32 rounds
 /// of 8 threads, four times the rounds in which the calibration catches every broken provider of
 /// its corpus in every run.
-@Suite("Every provider of CredentialProviders passes the conformance kit", .serialized)
+@Suite("Every provider of CredentialProviders passes the conformance kit", .serialized, .heavy(goesFirst: true))
 struct ConformanceTests {
     static var battery: ProviderConformanceKit.Configuration {
         var configuration = ProviderConformanceKit.Configuration()

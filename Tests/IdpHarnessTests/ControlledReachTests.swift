@@ -6,11 +6,12 @@ import IdpPrimitives
 import IdpSdk
 import Synchronization
 import Testing
+import TestSupport
 
 /// What the controlled phase reaches in providers written as users write them — tasks and actors,
 /// `asyncAfter`, `Task.sleep`, `DispatchSemaphore` — and what it reports as not exercised, naming
 /// it: a dispatch queue, a thread of the provider's own, a dispatch source.
-@Suite("The controlled phase reaches tasks, actors, semaphores and timers, and names what it does not schedule")
+@Suite("The controlled phase reaches tasks, actors, semaphores and timers, and names what it does not schedule", .heavy)
 struct ControlledReachTests {
     static var settings: ProviderConformanceKit.Configuration { ControlledCalibrationTests.settings }
 

@@ -46,7 +46,7 @@ struct TrapInEngineFlowsProvider: IdpSdkInteractionInterface {
     }
 }
 
-@Suite("Crash isolation: the kit runs in a child process, and a crash there is a verdict")
+@Suite("Crash isolation: the kit runs in a child process, and a crash there is a verdict", .heavy)
 struct CrashIsolationTests {
     static var quick: ProviderConformanceKit.Configuration {
         var configuration = RaceHammerTests.quick

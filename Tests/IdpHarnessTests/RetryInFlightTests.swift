@@ -3,10 +3,11 @@ import Foundation
 import IdpHarness
 import IdpPrimitives
 import Testing
+import TestSupport
 
 /// `transport.retryInFlight`: a code or refresh grant, or a step's form post, reaches the IDP twice
 /// at once, and the stress judges the two answers against its own record.
-@Suite("A request sent twice at once: the fault fires controlled and free, and only it reaches a redemption decided on an earlier read")
+@Suite("A request sent twice at once: the fault fires controlled and free, and only it reaches a redemption decided on an earlier read", .heavy)
 struct RetryInFlightTests {
     /// Logins and refreshes of one device whose requests are often sent twice at once, with `bug`
     /// planted: nobody else moves the clock while a pair is out, so each pair's revocation is

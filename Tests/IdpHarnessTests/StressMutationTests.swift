@@ -3,6 +3,7 @@ import Foundation
 import IdpHarness
 import IdpPrimitives
 import Testing
+import TestSupport
 
 /// The system stress is only as good as the bugs it catches: each bug planted in the product
 /// (engine, MasterController, IDP; a switch only a debug build has) must break the invariant named
@@ -11,7 +12,7 @@ import Testing
 /// caught its bug and how long it took; the budgets are runs, not seconds (a loaded machine
 /// stretches any wall-clock bound). One stress at a time: dozens at once on two cores starve each
 /// other's threads.
-@Suite("System stress mutation tests: every planted bug is caught by the invariant named for its kind, controlled and free", .serialized)
+@Suite("System stress mutation tests: every planted bug is caught by the invariant named for its kind, controlled and free", .serialized, .heavy(goesFirst: true))
 struct StressMutationTests {
     /// The invariant each planted bug must break.
     static let caughtBy: [PlantedBug: SystemStress.Invariant] = [

@@ -96,7 +96,7 @@ struct StressShardTests {
 }
 
 /// A campaign runs for hours: a run's world must not outlive it.
-@Suite("A long campaign does not keep its runs")
+@Suite("A long campaign does not keep its runs", .heavy)
 struct StressMemoryTests {
     /// Holds an object weakly.
     final class Weak: @unchecked Sendable {

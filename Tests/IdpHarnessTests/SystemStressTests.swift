@@ -3,6 +3,7 @@ import IdpHarness
 import IdpPrimitives
 import IdpSdk
 import Testing
+import TestSupport
 
 /// A provider with a bug users write: it remembers "the current user's" answers in one shared slot
 /// between the steps of a flow, instead of per flow. Alone it is right; when another flow's first
@@ -28,7 +29,7 @@ final class PerFlowStateInOneSlotProvider: IdpSdkInteractionInterface, Sendable 
     }
 }
 
-@Suite("System stress: the product under the controlled scheduler, with faults", .serialized)
+@Suite("System stress: the product under the controlled scheduler, with faults", .serialized, .heavy)
 struct SystemStressTests {
     @Test("a short controlled run of the whole system with every fault: every invariant holds, and the run repeats")
     func shortRun() async throws {
@@ -94,7 +95,7 @@ struct SystemStressTests {
 
 /// The interleavings that free-running threads reach, found and replayed by the controlled
 /// scheduler, and the system running free on its own threads.
-@Suite("System stress: interleavings the controlled scheduler reaches and replays, and free runs", .serialized)
+@Suite("System stress: interleavings the controlled scheduler reaches and replays, and free runs", .serialized, .heavy)
 struct SystemStressInterleavingTests {
     /// A focused scenario for each interleaving: the steps and faults that lead to it, under the
     /// default PCT, or deeper where the interleaving needs it.

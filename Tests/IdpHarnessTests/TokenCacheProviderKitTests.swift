@@ -74,7 +74,7 @@ extension IdpSdkProvideCredentialsResult {
     }
 }
 
-@Suite("TokenCacheProvider passes the conformance kit, and the kit catches each of its planted bugs", .serialized)
+@Suite("TokenCacheProvider passes the conformance kit, and the kit catches each of its planted bugs", .serialized, .heavy(goesFirst: true))
 struct TokenCacheProviderKitTests {
     /// The whole kit, the engine's flows included (fewer under ThreadSanitizer, as for the
     /// library's other providers).

@@ -40,7 +40,7 @@ private final class CompanionProvider: IdpSdkInteractionInterface, Sendable {
     }
 }
 
-@Suite("Many flows at once")
+@Suite("Many flows at once", .heavy)
 struct ConcurrentFlowTests {
     struct Device: Sendable {
         let user: String
@@ -172,7 +172,7 @@ struct ConcurrentFlowTests {
     }
 }
 
-@Suite("Waiting on the IDP")
+@Suite("Waiting on the IDP", .heavy)
 struct ParkingTests {
     /// Holds every request, as a slow IDP would, until released; then hands them to the IDP.
     final class HoldingTransport: Transport {

@@ -3,8 +3,9 @@ import IdpPrimitives
 @testable import IdpServer
 import IdpWireFormats
 import Testing
+import TestSupport
 
-@Suite("A grant log and the handles that name its grants")
+@Suite("A grant log and the handles that name its grants", .heavy)
 struct GrantLogTests {
     /// What the run's log stores.
     struct Grant {

@@ -2,8 +2,9 @@ import Foundation
 import IdpPrimitives
 @testable import IdpServer
 import Testing
+import TestSupport
 
-@Suite("Tables that grow a few entries per change")
+@Suite("Tables that grow a few entries per change", .heavy)
 struct IncrementalTableTests {
     /// What a seeded run of random changes found wrong in an ``IncrementalTable`` built with
     /// `defect`, judged against a plain `Dictionary` given the same changes (the independent

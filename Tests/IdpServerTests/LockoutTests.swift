@@ -29,7 +29,7 @@ extension Browser {
     func count(_ event: AuditEntry.Event) -> Int { server.auditLog().filter { $0.event == event }.count }
 }
 
-@Suite("Lockout at the IDP")
+@Suite("Lockout at the IDP", .heavy)
 struct LockoutTests {
     @Test("N wrong passwords lock the account until lockedUntil; while locked even the right password is refused unevaluated")
     func temporaryLockout() throws {

@@ -11,7 +11,7 @@ import TestSupport
 /// continuations, `NSLock`, `NSCondition` and `DispatchSemaphore` (UserWrittenShapes.swift) — is
 /// found by the kit's controlled phase, at its defaults, in every kit run, and its reproducer
 /// replays it 10 of 10; every fix passes every run and every replay.
-@Suite("Calibration: the controlled phase finds every ordering bug of the corpus and replays it", .serialized)
+@Suite("Calibration: the controlled phase finds every ordering bug of the corpus and replays it", .serialized, .heavy)
 struct ControlledCalibrationTests {
     /// Kit runs per shape: 20 where the full calibration is asked for
     /// (`IDPHARNESS_FULL_SUITE=1`), 3 otherwise.
