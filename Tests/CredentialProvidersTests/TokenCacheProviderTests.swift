@@ -80,7 +80,7 @@ private func expiredWithHeldRefresh(synchronous: Bool = false, refreshTimeout: D
     return (gate, refresher, provider)
 }
 
-@Suite("TokenCacheProvider: one refresh for every caller, failures unchanged and not kept, a logout not undone", .serialized)
+@Suite("TokenCacheProvider: one refresh for every caller, failures unchanged and not kept, a logout not undone", .serialized, .heavy)
 struct TokenCacheProviderTests {
     /// 1,000 OS threads each answer once before the expiry and once after it (the clock moves
     /// when all have answered once). Half make their second call at once, racing for the expired

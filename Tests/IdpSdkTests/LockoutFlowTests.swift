@@ -6,8 +6,9 @@ import McSdk
 import Synchronization
 import Testing
 import StackTestSupport
+import TestSupport
 
-@Suite("Lockout seen from the IdpSdk")
+@Suite("Lockout seen from the IdpSdk", .heavy)
 struct LockoutFlowTests {
     /// A provider that gives `password` once per flow and ends the flow when the IDP re-asks.
     static func oneTry(_ password: String, user: String = "lee") -> ClosureProvider {
