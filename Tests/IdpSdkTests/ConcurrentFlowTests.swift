@@ -55,10 +55,12 @@ struct ConcurrentFlowTests {
         let login: KSMSetAuthorisationCodeResultEvent?
     }
 
-    @Test("1,000 activation+login flows over 100 users share one provider, and each flow gets its own user's code")
-    func thousandFlowsOverHundredUsers() async throws {
-        // Given 100 users, each to be activated on 10 devices (one MasterController each), and one
-        // shared provider instance, over an IDP with 2 ms of latency per request
+    @Test("activation+login flows of several devices for each of 100 users, all at once, share one provider, and each flow gets its own user's code")
+    func flowsOverHundredUsers() async throws {
+        // Given 100 users, each to be activated on 3 devices (10 in the full suite; one
+        // MasterController each), and one shared provider instance, over an IDP with 2 ms of
+        // latency per request
+        let devicesPerUser = SuiteSize.pick(3, full: 10)
         let idp = TestIDP(latency: .milliseconds(2))
         let sdk = idp.sdk()
         var devices: [Device] = []
@@ -66,7 +68,7 @@ struct ConcurrentFlowTests {
         for u in 0..<100 {
             let user = "user\(u)"
             try idp.server.addUser(user, tenant: idp.tenant)
-            for _ in 0..<10 {
+            for _ in 0..<devicesPerUser {
                 let code = try idp.server.issueActivationCode(for: user, tenant: idp.tenant)
                 let device = Device(user: user, masterController: idp.masterController(), activationTrace: .random(), loginTrace: .random())
                 let answer = CompanionProvider.Answers(username: user, password: "pw-\(user)", activationCode: code)
@@ -96,7 +98,7 @@ struct ConcurrentFlowTests {
         }
 
         // Then every flow ended OK, for its own user
-        #expect(outcomes.count == 1000)
+        #expect(outcomes.count == 100 * devicesPerUser)
         for outcome in outcomes {
             let user = KsUserIdentifier(tenantId: "demo", userId: devices[outcome.device].user)
             #expect(outcome.activation.status == .kOk, "device \(outcome.device) activation: \(outcome.activation.errorDescription)")
@@ -111,10 +113,10 @@ struct ConcurrentFlowTests {
             #expect(issued[device.loginTrace.traceId]?.map(\.userId) == [device.user])
         }
         // and the provider ran only on SDK threads: 3 enrollment steps + 1 login step per device
-        #expect(provider.calls.load(ordering: .relaxed) == 4000)
+        #expect(provider.calls.load(ordering: .relaxed) == 4 * 100 * devicesPerUser)
         #expect(provider.misplacedCalls.load(ordering: .relaxed) == 0)
         #expect(sdk.flowsInFlight == 0)
-        #expect(idp.server.user("user7", tenant: "demo")?.astClientIds.count == 10)
+        #expect(idp.server.user("user7", tenant: "demo")?.astClientIds.count == devicesPerUser)
     }
 
     static func threeSteps(_ mc: MasterController, sdk: IdpSdkService, tenant: String, client: String, provider: any IdpSdkInteractionInterface & Sendable, userId: String?, trace: TraceParent) async -> KSMSetAuthorisationCodeResultEvent {
@@ -127,7 +129,8 @@ struct ConcurrentFlowTests {
 
     @Test("flows started from 16 OS threads through the completion handler each complete exactly once with their own user's code")
     func completionHandlersFromOSThreads() async throws {
-        // Given 40 active users and 16 caller threads, each starting 25 login flows
+        // Given 40 active users and 16 caller threads, each starting 10 login flows, one after the
+        // other (25 in the full suite)
         let idp = TestIDP(latency: .milliseconds(1))
         let sdk = idp.sdk()
         for u in 0..<40 { idp.activeUser("u\(u)", password: "secret-\(u)") }
@@ -140,7 +143,7 @@ struct ConcurrentFlowTests {
         let counter = CompletionCounter()
         let wrongUser = Atomic<Int>(0)
         let failures = LockedValue<[String]>([])
-        let threads = 16, flowsPerThread = 25
+        let threads = 16, flowsPerThread = SuiteSize.pick(10, full: 25)
 
         // When the threads start their flows and wait for each completion
         await onOSThreads(threads) { t in
@@ -164,7 +167,7 @@ struct ConcurrentFlowTests {
             }
         }
 
-        // Then all 400 completed once, each with a code for its own user
+        // Then all completed once, each with a code for its own user
         #expect(failures.withLock { $0 } == [])
         #expect(counter.completions == threads * flowsPerThread)
         #expect(counter.flowsCompletedMoreThanOnce == 0)
@@ -193,9 +196,11 @@ struct ParkingTests {
         }
     }
 
-    @Test("2,000 flows waiting on the IDP park as state, not threads")
+    @Test("a thousand flows waiting on the IDP park as state, not threads")
     func flowsParkWithoutThreads() async throws {
-        // Given 2,000 login flows started at once against an IDP that holds every request
+        // Given 1,000 login flows (2,000 in the full suite) started at once against an IDP that
+        // holds every request
+        let flows = SuiteSize.pick(1_000, full: 2_000)
         let idp = TestIDP()
         for u in 0..<20 { idp.activeUser("p\(u)", password: "pw-p\(u)") }
         let transport = HoldingTransport(inner: InProcessTransport(server: idp.server))
@@ -206,32 +211,32 @@ struct ParkingTests {
         }
         let results = LockedValue<[IdpSdkResult]>([])
         let allDone = Gate()
-        // Started from an OS thread: 2,000 starts take seconds under ThreadSanitizer.
+        // Started from an OS thread: a thousand starts take seconds under ThreadSanitizer.
         _ = await OSThreads.run {
-            for n in 0..<2000 {
+            for n in 0..<flows {
                 sdk.getAuthorizationCode(withAstClientData: TestIDP.astClientData().info, clientId: "KssIdpLogin",
                                          interactionInterface: provider, userId: "p\(n % 20)", traceParent: nil) { result in
-                    if results.withLock({ $0.append(result); return $0.count }) == 2000 { allDone.open() }
+                    if results.withLock({ $0.append(result); return $0.count }) == flows { allDone.open() }
                 }
             }
             return true
         }
 
         // When they all wait for the IDP's first answer
-        #expect(sdk.flowsInFlight == 2000)
-        #expect(transport.held.withLock { $0.count } == 2000)
+        #expect(sdk.flowsInFlight == flows)
+        #expect(transport.held.withLock { $0.count } == flows)
 
         // Then no SDK thread is held, the SDK never grew toward a thread per flow (its own count:
         // the process's count moved with other tests' threads, 1,000 at once in the lockout
         // test), and once the IDP answers every flow completes once
         let threads = sdk.workerThreads
         #expect(threads.current == 0)
-        #expect(threads.peak < 200, "the SDK had \(threads.peak) threads at once while 2,000 flows started")
+        #expect(threads.peak < 200, "the SDK had \(threads.peak) threads at once while \(flows) flows started")
         transport.release()
         #expect(await OSThreads.run { allDone.wait(timeout: stuckRunDeadline) })
         let finished = results.withLock { $0 }
-        #expect(finished.count == 2000)
+        #expect(finished.count == flows)
         #expect(finished.allSatisfy { !$0.hasError() })
-        #expect(Set(finished.compactMap(\.flowId)).count == 2000)
+        #expect(Set(finished.compactMap(\.flowId)).count == flows)
     }
 }
