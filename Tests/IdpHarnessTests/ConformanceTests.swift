@@ -9,16 +9,16 @@ import TestSupport
 /// The kit's report for each provider of `CredentialProviders`, with the default battery
 /// (64 OS threads, 10,000 flows, 100 users, 32 race-hammer rounds). ThreadSanitizer makes every
 /// flow about 20 times slower, so under it the engine's phase runs 1,000 flows per provider where
-/// the full suite is asked for (``SuiteSize``) and 400 otherwise, still from 64 threads over 100
-/// users: every user's provider is asked several times, by flows of both clients, among them 20
-/// re-asked, 8 cancelled and 8 for users without credentials. The race hammer keeps its 32 rounds
+/// the full suite is asked for (``SuiteSize``) and 200 otherwise, still from 64 threads over 100
+/// users: every user's provider is asked, most by a flow of each client, and among the flows 10 are
+/// re-asked, 4 cancelled and 4 for users without credentials. The race hammer keeps its 32 rounds
 /// of 8 threads, four times the rounds in which the calibration catches every broken provider of
 /// its corpus in every run.
 @Suite("Every provider of CredentialProviders passes the conformance kit", .serialized, .heavy(goesFirst: true))
 struct ConformanceTests {
     static var battery: ProviderConformanceKit.Configuration {
         var configuration = ProviderConformanceKit.Configuration()
-        if ThreadSanitizer.isActive { configuration.flows = SuiteSize.pick(400, full: 1_000) }
+        if ThreadSanitizer.isActive { configuration.flows = SuiteSize.pick(200, full: 1_000) }
         return configuration
     }
 
