@@ -3,9 +3,8 @@ import IdpPrimitives
 @testable import IdpServer
 import IdpWireFormats
 import Testing
-import TestSupport
 
-@Suite("A grant log and the handles that name its grants", .heavy)
+@Suite("A grant log and the handles that name its grants")
 struct GrantLogTests {
     /// What the run's log stores.
     struct Grant {

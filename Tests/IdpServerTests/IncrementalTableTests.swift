@@ -2,9 +2,8 @@ import Foundation
 import IdpPrimitives
 @testable import IdpServer
 import Testing
-import TestSupport
 
-@Suite("Tables that grow a few entries per change", .heavy)
+@Suite("Tables that grow a few entries per change")
 struct IncrementalTableTests {
     /// What a seeded run of random changes found wrong in an ``IncrementalTable`` built with
     /// `defect`, judged against a plain `Dictionary` given the same changes (the independent
