@@ -12,21 +12,27 @@ import TestSupport
 struct FreeRunPoolTests {
     /// Spinning tasks, enough to keep every thread of the Swift concurrency pool busy, until
     /// ``release()``: work that never suspends, as a long synchronous test body does. Made on a
-    /// thread outside the pool, it returns once every pool thread spins, so that no job queued
-    /// after it (at any priority) finds a free pool thread before the hold ends.
+    /// thread outside the pool, which then waits until every pool thread spins
+    /// (``waitUntilEveryPoolThreadSpins()``), so that no job queued after that (at any priority)
+    /// finds a free pool thread before the hold ends.
     final class PoolHold: Sendable {
         private let released = Atomic<Bool>(false)
         private let spinning = Atomic<Int>(0)
 
         init() {
-            let poolThreads = ProcessInfo.processInfo.activeProcessorCount
-            for _ in 0..<(2 * poolThreads) {
+            for _ in 0..<(2 * ProcessInfo.processInfo.activeProcessorCount) {
                 Task.detached { [self] in
                     spinning.add(1, ordering: .relaxed)
                     while !released.load(ordering: .relaxed) {}
                 }
             }
-            while spinning.load(ordering: .relaxed) < poolThreads { usleep(1_000) }
+        }
+
+        /// Blocks the calling thread (one outside the pool) until every pool thread spins; returns
+        /// whether they did before the deadline for a stuck run.
+        func waitUntilEveryPoolThreadSpins() -> Bool {
+            let poolThreads = ProcessInfo.processInfo.activeProcessorCount
+            return pollOnThisThread(within: stuckRunDeadline, every: 1_000) { spinning.load(ordering: .relaxed) >= poolThreads }
         }
 
         func release() { released.store(true, ordering: .relaxed) }
@@ -44,7 +50,7 @@ struct FreeRunPoolTests {
 
     /// One free run of one device (activation, then a login) while the pool is held, with `bug`
     /// planted; the guard ends a run that waits for the pool for `guardLimit`.
-    static func runWhileThePoolIsHeld(_ bug: PlantedBug?, guardLimit: Duration) async -> SystemStress.Report {
+    static func runWhileThePoolIsHeld(_ bug: PlantedBug?, guardLimit: Duration) async -> (report: SystemStress.Report, held: Bool) {
         var options = SystemStress.Options(seed: 11, runs: 1, flows: 1, users: 1, stepsPerFlow: 1, mix: [.login: 1], strategy: nil)
         options.faultRates = [:]
         options.guardLimit = guardLimit
@@ -52,19 +58,23 @@ struct FreeRunPoolTests {
         return await withTaskExecutorPreference(ThreadPerJob()) {
             let hold = PoolHold()
             defer { hold.release() }
-            return await PlantedBugSwitch.$inTask.withValue(PlantedBugSwitch(bug)) { await SystemStress.run(options) }
+            let held = hold.waitUntilEveryPoolThreadSpins()
+            let report = await PlantedBugSwitch.$inTask.withValue(PlantedBugSwitch(bug)) { await SystemStress.run(options) }
+            return (report, held)
         }
     }
 
     @Test("a free run's MC events go on while other work holds every pool thread; planted on the pool, they wait for it and the run ends undecided")
     func runsOnItsOwnThreads() async {
         // Given every pool thread held, when a free run activates a device and logs it in
-        let report = await Self.runWhileThePoolIsHeld(nil, guardLimit: .seconds(60))
+        let (report, held) = await Self.runWhileThePoolIsHeld(nil, guardLimit: .seconds(60))
         // Then its events were answered and every invariant held, with no run left undecided
+        #expect(held, "the pool threads did not all spin before the deadline")
         #expect(report.passed && report.undecidedFreeRuns == 0, "\(report)")
         #expect(report.mcEvents > 0, "\(report)")
         // And with its tasks planted on the pool, the first event waits until the guard ends the run
-        let planted = await Self.runWhileThePoolIsHeld(.harnessFreeRunTasksOnThePool, guardLimit: .seconds(2))
+        let (planted, heldForPlanted) = await Self.runWhileThePoolIsHeld(.harnessFreeRunTasksOnThePool, guardLimit: .seconds(2))
+        #expect(heldForPlanted, "the pool threads did not all spin before the deadline")
         #expect(planted.undecidedFreeRuns == 1, "\(planted)")
     }
 }

@@ -20,14 +20,18 @@ public func eventually(within limit: Duration = .seconds(600), _ condition: () a
 /// sleeps), which a poll from a task every few milliseconds could miss, and for a condition that
 /// must not wait for a pool thread to be checked.
 public func eventuallyOnOSThread(within limit: Duration = .seconds(600), _ condition: @escaping @Sendable () -> Bool) async -> Bool {
-    await OSThreads.run {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            usleep(100)
-        }
-        return true
+    await OSThreads.run { pollOnThisThread(within: limit, every: 100, condition) }
+}
+
+/// Polls `condition` on the calling thread every `microseconds` until it holds, for at most
+/// `limit`, and returns whether it held. It blocks: call it from a thread you own, never from a task.
+public func pollOnThisThread(within limit: Duration, every microseconds: UInt32, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        usleep(microseconds)
     }
+    return true
 }
 
 /// How long a test waits for a gate a blocked provider or a step of the test opens: a deadline for
