@@ -87,16 +87,28 @@ final class FlowRig: Sendable {
         }
     }
 
-    private func flow(mc: MasterController, client: String, userId: String?, trace: String?) async -> Result<Void, BenchFailure> {
+    /// One login on `device` with its phases noted in a new recorder.
+    func recordedLogin(device: Device) async -> Result<PhaseRecorder, BenchFailure> {
+        let recorder = PhaseRecorder()
+        return await PhaseRecorder.withRecording(recorder) {
+            await flow(mc: device.mc, client: "KssIdpLogin", userId: device.userId, trace: nil, phases: recorder).map { recorder }
+        }
+    }
+
+    private func flow(mc: MasterController, client: String, userId: String?, trace: String?, phases: PhaseRecorder? = nil) async -> Result<Void, BenchFailure> {
+        phases?.note(.started)
         guard let ast = await mc.receive(KSMGetAstClientDataEvent(tenantId: Self.tenant)) as? KSMGetAstClientDataResultEvent, ast.status == .kOk else {
             return .failure(BenchFailure("\(client): no AST client data"))
         }
+        phases?.note(.astClientDataReturned)
         let result = await sdk.getAuthorizationCode(withAstClientData: AstClientDataInfo(astClientData: ast), clientId: client,
                                                     interactionInterface: store, userId: userId, traceParent: trace)
+        phases?.note(.codeReturned)
         guard let code = result.authorizationCode else {
             return .failure(BenchFailure("\(client): \(result.idpSdkError.map { "\($0)" } ?? "no code")"))
         }
         let exchange = await mc.receive(KSMSetAuthorisationCodeEvent(tenantId: Self.tenant, authenticationMode: .no, authorisationCode: code, clientId: client))
+        phases?.note(.tokensStored)
         guard let exchanged = exchange as? KSMSetAuthorisationCodeResultEvent, exchanged.status == .kOk else {
             return .failure(BenchFailure("\(client): token exchange \((exchange as? KSMSetAuthorisationCodeResultEvent)?.status.description ?? "failed")"))
         }
@@ -134,33 +146,56 @@ struct FlowCell {
 /// keeps the short ones: at 4,096 in flight, where a flow takes a third of the window, it
 /// understated throughput by a third and filled p25 with the few flows that had been fast.)
 /// The CPU per flow is the process's CPU time in the window over the flows completed in it.
-func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double) async -> (cell: FlowCell, seconds: Double, cpuUsPerFlow: Double) {
+/// With `notingPhases`, every login notes its phases (``PhaseRecorder``) and those completed in
+/// the window are split into parts.
+func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double, notingPhases: Bool = false)
+    async -> (cell: FlowCell, seconds: Double, cpuUsPerFlow: Double, parts: LoginPartsRecord) {
     let window = MeasurementWindow(workers: inFlight, seconds: seconds, minimumWarmUp: min(0.5, seconds / 4))
     let cells = PerThreadCells()
-    let flowsRun = await withTaskGroup(of: Int.self) { group in
+    let notingPhases = notingPhases && scenario == .login
+    let (flowsRun, parts) = await withTaskGroup(of: (Int, LoginPartsRecord).self) { group in
         for worker in 0..<inFlight {
             let device = rig.devices[worker % rig.devices.count]
             group.addTask {
                 var first = true
                 var flows = 0
+                var parts = LoginPartsRecord()
                 while !window.hasEnded(at: uptimeNanoseconds()) {
-                    let outcome = await rig.run(scenario, device: device)
+                    let outcome: Result<UInt64, BenchFailure>
+                    var recorder: PhaseRecorder?
+                    if notingPhases {
+                        outcome = await rig.recordedLogin(device: device).map { noted in
+                            recorder = noted
+                            return noted.time(of: .started) ?? 0
+                        }
+                    } else {
+                        outcome = await rig.run(scenario, device: device)
+                    }
                     let finished = uptimeNanoseconds()
                     flows += 1
                     window.flowFinished(at: finished, firstOfWorker: first)
                     first = false
                     // A failure counts wherever it happens; a success only inside the window.
                     if case .success = outcome, !window.contains(finished) { continue }
+                    if let recorder, !parts.record(recorder) {
+                        cells.record(.failure(BenchFailure("a login did not pass every phase in order")), latency: 0)
+                        continue
+                    }
                     cells.record(outcome, latency: finished &- ((try? outcome.get()) ?? finished))
                 }
-                return flows
+                return (flows, parts)
             }
         }
-        return await group.reduce(0, +)
+        var total = (0, LoginPartsRecord())
+        for await (flows, parts) in group {
+            total.0 += flows
+            total.1.merge(parts)
+        }
+        return total
     }
     var cell = cells.merged()
     cell.flowsRun = flowsRun
-    return (cell, seconds, window.cpuMicroseconds / Double(max(1, cell.completed)))
+    return (cell, seconds, window.cpuMicroseconds / Double(max(1, cell.completed)), parts)
 }
 
 /// When a closed loop's measurement window opens and ends, shared by its workers: it opens at the
@@ -360,6 +395,9 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     let stepRig = try IdpStepRig(users: 64)
     guard stepRig.loginWithTokens(user: 0) == 200 else { throw BenchFailure("flows: a login's requests sent to the IDP directly did not end in tokens") }
     var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double, handBackUs: Double?, idpUs: Double?)](), count: cells.count)
+    // The lone logins' phases: the 1-in-flight login cell's logins note them.
+    var loginParts = LoginPartsRecord()
+    PhaseRecorder.arm()
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
@@ -380,7 +418,8 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
                 }
                 return Double(histogram.value(atPercentile: 50)) / 1_000
             } : nil
-            let (flows, seconds, cpu) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window)
+            let (flows, seconds, cpu, parts) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window, notingPhases: cell.level == 1)
+            loginParts.merge(parts)
             try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
             measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs, handBackUs, idpUs))
         }
@@ -395,7 +434,8 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
                             throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
                             latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs,
                             handBackUs: cell.level == 1 ? runs.median { $0.handBackUs ?? 0 }.handBackUs : nil,
-                            idpUs: runs.contains { $0.idpUs != nil } ? runs.median { $0.idpUs ?? 0 }.idpUs : nil))
+                            idpUs: runs.contains { $0.idpUs != nil } ? runs.median { $0.idpUs ?? 0 }.idpUs : nil,
+                            loginParts: cell.level == 1 && cell.scenario == .login ? loginParts.figures : nil))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at
@@ -432,7 +472,7 @@ func runContentionSection(_ options: Options, rig: FlowRig, progress: Progress) 
     progress.report("contention: logins, \(level) in flight, locks profiled", force: true)
     LockProfiler.start()
     let before = ProcessUsage.now()
-    let (cell, _, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
+    let (cell, _, _, _) = await closedLoop(rig, .login, inFlight: level, seconds: options.secondsPerFlowCell)
     let after = ProcessUsage.now()
     let profile = LockProfiler.stopReport()
     let figures = profile.locks

@@ -61,6 +61,11 @@ final class IdpStepRig: Sendable {
     private let verifier: String
     /// Step 1 of `KssIdpLogin` as the IDP serves it.
     let loginForm: String
+    /// Each user's authorize request as the engine sends it for a login (``loginWithTokens(user:)``).
+    private let loginAuthorize: [HTTPRequest]
+    /// The AST client data and the traceparent the MasterController's requests carry.
+    private let astClientData = SecureRandom.token(byteCount: 32)
+    private let traceParent = TraceParent.randomHeader()
 
     init(users count: Int) throws(BenchFailure) {
         users = (0..<count).map { ("step-user-\($0)", "step-password-\($0)") }
@@ -80,6 +85,18 @@ final class IdpStepRig: Sendable {
         headers.set("X-KOBIL-ASTCLIENTDATA", "idp-bench")
         authorize = HTTPRequest(method: "GET", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/auth?\(query)", headers: headers)
         loginForm = idp.handle(authorize).bodyText ?? ""
+        let challenge = PKCE.challenge(for: verifier)
+        loginAuthorize = users.map { [astClientData] user in
+            let query = FormURLEncoding.encode([
+                ("client_id", "KssIdpLogin"), ("redirect_uri", IdpClientConfiguration.defaultRedirectURI), ("scope", "openid"),
+                ("response_type", "code"), ("response_mode", "fragment"), ("nonce", SecureRandom.token(byteCount: 16)),
+                ("code_challenge", challenge), ("code_challenge_method", PKCE.methodS256), ("login_hint", user.name),
+            ])
+            var headers = HTTPHeaders()
+            headers.set("Accept", "application/xhtml+xml")
+            headers.set("X-KOBIL-ASTCLIENTDATA", astClientData)
+            return HTTPRequest(method: "GET", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/auth?\(query)", headers: headers)
+        }
     }
 
     /// One login of `user`: the authorize request (step 1 served) and its answer (a code issued).
@@ -93,19 +110,25 @@ final class IdpStepRig: Sendable {
         return idp.handle(HTTPRequest(method: "POST", target: action, body: Array(body.utf8))).status
     }
 
-    /// The requests of one whole login of `user`, as the engine and the MasterController send
-    /// them: the authorize request, the credentials (a code issued), and the token request (the
-    /// code redeemed). Returns the token answer's status, 200 when tokens were issued.
+    /// The requests of one whole login of `user`, with the parameters and headers the engine and
+    /// the MasterController send: the authorize request (with the user as `login_hint`), the
+    /// credentials (a code issued), and the token request (the code redeemed). Returns the token
+    /// answer's status, 200 when tokens were issued.
     func loginWithTokens(user index: Int) -> Int {
-        let page = idp.handle(authorize)
+        let page = idp.handle(loginAuthorize[index % users.count])
         guard let action = Self.action(in: page.body) else { return -1 }
         let user = users[index % users.count]
+        var formHeaders = HTTPHeaders()
+        formHeaders.set("Content-Type", "application/x-www-form-urlencoded")
+        formHeaders.set("Accept", "application/xhtml+xml")
         let body = FormURLEncoding.encode([("username", user.name), ("password", user.password)])
-        let answer = idp.handle(HTTPRequest(method: "POST", target: action, body: Array(body.utf8)))
+        let answer = idp.handle(HTTPRequest(method: "POST", target: action, headers: formHeaders, body: Array(body.utf8)))
         guard answer.status == 302, let location = answer.headers["Location"],
               let code = (try? AuthorizationRedirect.parse(location: location, expectedRedirectURI: nil))?.code else { return -2 }
         var headers = HTTPHeaders()
         headers.set("Content-Type", "application/x-www-form-urlencoded")
+        headers.set("traceparent", traceParent)
+        headers.set("X-KOBIL-ASTCLIENTDATA", astClientData)
         let form = FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", IdpClientConfiguration.defaultRedirectURI),
                                            ("client_id", "KssIdpLogin"), ("code_verifier", verifier)])
         return idp.handle(HTTPRequest(method: "POST", target: "/auth/realms/\(Self.tenant)/protocol/openid-connect/token",

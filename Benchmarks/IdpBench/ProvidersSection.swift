@@ -163,11 +163,23 @@ func hotPathCells(strategies: [Strategy], floors: [Floor], data: HotPathData) ->
     var cells = floors.map { floor in HotPathCell(name: floor.name, isFloor: true) { _ in floor.makeOperation } }
     for strategy in strategies {
         let provider = strategy.provider
+        // A provider that observes flows is told each one ended after its call, as the engine
+        // tells it when a flow of one form step ends: otherwise every lap of the ring would re-ask
+        // a step its flow had answered, and the flows it tracks would pile up over the run.
+        let observer = ObserverBox(provider)
         cells.append(HotPathCell(name: strategy.name, isFloor: false) { threads in
             let perThread = (0..<threads).map { data.calls(thread: $0).map(CallBox.init) }
             return { thread in
                 let calls = perThread[thread]
-                return { call in provider.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
+                guard let observer else {
+                    return { call in provider.provideCredentials(calls[call & 1_023].data).credentials?.count ?? -1 }
+                }
+                return { call in
+                    let box = calls[call & 1_023]
+                    let answered = observer.observer.provideCredentials(box.data).credentials?.count ?? -1
+                    observer.observer.flowDidEnd(box.data.flowId, result: box.ended)
+                    return answered
+                }
             }
         })
     }
@@ -244,6 +256,17 @@ func verify(_ strategies: [Strategy], _ data: HotPathData) async throws(BenchFai
     if let failure = failures.first { throw BenchFailure("a strategy answers wrongly: \(failure)") }
 }
 
+/// A provider that observes flows, as such. Sound as `@unchecked Sendable`: it holds a provider
+/// that is `Sendable` (``Strategy/provider``), seen through another of its protocols.
+struct ObserverBox: @unchecked Sendable {
+    let observer: any IdpSdkFlowObserving
+
+    init?(_ provider: any IdpSdkInteractionInterface & Sendable) {
+        guard let observer = provider as? any IdpSdkFlowObserving else { return nil }
+        self.observer = observer
+    }
+}
+
 /// Returns the same prepared answer to every call.
 struct NoOpProvider: IdpSdkInteractionInterface, Sendable {
     let answer: IdpSdkProvideCredentialsResult
@@ -254,5 +277,10 @@ struct NoOpProvider: IdpSdkInteractionInterface, Sendable {
 /// reference to the immutable field instead of copying it out of an array element.
 final class CallBox: Sendable {
     let data: IdpSdkInteractionData
-    init(_ data: IdpSdkInteractionData) { self.data = data }
+    /// The result an observing provider is told its flow ended with.
+    let ended: IdpSdkResult
+    init(_ data: IdpSdkInteractionData) {
+        self.data = data
+        ended = IdpSdkResult(authorizationCode: "bench-code", flowId: data.flowId)
+    }
 }

@@ -117,11 +117,11 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
     var flows: [ScalingFlow] = []
     for cell in scalingFlowCells {
         guard let scenario = FlowRig.Scenario(rawValue: cell.scenario) else { continue }
-        let (measured, seconds, _) = await closedLoop(rig, scenario, inFlight: cell.inFlight, seconds: settings.flowSeconds)
+        let (measured, seconds, _, _) = await closedLoop(rig, scenario, inFlight: cell.inFlight, seconds: settings.flowSeconds)
         try checkScaling(measured, "\(cell.scenario) at \(cell.inFlight) in flight")
         flows.append(ScalingFlow(scenario: cell.scenario, inFlight: cell.inFlight, throughputPerS: Double(measured.completed) / seconds))
     }
-    let (lone, _, _) = await closedLoop(rig, .login, inFlight: 1, seconds: settings.flowSeconds)
+    let (lone, _, _, _) = await closedLoop(rig, .login, inFlight: 1, seconds: settings.flowSeconds)
     try checkScaling(lone, "a lone login")
 
     let data = HotPathData(userCount: 1_000, seed: settings.seed)
@@ -145,7 +145,7 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
     var lock: ScalingLock?
     if settings.profileLocks {
         LockProfiler.start()
-        let (profiled, _, _) = await closedLoop(rig, .login, inFlight: 1_024, seconds: settings.flowSeconds)
+        let (profiled, _, _, _) = await closedLoop(rig, .login, inFlight: 1_024, seconds: settings.flowSeconds)
         let figures = LockProfiler.stop()
         try checkScaling(profiled, "profiled logins at 1024 in flight")
         // The flow-path locks, as in the contention section (a lock taken a handful of times says

@@ -60,6 +60,10 @@ package struct FlowRow: Codable, Sendable, Equatable {
     /// one OS thread, 200 of them right before each round: the median of the rounds' p50s, in µs.
     /// The IDP's own share of the lone login; `nil` elsewhere and in older reports.
     package var idpUs: Double?
+    /// For the closed-loop login cell at 1 in flight: lone logins run right before each round
+    /// with their phases noted (``PhaseRecorder``), split into parts (``LoginPartsRecord``); `nil`
+    /// elsewhere and in older reports.
+    package var loginParts: LoginPartsFigures?
 
     /// A flow row.
     /// - Parameters:
@@ -75,8 +79,9 @@ package struct FlowRow: Codable, Sendable, Equatable {
     ///   - floorNs: The 1-thread `Mutex` floor measured beside the cell, in ns.
     ///   - handBackUs: The p50 hand-back to the caller's task at 1 in flight, in µs.
     ///   - idpUs: The IDP's own work on one login's requests, at 1 in flight, in µs.
+    ///   - loginParts: Lone logins split at their phases, at 1 in flight.
     package init(scenario: String, mode: String, inFlight: Int, offeredPerS: Double?, throughputPerS: Double, completed: Int, errors: Int, latencyUs: Percentiles,
-                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil, idpUs: Double? = nil) {
+                cpuUsPerFlow: Double? = nil, floorNs: Double? = nil, handBackUs: Double? = nil, idpUs: Double? = nil, loginParts: LoginPartsFigures? = nil) {
         self.scenario = scenario
         self.mode = mode
         self.inFlight = inFlight
@@ -89,10 +94,12 @@ package struct FlowRow: Codable, Sendable, Equatable {
         self.floorNs = floorNs
         self.handBackUs = handBackUs
         self.idpUs = idpUs
+        self.loginParts = loginParts
     }
 
     enum CodingKeys: String, CodingKey {
         case scenario, mode, inFlight = "in_flight", offeredPerS = "offered_per_s", throughputPerS = "throughput_per_s", completed, errors
         case latencyUs = "latency_us", cpuUsPerFlow = "cpu_us_per_flow", floorNs = "floor_ns", handBackUs = "hand_back_us", idpUs = "idp_us"
+        case loginParts = "login_parts"
     }
 }

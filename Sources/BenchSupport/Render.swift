@@ -116,6 +116,7 @@ func tables(_ report: BenchReport) -> [Table] {
     }
     if let split = report.loneLoginSplit {
         tables.append(loneLoginTable(split))
+        if let parts = split.parts { tables.append(loginPartsTable(parts)) }
     }
     if !report.scaling.isEmpty {
         tables.append(scalingTable(report.scaling))
@@ -175,6 +176,9 @@ func csv(_ report: BenchReport) -> String {
     if let split = report.loneLoginSplit {
         for (metric, value) in [("p50_us", split.p50Us), ("idp_us", split.idpUs), ("hand_back_us", split.handBackUs), ("engine_us", split.engineUs)] {
             add("lone_login_split", "login", inFlight: 1, metric, value)
+        }
+        for part in (split.parts?.kinds ?? []) + (split.parts?.parts ?? []) {
+            add("lone_login_parts", part.name, kind: part.kind, inFlight: 1, "p50_us", part.us)
         }
     }
     let base = report.scaling.first { $0.cores == 1 }
@@ -281,6 +285,18 @@ func loneLoginTable(_ split: LoneLoginSplit) -> Table {
         ["the engine's share (the rest: engine, MC, transport)", formatNumber(split.engineUs), share(split.engineUs)],
         ["login p50", formatNumber(split.p50Us), "100%"],
     ], note: "The IDP's work (200 logins' requests sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it.")
+}
+
+/// Lone logins split at their phases: each part's p50, then each kind of work's.
+func loginPartsTable(_ figures: LoginPartsFigures) -> Table {
+    func share(_ value: Double) -> String { figures.loginP50Us > 0 ? String(format: "%.0f%%", value / figures.loginP50Us * 100) : "-" }
+    let kindNames = ["idp": "the IDP's work (its three requests, in the transport)", "hand-off": "thread hand-offs (to an SDK thread, back to the caller)",
+                     "engine": "the engine's own work", "provider": "the provider", "mc": "the MasterController's work"]
+    let parts = figures.parts.map { [$0.name, formatNumber($0.us), share($0.us)] }
+    let kinds = figures.kinds.map { ["all \(kindNames[$0.kind] ?? $0.kind)", formatNumber($0.us), share($0.us)] }
+    return Table(title: "lone login parts: p50 of each part of \(figures.logins) logins with their phases noted (µs)", header: ["part", "µs", "share"],
+                 rows: parts + kinds + [["login p50 (these logins, caller's first event to last result)", formatNumber(figures.loginP50Us), "100%"]],
+                 note: "Beside the 1-in-flight login cell, each round runs 200 logins one after another with the clock read at the phases each passes (PhaseRecorder); a part is the time between two phases, p50 over the logins. A kind's p50 adds its parts per login first. Medians do not add up: the parts' p50s need not sum to the login's.")
 }
 
 /// The scaling section: every figure per core count, with speed-up over 1 core and efficiency.

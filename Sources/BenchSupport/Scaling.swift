@@ -273,6 +273,8 @@ package struct LoneLoginSplit: Codable, Sendable, Equatable {
 
     /// The rest of the p50: the engine, the MasterController and the transport, in µs.
     package var engineUs: Double
+    /// Lone logins recorded beside the cell, split at their phases; `nil` in older reports.
+    package var parts: LoginPartsFigures?
 
     /// A split of measured parts.
     /// - Parameters:
@@ -294,7 +296,8 @@ package struct LoneLoginSplit: Codable, Sendable, Equatable {
         guard let lone = flows.first(where: { $0.scenario == "login" && $0.mode == "closed" && $0.inFlight == 1 }),
               let idp = lone.idpUs, let handBack = lone.handBackUs else { return nil }
         self.init(p50Us: lone.latencyUs.p50, idpUs: idp, handBackUs: handBack)
+        parts = lone.loginParts
     }
 
-    enum CodingKeys: String, CodingKey { case p50Us = "p50_us", idpUs = "idp_us", handBackUs = "hand_back_us", engineUs = "engine_us" }
+    enum CodingKeys: String, CodingKey { case p50Us = "p50_us", idpUs = "idp_us", handBackUs = "hand_back_us", engineUs = "engine_us", parts }
 }

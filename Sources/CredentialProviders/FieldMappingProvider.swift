@@ -13,6 +13,8 @@ import IdpSdk
 public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvider, Sendable, CustomStringConvertible {
     /// The wrapped provider.
     public let base: any IdpSdkInteractionInterface & Sendable
+    /// Whether `base` observes flows: found once, so that a flow's end costs no cast when it does not.
+    private let baseObservesFlows: Bool
     /// IDP field id → the id the wrapped provider knows.
     public let mapping: [String: String]
 
@@ -22,6 +24,7 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
     ///   - mapping: IDP field id → the id `base` knows.
     public init(_ base: any IdpSdkInteractionInterface & Sendable, mapping: [String: String]) {
         self.base = base
+        baseObservesFlows = base is any IdpSdkFlowObserving
         self.mapping = mapping
     }
 
@@ -55,6 +58,7 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
     ///
     /// - Parameter flowId: The flow that ended during a call.
     public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        guard baseObservesFlows else { return }
         (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
     }
 
@@ -64,6 +68,7 @@ public struct FieldMappingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProvid
     ///   - flowId: The flow that ended.
     ///   - result: How it ended.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
+        guard baseObservesFlows else { return }
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
     }
 

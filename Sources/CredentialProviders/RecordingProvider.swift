@@ -33,6 +33,8 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
 
     /// The wrapped provider.
     public let base: any IdpSdkInteractionInterface & Sendable
+    /// Whether `base` observes flows: found once, so that a flow's end costs no cast when it does not.
+    private let baseObservesFlows: Bool
     /// Every thread's log, for readers; a thread adds its own at its first call or flow end.
     private let logs = LockedValue<[LockedValue<ThreadLog>]>([])
     /// The calling thread's log, found without a lock.
@@ -49,6 +51,7 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     /// - Parameter base: The wrapped provider.
     public init(_ base: any IdpSdkInteractionInterface & Sendable) {
         self.base = base
+        baseObservesFlows = base is any IdpSdkFlowObserving
     }
 
     /// As the wrapped provider's (the log's own lock is held for one append).
@@ -86,6 +89,7 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     ///
     /// - Parameter flowId: The flow that ended during a call.
     public func flowEndedDuringCall(_ flowId: IdpSdkFlowID) {
+        guard baseObservesFlows else { return }
         (base as? any IdpSdkFlowObserving)?.flowEndedDuringCall(flowId)
     }
 
@@ -97,6 +101,7 @@ public final class RecordingProvider: IdpSdkFlowObserving, IdpSdkNonBlockingProv
     ///   - result: How it ended.
     public func flowDidEnd(_ flowId: IdpSdkFlowID, result: IdpSdkResult) {
         withThreadLog { $0.ended[flowId] = result }
+        guard baseObservesFlows else { return }
         (base as? any IdpSdkFlowObserving)?.flowDidEnd(flowId, result: result)
     }
 

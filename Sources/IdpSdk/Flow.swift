@@ -25,6 +25,8 @@ struct FlowContext: Sendable {
     let completionNeverBlocks: Bool
     /// The trace id the flow's ``Seam``s carry.
     let seamTrace: String?
+    /// Where the flow notes its phases' times, when the caller's task binds a recorder.
+    let phases: PhaseRecorder?
 
     /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
     func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
@@ -134,6 +136,7 @@ final class Flow: Sendable {
         case .didEnd(let result): callProvider { $0.observer?.flowDidEnd(id, result: result) }
         case .endedDuringCall: callProvider { $0.observer?.flowEndedDuringCall(id) }
         }
+        context.phases?.note(.completing)
         if context.completionNeverBlocks {
             completion(result)
         } else {
@@ -152,7 +155,9 @@ final class Flow: Sendable {
     /// on, if that is an SDK thread (only for requests the engine sends from an SDK thread).
     private func send(_ request: HTTPRequest, answeredInline: Bool) {
         guard let number = machine.withLock({ $0.sendingRequest() }) else { return }
+        context.phases?.note(number == 1 ? .authorizeSent : .submissionSent)
         context.transport.send(request) { [self] response in
+            context.phases?.note(number == 1 ? .authorizeAnswered : .submissionAnswered)
             // Take the response only if it is the one awaited, and only once.
             guard machine.withLock({ $0.responseArrived(for: number) }) else {
                 plantedLateResponse()
@@ -169,6 +174,7 @@ final class Flow: Sendable {
 
     /// Runs on an SDK thread: reads the IDP's answer and decides: ask the provider, or end.
     private func handle(_ responseOrError: Result<HTTPResponse, TransportError>) {
+        context.phases?.note(.answerPickedUp)
         let response: HTTPResponse
         switch responseOrError {
         case .success(let value): response = value
@@ -189,6 +195,7 @@ final class Flow: Sendable {
                 finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")), from: .engine)
             case .askProvider(let step, let attempt):
                 let fields = form.visibleInputs.map { IdpSdkInputField(id: $0.id, label: $0.label, isSecret: $0.type == "password") }
+                context.phases?.note(.formRead)
                 let data = IdpSdkInteractionData(
                     inputFields: fields, flowId: id, step: step, attempt: attempt,
                     tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
@@ -208,6 +215,7 @@ final class Flow: Sendable {
         guard machine.withLock({ $0.providerCallBegins() }) else { return }
         plantedAsking(data, form: form)
         let answer = callProvider { $0.provider.provideCredentials(data) }
+        context.phases?.note(.providerReturned)
         context.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
         if plantedRouting(answer) { return }
         take(answer, data: data, form: form)

@@ -208,6 +208,8 @@ public final class IdpSdkService: Sendable {
         completionNeverBlocks: Bool,
         completion: @escaping @Sendable (IdpSdkResult) -> Void
     ) -> IdpSdkFlowHandle {
+        let phases = PhaseRecorder.current
+        phases?.note(.flowEntered)
         let id = IdpSdkFlowID.next()
         let checked = validate(astClientData: astClientData, clientId: clientId, userId: userId, traceParent: traceParent)
         let transport: Result<any Transport, IdpSdkError> = switch checked {
@@ -225,7 +227,7 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
-            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent)
+            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
         inFlight.add(1)
         let inFlight = self.inFlight

@@ -144,8 +144,12 @@ enum TokenExchange {
             headers: headers, body: FormURLEncoding.encodeBytes(form)
         )
         var retried = false
+        let phases = PhaseRecorder.current
         while true {
-            switch await transport.send(request) {
+            phases?.note(.tokenRequestSent)
+            let answer = await transport.send(request)
+            phases?.note(.tokenAnswered)
+            switch answer {
             case .success(let response):
                 return .success((response.status, TokenResponseBody(response.body)))
             case .failure(let error) where error.kind == .connectionLost && !retried:

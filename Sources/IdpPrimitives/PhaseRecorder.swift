@@ -1,0 +1,89 @@
+import Dispatch
+import Synchronization
+
+/// The points of one login at which a ``PhaseRecorder`` notes the time: the caller's steps (the
+/// MC's events around `getAuthorizationCode`), the engine's, and the MC's token request. In the
+/// order a login with one form step passes them.
+package enum LoginPhase: Int, CaseIterable, Sendable {
+    /// The caller is about to post `KSMGetAstClientDataEvent`.
+    case started
+    /// The MC's AST client data is back with the caller.
+    case astClientDataReturned
+    /// `getAuthorizationCode` has begun: the engine is about to check the arguments.
+    case flowEntered
+    /// The flow's first request (authorize) is about to go to the transport.
+    case authorizeSent
+    /// The transport has the IDP's answer to the first request (still on the thread it arrived on).
+    case authorizeAnswered
+    /// An SDK thread has begun to read that answer.
+    case answerPickedUp
+    /// The answer is read: a form, and the provider is about to be asked.
+    case formRead
+    /// The provider has returned its answer.
+    case providerReturned
+    /// The credentials are checked and their submission is about to go to the transport.
+    case submissionSent
+    /// The transport has the IDP's answer to the submission.
+    case submissionAnswered
+    /// The answer is read (the code) and the completion is about to run.
+    case completing
+    /// `getAuthorizationCode`'s result is back with the caller.
+    case codeReturned
+    /// The MC's token request is about to go to the transport.
+    case tokenRequestSent
+    /// The transport has the token endpoint's answer.
+    case tokenAnswered
+    /// `KSMSetAuthorisationCodeEvent`'s result is back with the caller.
+    case tokensStored
+}
+
+/// Notes when one login passes each ``LoginPhase``: the clock read, per phase, the first time the
+/// login passes it. idp-bench splits a lone login's time into its parts with it.
+///
+/// A recorder belongs to one login. The caller binds it with ``withRecording(_:operation:)`` (a
+/// task-local, read once when the flow starts and when the MC sends its token request) while
+/// recording is armed (``arm()``); otherwise nothing is read and nothing noted, so the product
+/// pays one relaxed load of a word no one writes per flow.
+package final class PhaseRecorder: Sendable {
+    // Sound as `Sendable`: the pointer is set once in `init` and freed in `deinit`; every access
+    // in between goes through an `Atomic`.
+    nonisolated(unsafe) private let times: UnsafeMutablePointer<Atomic<UInt64>>
+    private static let count = LoginPhase.allCases.count
+    private static let armed = Atomic<Bool>(false)
+    @TaskLocal private static var bound: PhaseRecorder?
+
+    /// A recorder with no phase noted.
+    package init() {
+        times = .allocate(capacity: Self.count)
+        for phase in 0..<Self.count { (times + phase).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        times.deinitialize(count: Self.count)
+        times.deallocate()
+    }
+
+    /// Lets flows and MCs find the recorder their task binds; until it is called they look for none.
+    package static func arm() { armed.store(true, ordering: .relaxed) }
+
+    /// The recorder the current task binds, if recording is armed.
+    package static var current: PhaseRecorder? {
+        armed.load(ordering: .relaxed) ? bound : nil
+    }
+
+    /// Runs `operation` with `recorder` bound to the task.
+    package static func withRecording<Result>(_ recorder: PhaseRecorder, operation: () async throws -> Result) async rethrows -> Result {
+        try await $bound.withValue(recorder, operation: operation)
+    }
+
+    /// Notes now as the time of `phase`, unless it was noted already.
+    package func note(_ phase: LoginPhase) {
+        _ = (times + phase.rawValue).pointee.compareExchange(expected: 0, desired: DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+    }
+
+    /// The uptime in nanoseconds at which `phase` was noted; `nil` if it was not.
+    package func time(of phase: LoginPhase) -> UInt64? {
+        let time = (times + phase.rawValue).pointee.load(ordering: .relaxed)
+        return time == 0 ? nil : time
+    }
+}
