@@ -78,7 +78,12 @@ package final class PhaseRecorder: Sendable {
 
     /// Notes now as the time of `phase`, unless it was noted already.
     package func note(_ phase: LoginPhase) {
-        _ = (times + phase.rawValue).pointee.compareExchange(expected: 0, desired: DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        note(phase, at: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// Notes `time` (uptime in nanoseconds, above 0) as the time of `phase`, unless it was noted already.
+    package func note(_ phase: LoginPhase, at time: UInt64) {
+        _ = (times + phase.rawValue).pointee.compareExchange(expected: 0, desired: max(1, time), ordering: .relaxed)
     }
 
     /// The uptime in nanoseconds at which `phase` was noted; `nil` if it was not.

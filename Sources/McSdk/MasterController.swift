@@ -234,7 +234,12 @@ public actor MasterController {
     func tokenSet(for user: KsUserIdentifier) -> McTokenSet? { store.tokens(for: user) }
 
     private func handle(_ event: any KsMacroEvent, trace: TraceContext) async -> any KsMacroEvent {
+        // Each case is a cast tried in order (every event class is final): a login's two events first.
         switch event {
+        case let event as KSMGetAstClientDataEvent:
+            return getAstClientData(event)
+        case let event as KSMSetAuthorisationCodeEvent:
+            return await setAuthorisationCode(event, trace: trace)
         case let event as KSMStartEvent:
             return start(problem: AppIdentity.problem(locale: event.locale, appName: event.appName),
                          configuration: AppIdentity.configuration(locale: event.locale, appName: event.appName))
@@ -245,10 +250,6 @@ public actor MasterController {
                            configuration: AppIdentity.configuration(locale: event.locale, appName: event.appName))
         case let event as KSMRestartEventEx:
             return restart(problem: event.problem, configuration: event.ssmsAppConfiguration)
-        case let event as KSMGetAstClientDataEvent:
-            return getAstClientData(event)
-        case let event as KSMSetAuthorisationCodeEvent:
-            return await setAuthorisationCode(event, trace: trace)
         case let event as KSMOfflineLoginEvent:
             return await offlineLogin(event, trace: trace)
         case let event as KSMClearIamTokenCacheEvent:

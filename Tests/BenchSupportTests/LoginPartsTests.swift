@@ -1,0 +1,100 @@
+@testable import BenchSupport
+import Foundation
+import IdpPrimitives
+import Testing
+
+@Suite("Lone login parts")
+struct LoginPartsTests {
+    /// A recorder whose phases were noted `gaps` µs apart, in ``LoginPhase`` order, from 1 ms.
+    func recorder(gaps: [UInt64]) -> PhaseRecorder {
+        let recorder = PhaseRecorder()
+        var time: UInt64 = 1_000_000
+        for (phase, gap) in zip(LoginPhase.allCases, [0] + gaps) {
+            time += gap * 1_000
+            recorder.note(phase, at: time)
+        }
+        return recorder
+    }
+
+    /// One µs gap per phase after the first, the n-th part taking n µs.
+    var steadyGaps: [UInt64] { (1..<UInt64(LoginPhase.allCases.count)).map { $0 } }
+
+    @Test("each part is the time between its two phases, and each kind adds its parts")
+    func partsAndKinds() throws {
+        var record = LoginPartsRecord()
+        let recorded = record.record(recorder(gaps: steadyGaps))
+        #expect(recorded)
+        let figures = try #require(record.figures)
+        #expect(figures.logins == 1)
+        // Phase k is noted k(k+1)/2 µs after the first.
+        func at(_ phase: LoginPhase) -> Double { Double(phase.rawValue * (phase.rawValue + 1) / 2) }
+        for (part, definition) in zip(figures.parts, LoginPartsRecord.parts) {
+            let expected = at(definition.to) - at(definition.from)
+            #expect(abs(part.us - expected) <= expected * 0.01, "\(part.name): \(part.us) µs, expected \(expected)")
+        }
+        for kind in LoginPartsRecord.kinds {
+            let expected = LoginPartsRecord.parts.filter { $0.kind == kind }.map { at($0.to) - at($0.from) }.reduce(0, +)
+            #expect(abs(figures.us(of: kind) - expected) <= expected * 0.01, "\(kind): \(figures.us(of: kind)) µs, expected \(expected)")
+        }
+        let whole = Double(steadyGaps.reduce(0, +))
+        #expect(abs(figures.loginP50Us - whole) <= whole * 0.01)
+    }
+
+    @Test("the parts cover the login from its first phase to its last, each phase once")
+    func partsCoverTheLogin() {
+        let parts = LoginPartsRecord.parts
+        #expect(parts.first?.from == LoginPhase.allCases.first)
+        #expect(parts.last?.to == LoginPhase.allCases.last)
+        for (earlier, later) in zip(parts, parts.dropFirst()) { #expect(earlier.to == later.from) }
+        #expect(Set(parts.map(\.kind)).isSubset(of: Set(LoginPartsRecord.kinds)))
+    }
+
+    @Test("a login with a phase missing or out of order is refused, and nothing of it is kept")
+    func refusesIncompleteLogins() {
+        var record = LoginPartsRecord()
+        let missing = PhaseRecorder()
+        for phase in LoginPhase.allCases where phase != .formRead { missing.note(phase, at: 1_000 + UInt64(phase.rawValue)) }
+        let tookMissing = record.record(missing)
+        #expect(!tookMissing)
+        let early = PhaseRecorder()
+        for phase in LoginPhase.allCases { early.note(phase, at: phase == .submissionSent ? 10 : 1_000_000 + UInt64(phase.rawValue)) }
+        let tookEarly = record.record(early)
+        #expect(!tookEarly)
+        #expect(record.count == 0)
+        #expect(record.figures == nil)
+    }
+
+    @Test("merged records keep every login")
+    func merge() {
+        var first = LoginPartsRecord(), second = LoginPartsRecord()
+        first.record(recorder(gaps: steadyGaps))
+        second.record(recorder(gaps: steadyGaps.map { $0 * 3 }))
+        second.record(recorder(gaps: steadyGaps.map { $0 * 3 }))
+        first.merge(second)
+        #expect(first.count == 3)
+        let whole = Double(steadyGaps.reduce(0, +) * 3)
+        #expect(abs((first.figures?.loginP50Us ?? 0) - whole) <= whole * 0.01)
+    }
+
+    @Test("the split keeps its parts through JSON, and a report without them still reads")
+    func json() throws {
+        var record = LoginPartsRecord()
+        record.record(recorder(gaps: steadyGaps))
+        var split = LoneLoginSplit(p50Us: 80, idpUs: 20, handBackUs: 16)
+        split.parts = record.figures
+        let decoded = try JSONDecoder().decode(LoneLoginSplit.self, from: JSONEncoder().encode(split))
+        #expect(decoded == split)
+        let older = #"{"p50_us": 80, "idp_us": 20, "hand_back_us": 16, "engine_us": 44}"#
+        #expect(try JSONDecoder().decode(LoneLoginSplit.self, from: Data(older.utf8)).parts == nil)
+    }
+
+    @Test("the parts table shows every part, every kind and the login")
+    func table() throws {
+        var record = LoginPartsRecord()
+        record.record(recorder(gaps: steadyGaps))
+        let rendered = loginPartsTable(try #require(record.figures)).render(markdown: true)
+        for part in LoginPartsRecord.parts { #expect(rendered.contains(part.name)) }
+        #expect(rendered.contains("all the IDP's work"))
+        #expect(rendered.contains("login p50"))
+    }
+}
