@@ -121,7 +121,8 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
         try checkScaling(measured, "\(cell.scenario) at \(cell.inFlight) in flight")
         flows.append(ScalingFlow(scenario: cell.scenario, inFlight: cell.inFlight, throughputPerS: Double(measured.completed) / seconds))
     }
-    let (lone, _, _, _) = await closedLoop(rig, .login, inFlight: 1, seconds: settings.flowSeconds)
+    PhaseRecorder.arm()
+    let (lone, _, _, loneParts) = await closedLoop(rig, .login, inFlight: 1, seconds: settings.flowSeconds, notingPhases: true)
     try checkScaling(lone, "a lone login")
 
     let data = HotPathData(userCount: 1_000, seed: settings.seed)
@@ -156,8 +157,10 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
             lock = ScalingLock(label: worst.label, contendedShare: worst.contendedShare, acquisitions: worst.acquisitions)
         }
     }
-    return ScalingRow(cores: cores, flows: flows, loneLoginP50Us: Double(lone.histogram.value(atPercentile: 50)) / 1_000,
-                      providers: providers, lock: lock, physicalCores: topology?.physicalCores(of: chosen))
+    var row = ScalingRow(cores: cores, flows: flows, loneLoginP50Us: Double(lone.histogram.value(atPercentile: 50)) / 1_000,
+                         providers: providers, lock: lock, physicalCores: topology?.physicalCores(of: chosen))
+    row.loneLoginParts = loneParts.figures
+    return row
 }
 
 private func checkScaling(_ cell: FlowCell, _ what: String) throws(BenchFailure) {

@@ -315,6 +315,11 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
         })
     }
     lines.append(["login p50 at 1 in flight, µs"] + rows.map { formatNumber($0.loneLoginP50Us) })
+    if rows.contains(where: { $0.loneLoginParts != nil }) {
+        for kind in LoginPartsRecord.kinds {
+            lines.append(["  of which \(kind), p50 µs"] + rows.map { row in row.loneLoginParts.map { formatNumber($0.us(of: kind)) } ?? "-" })
+        }
+    }
     for name in orderedUnique(rows.flatMap { $0.providers.map(\.name) }) {
         lines.append(["\(name): ns/call (aggregate)"] + rows.map { $0.nsPerCall(name).map(formatNumber) ?? "-" })
         lines.append(["  speed-up"] + rows.map { row in

@@ -12,6 +12,8 @@ package struct ScalingRow: Codable, Sendable, Equatable {
     package var flows: [ScalingFlow]
     /// The p50 of closed-loop logins at 1 in flight, in µs.
     package var loneLoginP50Us: Double
+    /// Those logins split at their phases (``LoginPartsRecord``); `nil` in older reports.
+    package var loneLoginParts: LoginPartsFigures?
     /// The provider hot path with `cores` threads calling at once.
     package var providers: [ScalingProvider]
     /// The most contended flow-path lock during a profiled login cell at 1,024 in flight; measured
@@ -53,7 +55,7 @@ package struct ScalingRow: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case cores, flows, loneLoginP50Us = "lone_login_p50_us", providers, lock
+        case cores, flows, loneLoginP50Us = "lone_login_p50_us", loneLoginParts = "lone_login_parts", providers, lock
     }
 }
 
