@@ -56,12 +56,13 @@ package struct FlowRow: Codable, Sendable, Equatable {
     /// and in older reports.
     package var handBackUs: Double?
     /// For the closed-loop login cell at 1 in flight: the IDP handling one login's requests
-    /// (authorize, credentials, token) directly through `IdpServer.handle`, one login at a time on
+    /// (authorize, credentials, token, with the parameters and headers the engine and the
+    /// MasterController send) directly through `IdpServer.handle`, one login at a time on
     /// one OS thread, 200 of them right before each round: the median of the rounds' p50s, in µs.
     /// The IDP's own share of the lone login; `nil` elsewhere and in older reports.
     package var idpUs: Double?
-    /// For the closed-loop login cell at 1 in flight: lone logins run right before each round
-    /// with their phases noted (``PhaseRecorder``), split into parts (``LoginPartsRecord``); `nil`
+    /// For the closed-loop login cell at 1 in flight: its logins in the measurement windows, each
+    /// with its phases noted (``PhaseRecorder``), split into parts (``LoginPartsRecord``); `nil`
     /// elsewhere and in older reports.
     package var loginParts: LoginPartsFigures?
 

@@ -284,7 +284,7 @@ func loneLoginTable(_ split: LoneLoginSplit) -> Table {
         ["the wake-up of the caller's task (hand-back, p50)", formatNumber(split.handBackUs), share(split.handBackUs)],
         ["the engine's share (the rest: engine, MC, transport)", formatNumber(split.engineUs), share(split.engineUs)],
         ["login p50", formatNumber(split.p50Us), "100%"],
-    ], note: "The IDP's work (200 logins' requests sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it.")
+    ], note: "The IDP's work (200 logins' requests, with the engine's and the MasterController's parameters and headers, sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it.")
 }
 
 /// Lone logins split at their phases: each part's p50, then each kind of work's.
@@ -294,9 +294,9 @@ func loginPartsTable(_ figures: LoginPartsFigures) -> Table {
                      "engine": "the engine's own work", "provider": "the provider", "mc": "the MasterController's work"]
     let parts = figures.parts.map { [$0.name, formatNumber($0.us), share($0.us)] }
     let kinds = figures.kinds.map { ["all \(kindNames[$0.kind] ?? $0.kind)", formatNumber($0.us), share($0.us)] }
-    return Table(title: "lone login parts: p50 of each part of \(figures.logins) logins with their phases noted (µs)", header: ["part", "µs", "share"],
+    return Table(title: "lone login parts: p50 of each part of \(figures.logins) logins at 1 in flight (µs)", header: ["part", "µs", "share"],
                  rows: parts + kinds + [["login p50 (these logins, caller's first event to last result)", formatNumber(figures.loginP50Us), "100%"]],
-                 note: "Beside the 1-in-flight login cell, each round runs 200 logins one after another with the clock read at the phases each passes (PhaseRecorder); a part is the time between two phases, p50 over the logins. A kind's p50 adds its parts per login first. Medians do not add up: the parts' p50s need not sum to the login's.")
+                 note: "The logins of the 1-in-flight login cell, each with the clock read at the phases it passes (PhaseRecorder); a part is the time between two phases, its p50 over the logins in the cell's windows. A kind's p50 adds its parts per login first. Medians do not add up: the parts' p50s need not sum to the login's.")
 }
 
 /// The scaling section: every figure per core count, with speed-up over 1 core and efficiency.

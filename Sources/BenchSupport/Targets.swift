@@ -21,6 +21,8 @@ package func evaluateTargets(_ report: BenchReport, latency: Duration) -> [Targe
     targets += evaluateMemoryTargets(report)
     // The lone login is judged in µs above and shown split into measured parts (``LoneLoginSplit``),
     // not in floors: most of it is the IDP's work and one wake-up, which no engine work shortens.
+    targets += evaluateEngineShareTarget(report, latency: latency)
+    targets += evaluateFlatProviderTarget(report)
     targets += evaluateScalingTargets(report.scaling)
     return targets
 }
@@ -181,6 +183,41 @@ private func evaluateMemoryTargets(_ report: BenchReport) -> [TargetRow] {
                                  met: memory.threads <= 16, detail: "\(memory.parkedFlows) flows parked"))
     }
     return targets
+}
+
+/// The engine's share of a lone login (its p50 less the IDP's own work and the one hand-back, as
+/// ``LoneLoginSplit`` measures them) against the IDP's own work in the same run.
+/// - Parameters:
+///   - report: The run's report.
+///   - latency: The simulated IDP latency the flows ran with.
+/// - Returns: One row, or none when the split was not measured or the latency was not zero.
+private func evaluateEngineShareTarget(_ report: BenchReport, latency: Duration) -> [TargetRow] {
+    guard latency == .zero, let split = report.loneLoginSplit ?? LoneLoginSplit(flows: report.flows), split.idpUs > 0 else { return [] }
+    let ratio = split.engineUs / split.idpUs
+    var detail = "engine \(format(split.engineUs)) vs IDP \(format(split.idpUs)) µs of a \(format(split.p50Us)) µs p50, hand-back \(format(split.handBackUs)) µs"
+    if let parts = split.parts {
+        detail += "; in the logins' own phases: hand-offs \(format(parts.us(of: "hand-off"))), engine \(format(parts.us(of: "engine"))), MC \(format(parts.us(of: "mc"))), IDP \(format(parts.us(of: "idp"))) µs"
+    }
+    return [TargetRow(name: "lone login: the engine's share / the IDP's own work", value: ratio, limit: 1, met: ratio <= 1, detail: detail)]
+}
+
+/// Every product provider no slower per call at the run's most threads than at 1 thread
+/// (aggregate ns per call): the worst ratio.
+/// - Parameter report: The run's report.
+/// - Returns: One row, or none when the providers section did not measure 1 thread and more.
+private func evaluateFlatProviderTarget(_ report: BenchReport) -> [TargetRow] {
+    guard let most = report.providers.map(\.threads).max(), most > 1 else { return [] }
+    var worst: (ratio: Double, detail: String)?
+    for one in report.providers where one.kind == "product" && one.threads == 1 {
+        guard let many = report.providers.first(where: { $0.strategy == one.strategy && $0.threads == most }), one.nsPerCall > 0 else { continue }
+        let ratio = many.nsPerCall / one.nsPerCall
+        if ratio > worst?.ratio ?? -1 {
+            worst = (ratio, "worst: \(one.strategy) \(format(many.nsPerCall)) ns at \(most) threads vs \(format(one.nsPerCall)) at 1")
+        }
+    }
+    guard let worst else { return [] }
+    return [TargetRow(name: "every product provider at \(most) threads no slower per call than at 1", value: worst.ratio, limit: 1,
+                      met: worst.ratio <= 1, detail: worst.detail)]
 }
 
 private func format(_ value: Double) -> String {

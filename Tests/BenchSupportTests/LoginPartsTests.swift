@@ -98,3 +98,50 @@ struct LoginPartsTests {
         #expect(rendered.contains("login p50"))
     }
 }
+
+@Suite("evaluateTargets: the engine's share and flat providers")
+struct EngineShareTargetTests {
+    static let share = "lone login: the engine's share / the IDP's own work"
+
+    /// A run whose lone login took `p50Us`, of which `idpUs` the IDP's and `handBackUs` the hand-back.
+    func report(p50Us: Double, idpUs: Double, handBackUs: Double) -> BenchReport {
+        var report = sampleReport()
+        report.loneLoginSplit = LoneLoginSplit(p50Us: p50Us, idpUs: idpUs, handBackUs: handBackUs)
+        return report
+    }
+
+    @Test("an engine's share at most the IDP's work is met, one above it is not")
+    func engineShare() throws {
+        let met = try #require(evaluateTargets(report(p50Us: 60, idpUs: 25, handBackUs: 15), latency: .zero).first { $0.name == Self.share })
+        #expect(met.met)
+        #expect(abs(met.value - 0.8) < 1e-9)
+        let missed = try #require(evaluateTargets(report(p50Us: 80, idpUs: 20, handBackUs: 16), latency: .zero).first { $0.name == Self.share })
+        #expect(!missed.met)
+        #expect(abs(missed.value - 2.2) < 1e-9)
+        #expect(missed.detail.contains("engine 44.0 vs IDP 20.0"))
+        #expect(!evaluateTargets(report(p50Us: 80, idpUs: 20, handBackUs: 16), latency: .milliseconds(5)).contains { $0.name == Self.share },
+                "flows with a simulated latency are not judged")
+    }
+
+    @Test("a product provider slower per call at the most threads than at 1 misses the flat target; a peer does not count")
+    func flatProviders() throws {
+        var report = sampleReport()
+        report.providers = [
+            ProviderRow(strategy: "A", kind: "product", recommended: false, threads: 1, nsPerCall: 100, calls: 1),
+            ProviderRow(strategy: "A", kind: "product", recommended: false, threads: 16, nsPerCall: 60, calls: 1),
+            ProviderRow(strategy: "B", kind: "product", recommended: false, threads: 1, nsPerCall: 1_000, calls: 1),
+            ProviderRow(strategy: "B", kind: "product", recommended: false, threads: 16, nsPerCall: 900, calls: 1),
+            ProviderRow(strategy: "peer", kind: "peer", recommended: false, threads: 1, nsPerCall: 100, calls: 1),
+            ProviderRow(strategy: "peer", kind: "peer", recommended: false, threads: 16, nsPerCall: 5_000, calls: 1),
+        ]
+        let name = "every product provider at 16 threads no slower per call than at 1"
+        let met = try #require(evaluateTargets(report, latency: .zero).first { $0.name == name })
+        #expect(met.met)
+        #expect(abs(met.value - 0.9) < 1e-9)
+        report.providers[3].nsPerCall = 2_200
+        let missed = try #require(evaluateTargets(report, latency: .zero).first { $0.name == name })
+        #expect(!missed.met)
+        #expect(abs(missed.value - 2.2) < 1e-9)
+        #expect(missed.detail.contains("B"))
+    }
+}
