@@ -27,6 +27,8 @@ struct FlowContext: Sendable {
     let seamTrace: String?
     /// Where the flow notes its phases' times, when the caller's task binds a recorder.
     let phases: PhaseRecorder?
+    /// The service's authorize request, less the flow's own parameters.
+    let authorizeTemplate: FlowRequests.AuthorizeTemplate
 
     /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
     func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {

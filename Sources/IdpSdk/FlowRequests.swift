@@ -11,28 +11,48 @@ enum FlowRequests {
     }
 
     static func authorize(_ context: FlowContext) -> HTTPRequest {
+        let template = context.authorizeTemplate
         var parameters: [(String, String)] = [
-            ("client_id", context.clientId),
-            ("redirect_uri", context.configuration.redirectUri),
-            ("scope", "openid"),
-            ("response_type", "code"),
-            ("response_mode", "fragment"),
             ("nonce", SecureRandom.token(byteCount: 16)),
             ("code_challenge", context.astClientData.codeChallenge),
             ("code_challenge_method", context.astClientData.codeChallengeMethod),
         ]
         if let userId = context.userId { parameters.append(("login_hint", userId)) }
-        let target = "/auth/realms/\(FormURLEncoding.percentEncode(context.tenantId))/protocol/openid-connect/auth?" + FormURLEncoding.encode(parameters)
-        var headers = HTTPHeaders()
-        headers.set("Accept", "application/xhtml+xml")
-        headers.set("X-KOBIL-ASTCLIENTDATA", context.astClientData.clientData)
+        let client = FormURLEncoding.encode([("client_id", context.clientId)])
+        let rest = FormURLEncoding.encode(parameters)
+        var target = ""
+        target.reserveCapacity(template.path.utf8.count + client.utf8.count + template.afterClient.utf8.count + 1 + rest.utf8.count)
+        target += template.path
+        target += client
+        target += template.afterClient
+        target += "&"
+        target += rest
         let astClientId = context.astClientData.astClientId
-        if !astClientId.isEmpty, astClientId.contains(where: { $0 != "0" && $0 != "-" }) {
-            headers.set("X-KOBIL-ASTCLIENTID", astClientId)
-        }
-        if let traceParent = context.traceParent { headers.set("traceparent", traceParent) }
-        if context.traceRestarted { headers.set("tracestate", TraceParent.restartedTraceState) }
+        let sendsAstClientId = !astClientId.isEmpty && astClientId.contains(where: { $0 != "0" && $0 != "-" })
+        var headers = HTTPHeaders(minimumCapacity: 5)
+        headers.add("Accept", "application/xhtml+xml")
+        headers.add("X-KOBIL-ASTCLIENTDATA", context.astClientData.clientData)
+        if sendsAstClientId { headers.add("X-KOBIL-ASTCLIENTID", astClientId) }
+        if let traceParent = context.traceParent { headers.add("traceparent", traceParent) }
+        if context.traceRestarted { headers.add("tracestate", TraceParent.restartedTraceState) }
         return HTTPRequest(method: "GET", target: target, headers: headers)
+    }
+
+    /// What a service's authorize requests share, encoded once when the service is made: the path
+    /// up to the client's id, and the parameters between it and the flow's own (the redirect URI,
+    /// scope, response type and mode).
+    struct AuthorizeTemplate: Sendable {
+        /// `/auth/realms/<tenant>/protocol/openid-connect/auth?`
+        let path: String
+        /// `&redirect_uri=…&scope=openid&response_type=code&response_mode=fragment`
+        let afterClient: String
+
+        init(tenantId: String, redirectUri: String) {
+            path = "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/auth?"
+            afterClient = "&" + FormURLEncoding.encode([
+                ("redirect_uri", redirectUri), ("scope", "openid"), ("response_type", "code"), ("response_mode", "fragment"),
+            ])
+        }
     }
 
     static func submit(form: XHTMLForm, fields: [(String, String)], context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
@@ -50,10 +70,10 @@ enum FlowRequests {
         body.reserveCapacity(fields.count + form.inputs.count)
         body.append(contentsOf: fields)
         for input in form.inputs where input.type == "hidden" { body.append((input.name, input.value ?? "")) }
-        var headers = HTTPHeaders()
-        headers.set("Content-Type", "application/x-www-form-urlencoded")
-        headers.set("Accept", "application/xhtml+xml")
-        if let traceParent = context.traceParent { headers.set("traceparent", traceParent) }
+        var headers = HTTPHeaders(minimumCapacity: 3)
+        headers.add("Content-Type", "application/x-www-form-urlencoded")
+        headers.add("Accept", "application/xhtml+xml")
+        if let traceParent = context.traceParent { headers.add("traceparent", traceParent) }
         return .success(HTTPRequest(method: "POST", target: target, headers: headers, body: FormURLEncoding.encodeBytes(body)))
     }
 

@@ -135,6 +135,8 @@ public final class IdpSdkService: Sendable {
     private let explicitTransport: (any Transport)?
     private let pool: WorkerPools
     private let timers: FlowTimers
+    /// What every flow's authorize request shares, encoded once.
+    private let authorizeTemplate: FlowRequests.AuthorizeTemplate
     /// Flows started and not completed, striped: every flow writes it twice.
     private let inFlight = StripedCounter()
 
@@ -168,6 +170,7 @@ public final class IdpSdkService: Sendable {
         self.pool = WorkerPools(maximumThreads: max(1, configuration.maximumWorkerThreads), keepAlive: configuration.workerKeepAlive,
                                 coresPerPool: configuration.coresPerWorkerPool, spin: configuration.workerSpin)
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
+        authorizeTemplate = FlowRequests.AuthorizeTemplate(tenantId: tenantId, redirectUri: configuration.redirectUri)
     }
 
     /// Obtains an authorization code for `clientId`.
@@ -227,7 +230,8 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
-            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
+            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases,
+            authorizeTemplate: authorizeTemplate
         )
         inFlight.add(1)
         let inFlight = self.inFlight

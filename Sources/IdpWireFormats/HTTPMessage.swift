@@ -85,6 +85,12 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// parked flow 200 bytes larger, four 70.
     static let initialCapacity = 2
 
+    /// No fields, with room for `capacity` without growing: for a request whose fields are known,
+    /// each added once with ``add(_:_:)``.
+    package init(minimumCapacity capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func add(_ name: String, _ value: String) {
         if fields.capacity == 0 { fields.reserveCapacity(Self.initialCapacity) }

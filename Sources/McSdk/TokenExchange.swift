@@ -133,11 +133,11 @@ enum TokenExchange {
             case .failure(let error): return .failure(McTokenError(.unreachable, status: .kCannotAcquireTokenData, error.description))
             }
         }
-        var headers = HTTPHeaders()
-        headers.set("Content-Type", "application/x-www-form-urlencoded")
-        headers.set("traceparent", context.trace.traceParent)
-        if !context.trace.traceState.isEmpty { headers.set("tracestate", context.trace.traceState) }
-        if let astClientData { headers.set("X-KOBIL-ASTCLIENTDATA", astClientData) }
+        var headers = HTTPHeaders(minimumCapacity: 4)
+        headers.add("Content-Type", "application/x-www-form-urlencoded")
+        headers.add("traceparent", context.trace.traceParent)
+        if !context.trace.traceState.isEmpty { headers.add("tracestate", context.trace.traceState) }
+        if let astClientData { headers.add("X-KOBIL-ASTCLIENTDATA", astClientData) }
         let request = HTTPRequest(
             method: "POST",
             target: "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/token",
