@@ -27,8 +27,6 @@ struct FlowContext: Sendable {
     let seamTrace: String?
     /// Where the flow notes its phases' times, when the caller's task binds a recorder.
     let phases: PhaseRecorder?
-    /// The service's authorize request, less the flow's own parameters.
-    let authorizeTemplate: FlowRequests.AuthorizeTemplate
 
     /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
     func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
@@ -86,10 +84,10 @@ final class Flow: Sendable {
 
     var id: IdpSdkFlowID { context.id }
 
-    /// Arms the timeout and sends the authorize request.
-    func start() {
+    /// Arms the timeout and sends the authorize request, made from the service's `template`.
+    func start(_ template: FlowRequests.AuthorizeTemplate) {
         context.timers.arm(self, at: deadline)
-        send(FlowRequests.authorize(context), answeredInline: false)
+        send(FlowRequests.authorize(context, template: template), answeredInline: false)
     }
 
     /// Where a finish comes from: the engine's own path (may act on the current SDK thread) or

@@ -10,8 +10,7 @@ enum FlowRequests {
         case finished(Result<String, IdpSdkError>)
     }
 
-    static func authorize(_ context: FlowContext) -> HTTPRequest {
-        let template = context.authorizeTemplate
+    static func authorize(_ context: FlowContext, template: AuthorizeTemplate) -> HTTPRequest {
         var parameters: [(String, String)] = [
             ("nonce", SecureRandom.token(byteCount: 16)),
             ("code_challenge", context.astClientData.codeChallenge),
@@ -29,7 +28,8 @@ enum FlowRequests {
         target += rest
         let astClientId = context.astClientData.astClientId
         let sendsAstClientId = !astClientId.isEmpty && astClientId.contains(where: { $0 != "0" && $0 != "-" })
-        var headers = HTTPHeaders(minimumCapacity: 5)
+        // Room for exactly its fields: a flow parked at the IDP keeps its request.
+        var headers = HTTPHeaders(minimumCapacity: 2 + (sendsAstClientId ? 1 : 0) + (context.traceParent != nil ? 1 : 0) + (context.traceRestarted ? 1 : 0))
         headers.add("Accept", "application/xhtml+xml")
         headers.add("X-KOBIL-ASTCLIENTDATA", context.astClientData.clientData)
         if sendsAstClientId { headers.add("X-KOBIL-ASTCLIENTID", astClientId) }
@@ -70,7 +70,7 @@ enum FlowRequests {
         body.reserveCapacity(fields.count + form.inputs.count)
         body.append(contentsOf: fields)
         for input in form.inputs where input.type == "hidden" { body.append((input.name, input.value ?? "")) }
-        var headers = HTTPHeaders(minimumCapacity: 3)
+        var headers = HTTPHeaders(minimumCapacity: context.traceParent != nil ? 3 : 2)
         headers.add("Content-Type", "application/x-www-form-urlencoded")
         headers.add("Accept", "application/xhtml+xml")
         if let traceParent = context.traceParent { headers.add("traceparent", traceParent) }

@@ -230,15 +230,14 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
             configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
-            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases,
-            authorizeTemplate: authorizeTemplate
+            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
         inFlight.add(1)
         let inFlight = self.inFlight
         let flow = Flow(context: context, completion: completion) { _ in inFlight.add(-1) }
         switch transport {
         case .failure(let error): flow.finish(.failure(error))
-        case .success: flow.start()
+        case .success: flow.start(authorizeTemplate)
         }
         return IdpSdkFlowHandle(flow: flow)
     }

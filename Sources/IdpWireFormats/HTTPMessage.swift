@@ -86,7 +86,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     static let initialCapacity = 2
 
     /// No fields, with room for `capacity` without growing: for a request whose fields are known,
-    /// each added once with ``add(_:_:)``.
+    /// each added once with ``add(_:_:)``. The room is kept as long as the request is.
     package init(minimumCapacity capacity: Int) {
         fields.reserveCapacity(capacity)
     }

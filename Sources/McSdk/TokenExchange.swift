@@ -133,7 +133,7 @@ enum TokenExchange {
             case .failure(let error): return .failure(McTokenError(.unreachable, status: .kCannotAcquireTokenData, error.description))
             }
         }
-        var headers = HTTPHeaders(minimumCapacity: 4)
+        var headers = HTTPHeaders(minimumCapacity: 2 + (context.trace.traceState.isEmpty ? 0 : 1) + (astClientData != nil ? 1 : 0))
         headers.add("Content-Type", "application/x-www-form-urlencoded")
         headers.add("traceparent", context.trace.traceParent)
         if !context.trace.traceState.isEmpty { headers.add("tracestate", context.trace.traceState) }
