@@ -40,10 +40,12 @@ package enum LoginPhase: Int, CaseIterable, Sendable {
 /// Notes when one login passes each ``LoginPhase``: the clock read, per phase, the first time the
 /// login passes it. idp-bench splits a lone login's time into its parts with it.
 ///
-/// A recorder belongs to one login. The caller binds it with ``withRecording(_:operation:)`` (a
-/// task-local, read once when the flow starts and when the MC sends its token request) while
-/// recording is armed (``arm()``); otherwise nothing is read and nothing noted, so the product
-/// pays one relaxed load of a word no one writes per flow.
+/// A recorder belongs to one login. The caller binds it to its task with
+/// ``withRecording(_:operation:)``; the engine looks for it when a flow starts, and the MC when it
+/// sends its token request, through ``current``. Until a process arms recording (``arm()``, which
+/// idp-bench does once), ``current`` is one relaxed load of a word nothing writes, and no task-local
+/// is read; once armed, each look also reads the task-local, and a login whose task binds no
+/// recorder notes nothing.
 package final class PhaseRecorder: Sendable {
     // Sound as `Sendable`: the pointer is set once in `init` and freed in `deinit`; every access
     // in between goes through an `Atomic`.
