@@ -164,10 +164,9 @@ func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, sec
                     let outcome: Result<UInt64, BenchFailure>
                     var recorder: PhaseRecorder?
                     if notingPhases {
-                        outcome = await rig.recordedLogin(device: device).map { noted in
-                            recorder = noted
-                            return noted.time(of: .started) ?? 0
-                        }
+                        let noted = await rig.recordedLogin(device: device)
+                        recorder = try? noted.get()
+                        outcome = noted.map { $0.time(of: .started) ?? 0 }
                     } else {
                         outcome = await rig.run(scenario, device: device)
                     }
@@ -397,7 +396,6 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double, handBackUs: Double?, idpUs: Double?)](), count: cells.count)
     // The lone logins' phases: the 1-in-flight login cell's logins note them.
     var loginParts = LoginPartsRecord()
-    PhaseRecorder.arm()
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)

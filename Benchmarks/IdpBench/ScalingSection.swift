@@ -121,7 +121,6 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
         try checkScaling(measured, "\(cell.scenario) at \(cell.inFlight) in flight")
         flows.append(ScalingFlow(scenario: cell.scenario, inFlight: cell.inFlight, throughputPerS: Double(measured.completed) / seconds))
     }
-    PhaseRecorder.arm()
     let (lone, _, _, loneParts) = await closedLoop(rig, .login, inFlight: 1, seconds: settings.flowSeconds, notingPhases: true)
     try checkScaling(lone, "a lone login")
 

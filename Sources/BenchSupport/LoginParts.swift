@@ -9,17 +9,6 @@ package struct LoginPart: Codable, Sendable, Equatable {
     package var kind: String
     /// The part's p50, in µs.
     package var us: Double
-
-    /// A part.
-    /// - Parameters:
-    ///   - name: What the part covers.
-    ///   - kind: Who does the work.
-    ///   - us: Its p50, in µs.
-    package init(name: String, kind: String, us: Double) {
-        self.name = name
-        self.kind = kind
-        self.us = us
-    }
 }
 
 /// Lone logins split at their phases: each login's ``PhaseRecorder`` read into one histogram per
@@ -45,6 +34,8 @@ package struct LoginPartsRecord: Sendable {
     ]
     /// The kinds of work, in the order the report shows them.
     package static let kinds = ["idp", "hand-off", "engine", "provider", "mc"]
+    /// Each part's kind, as its place in ``kinds``.
+    private static let kindOfPart = parts.map { part in kinds.firstIndex(of: part.kind)! }
 
     private var byPart = Array(repeating: LatencyHistogram(), count: parts.count)
     private var byKind = Array(repeating: LatencyHistogram(), count: kinds.count)
@@ -71,7 +62,7 @@ package struct LoginPartsRecord: Sendable {
         for (index, part) in Self.parts.enumerated() {
             let length = times[part.to.rawValue] - times[part.from.rawValue]
             byPart[index].record(length)
-            kindSums[Self.kinds.firstIndex(of: part.kind)!] += length
+            kindSums[Self.kindOfPart[index]] += length
         }
         for (index, sum) in kindSums.enumerated() { byKind[index].record(sum) }
         whole.record(times[LoginPhase.tokensStored.rawValue] - times[LoginPhase.started.rawValue])
@@ -114,19 +105,6 @@ package struct LoginPartsFigures: Codable, Sendable, Equatable {
     package var parts: [LoginPart]
     /// Each kind of work's p50 (its parts added up per login), in ``LoginPartsRecord/kinds``' order.
     package var kinds: [LoginPart]
-
-    /// Figures.
-    /// - Parameters:
-    ///   - logins: Logins recorded.
-    ///   - loginP50Us: Their p50, in µs.
-    ///   - parts: Each part's p50.
-    ///   - kinds: Each kind's p50.
-    package init(logins: Int, loginP50Us: Double, parts: [LoginPart], kinds: [LoginPart]) {
-        self.logins = logins
-        self.loginP50Us = loginP50Us
-        self.parts = parts
-        self.kinds = kinds
-    }
 
     /// The p50 of `kind`'s work, in µs; 0 if the figures have no such kind.
     package func us(of kind: String) -> Double { kinds.first { $0.kind == kind }?.us ?? 0 }

@@ -275,7 +275,7 @@ package struct LoneLoginSplit: Codable, Sendable, Equatable {
 
     /// The rest of the p50: the engine, the MasterController and the transport, in µs.
     package var engineUs: Double
-    /// Lone logins recorded beside the cell, split at their phases; `nil` in older reports.
+    /// The 1-in-flight login cell's logins, split at their phases; `nil` in older reports.
     package var parts: LoginPartsFigures?
 
     /// A split of measured parts.

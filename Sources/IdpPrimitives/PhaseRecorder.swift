@@ -42,10 +42,9 @@ package enum LoginPhase: Int, CaseIterable, Sendable {
 ///
 /// A recorder belongs to one login. The caller binds it to its task with
 /// ``withRecording(_:operation:)``; the engine looks for it when a flow starts, and the MC when it
-/// sends its token request, through ``current``. Until a process arms recording (``arm()``, which
-/// idp-bench does once), ``current`` is one relaxed load of a word nothing writes, and no task-local
-/// is read; once armed, each look also reads the task-local, and a login whose task binds no
-/// recorder notes nothing.
+/// sends its token request, through ``current``. Until a process first binds a recorder,
+/// ``current`` is one relaxed load of a word nothing writes, and no task-local is read; from then
+/// on each look also reads the task-local, and a login whose task binds no recorder notes nothing.
 package final class PhaseRecorder: Sendable {
     // Sound as `Sendable`: the pointer is set once in `init` and freed in `deinit`; every access
     // in between goes through an `Atomic`.
@@ -65,17 +64,16 @@ package final class PhaseRecorder: Sendable {
         times.deallocate()
     }
 
-    /// Lets flows and MCs find the recorder their task binds; until it is called they look for none.
-    package static func arm() { armed.store(true, ordering: .relaxed) }
-
     /// The recorder the current task binds, if recording is armed.
     package static var current: PhaseRecorder? {
         armed.load(ordering: .relaxed) ? bound : nil
     }
 
-    /// Runs `operation` with `recorder` bound to the task.
+    /// Runs `operation` with `recorder` bound to the task; from then on flows and MCs look for the
+    /// recorder their task binds.
     package static func withRecording<Result>(_ recorder: PhaseRecorder, operation: () async throws -> Result) async rethrows -> Result {
-        try await $bound.withValue(recorder, operation: operation)
+        armed.store(true, ordering: .relaxed)
+        return try await $bound.withValue(recorder, operation: operation)
     }
 
     /// Notes now as the time of `phase`, unless it was noted already.

@@ -28,7 +28,6 @@ struct LoginPhaseTests {
 
     @Test("a login with a recorder bound passes every phase once, in order")
     func everyPhaseInOrder() async {
-        PhaseRecorder.arm()
         let mc = idp.masterController()
         #expect(await idp.activate("uma", password: "pw-uma", on: mc) == .kOk)
         let recorder = PhaseRecorder()
