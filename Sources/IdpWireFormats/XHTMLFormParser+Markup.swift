@@ -117,7 +117,7 @@ extension XHTMLFormParser {
     ///
     /// The closures here and below capture only `bytes` and `attributes`, never `self`: a
     /// closure that captured the parser copied all of it on every call.
-    private func findAttribute(_ name: StaticString) -> Attribute? {
+    private mutating func findAttribute(_ name: StaticString) -> Attribute? {
         let bytes = bytes, attributes = attributes, count = attributeCount
         return name.withUTF8Buffer { name in
             var index = 0
@@ -130,12 +130,12 @@ extension XHTMLFormParser {
     }
 
     /// The value of the tag's first attribute named `name` (lower case), entity-decoded.
-    func attribute(_ name: StaticString) -> String? {
+    mutating func attribute(_ name: StaticString) -> String? {
         guard let attribute = findAttribute(name) else { return nil }
         return value(of: attribute)
     }
 
-    private func value(of attribute: Attribute) -> String {
+    private mutating func value(of attribute: Attribute) -> String {
         guard let range = attribute.value else { return "" }
         guard attribute.hasEntity else { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
         var decoded: [UInt8] = []
@@ -145,7 +145,7 @@ extension XHTMLFormParser {
     }
 
     /// Whether the tag's first attribute named `name` has exactly the value `value`.
-    func attribute(_ name: StaticString, is value: StaticString) -> Bool {
+    mutating func attribute(_ name: StaticString, is value: StaticString) -> Bool {
         guard let attribute = findAttribute(name) else { return false }
         guard !attribute.hasEntity else {
             var decoded = self.value(of: attribute)
@@ -170,7 +170,7 @@ extension XHTMLFormParser {
     }
 
     /// Whether the names at `a` and `b` are equal, ignoring ASCII case.
-    func namesEqual(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+    mutating func namesEqual(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
         guard a.count == b.count else { return false }
         var other = b.lowerBound
         for index in a {
@@ -181,13 +181,13 @@ extension XHTMLFormParser {
     }
 
     /// Whether the name at `range` is `name`, which is lower-case ASCII.
-    func nameIs(_ range: Range<Int>, _ name: StaticString) -> Bool {
+    mutating func nameIs(_ range: Range<Int>, _ name: StaticString) -> Bool {
         let bytes = bytes
         return name.withUTF8Buffer { Self.nameEquals(bytes, range, $0) }
     }
 
     /// What the tag name at `name` is, of the names the parser tells apart.
-    func kind(of name: Range<Int>) -> TagKind {
+    mutating func kind(of name: Range<Int>) -> TagKind {
         switch name.count {
         case 2:
             return nameIs(name, "br") || nameIs(name, "hr") ? .void : .other
@@ -210,7 +210,7 @@ extension XHTMLFormParser {
 
     // MARK: - Scanning
 
-    private func hasPrefix(_ prefix: StaticString, at offset: Int) -> Bool {
+    private mutating func hasPrefix(_ prefix: StaticString, at offset: Int) -> Bool {
         let bytes = bytes
         return prefix.withUTF8Buffer { pattern in
             guard offset + pattern.count <= bytes.count else { return false }
@@ -220,7 +220,7 @@ extension XHTMLFormParser {
     }
 
     /// The offset of the first occurrence of `pattern` at or after `start`.
-    private func find(_ pattern: StaticString, from start: Int) -> Int? {
+    private mutating func find(_ pattern: StaticString, from start: Int) -> Int? {
         let bytes = bytes
         return pattern.withUTF8Buffer { pattern -> Int? in
             guard let first = pattern.first, start <= bytes.count else { return nil }
