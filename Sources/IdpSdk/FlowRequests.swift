@@ -27,7 +27,7 @@ enum FlowRequests {
         target += "&"
         target += rest
         let astClientId = context.astClientData.astClientId
-        let sendsAstClientId = !astClientId.isEmpty && astClientId.contains(where: { $0 != "0" && $0 != "-" })
+        let sendsAstClientId = IdpWire.isAssigned(astClientId: astClientId)
         // Room for exactly its fields: a flow parked at the IDP keeps its request.
         var headers = HTTPHeaders(minimumCapacity: 2 + (sendsAstClientId ? 1 : 0) + (context.traceParent != nil ? 1 : 0) + (context.traceRestarted ? 1 : 0))
         headers.add("Accept", "application/xhtml+xml")
@@ -80,17 +80,19 @@ enum FlowRequests {
     static func interpret(_ response: HTTPResponse, context: FlowContext) -> Interpretation {
         switch response.status {
         case 200:
-            guard response.body.count <= XHTMLForm.maximumSize, let text = response.bodyText else {
-                return .finished(.failure(IdpSdkError(.protocolError, "the IDP's page is not UTF-8 or larger than \(XHTMLForm.maximumSize) bytes")))
+            func notReadable() -> Interpretation {
+                .finished(.failure(IdpSdkError(.protocolError, "the IDP's page is not UTF-8 or larger than \(XHTMLForm.maximumSize) bytes")))
             }
+            guard response.body.count <= XHTMLForm.maximumSize else { return notReadable() }
             do {
-                let form = try XHTMLForm.parse(text)
+                // Read from the body's bytes: a page's text is made only to read an error notice.
+                guard let form = try XHTMLForm.parse(body: response.body) else { return notReadable() }
                 guard form.inputs.contains(where: \.isVisible) else {
                     return .finished(.failure(IdpSdkError(.protocolError, "the IDP's form for client '\(context.clientId)' asks no fields")))
                 }
                 return .form(form)
             } catch {
-                if let notice = XHTMLForm.errorNotice(in: text) {
+                if let text = response.bodyText, let notice = XHTMLForm.errorNotice(in: text) {
                     return .finished(.failure(idpError(code: notice.code ?? "unknown", message: notice.message)))
                 }
                 return .finished(.failure(IdpSdkError(.protocolError, "cannot read the IDP's form: \(error)")))

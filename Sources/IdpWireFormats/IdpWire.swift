@@ -10,6 +10,12 @@ package enum IdpWire {
     /// The all-zero AST client id of a device that has no user yet.
     package static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
 
+    /// Whether `astClientId` names an activated device: it holds a character other than `0` and
+    /// `-` (a device with no user yet has an id of zeros and dashes). Read byte by byte.
+    package static func isAssigned(astClientId: String) -> Bool {
+        astClientId.utf8.contains { $0 != UInt8(ascii: "0") && $0 != UInt8(ascii: "-") }
+    }
+
     /// The grant type of RFC 8693 token exchange.
     package static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
 

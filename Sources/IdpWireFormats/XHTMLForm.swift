@@ -118,4 +118,38 @@ public struct XHTMLForm: Sendable, Equatable {
         guard size <= maximumSize else { throw XHTMLFormError(.tooLarge(size)) }
         return try XHTMLFormParser.withPage(text) { (parser) throws(XHTMLFormError) in try parser.parse() }
     }
+
+    /// Reads the first form of a page given as the bytes of an HTTP body, as ``parse(_:)`` reads
+    /// its text: an ASCII page (the usual one) in place, any other once it is known to be UTF-8.
+    /// - Parameter body: The page's bytes.
+    /// - Returns: The form, or `nil` when the bytes are not UTF-8.
+    /// - Throws: ``XHTMLFormError`` when the page is too large, malformed, or has no usable form.
+    package static func parse(body: [UInt8]) throws(XHTMLFormError) -> XHTMLForm? {
+        guard body.count <= maximumSize else { throw XHTMLFormError(.tooLarge(body.count)) }
+        let ascii: Swift.Result<XHTMLForm, XHTMLFormError>? = body.withUnsafeBufferPointer { bytes in
+            guard isASCII(bytes) else { return nil }
+            return Swift.Result { () throws(XHTMLFormError) in
+                try XHTMLFormParser.withBytes(bytes) { (parser) throws(XHTMLFormError) in try parser.parse() }
+            }
+        }
+        if let ascii { return try ascii.get() }
+        guard let text = String(validating: body, as: UTF8.self) else { return nil }
+        return try parse(text)
+    }
+
+    /// Whether every byte is below 0x80, read eight at a time.
+    package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            high |= UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(base[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
 }

@@ -382,6 +382,32 @@ struct CompletionTests {
         #expect(result.idpSdkError?.code == .protocolError)
     }
 
+    @Test("a page whose bytes are not UTF-8 is a protocol error; a UTF-8 page beyond ASCII is read as its text")
+    func pageEncodings() async throws {
+        let form = #"<form action="/go" method="post"><label for="username">Nom d’utilisateur é</label><input id="username" name="username"/></form>"#
+        var invalid = Array(form.utf8)
+        invalid.insert(0xFF, at: 6)
+        for (body, expected) in [(invalid, "the IDP's page is not UTF-8 or larger than \(XHTMLForm.maximumSize) bytes"), (Array(form.utf8), nil)] {
+            let labels = LockedValue<[String?]>([])
+            let transport = FaultyTransport(inner: nil) { request in
+                request.method == "GET" ? .success(HTTPResponse(status: 200, body: body)) : .failure(TransportError(.connectionLost, "submitted"))
+            }
+            let sdk = IdpSdkService(tenantId: "demo", idpUrl: "https://encoding.test", certificateChain: Data(), shouldHashPin: false, configuration: .init(), transport: transport)
+            let provider = ClosureProvider { data in
+                labels.withLock { $0.append(contentsOf: data.inputFields.map(\.label)) }
+                return IdpSdkProvideCredentialsResult(credentials: ["username": "sam"])
+            }
+            let result = await sdk.run(TestIDP.astClientData().info, clientId: "KssIdpLogin", provider: provider, userId: "sam")
+            if let expected {
+                #expect(result.idpSdkError == IdpSdkError(.protocolError, expected))
+                #expect(labels.withLock { $0 }.isEmpty)
+            } else {
+                #expect(result.idpSdkError == IdpSdkError(.connectionLost, "submitted"))
+                #expect(labels.withLock { $0 } == ["Nom d’utilisateur é"])
+            }
+        }
+    }
+
 }
 
 /// A transport that answers some requests itself (a fault, a canned page) and passes the rest on;

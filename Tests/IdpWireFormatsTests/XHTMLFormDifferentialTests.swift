@@ -60,6 +60,12 @@ struct XHTMLFormDifferentialTests {
         let new = Result { () throws(XHTMLFormError) in try XHTMLForm.parse(text) }
         let old = Result { () throws(XHTMLFormError) in try ReferenceXHTMLFormParser.parse(text) }
         if new != old { return "page: \(text.debugDescription)" }
+        // The same page as an HTTP body's bytes: read in place when ASCII, as text otherwise.
+        switch (Result { () throws(XHTMLFormError) in try XHTMLForm.parse(body: Array(text.utf8)) }, new) {
+        case (.success(let form?), .success(let expected)) where form == expected: break
+        case (.failure(let error), .failure(let expected)) where error == expected: break
+        default: return "bytes of page: \(text.debugDescription)"
+        }
         let newNotice = XHTMLForm.errorNotice(in: text), oldNotice = ReferenceXHTMLFormParser.errorNotice(in: text)
         if newNotice?.code != oldNotice?.code || newNotice?.message != oldNotice?.message { return "notice of page: \(text.debugDescription)" }
         return nil
@@ -135,6 +141,29 @@ struct XHTMLFormDifferentialTests {
 
 @Suite("XHTMLForm edge cases")
 struct XHTMLFormEdgeCaseTests {
+    @Test("a body that is not UTF-8 reads as nil; one beyond the size limit is refused")
+    func bodies() throws {
+        var bytes = Array(#"<form action="/a"><input id="é"/></form>"#.utf8)
+        #expect(try XHTMLForm.parse(body: bytes)?.inputs.map(\.id) == ["é"])
+        bytes[bytes.firstIndex(of: 0xA9)!] = 0x28
+        #expect(try XHTMLForm.parse(body: bytes) == nil)
+        let large = [UInt8](repeating: UInt8(ascii: " "), count: XHTMLForm.maximumSize + 1)
+        #expect(throws: XHTMLFormError(.tooLarge(XHTMLForm.maximumSize + 1))) { try XHTMLForm.parse(body: large) }
+    }
+
+    @Test("a byte above 0x7F anywhere in a body of any length makes it non-ASCII")
+    func asciiCheck() {
+        for count in 0..<20 {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: count)
+            #expect(plain.withUnsafeBufferPointer(XHTMLForm.isASCII))
+            for index in 0..<count {
+                var marked = plain
+                marked[index] = 0x80
+                #expect(!marked.withUnsafeBufferPointer(XHTMLForm.isASCII), "length \(count), byte \(index)")
+            }
+        }
+    }
+
     @Test("entities in attribute values and text decode once, in both quote styles")
     func entities() throws {
         let form = try XHTMLForm.parse(#"<title>a&amp;amp;b &#x3C;&#62;</title><form action='/x?a=1&amp;b=&quot;2&quot;'><input id="i" value='&apos;q&apos;'/></form>"#)
