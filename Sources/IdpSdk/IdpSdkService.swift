@@ -309,7 +309,8 @@ public final class IdpSdkService: Sendable {
         func invalid(_ text: String) -> Result<TraceStart?, IdpSdkError> { .failure(IdpSdkError(.invalidArgument, text)) }
         if tenantId.isEmpty { return invalid("tenantId is empty") }
         if clientId.isEmpty { return invalid("clientId is empty") }
-        if clientId.utf8.count > 256 || clientId.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+        // By byte: every byte of a scalar above U+007F is at least 0x80.
+        if clientId.utf8.count > 256 || clientId.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }) {
             return invalid("clientId is longer than 256 bytes or contains spaces or control characters")
         }
         if let userId, userId.utf8.count > configuration.maximumFieldLength { return invalid("userId is longer than \(configuration.maximumFieldLength) bytes") }

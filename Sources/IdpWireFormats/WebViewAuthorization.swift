@@ -106,7 +106,7 @@ public struct WebViewAuthorizationRequest: Sendable, Equatable {
         }
         if userType != .newUser {
             // A device with no user yet has an id of zeros (and dashes): no id.
-            guard let astClientId, astClientId.contains(where: { $0 != "0" && $0 != "-" }),
+            guard let astClientId, IdpWire.isAssigned(astClientId: astClientId),
                   astClientId.utf8.count <= 256, Self.isHeaderValue(astClientId) else {
                 throw WebViewAuthorizationError("\(userType.rawValue) needs the AST client id of an activated device (X-KOBIL-ASTCLIENTID)")
             }

@@ -37,9 +37,11 @@ extension MasterController {
             KSMSetAuthorisationCodeResultEvent(status: status, errorCode: errorCode, errorDescription: text)
         }
         guard started else { return fail(.kInvalidState, "post a KSMStartEvent before KSMSetAuthorisationCodeEvent") }
-        for (name, value) in [("tenantId", event.tenantId), ("authorisationCode", event.authorisationCode), ("clientId", event.clientId)] where value.isEmpty {
-            return fail(.kFailed, "\(name) is empty" + (name == "authorisationCode" ? "; getAuthorizationCode ended without a code (see its IdpSdkResult.idpSdkError)" : ""))
+        if event.tenantId.isEmpty { return fail(.kFailed, "tenantId is empty") }
+        if event.authorisationCode.isEmpty {
+            return fail(.kFailed, "authorisationCode is empty; getAuthorizationCode ended without a code (see its IdpSdkResult.idpSdkError)")
         }
+        if event.clientId.isEmpty { return fail(.kFailed, "clientId is empty") }
         guard let authorization = pending[event.userIdentifier] else {
             return fail(.kInvalidState, "no authorization is pending for \(event.userIdentifier); post a KSMGetAstClientDataEvent first")
         }

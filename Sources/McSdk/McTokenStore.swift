@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import IdpWireFormats
 
 /// What the MC keeps on the device across app restarts: the activated users, their tokens and
 /// authentication modes, and the last user who logged in.
@@ -65,12 +66,14 @@ public final class McTokenStore: Sendable {
 
     /// Stores `record` for `user` (activating the user if new).
     func save(_ record: StoredUser, for user: KsUserIdentifier, loggedIn: Bool) {
-        contents.withLock { contents in
-            if contents.users.updateValue(record, forKey: user) == nil { contents.enrollmentOrder.append(user) }
+        let assigned = IdpWire.isAssigned(astClientId: record.astClientId)
+        // The record it replaces is returned, so it is released after the lock, with its strings.
+        _ = contents.withLock { contents -> StoredUser? in
+            let replaced = contents.users.updateValue(record, forKey: user)
+            if replaced == nil { contents.enrollmentOrder.append(user) }
             if loggedIn { contents.lastLoggedInUser = user }
-            if contents.deviceAstClientId == nil, record.astClientId.contains(where: { $0 != "0" && $0 != "-" }) {
-                contents.deviceAstClientId = record.astClientId
-            }
+            if assigned, contents.deviceAstClientId == nil { contents.deviceAstClientId = record.astClientId }
+            return replaced
         }
     }
 
