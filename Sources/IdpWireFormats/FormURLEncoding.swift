@@ -140,29 +140,32 @@ package enum FormURLEncoding {
         if plain == range.upperBound {
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
-        var output: [UInt8] = []
-        output.reserveCapacity(range.count)
-        var index = range.lowerBound
-        while index < range.upperBound {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                guard index + 2 < range.upperBound,
-                      let high = Hex.value(of: bytes[index + 1]),
-                      let low = Hex.value(of: bytes[index + 2])
-                else {
-                    throw FormURLEncodingError(.malformedEscape(offset: index), text: text)
+        // Decoded into scratch room (on the stack when small), then copied once into the string.
+        let outcome: Result<String, FormURLEncodingError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: range.count) { output in
+            var index = range.lowerBound, written = 0
+            while index < range.upperBound {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "%") {
+                    guard index + 2 < range.upperBound,
+                          let high = Hex.value(of: bytes[index + 1]),
+                          let low = Hex.value(of: bytes[index + 2])
+                    else {
+                        return .failure(FormURLEncodingError(.malformedEscape(offset: index), text: text))
+                    }
+                    output[written] = high << 4 | low
+                    index += 3
+                } else {
+                    output[written] = plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte
+                    index += 1
                 }
-                output.append(high << 4 | low)
-                index += 3
-            } else {
-                output.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-                index += 1
+                written += 1
             }
+            guard let decoded = String(validating: UnsafeBufferPointer(rebasing: output[..<written]), as: UTF8.self) else {
+                return .failure(FormURLEncodingError(.invalidUTF8, text: text))
+            }
+            return .success(decoded)
         }
-        guard let decoded = String(validating: output, as: UTF8.self) else {
-            throw FormURLEncodingError(.invalidUTF8, text: text)
-        }
-        return decoded
+        return try outcome.get()
     }
 
     /// The length in bytes of `text` encoded as ``writeEncoded(_:into:at:spaceAsPlus:_:)`` writes it.
