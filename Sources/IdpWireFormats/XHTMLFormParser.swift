@@ -17,7 +17,7 @@ import Darwin
 ///
 /// Its methods are `mutating` even where they only read: a non-mutating method of this large,
 /// noncopyable struct is handed all of it, copied byte for byte, on every call, and a mutating one
-/// only its address (the copies were an eighth of a parse's time).
+/// only its address.
 struct XHTMLFormParser: ~Copyable {
     /// Text being collected for an element until its matching end tag.
     private struct Capture {
