@@ -18,8 +18,9 @@ struct FlowContext: Sendable {
     let transport: any Transport
     let configuration: IdpSdkService.Configuration
     let shouldHashPin: Bool
-    let pool: WorkerPools
-    let timers: FlowTimers
+    /// The service's worker pools, timers and count of flows in flight, through the copy of the
+    /// thread that started the flow.
+    let shared: FlowEnvironment
     /// Whether the completion is the SDK's own (resuming the async form's continuation), which
     /// never blocks; a caller's completion handler may.
     let completionNeverBlocks: Bool
@@ -33,8 +34,29 @@ struct FlowContext: Sendable {
         if let controller = configuration.controller {
             controller.post(Seam(seam, trace: seamTrace), job)
         } else {
-            pool.submit(job)
+            shared.pool.submit(job)
         }
+    }
+}
+
+/// What every flow of one ``IdpSdkService`` uses: its worker pools, its timers and its count of
+/// flows in flight. The service holds one copy per ``ThreadStripe`` and a flow keeps the copy of
+/// the thread that starts it, from its start to its end: that reference is counted on a line of
+/// the stripe's copy, not on the lines of the three shared objects, which every flow on every core
+/// would otherwise write at its start and at its end.
+final class FlowEnvironment: Sendable {
+    let pool: WorkerPools
+    let timers: FlowTimers
+    let inFlight: StripedCounter
+    // Never read: it spaces the copies, made one after the other, so that each one's reference
+    // count lies on lines of its own.
+    private let spacing: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
+    init(pool: WorkerPools, timers: FlowTimers, inFlight: StripedCounter) {
+        self.pool = pool
+        self.timers = timers
+        self.inFlight = inFlight
+        spacing = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     }
 }
 
@@ -60,7 +82,6 @@ final class Flow: Sendable {
     private let machine: LockedValue<Machine>
     /// Every flow's lock counts as `IdpSdk.Flow` in ``LockProfiler``; registered once.
     private static let lockSite = LockProfiler.Site(label: "IdpSdk.Flow")
-    private let onEnd: @Sendable (Flow) -> Void
     /// When the flow times out on the service's clock (``FlowTimers/deadline(after:from:)``): its
     /// timer fires then, and an ending the engine reaches at or after it, before the timer's
     /// thread got to fire, is a timeout too (``finish(_:from:)``), however late that thread runs.
@@ -75,18 +96,17 @@ final class Flow: Sendable {
         set { timerPlace.store(newValue, ordering: .relaxed) }
     }
 
-    init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void, onEnd: @escaping @Sendable (Flow) -> Void) {
+    init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void) {
         self.context = context
         deadline = FlowTimers.deadline(after: context.configuration.flowTimeout, from: context.configuration.clock.now())
         self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
-        self.onEnd = onEnd
     }
 
     var id: IdpSdkFlowID { context.id }
 
     /// Arms the timeout and sends the authorize request, made from the service's `template`.
     func start(_ template: FlowRequests.AuthorizeTemplate) {
-        context.timers.arm(self, at: deadline)
+        context.shared.timers.arm(self, at: deadline)
         send(FlowRequests.authorize(context, template: template), answeredInline: false)
     }
 
@@ -106,10 +126,10 @@ final class Flow: Sendable {
         guard case .complete(let completion, let notice) = machine.withLock({ $0.finish(result, observing: observing) }) else {
             return false
         }
-        context.timers.cancel(self)
-        onEnd(self)
+        context.shared.timers.cancel(self)
+        context.shared.inFlight.add(-1)
         if plantedEnding(completion, result: result, notice: notice, origin: origin) { return true }
-        if origin == .engine && context.pool.isCurrentThread {
+        if origin == .engine && context.shared.pool.isCurrentThread {
             complete(completion, result: result, notice: notice)
         } else {
             context.handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
@@ -140,7 +160,7 @@ final class Flow: Sendable {
         if context.completionNeverBlocks {
             completion(result)
         } else {
-            context.pool.mayBlock { completion(result) }
+            context.shared.pool.mayBlock { completion(result) }
         }
     }
 
@@ -148,7 +168,7 @@ final class Flow: Sendable {
     private func callProvider<Result>(_ body: (ProviderReference) -> Result) -> Result {
         let provider = context.provider
         if provider.neverBlocks { return body(provider) }
-        return context.pool.mayBlock { body(provider) }
+        return context.shared.pool.mayBlock { body(provider) }
     }
 
     /// Sends `request`. `answeredInline`: whether its answer may be read on the thread it arrives
@@ -163,8 +183,8 @@ final class Flow: Sendable {
                 plantedLateResponse()
                 return
             }
-            if answeredInline && context.pool.enterInline() {
-                defer { context.pool.leaveInline() }
+            if answeredInline && context.shared.pool.enterInline() {
+                defer { context.shared.pool.leaveInline() }
                 handle(response)
             } else {
                 context.handOff("response") { [self] in handle(response) }
@@ -201,7 +221,7 @@ final class Flow: Sendable {
                     tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
                     traceParent: context.traceParent, previousError: rejection
                 )
-                if context.provider.neverBlocks && context.pool.isCurrentThread {
+                if context.provider.neverBlocks && context.shared.pool.isCurrentThread {
                     askProvider(data, form: form)
                 } else {
                     context.handOff(attempt > 1 ? "provider.reask" : "provider.ask") { [self] in askProvider(data, form: form) }

@@ -133,12 +133,14 @@ public final class IdpSdkService: Sendable {
     /// Timeouts, limits, strictness, worker threads and the clock; fixed for the service's life.
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
-    private let pool: WorkerPools
-    private let timers: FlowTimers
+    let pool: WorkerPools
+    let timers: FlowTimers
+    /// One per ``ThreadStripe``, each referring to `pool`, `timers` and `inFlight`.
+    let environments: [FlowEnvironment]
     /// What every flow's authorize request shares, encoded once.
     private let authorizeTemplate: FlowRequests.AuthorizeTemplate
     /// Flows started and not completed, striped: every flow writes it twice.
-    private let inFlight = StripedCounter()
+    let inFlight = StripedCounter()
 
     /// The documents' initialiser. The IDP is looked up by `idpUrl` in `IdpNetwork.shared` at each
     /// call, so it may be registered before or after.
@@ -171,6 +173,8 @@ public final class IdpSdkService: Sendable {
                                 coresPerPool: configuration.coresPerWorkerPool, spin: configuration.workerSpin)
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
         authorizeTemplate = FlowRequests.AuthorizeTemplate(tenantId: tenantId, redirectUri: configuration.redirectUri)
+        let (pool, timers, inFlight) = (pool, timers, inFlight)
+        environments = (0..<ThreadStripe.count).map { _ in FlowEnvironment(pool: pool, timers: timers, inFlight: inFlight) }
     }
 
     /// Obtains an authorization code for `clientId`.
@@ -229,12 +233,12 @@ public final class IdpSdkService: Sendable {
             id: id, tenantId: tenantId, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
-            configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers,
+            configuration: configuration, shouldHashPin: shouldHashPin,
+            shared: environments[ThreadStripe.current & (environments.count - 1)],
             completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
         inFlight.add(1)
-        let inFlight = self.inFlight
-        let flow = Flow(context: context, completion: completion) { _ in inFlight.add(-1) }
+        let flow = Flow(context: context, completion: completion)
         switch transport {
         case .failure(let error): flow.finish(.failure(error))
         case .success: flow.start(authorizeTemplate)
