@@ -14,7 +14,7 @@ struct FlowEnvironmentTests {
          sdk.environments.reduce(0) { $0 + Int(_getRetainCount($1)) })
     }
 
-    @Test("parked flows add a reference each to an environment and none to the pools, the timers or the in-flight count")
+    @Test("each parked flow adds a reference to an environment, not one to the pools, the timers or the in-flight count")
     func parkedFlowsReferToEnvironments() async throws {
         // Given a service whose flows wait at the IDP until released
         let flows = 200
