@@ -9,26 +9,37 @@ import Foundation
 /// ```
 ///
 /// A flat object of strings and integers — what the IDP sends — is read by a single pass over the
-/// bytes: no `Data`, no `NSNumber`, no `[String: Any]`. Anything else (nested values, fractions,
-/// exponents, `true`/`false`/`null`, `\u` escapes, repeated keys, huge integers, malformed text)
-/// goes to `JSONSerialization` as before, so every body reads exactly as it did: `string` is
+/// bytes: no `Data`, no `NSNumber`, no `[String: Any]`, and a member's text is made only when it
+/// is asked for. Anything else (nested values, fractions, exponents, `true`/`false`/`null`, `\u`
+/// escapes, escaped keys, repeated keys, huge integers, malformed text) goes to
+/// `JSONSerialization` as before, so every body reads exactly as it did: `string` is
 /// what `as? String` gave and `int` what `as? Int` gave, and an unreadable body is empty.
 struct TokenResponseBody {
-    enum Scalar: Equatable {
-        case string(String)
-        case integer(Int)
+    private enum Storage {
+        case flat(bytes: [UInt8], members: [Member])
+        case foundation([String: Any])
     }
 
-    private enum Storage {
-        case flat([(key: String, value: Scalar)])
-        case foundation([String: Any])
+    /// One member of a flat object, as places in the body's bytes: its text is made only when the
+    /// member is asked for.
+    private struct Member {
+        /// The key's bytes, between the quotes: never escaped (a key with an escape is not flat).
+        var key: Range<Int>
+        var keyIsASCII: Bool
+        var value: Value
+    }
+
+    private enum Value {
+        /// The string's bytes, between the quotes; `escaped`: with two-character escapes to decode.
+        case string(Range<Int>, escaped: Bool)
+        case integer(Int)
     }
 
     private let storage: Storage
 
     init(_ bytes: [UInt8]) {
         if let members = bytes.withUnsafeBufferPointer({ Self.parseFlat($0) }) {
-            storage = .flat(members)
+            storage = .flat(bytes: bytes, members: members)
         } else {
             let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
             storage = .foundation(object ?? [:])
@@ -38,9 +49,11 @@ struct TokenResponseBody {
     /// The member `key` if it is a string.
     func string(_ key: String) -> String? {
         switch storage {
-        case .flat(let members):
-            guard case .string(let value)? = members.first(where: { $0.key == key })?.value else { return nil }
-            return value
+        case .flat(let bytes, let members):
+            return bytes.withUnsafeBufferPointer { buffer -> String? in
+                guard case .string(let range, let escaped)? = Self.member(key, of: members, in: buffer)?.value else { return nil }
+                return Self.text(range, escaped: escaped, in: buffer)
+            }
         case .foundation(let object):
             return object[key] as? String
         }
@@ -49,9 +62,11 @@ struct TokenResponseBody {
     /// The member `key` if it is a number that is a whole `Int`.
     func int(_ key: String) -> Int? {
         switch storage {
-        case .flat(let members):
-            guard case .integer(let value)? = members.first(where: { $0.key == key })?.value else { return nil }
-            return value
+        case .flat(let bytes, let members):
+            return bytes.withUnsafeBufferPointer { buffer -> Int? in
+                guard case .integer(let value)? = Self.member(key, of: members, in: buffer)?.value else { return nil }
+                return value
+            }
         case .foundation(let object):
             return object[key] as? Int
         }
@@ -65,32 +80,101 @@ struct TokenResponseBody {
 
     // MARK: - The flat reader
 
+    /// The member whose key equals `key` as Swift compares strings: by bytes when both are ASCII
+    /// (where that is the same), else as text (canonical equivalence, as `[String: Any]` matched).
+    private static func member(_ key: String, of members: [Member], in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
+        var key = key
+        return key.withUTF8 { wanted in
+            let wantedIsASCII = isASCII(wanted)
+            for member in members {
+                if member.keyIsASCII && wantedIsASCII {
+                    if same(UnsafeBufferPointer(rebasing: bytes[member.key]), wanted) { return member }
+                } else if text(member.key, escaped: false, in: bytes) == String(decoding: wanted, as: UTF8.self) {
+                    return member
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Whether two members' keys are the same key (see ``member(_:of:in:)``).
+    private static func sameKey(_ first: Member, _ second: Member, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if first.keyIsASCII && second.keyIsASCII {
+            return same(UnsafeBufferPointer(rebasing: bytes[first.key]), UnsafeBufferPointer(rebasing: bytes[second.key]))
+        }
+        return text(first.key, escaped: false, in: bytes) == text(second.key, escaped: false, in: bytes)
+    }
+
+    private static func same(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Bool {
+        first.count == second.count && first.elementsEqual(second)
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        !bytes.contains { $0 >= 0x80 }
+    }
+
+    /// The text of a string's bytes, checked to be UTF-8 by the parse; `escaped`: with its
+    /// two-character escapes decoded.
+    private static func text(_ range: Range<Int>, escaped: Bool, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard escaped else { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(range.count)
+        var cursor = range.lowerBound
+        while cursor < range.upperBound {
+            let byte = bytes[cursor]
+            cursor += 1
+            guard byte == UInt8(ascii: "\\") else {
+                decoded.append(byte)
+                continue
+            }
+            // The parse let through only these escapes, each with its character.
+            decoded.append(unescaped(bytes[cursor]) ?? bytes[cursor])
+            cursor += 1
+        }
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    /// What a two-character escape `\\byte` stands for, or `nil` for one the fast reader leaves
+    /// to the fallback (`\\u` among them).
+    private static func unescaped(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte
+        case UInt8(ascii: "b"): 0x08
+        case UInt8(ascii: "f"): 0x0C
+        case UInt8(ascii: "n"): 0x0A
+        case UInt8(ascii: "r"): 0x0D
+        case UInt8(ascii: "t"): 0x09
+        default: nil
+        }
+    }
+
     /// The members of `{ "key": "string" | integer, … }`, or `nil` for anything else.
-    static func parseFlat(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Scalar)]? {
+    private static func parseFlat(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         guard reader.take(UInt8(ascii: "{")) else { return nil }
-        var members: [(key: String, value: Scalar)] = []
+        var members: [Member] = []
         members.reserveCapacity(12)
         reader.skipWhitespace()
         if !reader.take(UInt8(ascii: "}")) {
             while true {
                 reader.skipWhitespace()
-                guard let key = reader.string() else { return nil }
+                guard let key = reader.string(), !key.escaped else { return nil }
                 reader.skipWhitespace()
                 guard reader.take(UInt8(ascii: ":")) else { return nil }
                 reader.skipWhitespace()
-                let value: Scalar
+                let value: Value
                 if let text = reader.string() {
-                    value = .string(text)
+                    value = .string(text.range, escaped: text.escaped)
                 } else if let number = reader.integer() {
                     value = .integer(number)
                 } else {
                     return nil
                 }
+                let member = Member(key: key.range, keyIsASCII: key.ascii, value: value)
                 // A repeated key: leave the choice of member to JSONSerialization.
-                guard !members.contains(where: { $0.key == key }) else { return nil }
-                members.append((key, value))
+                guard !members.contains(where: { sameKey($0, member, in: bytes) }) else { return nil }
+                members.append(member)
                 reader.skipWhitespace()
                 if reader.take(UInt8(ascii: ",")) { continue }
                 guard reader.take(UInt8(ascii: "}")) else { return nil }
@@ -122,9 +206,9 @@ struct TokenResponseBody {
             return true
         }
 
-        /// A string with at most the two-character escapes; `nil` (position unchanged) for
-        /// anything else, `\u` escapes included.
-        mutating func string() -> String? {
+        /// A string with at most the two-character escapes, valid UTF-8: its bytes between the
+        /// quotes; `nil` (position unchanged) for anything else, `\\u` escapes included.
+        mutating func string() -> (range: Range<Int>, escaped: Bool, ascii: Bool)? {
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
             let start = position + 1
             var index = start
@@ -135,6 +219,7 @@ struct TokenResponseBody {
                 if byte < 0x20 { return nil }
                 if byte >= 0x80 { ascii = false }
                 if byte == UInt8(ascii: "\\") {
+                    guard index + 1 < bytes.count, unescaped(bytes[index + 1]) != nil else { return nil }
                     escaped = true
                     index += 2
                 } else {
@@ -142,43 +227,10 @@ struct TokenResponseBody {
                 }
             }
             guard index < bytes.count else { return nil }
-            let end = index
-            let text: String?
-            if !escaped, ascii {
-                // ASCII is valid UTF-8: no validation pass.
-                text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-            } else if !escaped {
-                text = String(validating: Array(bytes[start..<end]), as: UTF8.self)
-            } else {
-                var decoded: [UInt8] = []
-                decoded.reserveCapacity(end - start)
-                var cursor = start
-                while cursor < end {
-                    let byte = bytes[cursor]
-                    guard byte == UInt8(ascii: "\\") else {
-                        decoded.append(byte)
-                        cursor += 1
-                        continue
-                    }
-                    guard cursor + 1 < end else { return nil }
-                    switch bytes[cursor + 1] {
-                    case UInt8(ascii: "\""): decoded.append(UInt8(ascii: "\""))
-                    case UInt8(ascii: "\\"): decoded.append(UInt8(ascii: "\\"))
-                    case UInt8(ascii: "/"): decoded.append(UInt8(ascii: "/"))
-                    case UInt8(ascii: "b"): decoded.append(0x08)
-                    case UInt8(ascii: "f"): decoded.append(0x0C)
-                    case UInt8(ascii: "n"): decoded.append(0x0A)
-                    case UInt8(ascii: "r"): decoded.append(0x0D)
-                    case UInt8(ascii: "t"): decoded.append(0x09)
-                    default: return nil
-                    }
-                    cursor += 2
-                }
-                text = String(validating: decoded, as: UTF8.self)
-            }
-            guard let text else { return nil }
-            position = end + 1
-            return text
+            // ASCII is valid UTF-8 as it stands; escapes are ASCII, so they change nothing here.
+            if !ascii, String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) == nil { return nil }
+            position = index + 1
+            return (start..<index, escaped, ascii)
         }
 
         /// `-?(0|[1-9][0-9]{0,17})` not followed by a fraction or an exponent; `nil` otherwise.

@@ -38,6 +38,18 @@ struct TokenResponseBodyTests {
         Self.expectSame("{}", keys: ["a"], flat: true)
     }
 
+    @Test("a key is found as Swift compares text: by canonical equivalence, not by bytes")
+    func canonicalKeys() {
+        // U+212A KELVIN SIGN is canonically equivalent to "K"; "é" composed to "e" and U+0301.
+        Self.expectSame("{\"\u{212A}\":\"kelvin\",\"caf\u{E9}\":\"composed\",\"b\":7}",
+                        keys: ["K", "\u{212A}", "cafe\u{301}", "caf\u{E9}", "b", "k"], flat: true)
+        #expect(TokenResponseBody(Array("{\"\u{212A}\":\"kelvin\"}".utf8)).string("K") == "kelvin")
+        // The same key twice, once in each spelling: left to JSONSerialization.
+        Self.expectSame("{\"K\":\"x\",\"\u{212A}\":\"y\"}", keys: ["K"], flat: false)
+        // An escaped key is left to JSONSerialization.
+        Self.expectSame(#"{"a\/b":"x","c":"y"}"#, keys: ["a/b", "c"], flat: false)
+    }
+
     @Test("anything else goes to JSONSerialization and reads as it did")
     func fallback() {
         let cases = [
