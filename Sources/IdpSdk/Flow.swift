@@ -96,9 +96,9 @@ final class Flow: Sendable {
         set { timerPlace.store(newValue, ordering: .relaxed) }
     }
 
-    init(context: FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void) {
-        self.context = context
+    init(context: consuming FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void) {
         deadline = FlowTimers.deadline(after: context.configuration.flowTimeout, from: context.configuration.clock.now())
+        self.context = context
         self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
     }
 

@@ -262,25 +262,17 @@ public final class IdpSdkService: Sendable {
         if Task.isCancelled {
             return IdpSdkResult(error: IdpSdkError(.cancelled, "the flow was cancelled by its caller"), flowId: IdpSdkFlowID.next())
         }
-        let handle = LockedValue<(handle: IdpSdkFlowHandle?, cancelled: Bool)>((nil, false))
+        let link = CancellationLink<IdpSdkFlowHandle>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let started = startFlow(
                     astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
                     userId: userId, traceParent: traceParent, completionNeverBlocks: true
                 ) { continuation.resume(returning: $0) }
-                let cancelNow = handle.withLock { state -> Bool in
-                    state.handle = started
-                    return state.cancelled
-                }
-                if cancelNow { started.cancel() }
+                if link.publish(started) { started.cancel() }
             }
         } onCancel: {
-            let started = handle.withLock { state -> IdpSdkFlowHandle? in
-                state.cancelled = true
-                return state.handle
-            }
-            started?.cancel()
+            link.cancel()?.cancel()
         }
     }
 
