@@ -32,7 +32,10 @@ package enum PKCE {
     /// - Parameter verifier: The code verifier.
     /// - Returns: The 43-character challenge.
     package static func challenge(for verifier: String) -> String {
-        Base64URL.encode(SHA256.hash(verifier))
+        var hash = SHA256()
+        hash.update(verifier)
+        // Encoded from the digest's bytes on the stack: no array between.
+        return hash.finalize { Base64URL.encode(raw: $0) }
     }
 
     /// Whether a verifier has the RFC 7636 §4.1 form: 43 to 128 characters of

@@ -74,6 +74,14 @@ package struct SHA256: Sendable {
     /// more input afterwards.
     /// - Returns: The 32-byte digest.
     package func finalize() -> [UInt8] {
+        finalize { [UInt8]($0) }
+    }
+
+    /// Hands the digest of everything fed so far to `body`, from the stack: for a caller that
+    /// only reads it (encodes or compares it), with no array made. Leaves this hash untouched.
+    /// - Parameter body: Reads the 32-byte digest; the bytes are valid only during the call.
+    /// - Returns: What `body` returns.
+    package func finalize<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         LockProfiler.noteHeavyWork(.hash)
         var copy = self
         let bitLength = totalLength &* 8
@@ -88,20 +96,10 @@ package struct SHA256: Sendable {
             copy.update(raw: UnsafeRawBufferPointer(padding))
         }
         let state = copy.state
-        return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
-            // A homogeneous tuple is laid out in order: the eight words, read by index.
-            let words = (state.h0, state.h1, state.h2, state.h3, state.h4, state.h5, state.h6, state.h7)
-            withUnsafeBytes(of: words) { words in
-                for index in 0..<8 {
-                    let word = words.load(fromByteOffset: 4 * index, as: UInt32.self)
-                    digest[4 * index] = UInt8(truncatingIfNeeded: word >> 24)
-                    digest[4 * index + 1] = UInt8(truncatingIfNeeded: word >> 16)
-                    digest[4 * index + 2] = UInt8(truncatingIfNeeded: word >> 8)
-                    digest[4 * index + 3] = UInt8(truncatingIfNeeded: word)
-                }
-            }
-            count = 32
-        }
+        // A homogeneous tuple is laid out in order: the eight words, each stored big-endian.
+        let digest = (state.h0.bigEndian, state.h1.bigEndian, state.h2.bigEndian, state.h3.bigEndian,
+                      state.h4.bigEndian, state.h5.bigEndian, state.h6.bigEndian, state.h7.bigEndian)
+        return withUnsafeBytes(of: digest) { body($0) }
     }
 
     /// Hashes a complete message in one call.

@@ -88,6 +88,17 @@ struct SHA256Tests {
         #expect(hash.finalize() == hash.finalize())
     }
 
+    @Test("the digest handed from the stack is the returned digest, for every length 0 to 200")
+    func finalizeIntoBody() {
+        for length in 0...200 {
+            var hash = SHA256()
+            hash.update(Self.message(length))
+            let handed = hash.finalize { Hex.encode($0) }
+            #expect(handed == Self.hashlibDigests[length], "length \(length)")
+            #expect(hash.finalize { [UInt8]($0) } == hash.finalize(), "length \(length)")
+        }
+    }
+
     @Test("hashes a string as its UTF-8 bytes")
     func stringIsUTF8() {
         #expect(SHA256.hash("héllo 😀") == SHA256.hash(Array("héllo 😀".utf8)))
