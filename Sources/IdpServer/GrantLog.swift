@@ -33,8 +33,9 @@ struct GrantHandle: Equatable, Sendable {
     /// A handle's bytes before it has a log and a position: `route` (`nil`: one drawn at random)
     /// and fresh random bytes. A shard places it (``placed(in:at:)``) when it stores the grant.
     static func draft(route: Int? = nil) -> GrantHandle {
-        var generator = SecureRandom.Generator()
-        var handle = GrantHandle(words: (generator.next(), generator.next(), generator.next(), generator.next()))
+        var handle = GrantHandle.blank
+        // All 32 bytes in one draw from the thread's pool, not four.
+        withUnsafeMutableBytes(of: &handle.words) { SecureRandom.fill($0) }
         let drawn = Int(handle.byte(0) >> 2)
         handle.setByte(0, UInt8(truncatingIfNeeded: (route ?? drawn) & (ShardRouting.routes - 1)) << 2)
         for index in 1...6 { handle.setByte(index, 0) }
@@ -56,9 +57,11 @@ struct GrantHandle: Equatable, Sendable {
     /// The handle `text` spells, or `nil` for text that is not 43 characters of URL-safe Base 64
     /// (which then is found nowhere).
     init?(text: String) {
-        guard text.utf8.count == 43, let bytes = Base64URL.decode(text), bytes.count == Self.byteCount else { return nil }
-        words = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
+        guard text.utf8.count == 43 else { return nil }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        // Decoded straight into the handle's words: no array between.
+        guard withUnsafeMutableBytes(of: &words, { Base64URL.decode(text, into: $0) }) == Self.byteCount else { return nil }
+        self.words = words
     }
 
     private init(words: (UInt64, UInt64, UInt64, UInt64)) {
@@ -68,6 +71,11 @@ struct GrantHandle: Equatable, Sendable {
     /// The 43 characters sent for the grant.
     var text: String {
         withUnsafeBytes(of: words) { Base64URL.encode($0) }
+    }
+
+    /// Appends ``text``'s bytes to `bytes`, without making the string.
+    func appendText(to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: words) { Base64URL.append(raw: $0, to: &bytes) }
     }
 
     /// The route, the shard's index before masking (``ShardRouting``).

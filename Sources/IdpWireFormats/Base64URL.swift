@@ -15,37 +15,57 @@ package enum Base64URL {
 
     /// Encodes `input` straight into the string's storage: no intermediate array.
     static func encode(raw input: UnsafeRawBufferPointer) -> String {
-        let length = (input.count * 4 + 2) / 3
+        let length = encodedLength(input.count)
         guard length > 0 else { return "" }
-        return alphabet.withUnsafeBufferPointer { alphabet in
-            String(unsafeUninitializedCapacity: length) { output in
-                var index = 0, written = 0
-                while index + 3 <= input.count {
-                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-                    output[written] = alphabet[Int(group >> 18 & 0x3F)]
-                    output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
-                    output[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
-                    output[written + 3] = alphabet[Int(group & 0x3F)]
-                    index += 3
-                    written += 4
-                }
-                switch input.count - index {
-                case 1:
-                    let group = UInt32(input[index]) << 16
-                    output[written] = alphabet[Int(group >> 18 & 0x3F)]
-                    output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
-                    written += 2
-                case 2:
-                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-                    output[written] = alphabet[Int(group >> 18 & 0x3F)]
-                    output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
-                    output[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
-                    written += 3
-                default:
-                    break
-                }
-                return written
+        return String(unsafeUninitializedCapacity: length) { write(input, into: $0) }
+    }
+
+    /// Appends the encoding of `input` (as ``encode(_:)`` writes it) to `output`: for a caller
+    /// that writes a token into a body of its own, with no string made.
+    /// - Parameters:
+    ///   - input: The bytes to encode.
+    ///   - output: The bytes the encoding is appended to.
+    package static func append(raw input: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        let start = output.count, length = encodedLength(input.count)
+        output.append(contentsOf: repeatElement(0, count: length))
+        output.withUnsafeMutableBufferPointer { buffer in
+            _ = write(input, into: UnsafeMutableBufferPointer(rebasing: buffer[start..<(start + length)]))
+        }
+    }
+
+    /// The length of the unpadded encoding of `count` bytes.
+    private static func encodedLength(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    /// Writes the encoding of `input` at the start of `output` (which has room for
+    /// ``encodedLength(_:)`` bytes); returns how many bytes it wrote.
+    private static func write(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var index = 0, written = 0
+            while index + 3 <= input.count {
+                let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                output[written] = alphabet[Int(group >> 18 & 0x3F)]
+                output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                output[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                output[written + 3] = alphabet[Int(group & 0x3F)]
+                index += 3
+                written += 4
             }
+            switch input.count - index {
+            case 1:
+                let group = UInt32(input[index]) << 16
+                output[written] = alphabet[Int(group >> 18 & 0x3F)]
+                output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                written += 2
+            case 2:
+                let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                output[written] = alphabet[Int(group >> 18 & 0x3F)]
+                output[written + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                output[written + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                written += 3
+            default:
+                break
+            }
+            return written
         }
     }
 
@@ -57,35 +77,82 @@ package enum Base64URL {
     /// - Parameter text: The encoded text.
     /// - Returns: The bytes, or `nil` when the text is not valid URL-safe Base 64.
     package static func decode(_ text: String) -> [UInt8]? {
-        var symbols = Array(text.utf8)
-        if let firstPad = symbols.firstIndex(of: UInt8(ascii: "=")) {
+        var text = text
+        return text.withUTF8 { symbols in
+            var decoded: Int?
+            // Room for every symbol's six bits; padding only makes the bytes fewer.
+            let bytes = [UInt8](unsafeUninitializedCapacity: symbols.count * 3 / 4) { buffer, count in
+                decoded = decode(symbols, into: UnsafeMutableRawBufferPointer(buffer))
+                count = decoded ?? 0
+            }
+            return decoded == nil ? nil : bytes
+        }
+    }
+
+    /// Decodes URL-safe Base 64 as ``decode(_:)`` does, into `output`: for a caller that keeps
+    /// the bytes in storage of its own (a fixed-size handle), with no array made.
+    /// - Parameters:
+    ///   - text: The encoded text.
+    ///   - output: Where the bytes go, from its start.
+    /// - Returns: How many bytes were written, or `nil` when the text is not valid URL-safe
+    ///   Base 64 or its bytes do not fit in `output`.
+    package static func decode(_ text: String, into output: UnsafeMutableRawBufferPointer) -> Int? {
+        var text = text
+        return text.withUTF8 { decode($0, into: output) }
+    }
+
+    private static func decode(_ symbols: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableRawBufferPointer) -> Int? {
+        var end = symbols.count
+        var firstPad = 0
+        while firstPad < symbols.count, symbols[firstPad] != UInt8(ascii: "=") { firstPad += 1 }
+        if firstPad < symbols.count {
             // Padding is only meaningful when it completes the last quantum exactly.
             guard symbols.count % 4 == 0 else { return nil }
             let padCount = symbols.count - firstPad
             guard padCount <= 2 else { return nil }
             for index in firstPad..<symbols.count where symbols[index] != UInt8(ascii: "=") { return nil }
-            symbols.removeLast(padCount)
-            guard symbols.count % 4 == 4 - padCount else { return nil }
+            end = firstPad
+            guard end % 4 == 4 - padCount else { return nil }
         }
-        guard symbols.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(symbols.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bitCount = 0
-        for symbol in symbols {
-            guard let value = sextet(symbol) else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bitCount += 6
-            if bitCount >= 8 {
-                bitCount -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount)))
-                accumulator &= (1 << UInt32(bitCount)) - 1
+        guard end % 4 != 1, end * 3 / 4 <= output.count else { return nil }
+        return sextets.withUnsafeBufferPointer { sextets -> Int? in
+            var accumulator: UInt32 = 0
+            var bitCount = 0
+            var written = 0
+            for index in 0..<end {
+                let value = sextets[Int(symbols[index])]
+                guard value != notASymbol else { return nil }
+                accumulator = accumulator << 6 | UInt32(value)
+                bitCount += 6
+                if bitCount >= 8 {
+                    bitCount -= 8
+                    output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount))
+                    written += 1
+                    accumulator &= (1 << UInt32(bitCount)) - 1
+                }
+            }
+            // Leftover bits must be zero (RFC 4648 §3.5) or two texts would decode to the same bytes.
+            guard accumulator == 0 else { return nil }
+            return written
+        }
+    }
+
+    /// Whether every UTF-8 byte of `text` is a symbol of the alphabet (no padding), by the table
+    /// the decoder reads.
+    package static func isAlphabet(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            sextets.withUnsafeBufferPointer { sextets in
+                for index in 0..<utf8.count where sextets[Int(utf8[index])] == notASymbol { return false }
+                return true
             }
         }
-        // Leftover bits must be zero (RFC 4648 §3.5) or two texts would decode to the same bytes.
-        guard accumulator == 0 else { return nil }
-        return output
     }
+
+    /// Each byte's 6-bit value (``sextet(_:)``), ``notASymbol`` for a byte outside the alphabet:
+    /// by table, as a branch per symbol on the character ranges mispredicted on random tokens.
+    private static let sextets: [UInt8] = (0...255).map { sextet(UInt8($0)) ?? notASymbol }
+    private static let notASymbol: UInt8 = 0xFF
 
     /// The 6-bit value of one URL-safe symbol, or `nil`.
     private static func sextet(_ symbol: UInt8) -> UInt8? {

@@ -21,6 +21,18 @@ package enum FormURLEncoding {
         }
     }
 
+    /// Whether every UTF-8 byte of `text` is RFC 3986 unreserved (``Swift/UInt8/isURIUnreserved``),
+    /// read by the table the encoder reads.
+    package static func isUnreserved(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            byteClasses.withUnsafeBufferPointer { classes in
+                for index in 0..<utf8.count where classes[Int(utf8[index])] != ByteClass.unreserved { return false }
+                return true
+            }
+        }
+    }
+
     /// What each byte becomes, by table: a branch per byte on the character ranges mispredicted
     /// on random text (tokens, verifiers), five times slower than this lookup.
     private enum ByteClass {

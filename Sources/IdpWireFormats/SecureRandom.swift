@@ -80,7 +80,7 @@ package enum SecureRandom {
     }
 
     /// Fills `buffer` from the kernel's CSPRNG.
-    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    package static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard buffer.count > 0 else { return }
         LockProfiler.noteHeavyWork(.random)
         #if canImport(Glibc)

@@ -64,6 +64,21 @@ struct Base64URLTests {
         #expect(Base64URL.decode("Zé") == nil)
     }
 
+    @Test("decoding into a buffer gives the array's bytes, and nothing for bad text or too little room")
+    func decodeIntoBuffer() {
+        let all = (0...255).map { UInt8($0) }
+        var texts = ["+/8", "Zm9v YmFy", "Z", "Zg=", "Zg===", "Zm9vYg==Zg==", "Zé", "Zh", "Zm9", "Zg==", "Zm8=", "-_8="]
+        for length in 0...70 { texts.append(Base64URL.encode(all.prefix(length))) }
+        for text in texts {
+            var room = [UInt8](repeating: 0, count: 128)
+            let written = room.withUnsafeMutableBytes { Base64URL.decode(text, into: $0) }
+            #expect(written.map { Array(room.prefix($0)) } == Base64URL.decode(text), "\(text)")
+        }
+        var small = [UInt8](repeating: 0, count: 2)
+        #expect(small.withUnsafeMutableBytes { Base64URL.decode("Zm9v", into: $0) } == nil)
+        #expect(small.withUnsafeMutableBytes { Base64URL.decode("Zm8", into: $0) } == 2)
+    }
+
     @Test("rejects non-zero unused trailing bits")
     func rejectsTrailingBits() {
         #expect(Base64URL.decode("Zh") == nil)

@@ -90,6 +90,21 @@ struct PKCETests {
         #expect(!PKCE.isValidS256Challenge(String(Self.appendixBChallenge.dropLast()) + "="))
     }
 
+    @Test("every character at every place: a verifier takes the unreserved ones, a challenge those but '.' and '~'")
+    func formByCharacter() {
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".unicodeScalars)
+        let scalars = (0..<128).compactMap(UnicodeScalar.init) + ["é", "\u{212A}", "\u{FF21}", "😀"]
+        for scalar in scalars {
+            for place in [0, 20, 42] {
+                var text = String(repeating: "a", count: 42)
+                text.insert(Character(scalar), at: text.index(text.startIndex, offsetBy: place))
+                let isUnreserved = unreserved.contains(scalar)
+                #expect(PKCE.isValidVerifier(text) == isUnreserved, "\(scalar.debugDescription) at \(place)")
+                #expect(PKCE.isValidS256Challenge(text) == (isUnreserved && scalar != "." && scalar != "~"), "\(scalar.debugDescription) at \(place)")
+            }
+        }
+    }
+
     @Test("made verifiers are 43 valid characters and differ")
     func makeVerifier() {
         let verifier = PKCE.makeVerifier()
