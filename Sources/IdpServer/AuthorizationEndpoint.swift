@@ -32,7 +32,7 @@ extension IdpServer {
         let now = self.now
         let sessionCode = SecureRandom.token(byteCount: 24)
         let astClient = (data: request.headers["X-KOBIL-ASTCLIENTDATA"], id: request.headers["X-KOBIL-ASTCLIENTID"])
-        let lifetime = configuration.authSessionLifetime.timeInterval
+        let lifetime = lifetimes.authSession
 
         let sessions = state.sessionShard(sessionCode)
         let valid: ValidAuthorization
@@ -182,7 +182,7 @@ extension IdpServer {
     /// of its last try (whose time and issued values the decision used).
     private func decideStep(_ submission: StepSubmission, tenantId: String, tenant: TenantConfiguration?,
                             traceParent: String?) -> (StepDecision, StepSnapshot) {
-        let rules = StepRules(configuration)
+        let rules = stepRules
         var previous: StepSnapshot?
         var tries = 0
         while true {
@@ -219,7 +219,9 @@ extension IdpServer {
         if let step = session?.currentStep(in: tenant, answers: submission.answers) {
             key = step.key
             record = state.userShard(step.key).withLock { $0[step.key] }
-            secrets = step.fields.filter(\.isSecret).compactMap { submission.answers[$0.id] }
+            for field in step.fields where field.isSecret {
+                if let answer = submission.answers[field.id] { secrets.append(answer) }
+            }
         }
         let salt = record?.salt ?? (secrets.isEmpty ? [] : fresh.salt)
         let digests = previous.map(\.digests).flatMap { $0.salt == salt && $0.secrets == secrets ? $0 : nil }

@@ -149,6 +149,10 @@ public final class IdpServer: Sendable {
 
     /// The configuration the server was made with; fixed for its life.
     public let configuration: Configuration
+    /// The configuration's lifetimes in seconds and its step rules, made once: every request
+    /// reads some, and a `Duration`'s seconds take a 128-bit division to read.
+    let lifetimes: Lifetimes
+    let stepRules: StepRules
     let state: ServerState
     let audit: AuditLog
 
@@ -158,6 +162,8 @@ public final class IdpServer: Sendable {
     ///   omitted.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        lifetimes = Lifetimes(configuration)
+        stepRules = StepRules(configuration)
         state = ServerState()
         audit = AuditLog(capacity: configuration.auditLogCapacity, shardCount: state.shardCount)
     }
@@ -448,6 +454,21 @@ extension IdpServer {
         let count = prefix.utf8CodeUnitCount
         guard utf8.count > count, utf8[utf8.index(utf8.startIndex, offsetBy: count)] >= 0x80 else { return true }
         return text.hasPrefix(prefix.description)
+    }
+}
+
+/// The lifetimes of a server's ``IdpServer/Configuration``, as `TimeInterval`s.
+struct Lifetimes: Sendable {
+    let authSession: TimeInterval
+    let accessToken: TimeInterval
+    let refreshToken: TimeInterval
+    let offlineSession: TimeInterval
+
+    init(_ configuration: IdpServer.Configuration) {
+        authSession = configuration.authSessionLifetime.timeInterval
+        accessToken = configuration.accessTokenLifetime.timeInterval
+        refreshToken = configuration.refreshTokenLifetime.timeInterval
+        offlineSession = configuration.offlineSessionMax.timeInterval
     }
 }
 

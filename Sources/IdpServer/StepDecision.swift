@@ -407,22 +407,26 @@ private struct StepEvaluation {
             }
         }
         var lockChecked = false
-        for field in fields.sorted(by: { rank($0) < rank($1) }) {
-            let value = answers[field.id]!
-            if field.role != .username, !lockChecked {
-                lockChecked = true
-                if let lockout = currentUser?.lockout(at: now) { return .locked(lockout) }
+        // Rank by rank, each in field order: the order a stable sort by rank gives, with no
+        // sorted array made.
+        for pass in 0...2 {
+            for field in fields where rank(field) == pass {
+                let value = answers[field.id]!
+                if field.role != .username, !lockChecked {
+                    lockChecked = true
+                    if let lockout = currentUser?.lockout(at: now) { return .locked(lockout) }
+                }
+                let verdict: Verdict?
+                switch field.role {
+                case .username: verdict = checkUsername(value, asksSecret: asksSecret)
+                case .activationCode: verdict = checkActivationCode(value)
+                case .passwordResetCode: verdict = checkPasswordResetCode(value)
+                case .newPassword: verdict = checkNewPassword(value)
+                case .password, .currentPassword: verdict = checkPassword(value, provesCurrent: field.role == .currentPassword)
+                case .attribute(let key): verdict = checkAttribute(key, value, label: field.label)
+                }
+                if let verdict { return verdict }
             }
-            let verdict: Verdict?
-            switch field.role {
-            case .username: verdict = checkUsername(value, asksSecret: asksSecret)
-            case .activationCode: verdict = checkActivationCode(value)
-            case .passwordResetCode: verdict = checkPasswordResetCode(value)
-            case .newPassword: verdict = checkNewPassword(value)
-            case .password, .currentPassword: verdict = checkPassword(value, provesCurrent: field.role == .currentPassword)
-            case .attribute(let key): verdict = checkAttribute(key, value, label: field.label)
-            }
-            if let verdict { return verdict }
         }
         return .pass
     }

@@ -79,7 +79,6 @@ extension IdpServer {
         let code = params["code"]!, clientId = params["client_id"]!
         let redirectURI = params["redirect_uri"]!, verifier = params["code_verifier"]!
         let now = self.now
-        let lifetimes = configuration
         // The code's shard holds its redemption, and the new family and its tokens are made to
         // live there too, so single use and revocation on reuse are one shard's decisions.
         let route = ShardRouting.route(of: code)
@@ -90,8 +89,8 @@ extension IdpServer {
         // The verifier's S256 challenge (a SHA-256) is made here, before the lock: the decision
         // compares two strings.
         let presented = plantedRequest(PresentedCode(tenant: tenantId, clientId: clientId, redirectURI: redirectURI, verifier: verifier, now: now))
-        let forgetAt = now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
-        let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSessionMax.timeInterval)
+        let forgetAt = now.addingTimeInterval(lifetimes.refreshToken)
+        let offlineSessionEnd = now.addingTimeInterval(lifetimes.offlineSession)
         return .success(CodeGrantRequest(tenantId: tenantId, clientId: clientId, now: now, route: route, drafts: drafts, codeHandle: codeHandle,
                                          tenantExists: tenantExists, presented: presented, forgetAt: forgetAt, offlineSessionEnd: offlineSessionEnd))
     }
@@ -125,7 +124,7 @@ extension IdpServer {
     /// tokens, each in a lock section of its own; returns the tokens' texts.
     private func openFamily(_ family: FamilyID, of record: CodeRecord, for request: CodeGrantRequest) -> (access: String, refresh: String, offline: String) {
         let tenantId = request.tenantId, clientId = request.clientId, now = request.now, drafts = request.drafts
-        let accessLifetime = plantedAccessLifetime ?? configuration.accessTokenLifetime.timeInterval
+        let accessLifetime = plantedAccessLifetime ?? lifetimes.accessToken
         let opened = TokenFamily(expiresAt: request.offlineSessionEnd, astClientId: record.astClientId)
         let tokens = (
             access: TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId, expiresAt: now.addingTimeInterval(accessLifetime),
@@ -145,15 +144,14 @@ extension IdpServer {
     /// The RFC 6749 §5.1 answer to a redeemed code: the `issued` tokens of `record`'s user, their
     /// lifetimes and the device's AST client id.
     private func codeGrantAnswer(_ record: CodeRecord, issued: (access: String, refresh: String, offline: String)) -> HTTPResponse {
-        let lifetimes = configuration
         // In code-point order of the keys, as every JSON answer of this server is written.
         return Page.json(status: 200, members: [
             ("access_token", .string(issued.access)),
             ("ast_client_id", .string(record.astClientId)),
-            ("expires_in", .int(Int(lifetimes.accessTokenLifetime.timeInterval))),
-            ("offline_expires_in", .int(Int(lifetimes.offlineSessionMax.timeInterval))),
+            ("expires_in", .int(Int(lifetimes.accessToken))),
+            ("offline_expires_in", .int(Int(lifetimes.offlineSession))),
             ("offline_token", .string(issued.offline)),
-            ("refresh_expires_in", .int(Int(lifetimes.refreshTokenLifetime.timeInterval))),
+            ("refresh_expires_in", .int(Int(lifetimes.refreshToken))),
             ("refresh_token", .string(issued.refresh)),
             ("scope", .string("openid offline_access")),
             ("token_type", .string("Bearer")),
@@ -256,12 +254,11 @@ extension IdpServer {
         }
         if let lockout = user.lockout(at: now) { return .locked(lockout, userId: record.userId) }
         grants.markRotated(presentedHandle)
-        let lifetimes = configuration
         let rotatedExpiresAt = record.kind == .offline
             ? family.expiresAt
-            : now.addingTimeInterval(lifetimes.refreshTokenLifetime.timeInterval)
+            : now.addingTimeInterval(lifetimes.refreshToken)
         let access = grants.add(TokenRecord(kind: .access, tenant: tenantId, clientId: clientId, userId: record.userId,
-                                            expiresAt: now.addingTimeInterval(lifetimes.accessTokenLifetime.timeInterval), family: record.family),
+                                            expiresAt: now.addingTimeInterval(lifetimes.accessToken), family: record.family),
                                 as: request.drafts.access, now: now)
         let rotated = grants.add(TokenRecord(kind: record.kind, tenant: tenantId, clientId: clientId, userId: record.userId,
                                              expiresAt: rotatedExpiresAt, family: record.family), as: request.drafts.rotated, now: now)
@@ -289,7 +286,7 @@ extension IdpServer {
             return Page.json(status: 200, [
                 "access_token": access.text,
                 "token_type": "Bearer",
-                "expires_in": Int(configuration.accessTokenLifetime.timeInterval),
+                "expires_in": Int(lifetimes.accessToken),
                 "refresh_token": rotated.text,
                 "refresh_token_type": record.kind == .offline ? "Offline" : "Refresh",
                 "refresh_expires_in": Int(rotatedExpiresAt.timeIntervalSince(now)),
@@ -323,7 +320,7 @@ extension IdpServer {
             return Page.tokenError("invalid_target", "audience is longer than 256 bytes or contains spaces or control characters")
         }
         let now = self.now
-        let lifetime = configuration.accessTokenLifetime
+        let lifetime = lifetimes.accessToken
         // In the subject token's shard, with the rest of its family.
         let route = ShardRouting.route(of: subject)
         let draft = GrantHandle.draft(route: route), subjectHandle = GrantHandle(text: subject)
@@ -350,7 +347,7 @@ extension IdpServer {
                                userId: record.userId)
             }
             var exchanged = TokenRecord(kind: .exchanged, tenant: tenantId, clientId: clientId, userId: record.userId,
-                                        expiresAt: now.addingTimeInterval(lifetime.timeInterval), family: record.family)
+                                        expiresAt: now.addingTimeInterval(lifetime), family: record.family)
             exchanged.audience = audience
             let (token, pruned) = state.add(exchanged, as: draft, now: now)
             return .issue(userId: record.userId, token: token, pruned: pruned)
@@ -365,7 +362,7 @@ extension IdpServer {
                 "access_token": token.text,
                 "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
                 "token_type": "Bearer",
-                "expires_in": Int(lifetime.timeInterval),
+                "expires_in": Int(lifetime),
                 "audience": audience,
             ])
         }
