@@ -32,9 +32,9 @@ enum Page {
 
     /// A 302 to the client's redirect URI with the parameters in the fragment or the query.
     static func redirect(to uri: String, responseMode: String, _ parameters: [(String, String)]) -> HTTPResponse {
-        let separator = responseMode == "query" ? (uri.contains("?") ? "&" : "?") : "#"
+        let separator = responseMode == "query" ? (uri.contains("?") ? UInt8(ascii: "&") : UInt8(ascii: "?")) : UInt8(ascii: "#")
         var headers = HTTPHeaders()
-        headers.set("Location", uri + separator + FormURLEncoding.encode(parameters))
+        headers.set("Location", FormURLEncoding.encode(parameters, after: uri, separator: separator))
         return HTTPResponse(status: 302, headers: headers)
     }
 
@@ -72,6 +72,8 @@ enum Page {
     enum JSONValue {
         case string(String)
         case int(Int)
+        /// A grant's text (``GrantHandle/text``), written from the handle's bytes: no string made.
+        case grant(GrantHandle)
     }
 
     /// The same JSON as ``json(status:_:)`` for members given as typed pairs: no dictionary, no
@@ -95,6 +97,11 @@ enum Page {
             switch member.value {
             case .string(let value): appendJSONString(value, to: &body)
             case .int(let value): body.append(contentsOf: String(value).utf8)
+            case .grant(let handle):
+                // URL-safe Base 64 has nothing JSON escapes.
+                body.append(UInt8(ascii: "\""))
+                handle.appendText(to: &body)
+                body.append(UInt8(ascii: "\""))
             }
         }
         body.append(UInt8(ascii: "}"))

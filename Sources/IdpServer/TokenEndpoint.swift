@@ -121,8 +121,9 @@ extension IdpServer {
     }
 
     /// Opens `family`, reserved by redeeming `record`, and enters its access, refresh and offline
-    /// tokens, each in a lock section of its own; returns the tokens' texts.
-    private func openFamily(_ family: FamilyID, of record: CodeRecord, for request: CodeGrantRequest) -> (access: String, refresh: String, offline: String) {
+    /// tokens, each in a lock section of its own; returns the tokens' handles.
+    private func openFamily(_ family: FamilyID, of record: CodeRecord, for request: CodeGrantRequest)
+        -> (access: GrantHandle, refresh: GrantHandle, offline: GrantHandle) {
         let tenantId = request.tenantId, clientId = request.clientId, now = request.now, drafts = request.drafts
         let accessLifetime = plantedAccessLifetime ?? lifetimes.accessToken
         let opened = TokenFamily(expiresAt: request.offlineSessionEnd, astClientId: record.astClientId)
@@ -136,23 +137,23 @@ extension IdpServer {
         let shard = state.grantShard(route: request.route)
         // What each section pruned is released after its lock, when it goes out of scope here.
         shard.withLock { $0.openFamily(family, opened) }
-        return (access: shard.withLockThenUpkeep { $0.add(tokens.access, as: drafts.access, now: now) }.0.text,
-                refresh: shard.withLockThenUpkeep { $0.add(tokens.refresh, as: drafts.refresh, now: now) }.0.text,
-                offline: shard.withLockThenUpkeep { $0.add(tokens.offline, as: drafts.offline, now: now) }.0.text)
+        return (access: shard.withLockThenUpkeep { $0.add(tokens.access, as: drafts.access, now: now) }.0,
+                refresh: shard.withLockThenUpkeep { $0.add(tokens.refresh, as: drafts.refresh, now: now) }.0,
+                offline: shard.withLockThenUpkeep { $0.add(tokens.offline, as: drafts.offline, now: now) }.0)
     }
 
     /// The RFC 6749 §5.1 answer to a redeemed code: the `issued` tokens of `record`'s user, their
     /// lifetimes and the device's AST client id.
-    private func codeGrantAnswer(_ record: CodeRecord, issued: (access: String, refresh: String, offline: String)) -> HTTPResponse {
+    private func codeGrantAnswer(_ record: CodeRecord, issued: (access: GrantHandle, refresh: GrantHandle, offline: GrantHandle)) -> HTTPResponse {
         // In code-point order of the keys, as every JSON answer of this server is written.
         return Page.json(status: 200, members: [
-            ("access_token", .string(issued.access)),
+            ("access_token", .grant(issued.access)),
             ("ast_client_id", .string(record.astClientId)),
             ("expires_in", .int(Int(lifetimes.accessToken))),
             ("offline_expires_in", .int(Int(lifetimes.offlineSession))),
-            ("offline_token", .string(issued.offline)),
+            ("offline_token", .grant(issued.offline)),
             ("refresh_expires_in", .int(Int(lifetimes.refreshToken))),
-            ("refresh_token", .string(issued.refresh)),
+            ("refresh_token", .grant(issued.refresh)),
             ("scope", .string("openid offline_access")),
             ("token_type", .string("Bearer")),
             ("user_id", .string(record.userId)),

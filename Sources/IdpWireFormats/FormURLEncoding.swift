@@ -14,6 +14,27 @@ package enum FormURLEncoding {
         }
     }
 
+    /// `prefix`, the ASCII byte `separator` and the pairs encoded as ``encode(_:)`` encodes them,
+    /// written once into one string: a URI with its query or fragment, with no string made for
+    /// the encoded pairs or for the URI before them.
+    /// - Parameters:
+    ///   - pairs: The fields; names may repeat.
+    ///   - prefix: The text before them, copied as it is.
+    ///   - separator: An ASCII byte between `prefix` and the pairs (`?`, `&` or `#`).
+    /// - Returns: The text, e.g. `https://app/cb#code=1&state=x+y`.
+    package static func encode(_ pairs: [(String, String)], after prefix: String, separator: UInt8) -> String {
+        var prefix = prefix
+        return prefix.withUTF8 { head in
+            byteClasses.withUnsafeBufferPointer { classes in
+                String(unsafeUninitializedCapacity: head.count + 1 + encodedLength(pairs, classes)) { buffer in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[..<head.count]).initialize(fromContentsOf: head)
+                    buffer[head.count] = separator
+                    return head.count + 1 + write(pairs, into: UnsafeMutableBufferPointer(rebasing: buffer[(head.count + 1)...]), classes)
+                }
+            }
+        }
+    }
+
     /// The same encoding as ``encode(_:)``, as the bytes of a request body, written once.
     package static func encodeBytes(_ pairs: [(String, String)]) -> [UInt8] {
         byteClasses.withUnsafeBufferPointer { classes in

@@ -33,6 +33,18 @@ struct JSONWriterTests {
         #expect(Page.json(status: 200, members: []).body == Array("{}".utf8))
     }
 
+    @Test("a grant member is written as its text is")
+    func grantMember() {
+        for route in [0, 17, 63] {
+            let handle = GrantHandle.draft(route: route).placed(in: .refreshTokens, at: UInt64(route) << 20 | 5)
+            let written = Page.json(status: 200, members: [("a", .int(1)), ("token", .grant(handle))]).body
+            #expect(written == Page.json(status: 200, members: [("a", .int(1)), ("token", .string(handle.text))]).body)
+            var appended = Array("x".utf8)
+            handle.appendText(to: &appended)
+            #expect(appended == Array(("x" + handle.text).utf8))
+        }
+    }
+
     @Test("an empty object and empty strings")
     func empty() {
         #expect(Page.json(status: 200, [:]).body == Array("{}".utf8))

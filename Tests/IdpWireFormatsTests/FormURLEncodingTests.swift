@@ -31,6 +31,22 @@ struct FormURLEncodingTests {
         }
     }
 
+    @Test("encoding after a prefix writes the prefix, the separator and exactly the text of encode")
+    func encodeAfterPrefix() {
+        let cases: [[(String, String)]] = [
+            [], [("empty", "")], [("a", "1"), ("b", "x y"), ("c", "&=+")], [("naïve café", "é 😀 \u{1F1E9}\u{1F1EA}")],
+            [(String(repeating: "k", count: 300), String(repeating: "v w%", count: 200))],
+        ]
+        for pairs in cases {
+            for prefix in ["", "https://kobil/OpenIdRedirectUri", "app://cb?x=é", String(repeating: "p", count: 500)] {
+                for separator in [UInt8(ascii: "#"), UInt8(ascii: "?"), UInt8(ascii: "&")] {
+                    let written = FormURLEncoding.encode(pairs, after: prefix, separator: separator)
+                    #expect(written == prefix + String(UnicodeScalar(separator)) + FormURLEncoding.encode(pairs), "\(prefix) \(pairs)")
+                }
+            }
+        }
+    }
+
     @Test("every ASCII character and a few multi-byte ones encode as the rule says, in forms and in percent-encoding")
     func everyCharacter() throws {
         let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
