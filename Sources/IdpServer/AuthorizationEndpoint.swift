@@ -6,14 +6,35 @@ extension IdpServer {
     /// The all-zero AST client id of a device that has no user yet (`IdpWire/unassignedAstClientId`).
     package static var unassignedAstClientId: String { IdpWire.unassignedAstClientId }
 
-    /// Decodes form or query parameters; a parameter given twice is an error (RFC 6749 §3.1).
-    static func uniqueParameters(_ text: String) -> Result<FormParameters, ParameterProblem> {
+    /// Decodes a request target's query, where it lies; a parameter given twice is an error
+    /// (RFC 6749 §3.1).
+    static func uniqueParameters(_ query: Substring) -> Result<FormParameters, ParameterProblem> {
         let pairs: [(name: String, value: String)]
         do {
-            pairs = try FormURLEncoding.decode(text)
+            pairs = try FormURLEncoding.decode(query)
         } catch {
-            return .failure(ParameterProblem(message: "malformed parameters: \(error)"))
+            return .failure(malformed(error))
         }
+        return uniquelyNamed(pairs)
+    }
+
+    /// Decodes a form body, as ``uniqueParameters(_:)`` decodes a query; `nil` when the body is
+    /// not UTF-8.
+    static func uniqueParameters(body: [UInt8]) -> Result<FormParameters, ParameterProblem>? {
+        let pairs: [(name: String, value: String)]?
+        do {
+            pairs = try FormURLEncoding.decode(utf8: body)
+        } catch {
+            return .failure(malformed(error))
+        }
+        return pairs.map(uniquelyNamed)
+    }
+
+    private static func malformed(_ error: FormURLEncodingError) -> ParameterProblem {
+        ParameterProblem(message: "malformed parameters: \(error)")
+    }
+
+    private static func uniquelyNamed(_ pairs: [(name: String, value: String)]) -> Result<FormParameters, ParameterProblem> {
         do {
             return .success(try FormParameters(uniquelyNamed: pairs))
         } catch {
@@ -25,7 +46,7 @@ extension IdpServer {
     /// the first step's form.
     func authorize(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
         let params: FormParameters
-        switch Self.uniqueParameters(String(request.query)) {
+        switch Self.uniqueParameters(request.query) {
         case .success(let decoded): params = decoded
         case .failure(let problem): return Page.errorResponse(status: 400, code: "invalid_request", problem.message)
         }

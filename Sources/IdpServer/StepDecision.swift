@@ -17,17 +17,16 @@ struct StepSubmission {
     /// The submission in `request`, or the page that refuses it.
     static func parse(_ request: HTTPRequest) -> Result<StepSubmission, Refusal> {
         let query: FormParameters
-        switch IdpServer.uniqueParameters(String(request.query)) {
+        switch IdpServer.uniqueParameters(request.query) {
         case .success(let decoded): query = decoded
         case .failure(let problem): return .failure(Refusal(response: Page.errorResponse(status: 400, code: "invalid_request", problem.message)))
         }
-        guard let bodyText = String(validating: request.body, as: UTF8.self) else {
-            return .failure(Refusal(response: Page.errorResponse(status: 400, code: "invalid_request", "the form body is not UTF-8")))
-        }
         let answers: FormParameters
-        switch IdpServer.uniqueParameters(bodyText) {
-        case .success(let decoded): answers = decoded
-        case .failure(let problem): return .failure(Refusal(response: Page.errorResponse(status: 400, code: "invalid_request", problem.message)))
+        switch IdpServer.uniqueParameters(body: request.body) {
+        case nil:
+            return .failure(Refusal(response: Page.errorResponse(status: 400, code: "invalid_request", "the form body is not UTF-8")))
+        case .success(let decoded)?: answers = decoded
+        case .failure(let problem)?: return .failure(Refusal(response: Page.errorResponse(status: 400, code: "invalid_request", problem.message)))
         }
         guard let sessionCode = query["session_code"], let execution = query["execution"].flatMap(Int.init) else {
             return .failure(Refusal(response: Page.errorResponse(status: 400, code: "invalid_request", "session_code and execution are required")))

@@ -12,13 +12,11 @@ extension IdpServer {
     ///
     /// Answers RFC 6749 §5.1 JSON or a §5.2 error.
     func token(tenant tenantId: String, request: HTTPRequest, traceParent: String?) -> HTTPResponse {
-        guard let bodyText = String(validating: request.body, as: UTF8.self) else {
-            return Page.tokenError("invalid_request", "the form body is not UTF-8")
-        }
         let params: FormParameters
-        switch Self.uniqueParameters(bodyText) {
-        case .success(let decoded): params = decoded
-        case .failure(let problem): return Page.tokenError("invalid_request", problem.message)
+        switch Self.uniqueParameters(body: request.body) {
+        case nil: return Page.tokenError("invalid_request", "the form body is not UTF-8")
+        case .success(let decoded)?: params = decoded
+        case .failure(let problem)?: return Page.tokenError("invalid_request", problem.message)
         }
         switch params["grant_type"] {
         case nil:

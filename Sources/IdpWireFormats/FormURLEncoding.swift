@@ -97,33 +97,56 @@ package enum FormURLEncoding {
     ///   bytes that do not decode to UTF-8.
     package static func decode(_ text: String) throws(FormURLEncodingError) -> [(name: String, value: String)] {
         var contiguous = text
-        // The text's own UTF-8 storage, read in place (withUTF8 makes a bridged string native).
-        let decoded: Result<[(name: String, value: String)], FormURLEncodingError> = contiguous.withUTF8 { bytes in
-            var pairs: [(name: String, value: String)] = []
-            // One pair per '&'-separated piece at most: room for all of them, made once.
-            pairs.reserveCapacity(1 + bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "&") ? 1 : 0) })
-            var start = 0
-            while start <= bytes.count {
-                var end = start
-                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
-                if end > start {
-                    var equals = start
-                    while equals < end, bytes[equals] != UInt8(ascii: "=") { equals += 1 }
-                    let nameRange = start..<equals
-                    let valueRange = equals < end ? (equals + 1)..<end : end..<end
-                    do throws(FormURLEncodingError) {
-                        let name = try decodeBytes(bytes, range: nameRange, plusAsSpace: true, text: text)
-                        let value = try decodeBytes(bytes, range: valueRange, plusAsSpace: true, text: text)
-                        pairs.append((name: name, value: value))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                start = end + 1
-            }
-            return .success(pairs)
-        }
+        // The text's own UTF-8 storage, read in place (withUTF8 makes a bridged string native);
+        // its error comes out as a value, as withUTF8 does not keep a thrown error's type.
+        let decoded = contiguous.withUTF8 { bytes in Result { () throws(FormURLEncodingError) in try decode(bytes, text: { text }) } }
         return try decoded.get()
+    }
+
+    /// ``decode(_:)`` of a part of a text (a request target's query), read where it lies: no
+    /// string is made of it unless an error quotes it.
+    package static func decode(_ text: Substring) throws(FormURLEncodingError) -> [(name: String, value: String)] {
+        var contiguous = text
+        let decoded = contiguous.withUTF8 { bytes in Result { () throws(FormURLEncodingError) in try decode(bytes, text: { String(text) }) } }
+        return try decoded.get()
+    }
+
+    /// ``decode(_:)`` of a body's bytes, or `nil` when they are not UTF-8. Bytes that are all
+    /// ASCII (a form body always is) are read where they lie: no string is made of them unless
+    /// an error quotes them.
+    package static func decode(utf8 bytes: [UInt8]) throws(FormURLEncodingError) -> [(name: String, value: String)]? {
+        try bytes.withUnsafeBufferPointer { (bytes) throws(FormURLEncodingError) -> [(name: String, value: String)]? in
+            if ByteScan.isASCII(bytes) { return try decode(bytes, text: { String(decoding: bytes, as: UTF8.self) }) }
+            guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+            return try decode(text)
+        }
+    }
+
+    /// The pairs in `bytes`, which must be UTF-8 text; `text` makes that text for an error.
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, text: () -> String) throws(FormURLEncodingError) -> [(name: String, value: String)] {
+        var pairs: [(name: String, value: String)] = []
+        // One pair per '&'-separated piece at most: room for all of them, made once.
+        var pieces = 1
+        var amp = ByteScan.firstIndex(of: UInt8(ascii: "&"), in: bytes, from: 0, to: bytes.count)
+        while amp < bytes.count {
+            pieces += 1
+            amp = ByteScan.firstIndex(of: UInt8(ascii: "&"), in: bytes, from: amp + 1, to: bytes.count)
+        }
+        pairs.reserveCapacity(pieces)
+        var start = 0
+        while start <= bytes.count {
+            let end = ByteScan.firstIndex(of: UInt8(ascii: "&"), in: bytes, from: start, to: bytes.count)
+            if end > start {
+                let equals = ByteScan.firstIndex(of: UInt8(ascii: "="), in: bytes, from: start, to: end)
+                let nameRange = start..<equals
+                let valueRange = equals < end ? (equals + 1)..<end : end..<end
+                let name = try decodeBytes(bytes, range: nameRange, plusAsSpace: true, text: text)
+                let value = try decodeBytes(bytes, range: valueRange, plusAsSpace: true, text: text)
+                pairs.append((name: name, value: value))
+            }
+            start = end + 1
+        }
+        return pairs
     }
 
     /// Percent-encodes text for a URI component: unreserved characters are kept, everything else,
@@ -147,7 +170,7 @@ package enum FormURLEncoding {
     package static func percentDecode(_ text: String, plusAsSpace: Bool) throws(FormURLEncodingError) -> String {
         let bytes = Array(text.utf8)
         return try bytes.withUnsafeBufferPointer { (bytes) throws(FormURLEncodingError) in
-            try decodeBytes(bytes, range: 0..<bytes.count, plusAsSpace: plusAsSpace, text: text)
+            try decodeBytes(bytes, range: 0..<bytes.count, plusAsSpace: plusAsSpace, text: { text })
         }
     }
 
@@ -157,19 +180,18 @@ package enum FormURLEncoding {
     /// ``decode(_:)`` cuts them.
     static func decodeComponent(_ bytes: ArraySlice<UInt8>) -> String? {
         bytes.withUnsafeBufferPointer { buffer in
-            try? decodeBytes(buffer, range: 0..<buffer.count, plusAsSpace: true, text: "")
+            try? decodeBytes(buffer, range: 0..<buffer.count, plusAsSpace: true, text: { "" })
         }
     }
 
     private static func decodeBytes(
-        _ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, plusAsSpace: Bool, text: String
+        _ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, plusAsSpace: Bool, text: () -> String
     ) throws(FormURLEncodingError) -> String {
         // Nothing to decode: the bytes are a piece of `text` cut at ASCII delimiters, so they are
         // valid UTF-8 as they stand. Found by index, as the loop below reads them: a generic
         // sequence algorithm over a slice looks its types up at run time for every byte in an
         // unoptimized build, under a lock every thread shares.
-        var plain = range.lowerBound
-        while plain < range.upperBound, bytes[plain] != UInt8(ascii: "%"), bytes[plain] != UInt8(ascii: "+") { plain += 1 }
+        let plain = ByteScan.firstIndex(of: UInt8(ascii: "%"), or: UInt8(ascii: "+"), in: bytes, from: range.lowerBound, to: range.upperBound)
         if plain == range.upperBound {
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
@@ -183,7 +205,7 @@ package enum FormURLEncoding {
                           let high = Hex.value(of: bytes[index + 1]),
                           let low = Hex.value(of: bytes[index + 2])
                     else {
-                        return .failure(FormURLEncodingError(.malformedEscape(offset: index), text: text))
+                        return .failure(FormURLEncodingError(.malformedEscape(offset: index), text: text()))
                     }
                     output[written] = high << 4 | low
                     index += 3
@@ -194,7 +216,7 @@ package enum FormURLEncoding {
                 written += 1
             }
             guard let decoded = String(validating: UnsafeBufferPointer(rebasing: output[..<written]), as: UTF8.self) else {
-                return .failure(FormURLEncodingError(.invalidUTF8, text: text))
+                return .failure(FormURLEncodingError(.invalidUTF8, text: text()))
             }
             return .success(decoded)
         }

@@ -12,7 +12,7 @@ struct HotPathSourceTests {
     /// The files of the hot paths: the wire formats a request crosses, the IDP's endpoints, the
     /// engine's flow, the providers' calls, the controlled scheduler's decisions.
     static let hotPathFiles = [
-        "IdpWireFormats/HTTPMessage.swift", "IdpWireFormats/FormParameters.swift", "IdpWireFormats/FormURLEncoding.swift",
+        "IdpWireFormats/HTTPMessage.swift", "IdpWireFormats/FormParameters.swift", "IdpWireFormats/FormURLEncoding.swift", "IdpWireFormats/ByteScan.swift",
         "IdpWireFormats/Hex.swift", "IdpWireFormats/Base64URL.swift", "IdpWireFormats/ConstantTime.swift", "IdpWireFormats/PKCE.swift",
         "IdpWireFormats/SHA256.swift", "IdpWireFormats/TraceParent.swift", "IdpWireFormats/XHTMLFormParser.swift", "IdpWireFormats/XHTMLFormParser+Markup.swift",
         "IdpWireFormats/XHTMLFormParser+Entities.swift",

@@ -107,6 +107,77 @@ struct FormURLEncodingTests {
         }
     }
 
+    /// The pairs or the error of a decode, comparable.
+    func outcome(_ decode: () throws(FormURLEncodingError) -> [(name: String, value: String)]?) -> Result<[[String]]?, FormURLEncodingError> {
+        Result { () throws(FormURLEncodingError) in try decode().map(flat) }
+    }
+
+    @Test("a query decoded where it lies and a body decoded from its bytes give the text's pairs and errors")
+    func decodeInPlace() {
+        let texts = ["", "flag", "a=1&&b=&", "=x&k=v=w", "e=%c3%a9", "a=1&b=x+y&c=%26%3D%2B&a=2", "a=%G1", "a=1&b=%4", "a%=1", "a=%C3",
+                     "naïve=café&é=😀", "x=é%ZZ", FormURLEncoding.encode([("naïve café", "é 😀"), ("a&b=c", "100% + more")]),
+                     String(repeating: "k=v&", count: 40) + "z=%C3%28"]
+        for text in texts {
+            let expected = outcome { () throws(FormURLEncodingError) in try FormURLEncoding.decode(text) }
+            let target = "/path?" + text + "#"
+            let query = target.dropFirst(6).dropLast()
+            #expect(outcome { () throws(FormURLEncodingError) in try FormURLEncoding.decode(query) } == expected, "\(text)")
+            #expect(outcome { () throws(FormURLEncodingError) in try FormURLEncoding.decode(utf8: Array(text.utf8)) } == expected, "\(text)")
+        }
+        #expect(outcome { () throws(FormURLEncodingError) in try FormURLEncoding.decode(utf8: [0x61, 0x3D, 0xC3]) } == .success(nil))
+        #expect(outcome { () throws(FormURLEncodingError) in try FormURLEncoding.decode(utf8: [0x61, 0x3D, 0xFF, 0x25]) } == .success(nil))
+    }
+
+    /// A byte-by-byte decoder to check ``FormURLEncoding/decode(_:)`` against: pieces split at
+    /// `&`, the name ending at the first `=`, `+` as space, `%XX` escapes; `nil` for any error.
+    static func referenceDecode(_ text: String) -> [[String]]? {
+        func component(_ bytes: ArraySlice<UInt8>) -> String? {
+            var output: [UInt8] = []
+            var index = bytes.startIndex
+            while index < bytes.endIndex {
+                switch bytes[index] {
+                case UInt8(ascii: "+"):
+                    output.append(UInt8(ascii: " "))
+                    index += 1
+                case UInt8(ascii: "%"):
+                    let hex = Array("0123456789abcdefABCDEF".utf8)
+                    guard index + 2 < bytes.endIndex, hex.contains(bytes[index + 1]), hex.contains(bytes[index + 2]),
+                          let byte = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+                    output.append(byte)
+                    index += 3
+                default:
+                    output.append(bytes[index])
+                    index += 1
+                }
+            }
+            return String(validating: output, as: UTF8.self)
+        }
+        var pairs: [[String]] = []
+        for piece in Array(text.utf8).split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = piece.firstIndex(of: UInt8(ascii: "=")) ?? piece.endIndex
+            guard let name = component(piece[..<equals]),
+                  let value = component(equals < piece.endIndex ? piece[(equals + 1)...] : []) else { return nil }
+            pairs.append([name, value])
+        }
+        return pairs
+    }
+
+    @Test("delimiters and escapes at every position of long pieces, beside bytes that borrow, decode as byte by byte")
+    func delimitersAtEveryPosition() {
+        let fillers = ["a", "'", "\u{1}", "\u{7F}", "é", "~"]
+        var generator = SeededRandom(seed: 7)
+        for special in ["&", "=", "+", "%41", "%zz", "&&", "=&="] {
+            for filler in fillers {
+                for position in 0..<24 {
+                    let before = String(repeating: filler, count: position), after = String(repeating: filler, count: 23 - position % 7)
+                    let text = "k\(position)=" + before + special + after + "&z=" + String(repeating: "y", count: Int.random(in: 0..<20, using: &generator))
+                    let decoded = try? FormURLEncoding.decode(text)
+                    #expect(decoded.map(flat) == Self.referenceDecode(text), "\(text.debugDescription)")
+                }
+            }
+        }
+    }
+
     @Test("percent-encodes a space as %20 and keeps only unreserved characters")
     func percentEncode() {
         #expect(FormURLEncoding.percentEncode("a b&c/é~+") == "a%20b%26c%2F%C3%A9~%2B")
