@@ -415,45 +415,76 @@ public final class IdpServer: Sendable {
         guard request.body.count <= configuration.maximumBodySize else {
             return Page.errorResponse(status: 413, code: "request_too_large", "request body exceeds \(configuration.maximumBodySize) bytes")
         }
-        // "/auth/realms/{tenant}/{rest}", cut in place.
-        let path = request.path
-        let prefix: StaticString = "/auth/realms/"
-        guard Self.hasASCIIPrefix(path, prefix), let slash = path.utf8.dropFirst(prefix.utf8CodeUnitCount).firstIndex(of: UInt8(ascii: "/")) else {
+        guard let (tenant, endpoint) = Self.route(request.target) else {
             return Page.errorResponse(status: 404, code: "not_found", "no endpoint at \(request.path)")
         }
-        let tenant = String(path[path.utf8.index(path.startIndex, offsetBy: prefix.utf8CodeUnitCount)..<slash])
-        let rest = path[path.utf8.index(after: slash)...]
         let traceParent = request.headers["traceparent"].flatMap(TraceParent.canonical)
-        switch (request.method, rest) {
-        case ("GET", "protocol/openid-connect/auth"):
+        switch endpoint {
+        case .authorize? where request.method == "GET":
             return authorize(tenant: tenant, request: request, traceParent: traceParent)
-        case ("POST", "login-actions/authenticate"):
+        case .authenticate? where request.method == "POST":
             return authenticate(tenant: tenant, request: request, traceParent: traceParent)
-        case ("POST", "protocol/openid-connect/token"):
+        case .token? where request.method == "POST":
             return token(tenant: tenant, request: request, traceParent: traceParent)
-        case (_, "protocol/openid-connect/auth"), (_, "login-actions/authenticate"), (_, "protocol/openid-connect/token"):
+        case .authorize?, .authenticate?, .token?:
             return Page.errorResponse(status: 405, code: "method_not_allowed", "\(request.method) is not allowed on \(request.path)")
-        default:
+        case nil:
             return Page.errorResponse(status: 404, code: "not_found", "no endpoint at \(request.path)")
         }
     }
 }
 
 extension IdpServer {
-    /// `text.hasPrefix(prefix)` for an ASCII `prefix` ending in `/`, by bytes: the generic
-    /// `Substring.hasPrefix` compared Characters, a percent of a login. The same answer: an ASCII
-    /// prefix matches by Characters exactly when it matches by bytes and the next byte starts a
-    /// new Character, which an ASCII byte always does; otherwise (a combining mark after the
-    /// `/`) the Character comparison decides.
-    static func hasASCIIPrefix(_ text: Substring, _ prefix: StaticString) -> Bool {
-        let utf8 = text.utf8
-        let matches = prefix.withUTF8Buffer { prefix in
-            utf8.count >= prefix.count && utf8.prefix(prefix.count).elementsEqual(prefix)
+    /// The endpoints ``IdpServer/handle(_:)`` serves, by the path after the tenant.
+    enum Endpoint {
+        /// `protocol/openid-connect/auth`
+        case authorize
+        /// `login-actions/authenticate`
+        case authenticate
+        /// `protocol/openid-connect/token`
+        case token
+    }
+
+    /// The tenant and the endpoint of a request target `/auth/realms/{tenant}/{endpoint}`, before
+    /// any `?`: `nil` for a target of another shape, no endpoint for a path that names none.
+    ///
+    /// Cut and compared by bytes, in place, which is how Characters compare here: the prefix and
+    /// the endpoints' paths are ASCII, and no text with another byte is canonically equivalent
+    /// to them (no character decomposes to a lower-case letter, `-` or `/`). Only a non-ASCII
+    /// byte right after the prefix's `/` may join it into another Character (a combining mark),
+    /// so that the path has not the prefix; the Characters decide that case.
+    static func route(_ target: String) -> (tenant: String, endpoint: Endpoint?)? {
+        var target = target
+        return target.withUTF8 { bytes in
+            let start = routePrefix.utf8CodeUnitCount
+            var end = 0
+            while end < bytes.count, bytes[end] != UInt8(ascii: "?") { end += 1 }
+            guard end >= start, matches(UnsafeBufferPointer(rebasing: bytes[..<start]), routePrefix) else { return nil }
+            if end > start, bytes[start] >= 0x80 {
+                let path = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+                guard path.hasPrefix(routePrefix.description) else { return nil }
+            }
+            var slash = start
+            while slash < end, bytes[slash] != UInt8(ascii: "/") { slash += 1 }
+            guard slash < end else { return nil }
+            let tenant = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<slash]), as: UTF8.self)
+            let rest = UnsafeBufferPointer(rebasing: bytes[(slash + 1)..<end])
+            let endpoint: Endpoint? = matches(rest, "protocol/openid-connect/auth") ? .authorize
+                : matches(rest, "login-actions/authenticate") ? .authenticate
+                : matches(rest, "protocol/openid-connect/token") ? .token : nil
+            return (tenant, endpoint)
         }
-        guard matches else { return false }
-        let count = prefix.utf8CodeUnitCount
-        guard utf8.count > count, utf8[utf8.index(utf8.startIndex, offsetBy: count)] >= 0x80 else { return true }
-        return text.hasPrefix(prefix.description)
+    }
+
+    private static let routePrefix: StaticString = "/auth/realms/"
+
+    /// Whether `bytes` are the bytes of `literal`.
+    private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { literal in
+            guard bytes.count == literal.count else { return false }
+            for index in 0..<bytes.count where bytes[index] != literal[index] { return false }
+            return true
+        }
     }
 }
 
