@@ -120,21 +120,69 @@ public struct XHTMLForm: Sendable, Equatable {
     }
 
     /// Reads the first form of a page given as the bytes of an HTTP body, as ``parse(_:)`` reads
-    /// its text: an ASCII page (the usual one) in place, any other once it is known to be UTF-8.
+    /// its text: in place, once the bytes are known to be UTF-8 (no string of the page is made).
     /// - Parameter body: The page's bytes.
     /// - Returns: The form, or `nil` when the bytes are not UTF-8.
     /// - Throws: ``XHTMLFormError`` when the page is too large, malformed, or has no usable form.
     package static func parse(body: [UInt8]) throws(XHTMLFormError) -> XHTMLForm? {
         guard body.count <= maximumSize else { throw XHTMLFormError(.tooLarge(body.count)) }
-        let ascii: Swift.Result<XHTMLForm, XHTMLFormError>? = body.withUnsafeBufferPointer { bytes in
-            guard isASCII(bytes) else { return nil }
-            return Swift.Result { () throws(XHTMLFormError) in
-                try XHTMLFormParser.withBytes(bytes) { (parser) throws(XHTMLFormError) in try parser.parse() }
-            }
+        return try body.withUnsafeBufferPointer { (bytes) throws(XHTMLFormError) -> XHTMLForm? in
+            guard isUTF8(bytes) else { return nil }
+            return try XHTMLFormParser.withBytes(bytes) { (parser) throws(XHTMLFormError) in try parser.parse() }
         }
-        if let ascii { return try ascii.get() }
-        guard let text = String(validating: body, as: UTF8.self) else { return nil }
-        return try parse(text)
+    }
+
+    /// Whether `bytes` are well-formed UTF-8, as `String(validating:as:)` judges them (Unicode's
+    /// table 3-7: no overlong form, no surrogate, nothing above U+10FFFF, no sequence cut short).
+    /// Runs of ASCII, most of a page, are read 32 and then eight bytes at a time; every read is
+    /// within `bytes`, whose count is checked before each.
+    static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var index = 0
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        while index < count {
+            if count - index >= 32 {
+                let raw = UnsafeRawPointer(base + index)
+                let words = raw.loadUnaligned(as: UInt64.self) | raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                    | raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self) | raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                if words & highBits == 0 {
+                    index += 32
+                    continue
+                }
+            }
+            if count - index >= 8, UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) & highBits == 0 {
+                index += 8
+                continue
+            }
+            let lead = base[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            // The sequence's length, and the range its second byte must lie in; every later
+            // byte is a continuation byte.
+            let length: Int
+            var second: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; second = 0xA0...0xBF
+            case 0xED: length = 3; second = 0x80...0x9F
+            case 0xE1...0xEF: length = 3
+            case 0xF0: length = 4; second = 0x90...0xBF
+            case 0xF4: length = 4; second = 0x80...0x8F
+            case 0xF1...0xF3: length = 4
+            default: return false
+            }
+            guard count - index >= length, second.contains(base[index + 1]) else { return false }
+            var offset = 2
+            while offset < length {
+                guard (0x80...0xBF).contains(base[index + offset]) else { return false }
+                offset += 1
+            }
+            index += length
+        }
+        return true
     }
 
     /// Whether every byte is below 0x80, read eight at a time.

@@ -2,18 +2,63 @@
 // bounded scan.
 extension XHTMLFormParser {
     /// Appends the bytes of `range` with entity references replaced.
-    ///
-    /// A reference must end with `;` within 32 bytes; scanning is bounded by that, so hostile
-    /// input full of `&` stays linear.
     static func decodeEntities(
         _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, into output: inout [UInt8]
     ) throws(XHTMLFormError) {
+        try forEachPiece(bytes, range) { run in
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run]))
+        } reference: { scalar in
+            if scalar.isASCII {
+                output.append(UInt8(truncatingIfNeeded: scalar.value))
+            } else {
+                UTF8.encode(scalar) { output.append($0) }
+            }
+        }
+    }
+
+    /// Checks the entity references of `range`, decoding nothing.
+    static func checkEntities(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(XHTMLFormError) {
+        try forEachPiece(bytes, range) { _ in } reference: { _ in }
+    }
+
+    /// The bytes of `range`, whose references were checked, decoded straight into a string's
+    /// storage: a reference is never shorter than its character's UTF-8 (`&amp;` is five bytes
+    /// for one, `&#x10000;` nine for four), so the decoded text fits in `range.count` bytes.
+    static func decodedString(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(unsafeUninitializedCapacity: range.count) { output in
+            var count = 0
+            // Checked when the tag was read, so this cannot fail.
+            try? forEachPiece(bytes, range) { run in
+                precondition(count + run.count <= output.count)
+                UnsafeMutableRawPointer(output.baseAddress! + count).copyMemory(from: bytes.baseAddress! + run.lowerBound, byteCount: run.count)
+                count += run.count
+            } reference: { scalar in
+                precondition(count + UTF8.width(scalar) <= output.count)
+                UTF8.encode(scalar) { byte in
+                    output[count] = byte
+                    count += 1
+                }
+            }
+            return count
+        }
+    }
+
+    /// Hands `literal` each run of plain bytes of `range` and `reference` each reference's
+    /// character, in order.
+    ///
+    /// A reference must end with `;` within 32 bytes; scanning is bounded by that, so hostile
+    /// input full of `&` stays linear.
+    @inline(__always)
+    private static func forEachPiece(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>,
+        literal: (Range<Int>) -> Void, reference: (Unicode.Scalar) -> Void
+    ) throws(XHTMLFormError) {
         var index = range.lowerBound
         while index < range.upperBound {
-            // Plain text up to the next reference goes over in one copy.
+            // Plain text up to the next reference goes over in one piece.
             let ampersand = firstIndex(of: UInt8(ascii: "&"), in: bytes, index..<range.upperBound) ?? range.upperBound
             if ampersand > index {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<ampersand]))
+                literal(index..<ampersand)
                 index = ampersand
                 continue
             }
@@ -29,11 +74,7 @@ extension XHTMLFormParser {
             guard let scalar = entityValue(UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end])) else {
                 throw XHTMLFormError(.invalidEntity(String(decoding: UnsafeBufferPointer(rebasing: bytes[index...end]), as: UTF8.self)))
             }
-            if scalar.isASCII {
-                output.append(UInt8(truncatingIfNeeded: scalar.value))
-            } else {
-                UTF8.encode(scalar) { output.append($0) }
-            }
+            reference(scalar)
             index = end + 1
         }
     }

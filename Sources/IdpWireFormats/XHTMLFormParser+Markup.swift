@@ -42,10 +42,11 @@ extension XHTMLFormParser {
         }
     }
 
-    /// Reads attributes up to and including `>` or `/>` into ``attributes``; returns whether the
-    /// tag closed itself. Every value's entity references are checked here, used or not.
+    /// Reads attributes up to and including `>` or `/>`, keeping the known ones in
+    /// ``attributes``; returns whether the tag closed itself. Every value's entity references are
+    /// checked here, used or not.
     private mutating func readAttributes(tagOffset: Int) throws(XHTMLFormError) -> Bool {
-        attributeCount = 0
+        attributes.removeAll()
         let count = bytes.count
         while true {
             skipWhitespace()
@@ -64,11 +65,12 @@ extension XHTMLFormParser {
                 break
             }
             let nameStart = position
-            while position < count, !Self.endsAttributeName(bytes[position]) {
+            while position < count, !Self.isIn(Self.endsAttributeName, bytes[position]) {
                 position += 1
             }
             guard position > nameStart else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
-            var attribute = Attribute(name: nameStart..<position, value: nil, hasEntity: false)
+            let known = knownAttribute(nameStart..<position)
+            var attribute = Attribute(value: nil, hasEntity: false)
             skipWhitespace()
             if position < count, bytes[position] == UInt8(ascii: "=") {
                 position += 1
@@ -78,19 +80,22 @@ extension XHTMLFormParser {
                 let valueRange: Range<Int>
                 var hasEntity = false
                 if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
-                    guard let close = Self.firstIndex(of: quote, in: bytes, (position + 1)..<count) else {
-                        throw XHTMLFormError(.malformedTag(offset: tagOffset))
+                    // One pass to the closing quote or a reference before it, the usual value
+                    // having none.
+                    var close = Self.firstIndex(of: quote, or: UInt8(ascii: "&"), in: bytes, (position + 1)..<count)
+                    if let ampersand = close, bytes[ampersand] != quote {
+                        hasEntity = true
+                        close = Self.firstIndex(of: quote, in: bytes, (ampersand + 1)..<count)
                     }
+                    guard let close else { throw XHTMLFormError(.malformedTag(offset: tagOffset)) }
                     valueRange = (position + 1)..<close
-                    hasEntity = Self.firstIndex(of: UInt8(ascii: "&"), in: bytes, valueRange) != nil
                     position = close + 1
                 } else {
                     // HTML-style unquoted value: up to whitespace or the end of the tag.
                     let valueStart = position
                     while position < count {
                         let byte = bytes[position]
-                        if Self.isWhitespace(byte) || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "<")
-                            || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") { break }
+                        if Self.isIn(Self.endsUnquotedValue, byte) { break }
                         if byte == UInt8(ascii: "&") { hasEntity = true }
                         position += 1
                     }
@@ -100,53 +105,100 @@ extension XHTMLFormParser {
                 attribute.value = valueRange
                 if hasEntity {
                     attribute.hasEntity = true
-                    scratch.removeAll(keepingCapacity: true)
-                    try Self.decodeEntities(bytes, valueRange, into: &scratch)
+                    try Self.checkEntities(bytes, valueRange)
                 }
             }
-            if attributeCount < attributes.count {
-                attributes[attributeCount] = attribute
-            } else {
-                attributes.append(attribute)
-            }
-            attributeCount += 1
+            if let known { attributes.add(known, attribute) }
         }
     }
 
-    /// The tag's first attribute named `name` (lower case), ignoring ASCII case.
-    ///
-    /// The closures here and below capture only `bytes` and `attributes`, never `self`: a
-    /// closure that captured the parser copied all of it on every call.
-    private mutating func findAttribute(_ name: StaticString) -> Attribute? {
-        let bytes = bytes, attributes = attributes, count = attributeCount
-        return name.withUTF8Buffer { name in
-            var index = 0
-            while index < count {
-                if Self.nameEquals(bytes, attributes[index].name, name) { return attributes[index] }
-                index += 1
-            }
-            return nil
+    /// Which of the attributes a fact reads the name at `range` is, if any: one integer compared
+    /// with constants (``key(of:)``), or for the one longer name, its bytes.
+    @inline(__always)
+    private mutating func knownAttribute(_ range: Range<Int>) -> KnownAttribute? {
+        if range.count == 10 { return nameIs(range, "data-error") ? .dataError : nil }
+        return switch key(of: range) {
+        case Self.key("id"): .id
+        case Self.key("name"): .name
+        case Self.key("type"): .type
+        case Self.key("value"): .value
+        case Self.key("for"): .for
+        case Self.key("action"): .action
+        case Self.key("method"): .method
+        default: nil
         }
     }
 
-    /// The value of the tag's first attribute named `name` (lower case), entity-decoded.
-    mutating func attribute(_ name: StaticString) -> String? {
-        guard let attribute = findAttribute(name) else { return nil }
+    /// The value of the tag's first attribute named `known`, entity-decoded.
+    mutating func attribute(_ known: KnownAttribute) -> String? {
+        guard let attribute = attributes[known] else { return nil }
         return value(of: attribute)
     }
 
-    private mutating func value(of attribute: Attribute) -> String {
+    /// The value of `attribute`, entity-decoded.
+    mutating func value(of attribute: Attribute) -> String {
         guard let range = attribute.value else { return "" }
-        guard attribute.hasEntity else { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
-        var decoded: [UInt8] = []
-        // Checked when the tag was read, so this cannot fail.
-        try? Self.decodeEntities(bytes, range, into: &decoded)
-        return String(decoding: decoded, as: UTF8.self)
+        guard attribute.hasEntity else { return Self.string(UnsafeBufferPointer(rebasing: bytes[range])) }
+        return Self.decodedString(bytes, range)
     }
 
-    /// Whether the tag's first attribute named `name` has exactly the value `value`.
-    mutating func attribute(_ name: StaticString, is value: StaticString) -> Bool {
-        guard let attribute = findAttribute(name) else { return false }
+    /// The value of `attribute`, which is not empty, with `transform` (an ASCII case change)
+    /// applied to each byte: made from the page's bytes in one go when it holds no reference.
+    mutating func mappedValue(of attribute: Attribute, _ transform: (UInt8) -> UInt8) -> String {
+        guard !attribute.hasEntity, let range = attribute.value else { return Self.mapBytes(value(of: attribute), transform) }
+        // The closures here and below capture `bytes`, never `self`: a closure that captured the
+        // parser would copy all of it on every call.
+        let bytes = bytes
+        return String(unsafeUninitializedCapacity: range.count) { output in
+            for offset in 0..<range.count { output[offset] = transform(bytes[range.lowerBound + offset]) }
+            return range.count
+        }
+    }
+
+    /// ``mappedValue(of:_:)``, or `nil` when the value is blank.
+    mutating func nonBlankValue(of attribute: Attribute, _ transform: (UInt8) -> UInt8) -> String? {
+        guard let range = attribute.value else { return nil }
+        if attribute.hasEntity {
+            let decoded = value(of: attribute)
+            return Self.isBlank(decoded) ? nil : Self.mapBytes(decoded, transform)
+        }
+        guard !Self.isBlank(UnsafeBufferPointer(rebasing: bytes[range])) else { return nil }
+        return mappedValue(of: attribute, transform)
+    }
+
+    /// The upper-case method of a form whose `method` is `post` or `get` in any case: a literal,
+    /// no string to make.
+    mutating func usualMethod(_ attribute: Attribute) -> String? {
+        guard !attribute.hasEntity, let range = attribute.value else { return nil }
+        return switch key(of: range) {
+        case Self.key("post"): "POST"
+        case Self.key("get"): "GET"
+        default: nil
+        }
+    }
+
+    /// The lower-case type of an input whose `type` is one of the usual ones in any case: a
+    /// literal, no string to make.
+    mutating func usualType(_ attribute: Attribute) -> String? {
+        guard !attribute.hasEntity, let range = attribute.value else { return nil }
+        if range.count == 8 { return nameIs(range, "password") ? "password" : nil }
+        return switch key(of: range) {
+        case Self.key("text"): "text"
+        case Self.key("hidden"): "hidden"
+        case Self.key("submit"): "submit"
+        default: nil
+        }
+    }
+
+    /// Whether `a` and `b` have the same bytes in the page, and so the same value.
+    mutating func sameValue(_ a: Attribute, _ b: Attribute) -> Bool {
+        guard let first = a.value, let second = b.value else { return a.value == nil && b.value == nil }
+        return Self.bytesEqual(UnsafeBufferPointer(rebasing: bytes[first]), UnsafeBufferPointer(rebasing: bytes[second]))
+    }
+
+    /// Whether the tag's first attribute named `known` has exactly the value `value`.
+    mutating func attribute(_ known: KnownAttribute, is value: StaticString) -> Bool {
+        guard let attribute = attributes[known] else { return false }
         guard !attribute.hasEntity else {
             var decoded = self.value(of: attribute)
             return value.withUTF8Buffer { expected in decoded.withUTF8 { Self.bytesEqual($0, expected) } }
@@ -159,6 +211,7 @@ extension XHTMLFormParser {
     }
 
     /// Whether the name at `range` of `bytes` is `name` (lower case), ignoring ASCII case.
+    @inline(__always)
     private static func nameEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard range.count == name.count else { return false }
         var offset = 0
@@ -181,30 +234,63 @@ extension XHTMLFormParser {
     }
 
     /// Whether the name at `range` is `name`, which is lower-case ASCII.
+    @inline(__always)
     mutating func nameIs(_ range: Range<Int>, _ name: StaticString) -> Bool {
         let bytes = bytes
         return name.withUTF8Buffer { Self.nameEquals(bytes, range, $0) }
     }
 
-    /// What the tag name at `name` is, of the names the parser tells apart.
+    /// What the tag name at `name` is, of the names the parser tells apart: one integer compared
+    /// with constants.
     mutating func kind(of name: Range<Int>) -> TagKind {
-        switch name.count {
-        case 2:
-            return nameIs(name, "br") || nameIs(name, "hr") ? .void : .other
-        case 3:
-            return nameIs(name, "col") || nameIs(name, "img") || nameIs(name, "wbr") ? .void : .other
-        case 4:
-            if nameIs(name, "form") { return .form }
-            return nameIs(name, "area") || nameIs(name, "base") || nameIs(name, "link") || nameIs(name, "meta") ? .void : .other
-        case 5:
-            if nameIs(name, "input") { return .input }
-            if nameIs(name, "title") { return .title }
-            if nameIs(name, "label") { return .label }
-            return nameIs(name, "embed") || nameIs(name, "param") || nameIs(name, "track") ? .void : .other
-        case 6:
-            return nameIs(name, "source") ? .void : .other
-        default:
-            return .other
+        switch key(of: name) {
+        case Self.key("input"): .input
+        case Self.key("label"): .label
+        case Self.key("form"): .form
+        case Self.key("title"): .title
+        case Self.key("br"), Self.key("hr"), Self.key("col"), Self.key("img"), Self.key("wbr"), Self.key("area"), Self.key("base"),
+             Self.key("link"), Self.key("meta"), Self.key("embed"), Self.key("param"), Self.key("track"), Self.key("source"):
+            .void
+        default: .other
+        }
+    }
+
+    /// The name at `range` folded to lower case and packed into an integer, its first byte lowest
+    /// and its length in the top byte, so that two names of up to seven bytes have the same key
+    /// exactly when they are equal ignoring ASCII case; 0 for a longer name.
+    @inline(__always)
+    mutating func key(of range: Range<Int>) -> UInt64 {
+        guard range.count <= 7 else { return 0 }
+        let length = UInt64(range.count) << 56
+        guard range.lowerBound <= bytes.count - 8, let base = bytes.baseAddress else {
+            // Near the end of the page: byte by byte.
+            var key = length
+            var shift: UInt64 = 0
+            for index in range {
+                key |= UInt64(bytes[index].asciiLowercased) << shift
+                shift += 8
+            }
+            return key
+        }
+        // The eight bytes from the name's start (all within the page), folded at once: the
+        // high bit of each byte of `upper` marks an ASCII `A`–`Z` (of `x`'s low seven bits, at
+        // least `A` and not beyond `Z`, the byte itself below 0x80), shifted down to its 0x20.
+        let x = UInt64(littleEndian: UnsafeRawPointer(base + range.lowerBound).loadUnaligned(as: UInt64.self))
+        let low = x & 0x7F7F_7F7F_7F7F_7F7F
+        let atLeastA = low &+ 0x3F3F_3F3F_3F3F_3F3F, beyondZ = low &+ 0x2525_2525_2525_2525
+        let upper = atLeastA & ~beyondZ & ~x & 0x8080_8080_8080_8080
+        let folded = x | upper >> 2
+        return folded & ((1 << (8 * UInt64(range.count))) - 1) | length
+    }
+
+    /// The key of `name`, lower-case ASCII of two to seven bytes, as ``key(of:)`` makes it from the
+    /// page (inlined, a constant).
+    @inline(__always)
+    static func key(_ name: StaticString) -> UInt64 {
+        name.withUTF8Buffer { name in
+            var key = UInt64(name.count) << 56
+            for index in 0..<name.count { key |= UInt64(name[index]) << (8 * UInt64(index)) }
+            return key
         }
     }
 
@@ -225,15 +311,12 @@ extension XHTMLFormParser {
         return pattern.withUTF8Buffer { pattern -> Int? in
             guard let first = pattern.first, start <= bytes.count else { return nil }
             var index = start
-            scan: while index + pattern.count <= bytes.count {
-                if bytes[index] == first {
-                    for offset in 1..<pattern.count where bytes[index + offset] != pattern[offset] {
-                        index += 1
-                        continue scan
-                    }
-                    return index
-                }
-                index += 1
+            while let candidate = Self.firstIndex(of: first, in: bytes, index..<bytes.count),
+                  candidate + pattern.count <= bytes.count {
+                var offset = 1
+                while offset < pattern.count, bytes[candidate + offset] == pattern[offset] { offset += 1 }
+                if offset == pattern.count { return candidate }
+                index = candidate + 1
             }
             return nil
         }
@@ -243,12 +326,10 @@ extension XHTMLFormParser {
     private mutating func readName() -> Range<Int> {
         guard position < bytes.count, Self.isLetter(bytes[position]) else { return position..<position }
         let start = position
+        position += 1
         while position < bytes.count {
             let byte = bytes[position]
-            guard Self.isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
-            else { break }
+            guard Self.isLetter(byte) || Self.isIn(Self.nameDigitsAndMarks, byte) || byte == UInt8(ascii: "_") else { break }
             position += 1
         }
         return start..<position
@@ -260,9 +341,20 @@ extension XHTMLFormParser {
         }
     }
 
-    private static func endsAttributeName(_ byte: UInt8) -> Bool {
-        isWhitespace(byte) || byte == UInt8(ascii: "=") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "/")
-            || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") || byte == UInt8(ascii: "<")
+    /// Whitespace, `=`, `>`, `/`, quotes and `<`, for ``isIn(_:_:)``.
+    private static var endsAttributeName: UInt64 {
+        whitespace | 1 << UInt8(ascii: "=") | 1 << UInt8(ascii: ">") | 1 << UInt8(ascii: "/")
+            | 1 << UInt8(ascii: "\"") | 1 << UInt8(ascii: "'") | 1 << UInt8(ascii: "<")
+    }
+
+    /// Whitespace, `>`, `<` and quotes, for ``isIn(_:_:)``.
+    private static var endsUnquotedValue: UInt64 {
+        whitespace | 1 << UInt8(ascii: ">") | 1 << UInt8(ascii: "<") | 1 << UInt8(ascii: "\"") | 1 << UInt8(ascii: "'")
+    }
+
+    /// The digits, `-`, `:` and `.` (a tag name's bytes below 64), for ``isIn(_:_:)``.
+    private static var nameDigitsAndMarks: UInt64 {
+        0x3FF << UInt8(ascii: "0") | 1 << UInt8(ascii: "-") | 1 << UInt8(ascii: ":") | 1 << UInt8(ascii: ".")
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {

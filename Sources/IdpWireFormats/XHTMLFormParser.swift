@@ -9,11 +9,15 @@ import Darwin
 /// It builds no tree: it streams tags and text and keeps only the few facts a login form needs,
 /// so time and memory stay linear in the page size. It reads the page's UTF-8 bytes in place
 /// (``withPage(_:_:)`` lends it the string's own storage, no copy). Each tag's name is classified
-/// once (title, label, form, input, another void element, other); tag and attribute names are
-/// compared where they lie in the page (ASCII case-insensitively, length first), and attribute
-/// values become strings only when a fact needs them, so an ordinary tag costs no allocation.
-/// Every index is checked against `bytes.count` before use, so truncated or random input ends in
-/// a thrown error, never a trap.
+/// once (title, label, form, input, another void element, other), and so is each attribute's
+/// name: only the first `id`, `name`, `type`, `value`, `for`, `action`, `method` and
+/// `data-error` of a tag are kept, where their values lie in the page, and every other attribute
+/// is checked and dropped. Names are compared where they lie (ASCII case-insensitively, length
+/// first); values become strings only when a fact needs them, decoded straight into the string's
+/// storage, and the text of a title or label that is one plain run of the page is never copied
+/// before it becomes a string, so an ordinary tag or text run costs no allocation. Every index is
+/// checked against `bytes.count` before use, so truncated or random input ends in a thrown error,
+/// never a trap.
 ///
 /// Its methods are `mutating` even where they only read: a non-mutating method of this large,
 /// noncopyable struct is handed all of it, copied byte for byte, on every call, and a mutating one
@@ -26,6 +30,12 @@ struct XHTMLFormParser: ~Copyable {
         /// case) are counted so the right end tag closes the capture.
         var tag: Range<Int> = 0..<0
         var depth = 0
+        /// The text so far while it is a single plain run of the page (empty before any text): the
+        /// usual title or label, read where it lies.
+        var run: Range<Int> = 0..<0
+        /// Whether the text is in ``text`` instead: a second piece of text or a decoded reference
+        /// arrived.
+        var copied = false
         /// Reused from capture to capture.
         var text: [UInt8] = []
 
@@ -33,8 +43,48 @@ struct XHTMLFormParser: ~Copyable {
             active = true
             self.tag = tag
             depth = 1
-            text.removeAll(keepingCapacity: true)
+            run = 0..<0
+            copied = false
+            // An empty array's storage is shared, and "emptying" it with its capacity kept makes
+            // a fresh one.
+            if !text.isEmpty { text.removeAll(keepingCapacity: true) }
         }
+
+        /// Adds the page's bytes at `range`.
+        mutating func append(_ range: Range<Int>, of page: UnsafeBufferPointer<UInt8>) {
+            guard !range.isEmpty else { return }
+            if !copied, run.isEmpty {
+                run = range
+                return
+            }
+            copyRun(of: page)
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: page[range]))
+        }
+
+        /// Adds bytes that are not the page's own (decoded text).
+        mutating func append(_ decoded: [UInt8], of page: UnsafeBufferPointer<UInt8>) {
+            copyRun(of: page)
+            text.append(contentsOf: decoded)
+        }
+
+        /// Moves the text into ``text``, where the next piece can follow it.
+        private mutating func copyRun(of page: UnsafeBufferPointer<UInt8>) {
+            guard !copied else { return }
+            copied = true
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: page[run]))
+        }
+
+        /// Calls `body` with the text collected, wherever it lies (by address, as the parser's
+        /// methods are).
+        mutating func withText<Result>(of page: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+            copied ? text.withUnsafeBufferPointer(body) : body(UnsafeBufferPointer(rebasing: page[run]))
+        }
+    }
+
+    /// A label's text and the id it names.
+    private struct Label {
+        var target: String
+        var text: String
     }
 
     private enum FormState {
@@ -51,13 +101,75 @@ struct XHTMLFormParser: ~Copyable {
         case other
     }
 
-    /// One attribute of the tag being read: where its name and value lie in the page.
+    /// The attributes a fact reads.
+    enum KnownAttribute: UInt8 {
+        case id, name, type, value, `for`, action, method, dataError
+    }
+
+    /// One attribute of the tag being read: where its value lies in the page.
     struct Attribute {
-        var name: Range<Int>
         /// `nil` for a valueless attribute, which reads as "".
         var value: Range<Int>?
         /// Whether the value holds an entity reference (and so needs decoding).
         var hasEntity: Bool
+    }
+
+    /// The first attribute of each known name of the tag being read: one slot per name, in
+    /// stored properties (no array to reach through), and a bit per name saying whether the slot
+    /// belongs to this tag, so starting a tag clears one byte.
+    struct TagAttributes {
+        private var present: UInt8 = 0
+        private var id = Attribute(value: nil, hasEntity: false)
+        private var name = Attribute(value: nil, hasEntity: false)
+        private var type = Attribute(value: nil, hasEntity: false)
+        private var value = Attribute(value: nil, hasEntity: false)
+        private var target = Attribute(value: nil, hasEntity: false)
+        private var action = Attribute(value: nil, hasEntity: false)
+        private var method = Attribute(value: nil, hasEntity: false)
+        private var dataError = Attribute(value: nil, hasEntity: false)
+
+        /// Empties every slot, for the next tag.
+        mutating func removeAll() {
+            present = 0
+        }
+
+        /// The tag's first attribute named `known`, if it has one.
+        ///
+        /// Read by address (`mutating`), as the parser's own methods are: a plain getter of this
+        /// stored property of the parser is handed a copy of all the slots.
+        subscript(_ known: KnownAttribute) -> Attribute? {
+            @inline(__always) mutating get {
+                guard present & (1 << known.rawValue) != 0 else { return nil }
+                return switch known {
+                case .id: id
+                case .name: name
+                case .type: type
+                case .value: value
+                case .for: target
+                case .action: action
+                case .method: method
+                case .dataError: dataError
+                }
+            }
+        }
+
+        /// Keeps `attribute` unless the tag had one of that name before it.
+        @inline(__always)
+        mutating func add(_ known: KnownAttribute, _ attribute: Attribute) {
+            let bit: UInt8 = 1 << known.rawValue
+            guard present & bit == 0 else { return }
+            present |= bit
+            switch known {
+            case .id: id = attribute
+            case .name: name = attribute
+            case .type: type = attribute
+            case .value: value = attribute
+            case .for: target = attribute
+            case .action: action = attribute
+            case .method: method = attribute
+            case .dataError: dataError = attribute
+            }
+        }
     }
 
     /// The page's UTF-8 bytes, lent for the parse.
@@ -69,16 +181,22 @@ struct XHTMLFormParser: ~Copyable {
     private var action = ""
     private var method = "GET"
     private var inputs: [XHTMLForm.Input] = []
-    /// The input ids, for the duplicate check once a form has more than a few inputs (a
-    /// linear search over ``inputs`` before that).
-    private var inputIds: Set<String>?
+    /// Where each input is in ``inputs`` by id, for the duplicate check and a label's lookup
+    /// once a form has more than a few inputs (a linear search over ``inputs`` before that).
+    private var inputIndex: [String: Int]?
 
     private var title: String?
     private var titleCapture = Capture()
     private var titleSeen = false
 
-    /// Label texts by target id in document order; the first label for an id wins.
-    private var labels: [(target: String, text: String)] = []
+    /// A label goes to its input as soon as both have been read, so the first label for an id
+    /// wins, like a browser's accessible name. One read before its input waits here: a page
+    /// mostly labels each input just before it, so one label waits at a time, with no array to
+    /// make. Any others wait in ``laterLabels``, in document order after this one.
+    private var waitingLabel: Label?
+    private var laterLabels: [Label] = []
+    /// The first of ``laterLabels`` for each target, in their place once there are many.
+    private var laterLabelTable: [String: String]?
     private var labelCapture = Capture()
     private var labelTarget = ""
 
@@ -87,13 +205,10 @@ struct XHTMLFormParser: ~Copyable {
     private var errorMessage: String?
     private var errorCode: String?
 
-    /// Reused for every text run with references, so plain text costs no allocation.
+    /// Reused for every captured text run with references, so plain text costs no allocation.
     var scratch: [UInt8] = []
-    /// The attributes of the tag being read: the first ``attributeCount`` of the array, whose
-    /// slots are reused from tag to tag.
-    var attributes: [Attribute] = []
-    /// How many of ``attributes`` belong to the tag being read.
-    var attributeCount = 0
+    /// The known attributes of the tag being read.
+    var attributes = TagAttributes()
 
     /// Lends a parser the UTF-8 bytes of `text` in place.
     static func withPage<Result>(
@@ -101,7 +216,13 @@ struct XHTMLFormParser: ~Copyable {
     ) throws(XHTMLFormError) -> Result {
         var text = text
         // withUTF8 makes a bridged string native and contiguous first, so this always succeeds.
-        return try text.withUTF8 { bytes in Swift.Result { () throws(XHTMLFormError) in try withBytes(bytes, body) } }.get()
+        let outcome = text.withUTF8 { bytes in Swift.Result { () throws(XHTMLFormError) in try withBytes(bytes, body) } }
+        // Taken apart rather than read with `get()`, which copies the result out and leaves the
+        // original to be destroyed.
+        switch consume outcome {
+        case .success(let result): return result
+        case .failure(let error): throw error
+        }
     }
 
     /// Lends a parser `bytes`, which must be UTF-8 (every string the parser makes is cut from them
@@ -116,7 +237,6 @@ struct XHTMLFormParser: ~Copyable {
     /// A parser of `bytes`, which must stay valid while it is used.
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
-        attributes.reserveCapacity(8)
         inputs.reserveCapacity(8)
     }
 
@@ -127,22 +247,13 @@ struct XHTMLFormParser: ~Copyable {
         case .open: throw XHTMLFormError(.unterminatedForm)
         case .closed: break
         }
-        if !labels.isEmpty {
-            // Few labels: a linear search each; many: one dictionary (first label per id wins).
-            var index: [String: String]?
-            if labels.count > 16 {
-                var table = [String: String](minimumCapacity: labels.count)
-                for label in labels where table[label.target] == nil { table[label.target] = label.text }
-                index = table
-            }
-            for position in inputs.indices {
-                let id = inputs[position].id
-                inputs[position].label = index.map { $0[id] } ?? labels.first { $0.target == id }?.text
-            }
-        }
+        // Moved into the form, not shared with a parser about to be dropped.
+        let inputs = inputs, action = action
+        self.inputs = []
+        self.action = ""
         return XHTMLForm(
-            title: title, action: action, method: method, inputs: inputs,
-            errorMessage: errorMessage, errorCode: errorCode
+            title: title.take(), action: action, method: method, inputs: inputs,
+            errorMessage: errorMessage.take(), errorCode: errorCode.take()
         )
     }
 
@@ -165,13 +276,19 @@ struct XHTMLFormParser: ~Copyable {
                 continue
             }
             let start = position
-            position = Self.firstIndex(of: UInt8(ascii: "<"), in: bytes, start..<count) ?? count
-            if Self.firstIndex(of: UInt8(ascii: "&"), in: bytes, start..<position) != nil {
-                // Decoded even when nothing captures it: a malformed reference is an error
+            // One pass to the next tag or a reference before it, the usual run having none.
+            position = Self.firstIndex(of: UInt8(ascii: "<"), or: UInt8(ascii: "&"), in: bytes, start..<count) ?? count
+            if position < count, bytes[position] == UInt8(ascii: "&") {
+                position = Self.firstIndex(of: UInt8(ascii: "<"), in: bytes, position..<count) ?? count
+                // Checked even when nothing captures it: a malformed reference is an error
                 // wherever it is.
-                scratch.removeAll(keepingCapacity: true)
-                try Self.decodeEntities(bytes, start..<position, into: &scratch)
-                if capturing { appendScratchToCaptures() }
+                if capturing {
+                    if !scratch.isEmpty { scratch.removeAll(keepingCapacity: true) }
+                    try Self.decodeEntities(bytes, start..<position, into: &scratch)
+                    appendScratchToCaptures()
+                } else {
+                    try Self.checkEntities(bytes, start..<position)
+                }
             } else if capturing {
                 appendToCaptures(start..<position)
             }
@@ -201,25 +318,26 @@ struct XHTMLFormParser: ~Copyable {
             titleSeen = true
             if opensContent { titleCapture.start(tag: name) }
         }
-        if !labelCapture.active, opensContent, kind == .label, let target = attribute("for") {
+        if !labelCapture.active, opensContent, kind == .label, let target = attribute(.for) {
             labelTarget = target
             labelCapture.start(tag: name)
         }
-        if !errorSeen, attribute("id", is: "kc-error-message") {
+        // Most tags have no id, and are passed over without a call.
+        if !errorSeen, attributes[.id] != nil, attribute(.id, is: "kc-error-message") {
             errorSeen = true
-            errorCode = attribute("data-error")
+            errorCode = attribute(.dataError)
             if opensContent { errorCapture.start(tag: name) }
         }
 
         if kind == .form {
             switch formState {
             case .notSeen:
-                guard let action = attribute("action"), !Self.isBlank(action) else {
+                guard let action = attribute(.action), !Self.isBlank(action) else {
                     throw XHTMLFormError(.missingAction)
                 }
                 self.action = action
-                if let method = attribute("method"), !Self.isBlank(method) {
-                    self.method = Self.mapBytes(method, Self.uppercased)
+                if let method = attributes[.method], let upper = usualMethod(method) ?? nonBlankValue(of: method, Self.uppercased) {
+                    self.method = upper
                 }
                 formState = opensContent ? .open(depth: 1) : .closed
             case .open(let depth):
@@ -235,22 +353,80 @@ struct XHTMLFormParser: ~Copyable {
     }
 
     private mutating func addInput(offset: Int) throws(XHTMLFormError) {
-        let idAttribute = Self.nonEmpty(attribute("id")), nameAttribute = Self.nonEmpty(attribute("name"))
-        let id = idAttribute ?? nameAttribute
-        let fieldName = nameAttribute ?? idAttribute
-        guard let id, let fieldName else { throw XHTMLFormError(.inputWithoutId(offset: offset)) }
-        if inputIds == nil, inputs.count >= 16 { inputIds = Set(inputs.map(\.id)) }
-        if inputIds != nil {
-            guard inputIds!.insert(id).inserted else { throw XHTMLFormError(.duplicateInputId(id)) }
+        let idAttribute = attributes[.id], nameAttribute = attributes[.name]
+        let idValue = idAttribute.flatMap { Self.nonEmpty(value(of: $0)) }
+        // An input's name is most often its id again: the same bytes make the same string.
+        let nameValue = if let idValue, let idAttribute, let nameAttribute, sameValue(idAttribute, nameAttribute) {
+            idValue
         } else {
-            var index = 0
-            while index < inputs.count {
-                guard inputs[index].id != id else { throw XHTMLFormError(.duplicateInputId(id)) }
-                index += 1
+            nameAttribute.flatMap { Self.nonEmpty(value(of: $0)) }
+        }
+        let id = idValue ?? nameValue
+        let fieldName = nameValue ?? idValue
+        guard let id, let fieldName else { throw XHTMLFormError(.inputWithoutId(offset: offset)) }
+        if inputIndex == nil, inputs.count >= 16 {
+            var index = [String: Int](minimumCapacity: 2 * inputs.count)
+            for position in inputs.indices { index[inputs[position].id] = position }
+            inputIndex = index
+        }
+        guard position(ofInput: id) == nil else { throw XHTMLFormError(.duplicateInputId(id)) }
+        inputIndex?[id] = inputs.count
+        // A value is empty exactly when its bytes are: a reference never decodes to nothing.
+        var type = "text"
+        if let attribute = attributes[.type], let range = attribute.value, !range.isEmpty {
+            type = usualType(attribute) ?? mappedValue(of: attribute, Self.lowercased)
+        }
+        inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type, value: attribute(.value), label: waitingLabelText(for: id)))
+    }
+
+    /// Where the input with id `id` is in ``inputs``, if one has been read.
+    private mutating func position(ofInput id: String) -> Int? {
+        if let inputIndex { return inputIndex[id] }
+        var position = 0
+        while position < inputs.count {
+            if inputs[position].id == id { return position }
+            position += 1
+        }
+        return nil
+    }
+
+    /// The text of the first waiting label for `id`, if any; the label no longer waits.
+    private mutating func waitingLabelText(for id: String) -> String? {
+        if let waiting = waitingLabel, waiting.target == id {
+            waitingLabel = nil
+            return waiting.text
+        }
+        if let laterLabelTable { return laterLabelTable[id] }
+        // A later label that matches stays in the list: no other input can have its target.
+        var index = 0
+        while index < laterLabels.count {
+            if laterLabels[index].target == id { return laterLabels[index].text }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Gives a label's text to the input it names if that input has been read (and no earlier
+    /// label has), or has the label wait for its input.
+    private mutating func addLabel(target: String, text: String) {
+        if let position = position(ofInput: target) {
+            if inputs[position].label == nil { inputs[position].label = text }
+            return
+        }
+        // The waiting label comes before every later one, so it is set only when there is none.
+        if waitingLabel == nil, laterLabels.isEmpty, laterLabelTable == nil {
+            waitingLabel = Label(target: target, text: text)
+        } else if laterLabelTable != nil {
+            if laterLabelTable![target] == nil { laterLabelTable![target] = text }
+        } else {
+            laterLabels.append(Label(target: target, text: text))
+            if laterLabels.count > 16 {
+                var table = [String: String](minimumCapacity: 2 * laterLabels.count)
+                for label in laterLabels where table[label.target] == nil { table[label.target] = label.text }
+                laterLabelTable = table
+                laterLabels = []
             }
         }
-        let type = Self.nonEmpty(attribute("type")).map { Self.mapBytes($0, \.asciiLowercased) } ?? "text"
-        inputs.append(XHTMLForm.Input(id: id, name: fieldName, type: type, value: attribute("value")))
     }
 
     /// Closes what an end tag closes: a capture whose element ends, the form.
@@ -274,48 +450,69 @@ struct XHTMLFormParser: ~Copyable {
 
     /// Appends the text at `range` to every active capture.
     mutating func appendToCaptures(_ range: Range<Int>) {
-        let text = UnsafeBufferPointer(rebasing: bytes[range])
-        if titleCapture.active { titleCapture.text.append(contentsOf: text) }
-        if labelCapture.active { labelCapture.text.append(contentsOf: text) }
-        if errorCapture.active { errorCapture.text.append(contentsOf: text) }
+        if titleCapture.active { titleCapture.append(range, of: bytes) }
+        if labelCapture.active { labelCapture.append(range, of: bytes) }
+        if errorCapture.active { errorCapture.append(range, of: bytes) }
     }
 
     private mutating func appendScratchToCaptures() {
-        if titleCapture.active { titleCapture.text.append(contentsOf: scratch) }
-        if labelCapture.active { labelCapture.text.append(contentsOf: scratch) }
-        if errorCapture.active { errorCapture.text.append(contentsOf: scratch) }
+        if titleCapture.active { titleCapture.append(scratch, of: bytes) }
+        if labelCapture.active { labelCapture.append(scratch, of: bytes) }
+        if errorCapture.active { errorCapture.append(scratch, of: bytes) }
     }
 
     private mutating func finishTitle() {
         guard titleCapture.active else { return }
         titleCapture.active = false
-        title = Self.nonEmpty(Self.trimmed(titleCapture.text))
+        title = titleCapture.withText(of: bytes) { Self.nonEmpty(Self.trimmed($0)) }
     }
 
     private mutating func finishLabel() {
         guard labelCapture.active else { return }
         labelCapture.active = false
-        // The first label for an id wins, like a browser's accessible name (see `parse`).
-        if let text = Self.nonEmpty(Self.trimmed(labelCapture.text)) {
-            labels.append((labelTarget, text))
+        if let text = labelCapture.withText(of: bytes, { Self.nonEmpty(Self.trimmed($0)) }) {
+            addLabel(target: labelTarget, text: text)
         }
     }
 
     private mutating func finishError() {
         guard errorCapture.active else { return }
         errorCapture.active = false
-        errorMessage = Self.nonEmpty(Self.collapsed(errorCapture.text))
+        errorMessage = errorCapture.withText(of: bytes) { Self.nonEmpty(Self.collapsed($0)) }
     }
 
     // MARK: - Scanning helpers
 
-    /// The offset of the first `byte` within `range` of `bytes` (`memchr`: values and text runs
-    /// are most of a page's bytes).
+    /// The offset of the first `byte` within `range` of `bytes`.
     static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-        guard !range.isEmpty, let base = bytes.baseAddress else { return nil }
+        firstIndex(of: byte, or: byte, in: bytes, range)
+    }
+
+    /// The offset of the first `a` or `b` within `range` of `bytes`, read eight bytes at a time:
+    /// most of a page's bytes are in values and text runs, searched for their end, and most of
+    /// those are too short for a call to `memchr` to pay.
+    static func firstIndex(of a: UInt8, or b: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
         precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
-        guard let found = memchr(base + range.lowerBound, Int32(byte), range.count) else { return nil }
-        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+        guard let base = bytes.baseAddress else { return nil }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highBits: UInt64 = 0x8080_8080_8080_8080
+        let patternA = ones &* UInt64(a), patternB = ones &* UInt64(b)
+        var index = range.lowerBound
+        // A whole word is read only where eight bytes of the range remain.
+        while range.upperBound - index >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            // A byte of `x` that is zero is a match. `(x - ones) & ~x` sets the high bit of the
+            // first zero byte and of none before it (bytes after it may be flagged falsely), so the
+            // lowest flag is the first match.
+            let x = word ^ patternA, y = word ^ patternB
+            let found = ((x &- ones) & ~x | (y &- ones) & ~y) & highBits
+            if found != 0 { return index + found.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < range.upperBound {
+            if base[index] == a || base[index] == b { return index }
+            index += 1
+        }
+        return nil
     }
 
     /// Whether `a` and `b` hold the same bytes: a count and a `memcmp`, never a generic sequence
@@ -329,16 +526,32 @@ struct XHTMLFormParser: ~Copyable {
     /// Whether `byte` is whitespace as HTML reads it: space, tab, line feed, form feed, carriage
     /// return.
     static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C
+        isIn(whitespace, byte)
+    }
+
+    /// Whether `byte` is below 64 and its bit is set in `set` (bit `n` for byte `n`): a byte
+    /// class tested with one shift instead of a comparison per member.
+    @inline(__always)
+    static func isIn(_ set: UInt64, _ byte: UInt8) -> Bool {
+        byte < 64 && (set &>> UInt64(byte)) & 1 != 0
+    }
+
+    /// Space, tab, line feed, form feed, carriage return, for ``isIn(_:_:)``.
+    static var whitespace: UInt64 {
+        1 << 0x20 | 1 << 0x09 | 1 << 0x0A | 1 << 0x0C | 1 << 0x0D
     }
 
     private static func uppercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? byte - 32 : byte
     }
 
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte.asciiLowercased
+    }
+
     /// `text` with `transform` applied to each byte (an ASCII case change), by index; `text`
     /// itself when no byte changes.
-    private static func mapBytes(_ text: String, _ transform: (UInt8) -> UInt8) -> String {
+    static func mapBytes(_ text: String, _ transform: (UInt8) -> UInt8) -> String {
         var text = text
         return text.withUTF8 { bytes in
             var index = 0
@@ -351,8 +564,15 @@ struct XHTMLFormParser: ~Copyable {
         } ?? text
     }
 
-    private static func isBlank(_ text: String) -> Bool {
+    /// Whether `text` is only whitespace, or empty.
+    static func isBlank(_ text: String) -> Bool {
         for byte in text.utf8 where !isWhitespace(byte) { return false }
+        return true
+    }
+
+    /// Whether `bytes` are only whitespace, or none.
+    static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where !isWhitespace(byte) { return false }
         return true
     }
 
@@ -362,27 +582,47 @@ struct XHTMLFormParser: ~Copyable {
     }
 
     /// The text without leading and trailing XML whitespace.
-    private static func trimmed(_ text: [UInt8]) -> String {
+    private static func trimmed(_ text: UnsafeBufferPointer<UInt8>) -> String {
         var first = 0, end = text.count
         while first < end, isWhitespace(text[first]) { first += 1 }
         while end > first, isWhitespace(text[end - 1]) { end -= 1 }
-        return text.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[first..<end]), as: UTF8.self) }
+        return string(UnsafeBufferPointer(rebasing: text[first..<end]))
     }
 
-    /// The text trimmed, with each run of XML whitespace inside it replaced by one space.
-    private static func collapsed(_ text: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count)
-        var pendingSpace = false
-        for byte in text {
-            if isWhitespace(byte) {
-                pendingSpace = !output.isEmpty
-            } else {
-                if pendingSpace { output.append(UInt8(ascii: " ")) }
-                pendingSpace = false
-                output.append(byte)
-            }
+    /// The string of `utf8`, which is UTF-8. One of at most 15 bytes, what a `String` holds
+    /// inline on 64-bit platforms (most ids, names and labels), is written in place, which costs
+    /// less than `String(decoding:as:)`; a longer one is decoded, which costs less than writing it.
+    static func string(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
+        guard !utf8.isEmpty, utf8.count <= 15, let source = utf8.baseAddress else { return String(decoding: utf8, as: UTF8.self) }
+        // The buffer holds at least the capacity asked for.
+        return String(unsafeUninitializedCapacity: utf8.count) { output in
+            UnsafeMutableRawPointer(output.baseAddress!).copyMemory(from: source, byteCount: utf8.count)
+            return utf8.count
         }
-        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The text trimmed, with each run of XML whitespace inside it replaced by one space, written
+    /// straight into the string's storage (never longer than the text).
+    private static func collapsed(_ text: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: text.count) { output in
+            var count = 0
+            var pendingSpace = false
+            for byte in text {
+                if isWhitespace(byte) {
+                    pendingSpace = count > 0
+                } else {
+                    // A space written stands for a whitespace byte read before it, so no more
+                    // bytes are written than read: `count` stays within `output`.
+                    if pendingSpace {
+                        output[count] = UInt8(ascii: " ")
+                        count += 1
+                    }
+                    pendingSpace = false
+                    output[count] = byte
+                    count += 1
+                }
+            }
+            return count
+        }
     }
 }
