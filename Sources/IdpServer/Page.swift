@@ -112,16 +112,15 @@ enum Page {
     }
 
     /// Appends `text` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters
-    /// escaped, every other UTF-8 byte copied as it is (runs without an escape in one copy, found
-    /// eight bytes at a time).
+    /// escaped, every other UTF-8 byte copied as it is (runs without an escape in one copy).
     static func appendJSONString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
             var runStart = 0
-            var index = nextEscaped(in: utf8, from: 0)
-            while index < utf8.count {
+            for index in 0..<utf8.count {
                 let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 if index > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
                 runStart = index + 1
                 switch byte {
@@ -136,17 +135,10 @@ enum Page {
                     output.append(Hex.digit(byte >> 4))
                     output.append(Hex.digit(byte & 0x0F))
                 }
-                index = nextEscaped(in: utf8, from: runStart)
             }
             if utf8.count > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
         }
         output.append(UInt8(ascii: "\""))
-    }
-
-    /// The index of the first byte from `start` that JSON escapes (a control character, `"` or
-    /// `\\`), or the count.
-    private static func nextEscaped(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        ByteScan.firstIndex(of: UInt8(ascii: "\""), or: UInt8(ascii: "\\"), below: 0x20, in: utf8, from: start, to: utf8.count)
     }
 
     /// An RFC 6749 §5.2 error response.

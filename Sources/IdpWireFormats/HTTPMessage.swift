@@ -136,45 +136,28 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 
     /// Whether two field names are the same, case-insensitively: byte by byte with ASCII letters
-    /// folded (field names are ASCII tokens, RFC 9110 §5.1), eight bytes at a time, without
-    /// making lowercased copies; a name with other bytes is compared by `lowercased()`, as before.
+    /// folded (field names are ASCII tokens, RFC 9110 §5.1), without making lowercased copies; a
+    /// name with other bytes is compared by `lowercased()`, as before.
     package static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
         var lhs = lhs, rhs = rhs
         let ascii: Bool? = lhs.withUTF8 { a in
             rhs.withUTF8 { b in
-                guard ByteScan.isASCII(a), ByteScan.isASCII(b) else { return nil }
-                return a.count == b.count && foldedEqual(a, b)
+                guard a.count == b.count else { return isASCII(a) && isASCII(b) ? false : nil }
+                var same = true
+                for index in 0..<a.count {
+                    let x = a[index], y = b[index]
+                    guard x < 0x80, y < 0x80 else { return nil }
+                    if x.asciiLowercased != y.asciiLowercased { same = false }
+                }
+                return same
             }
         }
         return ascii ?? (lhs.lowercased() == rhs.lowercased())
     }
 
-    private static let ones: UInt64 = 0x0101_0101_0101_0101
-
-    /// Whether two ASCII texts of one length are equal with their letters folded to lower case.
-    private static func foldedEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        if let x = UnsafeRawPointer(a.baseAddress), let y = UnsafeRawPointer(b.baseAddress) {
-            while index + 8 <= a.count {
-                let left = lowercased(x.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                guard left == lowercased(y.loadUnaligned(fromByteOffset: index, as: UInt64.self)) else { return false }
-                index += 8
-            }
-        }
-        while index < a.count {
-            guard a[index].asciiLowercased == b[index].asciiLowercased else { return false }
-            index += 1
-        }
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<bytes.count where bytes[index] >= 0x80 { return false }
         return true
-    }
-
-    /// The eight ASCII bytes of `word` with `A`–`Z` folded to `a`–`z`: a byte below 0x80 plus 0x3F
-    /// reaches 0x80 from `A` on, plus 0x25 from the byte after `Z` on, and no sum carries into
-    /// the next byte; a letter's 0x80 shifted right twice is the 0x20 that lowers it.
-    private static func lowercased(_ word: UInt64) -> UInt64 {
-        let highs = ones &* 0x80
-        let upper = (word &+ ones &* 0x3F) & ~(word &+ ones &* 0x25) & highs
-        return word | upper >> 2
     }
 }
 
