@@ -1,32 +1,29 @@
-/// Searches of text's bytes for a few ASCII bytes, eight bytes at a time: the wire formats cut
-/// and escape long values (verifiers, codes, tokens, URIs) at a handful of delimiters, and a loop
-/// that tests byte by byte takes a branch per byte of them.
+/// Searches of text's bytes for a few ASCII bytes, eight bytes at a time: the form decoder cuts
+/// long values (verifiers, codes, tokens, URIs) at a handful of delimiters, and a loop that tests
+/// byte by byte takes a branch per byte of them.
 package enum ByteScan {
-    /// The index of the first byte of `bytes[start..<end]` that is `first` or `second`, or is
-    /// below `limit` (at most 0x80; 0 for none), or `end` when there is none.
+    /// The index of the first byte of `bytes[start..<end]` that is `first` or `second`, or `end`
+    /// when there is none.
     ///
     /// Per word: a byte equal to a wanted one is a zero byte of the word's XOR with that byte
-    /// repeated, and a byte `b` below `limit` sets the high bit of `b - limit` while `b` has it
-    /// clear; so the lowest zero byte of `x` sets the lowest set bit of
-    /// `(x - 0x01…01) & ~x & 0x80…80`, the lowest byte below `limit` that of
-    /// `(x - limit…limit) & ~x & 0x80…80`. A borrow out of a byte starts only at such a byte,
-    /// so a higher bit may be set falsely, never a lower one: the lowest set bit is the answer.
-    package static func firstIndex(of first: UInt8, or second: UInt8? = nil, below limit: UInt8 = 0, in bytes: UnsafeBufferPointer<UInt8>,
-                                   from start: Int, to end: Int) -> Int {
+    /// repeated, and the lowest zero byte of a word `x` sets the lowest set bit of
+    /// `(x - 0x01…01) & ~x & 0x80…80`. A borrow out of a byte starts only at a zero byte, so a
+    /// higher bit may be set falsely, never a lower one: the lowest set bit is the answer.
+    package static func firstIndex(of first: UInt8, or second: UInt8? = nil, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int {
         let second = second ?? first
         var index = start
         if let base = UnsafeRawPointer(bytes.baseAddress) {
             let ones: UInt64 = 0x0101_0101_0101_0101, highs = ones &* 0x80
-            let firsts = ones &* UInt64(first), seconds = ones &* UInt64(second), limits = ones &* UInt64(limit)
+            let firsts = ones &* UInt64(first), seconds = ones &* UInt64(second)
             while index + 8 <= end {
                 let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                 let x = word ^ firsts, y = word ^ seconds
-                let found = ((x &- ones) & ~x | (y &- ones) & ~y | (word &- limits) & ~word) & highs
+                let found = ((x &- ones) & ~x | (y &- ones) & ~y) & highs
                 if found != 0 { return index + found.trailingZeroBitCount / 8 }
                 index += 8
             }
         }
-        while index < end, bytes[index] != first, bytes[index] != second, bytes[index] >= limit { index += 1 }
+        while index < end, bytes[index] != first, bytes[index] != second { index += 1 }
         return index
     }
 
