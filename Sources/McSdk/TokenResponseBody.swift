@@ -80,29 +80,27 @@ struct TokenResponseBody {
 
     // MARK: - The flat reader
 
-    /// The member whose key equals `key` as Swift compares strings: by bytes when both are ASCII
-    /// (where that is the same), else as text (canonical equivalence, as `[String: Any]` matched).
+    /// The member whose key equals `key` (see ``sameText(_:_:bothASCII:)``).
     private static func member(_ key: String, of members: [Member], in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
         var key = key
         return key.withUTF8 { wanted in
             let wantedIsASCII = isASCII(wanted)
-            for member in members {
-                if member.keyIsASCII && wantedIsASCII {
-                    if same(UnsafeBufferPointer(rebasing: bytes[member.key]), wanted) { return member }
-                } else if text(member.key, escaped: false, in: bytes) == String(decoding: wanted, as: UTF8.self) {
-                    return member
-                }
-            }
-            return nil
+            return members.first { sameText(UnsafeBufferPointer(rebasing: bytes[$0.key]), wanted, bothASCII: $0.keyIsASCII && wantedIsASCII) }
         }
     }
 
-    /// Whether two members' keys are the same key (see ``member(_:of:in:)``).
+    /// Whether two members' keys are the same key (see ``sameText(_:_:bothASCII:)``).
     private static func sameKey(_ first: Member, _ second: Member, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        if first.keyIsASCII && second.keyIsASCII {
-            return same(UnsafeBufferPointer(rebasing: bytes[first.key]), UnsafeBufferPointer(rebasing: bytes[second.key]))
-        }
-        return text(first.key, escaped: false, in: bytes) == text(second.key, escaped: false, in: bytes)
+        sameText(UnsafeBufferPointer(rebasing: bytes[first.key]), UnsafeBufferPointer(rebasing: bytes[second.key]),
+                 bothASCII: first.keyIsASCII && second.keyIsASCII)
+    }
+
+    /// Whether two unescaped keys are equal as Swift compares strings: by bytes when both are
+    /// ASCII (where that is the same), else as text (canonical equivalence, as `[String: Any]`
+    /// matched).
+    private static func sameText(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>, bothASCII: Bool) -> Bool {
+        if bothASCII { return same(first, second) }
+        return String(decoding: first, as: UTF8.self) == String(decoding: second, as: UTF8.self)
     }
 
     private static func same(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Bool {
