@@ -21,6 +21,12 @@ struct SweepRing {
         count += 1
     }
 
+    /// Drops every ticket, keeping the storage.
+    mutating func removeAll() {
+        head = 0
+        count = 0
+    }
+
     mutating func popFirst() -> Ticket? {
         guard count > 0 else { return nil }
         let ticket = storage[head]
