@@ -279,10 +279,7 @@ public actor MasterController {
 
     /// What a token request of an event needs.
     func requestContext(_ trace: TraceContext) -> TokenExchange.Context {
-        TokenExchange.Context(configuration: configuration, trace: trace) { [weak self, feed] state in
-            feed.post(KSMServerConnectionEvent(connectionState: state))
-            if state == .NOT_REACHABLE, let self { self.startTask(Seam("mc.automatedRestart", trace: trace.seamTrace)) { await self.automatedRestart() } }
-        }
+        TokenExchange.Context(controller: self, trace: trace)
     }
 
     /// Starts work the MC does on its own: a task, or the controlled run's.

@@ -10,12 +10,24 @@ enum TokenExchange {
         let description: String
     }
 
-    /// What a request needs besides its form: the configuration, the trace it belongs to, and
-    /// where to report a lost connection (``KSMServerConnectionEvent``).
+    /// What a request needs besides its form: the MasterController that sends it (its
+    /// configuration, and its listeners, told of a lost connection) and the trace it belongs to.
+    ///
+    /// The MC is held strongly: the event or the refresh that sends a request keeps the MC alive
+    /// until the answer is in anyway, and reading its configuration in place copies nothing.
     struct Context: Sendable {
-        let configuration: MasterController.Configuration
+        let controller: MasterController
         let trace: TraceContext
-        let connection: @Sendable (KSMConnectionState) -> Void
+
+        /// Tells the MC's listeners of `state` (``KSMServerConnectionEvent``); `NOT_REACHABLE`
+        /// starts the automated restart.
+        func connection(_ state: KSMConnectionState) {
+            let controller = controller
+            controller.feed.post(KSMServerConnectionEvent(connectionState: state))
+            if state == .NOT_REACHABLE {
+                controller.startTask(Seam("mc.automatedRestart", trace: trace.seamTrace)) { await controller.automatedRestart() }
+            }
+        }
     }
 
     /// What a refresh grant brought: a new access token and the rotated token of the presented kind.
@@ -26,11 +38,10 @@ enum TokenExchange {
     }
 
     static func run(code: String, clientId: String, tenantId: String, authorization: PendingAuthorization, context: Context) async -> Result<McTokenSet, Failure> {
-        let configuration = context.configuration
         let answer = await post([
             ("grant_type", "authorization_code"),
             ("code", code),
-            ("redirect_uri", configuration.redirectUri),
+            ("redirect_uri", context.controller.configuration.redirectUri),
             ("client_id", clientId),
             ("code_verifier", authorization.verifier),
         ], tenantId: tenantId, astClientData: authorization.clientData, context: context)
@@ -52,14 +63,13 @@ enum TokenExchange {
             accessToken: access, refreshToken: refresh, offlineToken: offline, userId: userId,
             astClientId: json.string("ast_client_id") ?? IdpWire.unassignedAstClientId,
             clientId: clientId,
-            accessTokenExpiresAt: configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))
+            accessTokenExpiresAt: context.controller.configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))
         ))
     }
 
     /// Exchanges `token` (a refresh or an offline token) for a new access token and its rotated
     /// successor.
     static func refresh(_ token: String, clientId: String, tenantId: String, context: Context) async -> Result<Refreshed, McTokenError> {
-        let configuration = context.configuration
         let answer = await post([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)],
                                 tenantId: tenantId, astClientData: nil, context: context)
         let json: TokenResponseBody
@@ -79,7 +89,7 @@ enum TokenExchange {
             return .failure(McTokenError(.protocolError, status: .kCannotAcquireTokenData, "the IDP's refresh response lacks a token"))
         }
         return .success(Refreshed(accessToken: access, rotatedToken: rotated,
-                                  accessTokenExpiresAt: configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))))
+                                  accessTokenExpiresAt: context.controller.configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))))
     }
 
     /// Why an exchange gave no token, as its result event.
@@ -123,12 +133,12 @@ enum TokenExchange {
     /// A connection lost on the way is reported (`CONNECTION_LOST`) and the request sent once
     /// more; if that fails too, `NOT_REACHABLE` is reported (the MC then restarts itself).
     private static func post(_ form: [(String, String)], tenantId: String, astClientData: String?, context: Context) async -> Result<(Int, TokenResponseBody), McTokenError> {
-        let configuration = context.configuration
+        let controller = context.controller
         let transport: any Transport
-        if let configured = configuration.transport {
+        if let configured = controller.configuration.transport {
             transport = configured
         } else {
-            switch IdpNetwork.shared.connect(to: configuration.idpUrl, certificateChain: configuration.certificateChain) {
+            switch IdpNetwork.shared.connect(to: controller.configuration.idpUrl, certificateChain: controller.configuration.certificateChain) {
             case .success(let found): transport = found
             case .failure(let error): return .failure(McTokenError(.unreachable, status: .kCannotAcquireTokenData, error.description))
             }
