@@ -71,8 +71,9 @@ extension MasterController {
         if !event.userIdentifier.userId.isEmpty, event.userIdentifier.userId != tokens.userId {
             return fail(.kFailed, "the code was issued for another user than \(event.userIdentifier)")
         }
-        if pending[event.userIdentifier]?.challenge == authorization.challenge {
-            pending[event.userIdentifier] = nil
+        // Found once, removed by its index: one hash of the identifier, not two.
+        if let kept = pending.index(forKey: event.userIdentifier), pending[kept].value.challenge == authorization.challenge {
+            pending.remove(at: kept)
         }
         let user = KsUserIdentifier(tenantId: event.tenantId, userId: tokens.userId)
         store.save(StoredUser(tokens: tokens, astClientId: tokens.astClientId, authenticationMode: event.authenticationMode), for: user, loggedIn: true)

@@ -1,5 +1,6 @@
 import Foundation
 import IdpPrimitives
+import Synchronization
 import IdpWireFormats
 
 /// What the MC keeps on the device across app restarts: the activated users, their tokens and
@@ -16,7 +17,8 @@ import IdpWireFormats
 /// ```
 ///
 /// Thread safety: every member may be used from any thread; the contents live in one
-/// `LockedValue`, held only to copy or change them.
+/// `LockedValue`, held only to copy or change them, and the failure switch is an atomic flag
+/// (read twice per login, it publishes nothing else).
 public final class McTokenStore: Sendable {
     struct Contents {
         var users: [KsUserIdentifier: StoredUser] = [:]
@@ -27,7 +29,7 @@ public final class McTokenStore: Sendable {
     }
 
     private let contents = LockedValue(Contents())
-    private let failing = LockedValue(false)
+    private let failing = Atomic<Bool>(false)
 
     /// An empty store: a fresh installation.
     public init() {}
@@ -35,10 +37,10 @@ public final class McTokenStore: Sendable {
     /// Makes the device's storage fail (a locked keychain, a corrupted file) or work again. While
     /// it fails, every MC event that needs the store ends with ``KSMEventStatusType/kInternalError``
     /// and changes nothing: the simulation's trigger for that documented status.
-    public func simulateStorageFailure(_ fail: Bool) { failing.withLock { $0 = fail } }
+    public func simulateStorageFailure(_ fail: Bool) { failing.store(fail, ordering: .sequentiallyConsistent) }
 
     /// Whether the storage fails now.
-    var isFailing: Bool { failing.withLock { $0 } }
+    var isFailing: Bool { failing.load(ordering: .sequentiallyConsistent) }
 
     /// The activated users, in activation order.
     package var userList: [KsUserIdentifier] { contents.withLock { $0.enrollmentOrder } }

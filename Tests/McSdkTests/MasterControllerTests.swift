@@ -87,6 +87,19 @@ struct MasterControllerTests {
         #expect(await set(mc, code: code).status == .kOk)
     }
 
+    @Test("a code exchanged uses up its authorization: the same code again is kInvalidState, not sent to the IDP")
+    func exchangedAuthorizationIsGone() async {
+        // Given a user activated with a code
+        let mc = idp.masterController()
+        let (code, _) = await codeForNewUser(mc)
+        #expect(await set(mc, code: code).status == .kOk)
+        // When the same code comes again with no GetAstClientData between
+        let again = await set(mc, code: code)
+        // Then nothing is pending any more
+        #expect(again.status == .kInvalidState)
+        #expect(again.errorDescription == "no authorization is pending for demo/; post a KSMGetAstClientDataEvent first")
+    }
+
     @Test("a reused code fails, and the IDP revokes what its first use issued")
     func reusedCode() async throws {
         let mc = idp.masterController()
