@@ -1,4 +1,3 @@
-import Synchronization
 
 /// An HTTP-shaped request, as the SDK sends it to the IDP.
 ///
@@ -204,25 +203,16 @@ public protocol Transport: Sendable {
 }
 
 extension Transport {
-    /// Sends `request` and suspends until the response arrives. Never blocks a thread.
+    /// Sends `request` and returns the first answer. Never blocks a thread.
     ///
-    /// Takes the first answer only: a faulty transport that answers twice (a duplicated response)
-    /// must not resume the caller twice.
+    /// A transport that answers before its `send` returns (the in-process IDP with no latency
+    /// answers on the calling thread) is answered at once, without a continuation; one that answers
+    /// later (a latency, a real network, a held request) is awaited. Takes the first answer only:
+    /// a faulty transport that answers twice (a duplicated response) resumes the caller once.
     public func send(_ request: HTTPRequest) async -> Result<HTTPResponse, TransportError> {
-        await withCheckedContinuation { continuation in
-            let answered = FirstAnswer()
-            send(request) { response in
-                guard answered.take() else { return }
-                continuation.resume(returning: response)
-            }
-        }
+        let slot = TransportAnswer()
+        send(request) { slot.deliver($0) }
+        if let answer = slot.takeIfAnswered() { return answer }
+        return await withUnsafeContinuation { slot.wait(with: $0) }
     }
-}
-
-/// Lets the first of several answers through: one atomic exchange, no lock to set up per request.
-private final class FirstAnswer: Sendable {
-    private let answered = Atomic<Bool>(false)
-
-    /// `true` for the first call only.
-    func take() -> Bool { !answered.exchange(true, ordering: .acquiringAndReleasing) }
 }

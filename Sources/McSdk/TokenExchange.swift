@@ -157,7 +157,7 @@ enum TokenExchange {
         let phases = PhaseRecorder.current
         while true {
             phases?.note(.tokenRequestSent)
-            let answer = await transport.answer(to: request)
+            let answer = await transport.send(request)
             phases?.note(.tokenAnswered)
             switch answer {
             case .success(let response):

@@ -1,21 +1,4 @@
 import Synchronization
-import IdpWireFormats
-
-extension Transport {
-    /// Sends `request` and returns the first answer, suspending only when the transport has not
-    /// answered by the time its `send` returns.
-    ///
-    /// The in-process IDP with no latency answers on the calling thread, before `send` returns:
-    /// then the answer is taken at once, with no continuation. A transport that answers later
-    /// (latency, a real network, a held request) is awaited as usual, and the thread is not
-    /// blocked. A transport that answers twice (a duplicated response) resumes the caller once.
-    func answer(to request: HTTPRequest) async -> Result<HTTPResponse, TransportError> {
-        let slot = TransportAnswer()
-        send(request) { slot.deliver($0) }
-        if let answer = slot.takeIfAnswered() { return answer }
-        return await withUnsafeContinuation { slot.wait(with: $0) }
-    }
-}
 
 /// Where one request's answer meets the task that waits for it: the first answer a transport
 /// delivers wins, and either the task finds it there or the answer finds the task's
@@ -29,7 +12,7 @@ extension Transport {
 /// side exchanges `state` once, each with its own value, so exactly one of them sees the other's
 /// value and acts on the other's field, whose write happens before its own read; no field is
 /// ever touched by two threads without that order.
-final class TransportAnswer: @unchecked Sendable {
+package final class TransportAnswer: @unchecked Sendable {
     private enum State: UInt8, AtomicRepresentable {
         /// Neither the answer nor the waiter is here.
         case empty
@@ -39,13 +22,16 @@ final class TransportAnswer: @unchecked Sendable {
         case waiting
     }
 
+    /// An empty slot.
+    package init() {}
+
     private let claimed = Atomic<Bool>(false)
     private let state = Atomic<State>(.empty)
     private var answer: Result<HTTPResponse, TransportError>?
     private var continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>?
 
     /// The transport's completion: the first call hands `result` over, later ones are dropped.
-    func deliver(_ result: Result<HTTPResponse, TransportError>) {
+    package func deliver(_ result: Result<HTTPResponse, TransportError>) {
         guard !claimed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         answer = result
         if state.exchange(.answered, ordering: .acquiringAndReleasing) == .waiting {
@@ -54,12 +40,12 @@ final class TransportAnswer: @unchecked Sendable {
     }
 
     /// The answer, if it is already here.
-    func takeIfAnswered() -> Result<HTTPResponse, TransportError>? {
+    package func takeIfAnswered() -> Result<HTTPResponse, TransportError>? {
         state.load(ordering: .acquiring) == .answered ? answer : nil
     }
 
     /// Leaves `continuation` for the answer, or resumes it at once if the answer came meanwhile.
-    func wait(with continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) {
+    package func wait(with continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) {
         self.continuation = continuation
         if state.exchange(.waiting, ordering: .acquiringAndReleasing) == .answered {
             continuation.resume(returning: answer!)

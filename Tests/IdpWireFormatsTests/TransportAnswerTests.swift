@@ -1,6 +1,5 @@
 import Dispatch
 import IdpWireFormats
-@testable import McSdk
 import Testing
 
 /// Answers on the calling thread before `send` returns, as the in-process IDP with no latency;
@@ -28,7 +27,7 @@ private func status(of request: HTTPRequest) -> Int { Int(request.target.dropFir
 
 private func request(_ status: Int) -> HTTPRequest { HTTPRequest(method: "POST", target: "/\(status)") }
 
-@Suite("A token request's answer: taken at once when the transport answered inline, else awaited")
+@Suite("Transport's async send: an answer given before send returned is taken at once, a later one awaited")
 struct TransportAnswerTests {
     @Test("an answer delivered before the waiter looks is there at once; before it, nothing is")
     func answeredInline() throws {
@@ -67,8 +66,8 @@ struct TransportAnswerTests {
 
     @Test("a transport that answers on the calling thread answers the request; a second answer is dropped")
     func inlineTransport() async throws {
-        #expect(try await AnsweringAtOnce().answer(to: request(200)).get().status == 200)
-        #expect(try await AnsweringAtOnce(twice: true).answer(to: request(201)).get().status == 201)
+        #expect(try await AnsweringAtOnce().send(request(200)).get().status == 200)
+        #expect(try await AnsweringAtOnce(twice: true).send(request(201)).get().status == 201)
     }
 
     @Test("answers that race the waiter on other threads each reach their own request, once", .timeLimit(.minutes(1)))
@@ -76,7 +75,7 @@ struct TransportAnswerTests {
         for twice in [false, true] {
             let statuses = await withTaskGroup(of: (Int, Int?).self) { group in
                 for status in 200..<1_200 {
-                    group.addTask { (status, try? await AnsweringLater(twice: twice).answer(to: request(status)).get().status) }
+                    group.addTask { (status, try? await AnsweringLater(twice: twice).send(request(status)).get().status) }
                 }
                 var statuses: [(Int, Int?)] = []
                 for await answer in group { statuses.append(answer) }
