@@ -12,7 +12,7 @@ extension Flow {
     /// (`engineCompletesFailuresTwice`).
     func plantedEnding(_ completion: @escaping @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice,
                        origin: Origin) -> Bool {
-        let planted = context.configuration.plantedBug
+        let planted = context.shared.configuration.plantedBug
         if planted.isOn(.engineDropsCompletionDuringProviderCall), case .endedDuringCall = notice { return true }
         if planted.isOn(.engineCompletesAgainOnLateResponse), origin == .outside, let scratch = planted.scratch {
             let again: @Sendable () -> Void = { [self] in context.handOff("completion") { completion(result) } }
@@ -31,7 +31,7 @@ extension Flow {
     /// In `send(_:answeredInline:)`, for a response no longer awaited: the completion a planted
     /// engine kept for it, delivered again.
     func plantedLateResponse() {
-        let planted = context.configuration.plantedBug
+        let planted = context.shared.configuration.plantedBug
         guard planted.isOn(.engineCompletesAgainOnLateResponse), let scratch = planted.scratch else { return }
         let again = scratch.withLock { ($0 as? [IdpSdkFlowID: @Sendable () -> Void])?[id] }
         again?()
@@ -40,7 +40,7 @@ extension Flow {
     /// In `askProvider(_:form:)`, before the call: a planted engine puts the asking flow in its
     /// one slot for the whole service (`engineRoutesAnswerThroughSharedSlot`).
     func plantedAsking(_ data: IdpSdkInteractionData, form: XHTMLForm) {
-        let planted = context.configuration.plantedBug
+        let planted = context.shared.configuration.plantedBug
         guard planted.isOn(.engineRoutesAnswerThroughSharedSlot) else { return }
         planted.scratch?.withLock { $0 = PlantedAsking(flow: self, data: data, form: form) }
     }
@@ -48,7 +48,7 @@ extension Flow {
     /// In `askProvider(_:form:)`, after the call: whether a planted engine handed the answer to
     /// whichever flow is in its slot now.
     func plantedRouting(_ answer: IdpSdkProvideCredentialsResult) -> Bool {
-        let planted = context.configuration.plantedBug
+        let planted = context.shared.configuration.plantedBug
         guard planted.isOn(.engineRoutesAnswerThroughSharedSlot),
               let asking = planted.scratch?.withLock({ $0 }) as? PlantedAsking, let flow = asking.flow else { return false }
         flow.take(answer, data: asking.data, form: asking.form)
@@ -58,19 +58,19 @@ extension Flow {
     /// In `take(_:data:form:)`: the answer a planted engine goes on with
     /// (`engineAnswersFromAnotherFlowAfterProviderError`).
     func plantedAnswer(_ answer: IdpSdkProvideCredentialsResult, data: IdpSdkInteractionData) -> IdpSdkProvideCredentialsResult {
-        PlantedAnswers.apply(context.configuration.plantedBug, to: answer, data: data)
+        PlantedAnswers.apply(context.shared.configuration.plantedBug, to: answer, data: data)
     }
 
     /// In `take(_:data:form:)`: the error a flow ends with for its provider's `error`
     /// (`engineReplacesProviderError` replaces it).
     func plantedDelivery(of error: IdpSdkError) -> IdpSdkError {
-        context.configuration.plantedBug.isOn(.engineReplacesProviderError) ? IdpSdkError(.protocolError, "the provider failed") : error
+        context.shared.configuration.plantedBug.isOn(.engineReplacesProviderError) ? IdpSdkError(.protocolError, "the provider failed") : error
     }
 
     /// In `IdpSdkService.cancel()`: the error a planted engine ends a cancelled flow with
     /// (`engineReportsCancelAsConnectionLost`); `nil`: `cancelled`.
     var plantedCancelError: IdpSdkError? {
-        context.configuration.plantedBug.isOn(.engineReportsCancelAsConnectionLost) ? IdpSdkError(.connectionLost, "the connection to the IDP was lost") : nil
+        context.shared.configuration.plantedBug.isOn(.engineReportsCancelAsConnectionLost) ? IdpSdkError(.connectionLost, "the connection to the IDP was lost") : nil
     }
     #else
     @inline(__always)

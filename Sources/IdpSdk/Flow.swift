@@ -7,7 +7,6 @@ import Synchronization
 /// What one flow needs that does not change while it runs.
 struct FlowContext: Sendable {
     let id: IdpSdkFlowID
-    let tenantId: String
     let clientId: String
     let userId: String?
     let traceParent: String?
@@ -16,10 +15,8 @@ struct FlowContext: Sendable {
     let astClientData: AstClientDataInfo
     let provider: ProviderReference
     let transport: any Transport
-    let configuration: IdpSdkService.Configuration
-    let shouldHashPin: Bool
-    /// The service's worker pools, timers and count of flows in flight, through the copy of the
-    /// thread that started the flow.
+    /// The service's tenant, configuration, worker pools, timers and count of flows in flight,
+    /// through the copy of the thread that started the flow.
     let shared: FlowEnvironment
     /// Whether the completion is the SDK's own (resuming the async form's continuation), which
     /// never blocks; a caller's completion handler may.
@@ -31,7 +28,7 @@ struct FlowContext: Sendable {
 
     /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
     func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
-        if let controller = configuration.controller {
+        if shared.isControlled, let controller = shared.configuration.controller {
             controller.post(Seam(seam, trace: seamTrace), job)
         } else {
             shared.pool.submit(job)
@@ -39,12 +36,19 @@ struct FlowContext: Sendable {
     }
 }
 
-/// What every flow of one ``IdpSdkService`` uses: its worker pools, its timers and its count of
-/// flows in flight. The service holds one copy per ``ThreadStripe`` and a flow keeps the copy of
-/// the thread that starts it, from its start to its end: that reference is counted on a line of
-/// the stripe's copy, not on the lines of the three shared objects, which every flow on every core
-/// would otherwise write at its start and at its end.
+/// What every flow of one ``IdpSdkService`` uses: its tenant, its configuration, its worker pools,
+/// its timers and its count of flows in flight. The service holds one copy per ``ThreadStripe``
+/// and a flow keeps the copy of the thread that starts it, from its start to its end: that
+/// reference is counted on a line of the stripe's copy, not on the lines of the three shared
+/// objects, which every flow on every core would otherwise write at its start and at its end; and
+/// a flow copies none of the configuration's fields (its strings, its clock, its controller).
 final class FlowEnvironment: Sendable {
+    let tenantId: String
+    let configuration: IdpSdkService.Configuration
+    let shouldHashPin: Bool
+    /// Whether a controller schedules the flows (``IdpSdkService/Configuration/controller``): read
+    /// at each hand-off without copying the controller.
+    let isControlled: Bool
     let pool: WorkerPools
     let timers: FlowTimers
     let inFlight: StripedCounter
@@ -52,7 +56,12 @@ final class FlowEnvironment: Sendable {
     // count lies on lines of its own.
     private let spacing: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
 
-    init(pool: WorkerPools, timers: FlowTimers, inFlight: StripedCounter) {
+    init(tenantId: String, configuration: IdpSdkService.Configuration, shouldHashPin: Bool, pool: WorkerPools, timers: FlowTimers,
+         inFlight: StripedCounter) {
+        self.tenantId = tenantId
+        self.configuration = configuration
+        self.shouldHashPin = shouldHashPin
+        isControlled = configuration.controller != nil
         self.pool = pool
         self.timers = timers
         self.inFlight = inFlight
@@ -97,7 +106,7 @@ final class Flow: Sendable {
     }
 
     init(context: consuming FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void) {
-        deadline = FlowTimers.deadline(after: context.configuration.flowTimeout, from: context.configuration.clock.now())
+        deadline = FlowTimers.deadline(after: context.shared.configuration.flowTimeout, from: context.shared.configuration.clock.now())
         self.context = context
         self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
     }
@@ -119,9 +128,9 @@ final class Flow: Sendable {
     /// not end within its timeout.
     @discardableResult
     func finish(_ outcome: Result<String, IdpSdkError>, from origin: Origin = .outside) -> Bool {
-        let outcome = origin == .engine && context.configuration.clock.now() >= deadline ? .failure(timedOutError) : outcome
+        let outcome = origin == .engine && context.shared.configuration.clock.now() >= deadline ? .failure(timedOutError) : outcome
         let result = IdpSdkResult(outcome, flowId: id, user: AuthenticationUserInformation(
-            tenantId: context.tenantId, userId: context.userId, clientId: context.clientId))
+            tenantId: context.shared.tenantId, userId: context.userId, clientId: context.clientId))
         let observing = context.provider.observer != nil
         guard case .complete(let completion, let notice) = machine.withLock({ $0.finish(result, observing: observing) }) else {
             return false
@@ -143,7 +152,7 @@ final class Flow: Sendable {
     }
 
     private var timedOutError: IdpSdkError {
-        IdpSdkError(.timedOut, "the flow did not end within \(context.configuration.flowTimeout)")
+        IdpSdkError(.timedOut, "the flow did not end within \(context.shared.configuration.flowTimeout)")
     }
 
     var isFinished: Bool { machine.withLock { $0.isFinished } }
@@ -207,7 +216,7 @@ final class Flow: Sendable {
             finish(outcome, from: .engine)
         case .form(let form):
             let rejection = FlowRequests.rejection(in: form)
-            let limit = context.configuration.maximumSteps
+            let limit = context.shared.configuration.maximumSteps
             switch machine.withLock({ $0.formServed(rejected: rejection != nil, stepLimit: limit) }) {
             case .ignore:
                 return
@@ -218,7 +227,7 @@ final class Flow: Sendable {
                 context.phases?.note(.formRead)
                 let data = IdpSdkInteractionData(
                     inputFields: fields, flowId: id, step: step, attempt: attempt,
-                    tenantId: context.tenantId, clientId: context.clientId, userId: context.userId,
+                    tenantId: context.shared.tenantId, clientId: context.clientId, userId: context.userId,
                     traceParent: context.traceParent, previousError: rejection
                 )
                 if context.provider.neverBlocks && context.shared.pool.isCurrentThread {
@@ -236,7 +245,9 @@ final class Flow: Sendable {
         plantedAsking(data, form: form)
         let answer = callProvider { $0.provider.provideCredentials(data) }
         context.phases?.note(.providerReturned)
-        context.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
+        if context.shared.isControlled {
+            context.shared.configuration.controller?.pause(at: Seam("provider.returned", trace: context.seamTrace))
+        }
         if plantedRouting(answer) { return }
         take(answer, data: data, form: form)
     }

@@ -102,7 +102,7 @@ enum FlowRequests {
                 return .finished(.failure(IdpSdkError(.protocolError, "the IDP redirected without a Location")))
             }
             do {
-                let redirect = try AuthorizationRedirect.parse(location: location, expectedRedirectURI: context.configuration.redirectUri)
+                let redirect = try AuthorizationRedirect.parse(location: location, expectedRedirectURI: context.shared.configuration.redirectUri)
                 if let error = redirect.error {
                     if let lockout = LockoutInformation(error: error, lockedUntil: redirectParameter("locked_until", in: location)) {
                         return .finished(.failure(IdpSdkError(lockout: lockout, "\(error): \(redirect.errorDescription ?? lockout.description)")))
@@ -168,7 +168,7 @@ enum FlowRequests {
 /// Checks a provider's credentials against the step's fields and builds the submission.
 enum CredentialCheck {
     static func submission(for credentials: [String: String], data: IdpSdkInteractionData, form: XHTMLForm, context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
-        let configuration = context.configuration
+        let configuration = context.shared.configuration
         // Only an error names the step: the text is not built for a submission that passes.
         var whereAsked: String { "step \(data.step) of client '\(data.clientId)'" }
         for id in data.inputFieldIds where credentials[id] == nil {
@@ -194,7 +194,7 @@ enum CredentialCheck {
             if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                 return .failure(IdpSdkError(.invalidCredentialValue, "field '\(input.id)' of \(whereAsked) contains a control character"))
             }
-            let wire = context.shouldHashPin && input.type == "password" ? Base64URL.encode(SHA256.hash(value)) : value
+            let wire = context.shared.shouldHashPin && input.type == "password" ? Base64URL.encode(SHA256.hash(value)) : value
             fields.append((input.name, wire))
         }
         return FlowRequests.submit(form: form, fields: fields, context: context)

@@ -51,7 +51,7 @@ protocol FlowTimerPayload: DeadlineHeapElement, Sendable {
 
 extension Flow: FlowTimerPayload {
     func pauseAtTimerSeam() {
-        context.configuration.controller?.pause(at: Seam("timer", trace: context.seamTrace))
+        context.shared.configuration.controller?.pause(at: Seam("timer", trace: context.seamTrace))
     }
 }
 

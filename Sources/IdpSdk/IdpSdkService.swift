@@ -174,7 +174,9 @@ public final class IdpSdkService: Sendable {
         self.timers = FlowTimers(clock: configuration.clock, firesOnMove: configuration.controller != nil)
         authorizeTemplate = FlowRequests.AuthorizeTemplate(tenantId: tenantId, redirectUri: configuration.redirectUri)
         let (pool, timers, inFlight) = (pool, timers, inFlight)
-        environments = (0..<ThreadStripe.count).map { _ in FlowEnvironment(pool: pool, timers: timers, inFlight: inFlight) }
+        environments = (0..<ThreadStripe.count).map { _ in
+            FlowEnvironment(tenantId: tenantId, configuration: configuration, shouldHashPin: shouldHashPin, pool: pool, timers: timers, inFlight: inFlight)
+        }
     }
 
     /// Obtains an authorization code for `clientId`.
@@ -230,10 +232,9 @@ public final class IdpSdkService: Sendable {
         }
         let trace = (try? checked.get()) ?? nil
         let context = FlowContext(
-            id: id, tenantId: tenantId, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
+            id: id, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
-            configuration: configuration, shouldHashPin: shouldHashPin,
             shared: environments[ThreadStripe.current & (environments.count - 1)],
             completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
@@ -332,7 +333,7 @@ public struct IdpSdkFlowHandle: Sendable {
     /// Ends the flow with ``IdpSdkError/Code/cancelled`` unless it has ended already. A provider
     /// call in progress is left to return; its answer is discarded.
     public func cancel() {
-        flow.context.configuration.controller?.pause(at: Seam("cancel", trace: flow.context.seamTrace))
+        flow.context.shared.configuration.controller?.pause(at: Seam("cancel", trace: flow.context.seamTrace))
         flow.finish(.failure(flow.plantedCancelError ?? IdpSdkError(.cancelled, "the flow was cancelled by its caller")))
     }
 }

@@ -52,3 +52,21 @@ struct FlowEnvironmentTests {
         #expect(await eventually { Self.counts(sdk).environments == before.environments })
     }
 }
+
+@Suite("A flow reads the service's tenant and configuration through its environment")
+struct FlowEnvironmentConfigurationTests {
+    @Test("every stripe's environment carries the service's tenant, configuration and hashing choice, uncontrolled by default")
+    func environmentsCarryTheService() {
+        // Given a service with a configuration of its own
+        let sdk = IdpSdkService(tenantId: "realm-7", idpUrl: "https://idp.test", certificateChain: Data(), shouldHashPin: true,
+                                configuration: .init(redirectUri: "app://back", maximumSteps: 5))
+
+        // Then each environment its flows read carries them
+        for environment in sdk.environments {
+            #expect(environment.tenantId == "realm-7")
+            #expect(environment.shouldHashPin)
+            #expect(environment.configuration.redirectUri == "app://back" && environment.configuration.maximumSteps == 5)
+            #expect(!environment.isControlled)
+        }
+    }
+}
