@@ -22,20 +22,21 @@ struct FlowStateMachine<Completion, Outcome> {
         var requestsSent: UInt64 = 0
     }
 
-    /// Each state holds what belongs to it: a running flow its progress and its completion (which
-    /// leaves the machine in the one ``finish(_:observing:)`` that ends the flow); an ended flow
-    /// neither.
+    /// Each state holds what belongs to it: a running flow its progress; an ended flow what it
+    /// still owes an observer. A running flow's completion is held beside the state
+    /// (``completion``), so that the events of a running flow, which replace one state by the
+    /// next, copy plain values only.
     enum State {
         /// Created; nothing sent yet.
-        case created(Completion)
+        case created
         /// Awaiting the IDP's answer to request `request` (numbered from 1).
-        case awaitingIdp(request: UInt64, Progress, Completion)
+        case awaitingIdp(request: UInt64, Progress)
         /// The engine is reading an answer or building the next request; no request and no
         /// provider call is outstanding.
-        case deciding(Progress, Completion)
+        case deciding(Progress)
         /// The provider is to be asked for the progress's step and attempt (queued for, or running
         /// on, an SDK thread); `running` once the call has begun.
-        case askingProvider(Progress, running: Bool, Completion)
+        case askingProvider(Progress, running: Bool)
         /// Ended during a provider call; `notice` is the outcome to tell the observing provider
         /// when the call returns (`nil` when the provider does not observe flows).
         case finishedDuringCall(notice: Outcome?)
@@ -79,9 +80,13 @@ struct FlowStateMachine<Completion, Outcome> {
     }
 
     private(set) var state: State
+    /// The completion while the flow runs (every state but the two ended ones); it leaves the
+    /// machine in the one ``finish(_:observing:)`` that ends the flow, which sets it to `nil`.
+    private var completion: Completion?
 
     init(completion: Completion) {
-        state = .created(completion)
+        state = .created
+        self.completion = completion
     }
 
     var isFinished: Bool {
@@ -91,12 +96,11 @@ struct FlowStateMachine<Completion, Outcome> {
         }
     }
 
-    /// The running flow's progress and completion; `nil` once it has ended.
-    private var running: (Progress, Completion)? {
+    /// The running flow's progress; `nil` once it has ended.
+    private var running: Progress? {
         switch state {
-        case .created(let completion): (Progress(), completion)
-        case .awaitingIdp(_, let progress, let completion), .deciding(let progress, let completion),
-             .askingProvider(let progress, _, let completion): (progress, completion)
+        case .created: Progress()
+        case .awaitingIdp(_, let progress), .deciding(let progress), .askingProvider(let progress, _): progress
         case .finishedDuringCall, .finished: nil
         }
     }
@@ -104,9 +108,9 @@ struct FlowStateMachine<Completion, Outcome> {
     /// A request is about to be sent. Returns its number, or `nil` if the flow has ended (then
     /// nothing is sent).
     mutating func sendingRequest() -> UInt64? {
-        guard case (var progress, let completion)? = running else { return nil }
+        guard var progress = running else { return nil }
         progress.requestsSent += 1
-        state = .awaitingIdp(request: progress.requestsSent, progress, completion)
+        state = .awaitingIdp(request: progress.requestsSent, progress)
         return progress.requestsSent
     }
 
@@ -114,14 +118,14 @@ struct FlowStateMachine<Completion, Outcome> {
     /// awaited request's, only once, only while the flow runs (a faulty transport's duplicate is
     /// dropped).
     mutating func responseArrived(for number: UInt64) -> Bool {
-        guard case .awaitingIdp(let awaited, let progress, let completion) = state, awaited == number else { return false }
-        state = .deciding(progress, completion)
+        guard case .awaitingIdp(let awaited, let progress) = state, awaited == number else { return false }
+        state = .deciding(progress)
         return true
     }
 
     /// The answer is a form; `rejected` when it re-serves the step with the IDP's rejection.
     mutating func formServed(rejected: Bool, stepLimit: Int) -> FormAction {
-        guard case .deciding(var progress, let completion) = state else { return .ignore }
+        guard case .deciding(var progress) = state else { return .ignore }
         if !rejected || progress.step == 0 {
             progress.step += 1
             progress.attempt = 1
@@ -129,26 +133,26 @@ struct FlowStateMachine<Completion, Outcome> {
             progress.attempt += 1
         }
         guard progress.step <= stepLimit else {
-            state = .deciding(progress, completion)
+            state = .deciding(progress)
             return .stepLimitExceeded
         }
-        state = .askingProvider(progress, running: false, completion)
+        state = .askingProvider(progress, running: false)
         return .askProvider(step: progress.step, attempt: progress.attempt)
     }
 
     /// A provider call is about to begin. Returns whether to make it (`false` once the flow has
     /// ended while the call waited for a thread).
     mutating func providerCallBegins() -> Bool {
-        guard case .askingProvider(let progress, running: false, let completion) = state else { return false }
-        state = .askingProvider(progress, running: true, completion)
+        guard case .askingProvider(let progress, running: false) = state else { return false }
+        state = .askingProvider(progress, running: true)
         return true
     }
 
     /// The provider call returned.
     mutating func providerCallEnded() -> ProviderCallEndAction {
         switch state {
-        case .askingProvider(let progress, running: true, let completion):
-            state = .deciding(progress, completion)
+        case .askingProvider(let progress, running: true):
+            state = .deciding(progress)
             return .proceed
         case .finishedDuringCall(let notice):
             state = .finished
@@ -162,8 +166,8 @@ struct FlowStateMachine<Completion, Outcome> {
     /// Ends the flow with `outcome` (success, IDP or provider error, cancellation, timeout), unless
     /// it has ended already. `observing`: whether the provider observes flows.
     mutating func finish(_ outcome: Outcome, observing: Bool) -> FinishAction {
-        guard let (_, completion) = running else { return .none }
-        if case .askingProvider(_, running: true, _) = state {
+        guard !isFinished, let completion = completion.take() else { return .none }
+        if case .askingProvider(_, running: true) = state {
             state = .finishedDuringCall(notice: observing ? outcome : nil)
             return .complete(completion, notice: observing ? .endedDuringCall : .none)
         }
@@ -173,5 +177,5 @@ struct FlowStateMachine<Completion, Outcome> {
 }
 
 extension FlowStateMachine: Sendable where Completion: Sendable, Outcome: Sendable {}
-extension FlowStateMachine.State: Sendable where Completion: Sendable, Outcome: Sendable {}
+extension FlowStateMachine.State: Sendable where Outcome: Sendable {}
 extension FlowStateMachine.ObserverNotice: Sendable where Outcome: Sendable {}

@@ -174,6 +174,34 @@ struct FlowStateMachineTests {
         #expect(Self.isDiscard(event26))
     }
 
+    /// A completion the test can watch go.
+    final class Completion {}
+
+    @Test("the completion leaves the machine when the flow ends, during a provider call or outside one")
+    func endedMachineKeepsNoCompletion() {
+        for duringCall in [false, true] {
+            // Given a running flow whose completion only the machine holds
+            var completion: Completion? = Completion()
+            weak let watched = completion
+            var machine = FlowStateMachine<Completion, String>(completion: completion!)
+            completion = nil
+            _ = machine.sendingRequest()
+            _ = machine.responseArrived(for: 1)
+            _ = machine.formServed(rejected: false, stepLimit: 32)
+            if duringCall { _ = machine.providerCallBegins() }
+            #expect(watched != nil, "a running flow keeps its completion")
+
+            // When it ends and the completion handed out is run and let go
+            let action = machine.finish("cancelled", observing: true)
+            if case .complete(let handedOut, _) = action { #expect(handedOut === watched) } else { Issue.record("no completion handed out") }
+            _ = consume action
+
+            // Then the ended machine, still alive, holds no reference to it
+            #expect(watched == nil, "duringCall \(duringCall)")
+            #expect(machine.isFinished)
+        }
+    }
+
     static func isProceed(_ action: Machine.ProviderCallEndAction) -> Bool {
         if case .proceed = action { true } else { false }
     }
