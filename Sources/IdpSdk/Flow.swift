@@ -175,9 +175,9 @@ final class Flow: Sendable {
 
     /// Calls into the provider: directly if it never blocks, else inside ``WorkerPool/mayBlock(_:)``.
     private func callProvider<Result>(_ body: (ProviderReference) -> Result) -> Result {
-        let provider = context.provider
-        if provider.neverBlocks { return body(provider) }
-        return context.shared.pool.mayBlock { body(provider) }
+        // Read in place: a copy of the reference is a copy of each of its existentials.
+        if context.provider.neverBlocks { return body(context.provider) }
+        return context.shared.pool.mayBlock { body(context.provider) }
     }
 
     /// Sends `request`. `answeredInline`: whether its answer may be read on the thread it arrives

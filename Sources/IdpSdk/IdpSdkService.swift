@@ -220,29 +220,38 @@ public final class IdpSdkService: Sendable {
         let phases = PhaseRecorder.current
         phases?.note(.flowEntered)
         let id = IdpSdkFlowID.next()
-        let checked = validate(astClientData: astClientData, clientId: clientId, userId: userId, traceParent: traceParent)
-        let transport: Result<any Transport, IdpSdkError> = switch checked {
-        case .failure(let error): .failure(error)
-        case .success:
+        // The transport is taken out of its lookup's result once, and moved into the flow: the
+        // flow's one copy of it.
+        var trace: TraceStart?
+        var transport: any Transport = UnreachableTransport()
+        var failure: IdpSdkError?
+        switch validate(astClientData: astClientData, clientId: clientId, userId: userId, traceParent: traceParent) {
+        case .failure(let error):
+            failure = error
+        case .success(let checked):
+            trace = checked
             if let explicitTransport {
-                .success(explicitTransport)
+                transport = explicitTransport
             } else {
-                IdpNetwork.shared.connect(to: idpUrl, certificateChain: certificateChain).mapError(FlowRequests.error(for:))
+                switch IdpNetwork.shared.connect(to: idpUrl, certificateChain: certificateChain) {
+                case .success(let found): transport = found
+                case .failure(let error): failure = FlowRequests.error(for: error)
+                }
             }
         }
-        let trace = (try? checked.get()) ?? nil
         let context = FlowContext(
             id: id, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
-            provider: ProviderReference(interactionInterface), transport: (try? transport.get()) ?? UnreachableTransport(),
+            provider: ProviderReference(interactionInterface), transport: transport,
             shared: environments[ThreadStripe.current & (environments.count - 1)],
             completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
         inFlight.add(1)
         let flow = Flow(context: context, completion: completion)
-        switch transport {
-        case .failure(let error): flow.finish(.failure(error))
-        case .success: flow.start(authorizeTemplate)
+        if let failure {
+            flow.finish(.failure(failure))
+        } else {
+            flow.start(authorizeTemplate)
         }
         return IdpSdkFlowHandle(flow: flow)
     }
