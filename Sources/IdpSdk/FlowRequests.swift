@@ -11,21 +11,8 @@ enum FlowRequests {
     }
 
     static func authorize(_ context: FlowContext, template: AuthorizeTemplate) -> HTTPRequest {
-        var parameters: [(String, String)] = [
-            ("nonce", SecureRandom.token(byteCount: 16)),
-            ("code_challenge", context.astClientData.codeChallenge),
-            ("code_challenge_method", context.astClientData.codeChallengeMethod),
-        ]
-        if let userId = context.userId { parameters.append(("login_hint", userId)) }
-        let client = FormURLEncoding.encode([("client_id", context.clientId)])
-        let rest = FormURLEncoding.encode(parameters)
-        var target = ""
-        target.reserveCapacity(template.path.utf8.count + client.utf8.count + template.afterClient.utf8.count + 1 + rest.utf8.count)
-        target += template.path
-        target += client
-        target += template.afterClient
-        target += "&"
-        target += rest
+        let target = authorizeTarget(template: template, clientId: context.clientId, userId: context.userId,
+                                     codeChallenge: context.astClientData.codeChallenge, codeChallengeMethod: context.astClientData.codeChallengeMethod)
         let astClientId = context.astClientData.astClientId
         let sendsAstClientId = IdpWire.isAssigned(astClientId: astClientId)
         // Room for exactly its fields: a flow parked at the IDP keeps its request.
@@ -38,20 +25,54 @@ enum FlowRequests {
         return HTTPRequest(method: "GET", target: target, headers: headers)
     }
 
+    /// The authorize request's target: the template's path, then `client_id`, the template's shared
+    /// parameters, a new `nonce` (16 random bytes), `code_challenge`, `code_challenge_method` and,
+    /// for a login, `login_hint`, each encoded as ``FormURLEncoding/encode(_:)`` encodes a pair;
+    /// measured first, then written once into the string's own storage.
+    static func authorizeTarget(template: AuthorizeTemplate, clientId: String, userId: String?, codeChallenge: String,
+                                codeChallengeMethod: String) -> String {
+        typealias Form = FormURLEncoding
+        let nonceBytes = 16
+        var length = template.beforeClient.utf8.count + Form.componentLength(clientId) + template.beforeNonce.utf8.count
+            + SecureRandom.tokenLength(byteCount: nonceBytes) + AuthorizeTemplate.challengeKey.utf8.count + Form.componentLength(codeChallenge)
+            + AuthorizeTemplate.methodKey.utf8.count + Form.componentLength(codeChallengeMethod)
+        if let userId { length += AuthorizeTemplate.loginHintKey.utf8.count + Form.componentLength(userId) }
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var offset = Form.write(verbatim: template.beforeClient, into: buffer, at: 0)
+            offset = Form.write(component: clientId, into: buffer, at: offset)
+            offset = Form.write(verbatim: template.beforeNonce, into: buffer, at: offset)
+            // A token is URL-safe Base 64, which form encoding leaves as it is.
+            offset = SecureRandom.writeToken(byteCount: nonceBytes, into: buffer, at: offset)
+            offset = Form.write(verbatim: AuthorizeTemplate.challengeKey, into: buffer, at: offset)
+            offset = Form.write(component: codeChallenge, into: buffer, at: offset)
+            offset = Form.write(verbatim: AuthorizeTemplate.methodKey, into: buffer, at: offset)
+            offset = Form.write(component: codeChallengeMethod, into: buffer, at: offset)
+            if let userId {
+                offset = Form.write(verbatim: AuthorizeTemplate.loginHintKey, into: buffer, at: offset)
+                offset = Form.write(component: userId, into: buffer, at: offset)
+            }
+            return offset
+        }
+    }
+
     /// What a service's authorize requests share, encoded once when the service is made: the path
     /// up to the client's id, and the parameters between it and the flow's own (the redirect URI,
     /// scope, response type and mode).
     struct AuthorizeTemplate: Sendable {
-        /// `/auth/realms/<tenant>/protocol/openid-connect/auth?`
-        let path: String
-        /// `&redirect_uri=…&scope=openid&response_type=code&response_mode=fragment`
-        let afterClient: String
+        /// `/auth/realms/<tenant>/protocol/openid-connect/auth?client_id=`
+        let beforeClient: String
+        /// `&redirect_uri=…&scope=openid&response_type=code&response_mode=fragment&nonce=`
+        let beforeNonce: String
+
+        static var challengeKey: String { "&code_challenge=" }
+        static var methodKey: String { "&code_challenge_method=" }
+        static var loginHintKey: String { "&login_hint=" }
 
         init(tenantId: String, redirectUri: String) {
-            path = "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/auth?"
-            afterClient = "&" + FormURLEncoding.encode([
+            beforeClient = "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/auth?client_id="
+            beforeNonce = "&" + FormURLEncoding.encode([
                 ("redirect_uri", redirectUri), ("scope", "openid"), ("response_type", "code"), ("response_mode", "fragment"),
-            ])
+            ]) + "&nonce="
         }
     }
 

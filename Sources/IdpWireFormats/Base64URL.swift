@@ -34,11 +34,11 @@ package enum Base64URL {
     }
 
     /// The length of the unpadded encoding of `count` bytes.
-    private static func encodedLength(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+    static func encodedLength(_ count: Int) -> Int { (count * 4 + 2) / 3 }
 
     /// Writes the encoding of `input` at the start of `output` (which has room for
     /// ``encodedLength(_:)`` bytes); returns how many bytes it wrote.
-    private static func write(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    static func write(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
         alphabet.withUnsafeBufferPointer { alphabet in
             var index = 0, written = 0
             while index + 3 <= input.count {

@@ -42,6 +42,30 @@ package enum FormURLEncoding {
         }
     }
 
+    /// The length in UTF-8 bytes of `text` encoded as ``encode(_:)`` encodes each name and value:
+    /// for a caller that writes a form or query of its own with ``write(component:into:at:)``.
+    package static func componentLength(_ text: String) -> Int {
+        byteClasses.withUnsafeBufferPointer { classes in encodedLength(text, spaceAsPlus: true, classes) }
+    }
+
+    /// Writes `text` encoded as ``encode(_:)`` encodes each name and value into `buffer` from
+    /// `offset`, which must leave room for ``componentLength(_:)`` bytes.
+    /// - Returns: The offset after what was written.
+    package static func write(component text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        byteClasses.withUnsafeBufferPointer { classes in writeEncoded(text, into: buffer, at: offset, spaceAsPlus: true, classes) }
+    }
+
+    /// Copies the UTF-8 bytes of `text` as they are into `buffer` from `offset`, which must leave
+    /// room for them: the fixed parts of a form or query written with ``write(component:into:at:)``.
+    /// - Returns: The offset after what was written.
+    package static func write(verbatim text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        var text = text
+        return text.withUTF8 { utf8 in
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + utf8.count)]).initialize(fromContentsOf: utf8)
+            return offset + utf8.count
+        }
+    }
+
     /// Whether every UTF-8 byte of `text` is RFC 3986 unreserved (``Swift/UInt8/isURIUnreserved``),
     /// read by the table the encoder reads.
     package static func isUnreserved(_ text: String) -> Bool {

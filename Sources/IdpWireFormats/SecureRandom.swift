@@ -47,6 +47,21 @@ package enum SecureRandom {
         }
     }
 
+    /// The length of a token of `byteCount` random bytes, as ``token(byteCount:)`` encodes it.
+    package static func tokenLength(byteCount: Int) -> Int { Base64URL.encodedLength(max(0, byteCount)) }
+
+    /// Writes a new token of `byteCount` random bytes, as ``token(byteCount:)`` makes it, into
+    /// `buffer` from `offset`, which must leave room for ``tokenLength(byteCount:)`` bytes: for a
+    /// caller that writes the token into a text of its own, with no string made for it.
+    /// - Returns: The offset after the token.
+    package static func writeToken(byteCount: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        guard byteCount > 0 else { return offset }
+        return withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 1) { drawn in
+            fill(drawn)
+            return offset + Base64URL.write(UnsafeRawBufferPointer(drawn), into: UnsafeMutableBufferPointer(rebasing: buffer[offset...]))
+        }
+    }
+
     /// A `RandomNumberGenerator` over the same pooled kernel randomness: for uniform choices
     /// (`Int.random(in:using:)`) without a system call per number, which
     /// `SystemRandomNumberGenerator` makes on Linux.
