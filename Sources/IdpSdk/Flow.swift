@@ -223,7 +223,13 @@ final class Flow: Sendable {
             case .stepLimitExceeded:
                 finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")), from: .engine)
             case .askProvider(let step, let attempt):
-                let fields = form.visibleInputs.map { IdpSdkInputField(id: $0.id, label: $0.label, isSecret: $0.type == "password") }
+                // The inputs read in place, by index: a loop over the array copies each input.
+                let inputs = form.inputs
+                var fields: [IdpSdkInputField] = []
+                fields.reserveCapacity(inputs.count)
+                for index in 0..<inputs.count where inputs[index].isVisible {
+                    fields.append(IdpSdkInputField(id: inputs[index].id, label: inputs[index].label, isSecret: inputs[index].type == "password"))
+                }
                 context.phases?.note(.formRead)
                 let data = IdpSdkInteractionData(
                     inputFields: fields, flowId: id, step: step, attempt: attempt,

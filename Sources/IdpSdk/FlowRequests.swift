@@ -76,21 +76,22 @@ enum FlowRequests {
         }
     }
 
-    static func submit(form: XHTMLForm, fields: [(String, String)], context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
+    /// The POST of `fields` and the form's hidden inputs to the form's action. `fields` becomes the
+    /// body's pairs: room made for the hidden inputs too spares a copy.
+    static func submit(form: XHTMLForm, fields: consuming [(String, String)], context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
         var target = form.action
         // A path (the usual case) needs no search for a scheme.
-        if !target.hasPrefix("/"), let scheme = target.range(of: "://") {
+        if target.utf8.first != UInt8(ascii: "/"), let scheme = target.range(of: "://") {
             // An absolute action: keep its path; the transport already knows the host.
             let afterHost = target[scheme.upperBound...].firstIndex(of: "/") ?? target.endIndex
             target = String(target[afterHost...])
         }
-        guard target.hasPrefix("/"), form.method == "POST" else {
+        guard target.utf8.first == UInt8(ascii: "/"), form.method == "POST" else {
             return .failure(IdpSdkError(.protocolError, "the IDP's form has an unusable action '\(form.action)' or method \(form.method)"))
         }
-        var body: [(String, String)] = []
-        body.reserveCapacity(fields.count + form.inputs.count)
-        body.append(contentsOf: fields)
-        for input in form.inputs where input.type == "hidden" { body.append((input.name, input.value ?? "")) }
+        var body = fields
+        let inputs = form.inputs
+        for index in 0..<inputs.count where inputs[index].type == "hidden" { body.append((inputs[index].name, inputs[index].value ?? "")) }
         var headers = HTTPHeaders(minimumCapacity: context.traceParent != nil ? 3 : 2)
         headers.add("Content-Type", "application/x-www-form-urlencoded")
         headers.add("Accept", "application/xhtml+xml")
@@ -108,7 +109,7 @@ enum FlowRequests {
             do {
                 // Read from the body's bytes: a page's text is made only to read an error notice.
                 guard let form = try XHTMLForm.parse(body: response.body) else { return notReadable() }
-                guard form.inputs.contains(where: \.isVisible) else {
+                guard form.asksAnyField else {
                     return .finished(.failure(IdpSdkError(.protocolError, "the IDP's form for client '\(context.clientId)' asks no fields")))
                 }
                 return .form(form)
@@ -186,38 +187,61 @@ enum FlowRequests {
     }
 }
 
+extension XHTMLForm {
+    /// Whether any input is one a user fills in (``XHTMLForm/Input/isVisible``).
+    var asksAnyField: Bool {
+        for index in 0..<inputs.count where inputs[index].isVisible { return true }
+        return false
+    }
+}
+
 /// Checks a provider's credentials against the step's fields and builds the submission.
 enum CredentialCheck {
+    /// The submission of `credentials` for the step `data` asked from `form` (`data`'s fields are
+    /// the form's visible inputs, in order), or the first thing wrong with them: a requested field
+    /// missing, then (when the configuration rejects them) a field not requested, then, field by
+    /// field, a value empty, too long or with a control character.
     static func submission(for credentials: [String: String], data: IdpSdkInteractionData, form: XHTMLForm, context: FlowContext) -> Result<HTTPRequest, IdpSdkError> {
-        let configuration = context.shared.configuration
+        let maximumLength = context.shared.configuration.maximumFieldLength
         // Only an error names the step: the text is not built for a submission that passes.
         var whereAsked: String { "step \(data.step) of client '\(data.clientId)'" }
-        for id in data.inputFieldIds where credentials[id] == nil {
-            return .failure(IdpSdkError(.missingCredentialField, "credentials lack field '\(id)', which \(whereAsked) requested"))
+        // The body's pairs: the visible inputs' values, each looked up once, then the hidden inputs
+        // (added by `submit`), in room made for all of them.
+        // The inputs are read in place, by index: a loop over the array copies each input, retaining
+        // its five strings.
+        let inputs = form.inputs
+        var body: [(String, String)] = []
+        body.reserveCapacity(inputs.count)
+        for index in 0..<inputs.count where inputs[index].isVisible {
+            guard let value = credentials[inputs[index].id] else {
+                return .failure(IdpSdkError(.missingCredentialField, "credentials lack field '\(inputs[index].id)', which \(whereAsked) requested"))
+            }
+            body.append((inputs[index].name, value))
         }
-        if configuration.unrequestedFields == .reject {
+        if context.shared.configuration.unrequestedFields == .reject {
             let requested = Set(data.inputFieldIds)
             for id in credentials.keys.sorted() where !requested.contains(id) {
                 return .failure(IdpSdkError(.unexpectedCredentialField, "credentials name field '\(id)', which \(whereAsked) did not request (it asked \(data.inputFieldIds))"))
             }
         }
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(form.inputs.count)
-        for input in form.inputs where input.isVisible {
-            let value = credentials[input.id]!
+        var field = 0
+        for index in 0..<inputs.count where inputs[index].isVisible {
+            let value = body[field].1
             if value.isEmpty {
-                return .failure(IdpSdkError(.emptyCredentialField, "field '\(input.id)' of \(whereAsked) is empty"))
+                return .failure(IdpSdkError(.emptyCredentialField, "field '\(inputs[index].id)' of \(whereAsked) is empty"))
             }
             let length = value.utf8.count
-            if length > configuration.maximumFieldLength {
-                return .failure(IdpSdkError(.credentialFieldTooLong, "field '\(input.id)' of \(whereAsked) is \(length) bytes; at most \(configuration.maximumFieldLength) are accepted"))
+            if length > maximumLength {
+                return .failure(IdpSdkError(.credentialFieldTooLong,
+                                            "field '\(inputs[index].id)' of \(whereAsked) is \(length) bytes; at most \(maximumLength) are accepted"))
             }
-            if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                return .failure(IdpSdkError(.invalidCredentialValue, "field '\(input.id)' of \(whereAsked) contains a control character"))
+            // By byte: every byte of a scalar above U+007F is at least 0x80.
+            for byte in value.utf8 where byte < 0x20 || byte == 0x7F {
+                return .failure(IdpSdkError(.invalidCredentialValue, "field '\(inputs[index].id)' of \(whereAsked) contains a control character"))
             }
-            let wire = context.shared.shouldHashPin && input.type == "password" ? Base64URL.encode(SHA256.hash(value)) : value
-            fields.append((input.name, wire))
+            if context.shared.shouldHashPin && inputs[index].type == "password" { body[field].1 = Base64URL.encode(SHA256.hash(value)) }
+            field += 1
         }
-        return FlowRequests.submit(form: form, fields: fields, context: context)
+        return FlowRequests.submit(form: form, fields: consume body, context: context)
     }
 }

@@ -54,6 +54,35 @@ struct CredentialErrorTests {
         #expect(result.idpSdkError == IdpSdkError(.invalidCredentialValue, "field 'username' of step 1 of client 'KssIdpLogin' contains a control character"))
     }
 
+    @Test("a missing field is reported before an earlier field's bad value, and with the strict policy an unrequested field before any bad value")
+    func errorPrecedence() async {
+        // A requested field missing, though the one before it is empty
+        let missing = await login(ClosureProvider { _ in .init(credentials: ["username": ""]) })
+        #expect(missing.idpSdkError == IdpSdkError(.missingCredentialField, "credentials lack field 'password', which step 1 of client 'KssIdpLogin' requested"))
+        // An unrequested field, though a requested one is empty, under the strict policy
+        let unrequested = await login(ClosureProvider { _ in .init(credentials: ["username": "", "password": "pa55word", "pin": "1"]) },
+                                      configuration: .init(unrequestedFields: .reject))
+        #expect(unrequested.idpSdkError?.code == .unexpectedCredentialField)
+        // Bad values in form order: the first field's, though the second is bad too
+        let values = await login(ClosureProvider { _ in .init(credentials: ["username": "carol\u{7F}", "password": ""]) })
+        #expect(values.idpSdkError == IdpSdkError(.invalidCredentialValue, "field 'username' of step 1 of client 'KssIdpLogin' contains a control character"))
+    }
+
+    @Test("characters beyond ASCII are not control characters: the value reaches the IDP")
+    func nonASCIIValuesPass() async {
+        // Given a user whose password has two-, three- and four-byte characters and a C1 code point
+        idp.activeUser("zoë", password: "pässwörd€😀\u{85}")
+
+        // When the provider answers it
+        let result = await idp.sdk().run(TestIDP.astClientData().info, clientId: "KssIdpLogin",
+                                         provider: ClosureProvider { _ in .init(credentials: ["username": "zoë", "password": "pässwörd€😀\u{85}"]) },
+                                         userId: "zoë")
+
+        // Then the login succeeds
+        #expect(result.idpSdkError == nil)
+        #expect(result.authorizationCode != nil)
+    }
+
     @Test("a provider's error cancels the flow and comes back unchanged")
     func providerErrorComesBackUnchanged() async {
         let error = IdpSdkError("MyApp", 42, "the user closed the prompt")
