@@ -62,24 +62,50 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     public static func parse(
         location: String, expectedRedirectURI: String?, expectedState: String? = nil
     ) throws(AuthorizationRedirectError) -> AuthorizationRedirect {
-        let bytes = Array(location.utf8)
+        // The location's own UTF-8 storage, read in place (withUTF8 makes a bridged string
+        // native); the error comes out as a value, as withUTF8 does not keep a thrown error's type.
+        var location = location
+        let read = location.withUTF8 { bytes in
+            Result { () throws(AuthorizationRedirectError) in try parameters(of: bytes, expectedRedirectURI: expectedRedirectURI) }
+        }
+        return try redirect(from: read.get(), expectedState: expectedState)
+    }
+
+    /// The parameters of the location `bytes`, checked as ``parse(location:expectedRedirectURI:expectedState:)``
+    /// checks them, in its order: length, form, redirect URI, then each parameter in turn.
+    private static func parameters(
+        of bytes: UnsafeBufferPointer<UInt8>, expectedRedirectURI: String?
+    ) throws(AuthorizationRedirectError) -> FormParameters {
         guard !bytes.isEmpty else { throw AuthorizationRedirectError(.empty) }
         guard bytes.count <= maximumLength else { throw AuthorizationRedirectError(.tooLong(bytes.count)) }
-        guard isAbsoluteURI(bytes) else { throw AuthorizationRedirectError(.malformedURL) }
+        guard let hash = absoluteURIFragmentMark(bytes) else { throw AuthorizationRedirectError(.malformedURL) }
 
-        let hash = bytes.firstIndex(of: UInt8(ascii: "#"))
-        let beforeFragment = hash ?? bytes.count
-        let question = bytes[..<beforeFragment].firstIndex(of: UInt8(ascii: "?"))
-        let baseEnd = question ?? beforeFragment
-        if let expectedRedirectURI, !expectedRedirectURI.utf8.elementsEqual(bytes[..<baseEnd]) {
-            let base = String(decoding: bytes[..<baseEnd], as: UTF8.self)
+        let beforeFragment = hash < 0 ? bytes.count : hash
+        let question = ByteScan.firstIndex(of: UInt8(ascii: "?"), in: bytes, from: 0, to: beforeFragment)
+        let baseEnd = question
+        if let expectedRedirectURI, !Self.bytes(bytes, upTo: baseEnd, equal: expectedRedirectURI) {
+            let base = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<baseEnd]), as: UTF8.self)
             throw AuthorizationRedirectError(.redirectURIMismatch(expected: expectedRedirectURI, actual: base))
         }
 
-        let fragment = hash.map { bytes[($0 + 1)...] } ?? []
-        let query = question.map { bytes[($0 + 1)..<beforeFragment] } ?? []
-        let parameters = try decodeParameters(fragment.isEmpty ? query : fragment)
+        // A non-empty fragment, else the query (empty when there is none).
+        let fragment = hash < 0 ? bytes.count..<bytes.count : (hash + 1)..<bytes.count
+        let query = question < beforeFragment ? (question + 1)..<beforeFragment : beforeFragment..<beforeFragment
+        return try decodeParameters(bytes, range: fragment.isEmpty ? query : fragment)
+    }
 
+    /// Whether the first `count` bytes are `text`'s UTF-8.
+    private static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, upTo count: Int, equal text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { expected in
+            guard expected.count == count else { return false }
+            for index in 0..<count where expected[index] != bytes[index] { return false }
+            return true
+        }
+    }
+
+    /// The redirect the parameters describe, or why there is none.
+    private static func redirect(from parameters: FormParameters, expectedState: String?) throws(AuthorizationRedirectError) -> AuthorizationRedirect {
         let code = nonEmpty(parameters["code"])
         let error = nonEmpty(parameters["error"])
         guard code != nil || error != nil else { throw AuthorizationRedirectError(.missingCode) }
@@ -94,34 +120,47 @@ public struct AuthorizationRedirect: Sendable, Equatable {
         )
     }
 
-    /// Splits `name=value&…`, decoding both sides and refusing repeated names.
-    private static func decodeParameters(_ text: ArraySlice<UInt8>) throws(AuthorizationRedirectError) -> FormParameters {
+    /// Splits `name=value&…` (the bytes in `range`), decoding both sides and refusing repeated
+    /// names; empty segments are skipped.
+    private static func decodeParameters(_ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>) throws(AuthorizationRedirectError) -> FormParameters {
         var parameters = FormParameters()
-        for segment in text.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let equals = segment.firstIndex(of: UInt8(ascii: "="))
-            let rawName = segment[..<(equals ?? segment.endIndex)]
-            let rawValue = equals.map { segment[($0 + 1)...] } ?? []
-            guard let name = FormURLEncoding.decodeComponent(rawName), let value = FormURLEncoding.decodeComponent(rawValue) else {
-                throw AuthorizationRedirectError(.invalidEncoding(String(decoding: rawName, as: UTF8.self)))
+        var start = range.lowerBound
+        while start < range.upperBound {
+            let end = ByteScan.firstIndex(of: UInt8(ascii: "&"), in: bytes, from: start, to: range.upperBound)
+            if end > start {
+                let equals = ByteScan.firstIndex(of: UInt8(ascii: "="), in: bytes, from: start, to: end)
+                let name = start..<equals, value = equals < end ? (equals + 1)..<end : end..<end
+                guard let decodedName = FormURLEncoding.decodeComponent(bytes, range: name),
+                      let decodedValue = FormURLEncoding.decodeComponent(bytes, range: value) else {
+                    throw AuthorizationRedirectError(.invalidEncoding(String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self)))
+                }
+                guard parameters.append(name: decodedName, value: decodedValue) else { throw AuthorizationRedirectError(.duplicateParameter(decodedName)) }
             }
-            guard parameters.append(name: name, value: value) else { throw AuthorizationRedirectError(.duplicateParameter(name)) }
+            start = end + 1
         }
         return parameters
     }
 
     /// Whether the bytes form an absolute URI as far as this parser relies on: a scheme
-    /// (RFC 3986 §3.1) and something after it, only visible ASCII, and at most one `#`.
-    private static func isAbsoluteURI(_ bytes: [UInt8]) -> Bool {
-        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }),
-              bytes.count(where: { $0 == UInt8(ascii: "#") }) <= 1,
-              let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
-              colon > 0, colon + 1 < bytes.count,
-              isLetter(bytes[0])
-        else { return false }
-        return bytes[1..<colon].allSatisfy { byte in
-            isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+    /// (RFC 3986 §3.1) and something after it, only visible ASCII, and at most one `#`. Returns
+    /// the offset of the `#`, -1 when there is none, or `nil` when the bytes are not such a URI.
+    private static func absoluteURIFragmentMark(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let count = bytes.count
+        guard ByteScan.isVisibleASCII(bytes) else { return nil }
+        var hash = ByteScan.firstIndex(of: UInt8(ascii: "#"), in: bytes, from: 0, to: count)
+        if hash < count {
+            guard ByteScan.firstIndex(of: UInt8(ascii: "#"), in: bytes, from: hash + 1, to: count) == count else { return nil }
+        } else {
+            hash = -1
         }
+        let colon = ByteScan.firstIndex(of: UInt8(ascii: ":"), in: bytes, from: 0, to: count)
+        guard colon > 0, colon + 1 < count, isLetter(bytes[0]) else { return nil }
+        for index in 1..<colon {
+            let byte = bytes[index]
+            guard isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") else { return nil }
+        }
+        return hash
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {

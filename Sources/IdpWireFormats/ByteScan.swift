@@ -42,6 +42,27 @@ package enum ByteScan {
         return index
     }
 
+    /// Whether every byte of `bytes` is visible ASCII, `!` (0x21) to `~` (0x7E): no space, no
+    /// control character, nothing above ASCII. Per word: a byte below 0x21 sets its high bit in
+    /// `(x - 0x21…21) & ~x`, a byte of 0x7F or above in `(x + 0x01…01) | x`; a borrow or carry
+    /// out of a byte starts only at such a byte, so a word has one exactly when a high bit is set.
+    package static func isVisibleASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        if let base = UnsafeRawPointer(bytes.baseAddress) {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs = ones &* 0x80, spaces = ones &* 0x21
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                if ((word &- spaces) & ~word | (word &+ ones) | word) & highs != 0 { return false }
+                index += 8
+            }
+        }
+        while index < bytes.count {
+            guard bytes[index] > 0x20 && bytes[index] < 0x7F else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// Whether every byte of `bytes` is ASCII.
     package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         firstNonASCII(in: bytes, from: 0, to: bytes.count) == bytes.count

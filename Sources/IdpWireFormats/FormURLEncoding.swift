@@ -198,14 +198,12 @@ package enum FormURLEncoding {
         }
     }
 
-    /// Decodes one form component (`+` as space), or `nil` when an escape is malformed or decodes
-    /// to bytes that are not UTF-8: for parsers that report the raw component themselves.
-    /// `bytes` must be a piece of UTF-8 text cut at ASCII delimiters (`&`, `=`), as
-    /// ``decode(_:)`` cuts them.
-    static func decodeComponent(_ bytes: ArraySlice<UInt8>) -> String? {
-        bytes.withUnsafeBufferPointer { buffer in
-            try? decodeBytes(buffer, range: 0..<buffer.count, plusAsSpace: true, text: { "" })
-        }
+    /// Decodes one form component (`+` as space), the bytes in `range`, read where they lie; or
+    /// `nil` when an escape is malformed or decodes to bytes that are not UTF-8: for parsers that
+    /// report the raw component themselves. `bytes` must be UTF-8 text and `range` a piece of it
+    /// cut at ASCII delimiters (`&`, `=`), as ``decode(_:)`` cuts them.
+    static func decodeComponent(_ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>) -> String? {
+        try? decodeBytes(bytes, range: range, plusAsSpace: true, text: { "" })
     }
 
     private static func decodeBytes(
