@@ -89,26 +89,37 @@ package enum FormURLEncoding {
         return byte.isURIUnreserved ? ByteClass.unreserved : byte == UInt8(ascii: " ") ? ByteClass.space : ByteClass.escaped
     }
 
+    // The pairs are read in place, by index: binding a pair copies (retains) both its strings.
     private static func encodedLength(_ pairs: [(String, String)], _ classes: UnsafeBufferPointer<UInt8>) -> Int {
         var length = max(0, pairs.count * 2 - 1)
-        for (name, value) in pairs { length += encodedLength(name, spaceAsPlus: true, classes) + encodedLength(value, spaceAsPlus: true, classes) }
+        for index in 0..<pairs.count {
+            length += encodedLength(pairs[index].0, spaceAsPlus: true, classes) + encodedLength(pairs[index].1, spaceAsPlus: true, classes)
+        }
         return length
     }
 
     private static func write(_ pairs: [(String, String)], into buffer: UnsafeMutableBufferPointer<UInt8>, _ classes: UnsafeBufferPointer<UInt8>) -> Int {
         var offset = 0
         for index in 0..<pairs.count {
-            let (name, value) = pairs[index]
             if index > 0 {
                 buffer[offset] = UInt8(ascii: "&")
                 offset += 1
             }
-            offset = writeEncoded(name, into: buffer, at: offset, spaceAsPlus: true, classes)
+            offset = writeEncoded(pairs[index].0, into: buffer, at: offset, spaceAsPlus: true, classes)
             buffer[offset] = UInt8(ascii: "=")
             offset += 1
-            offset = writeEncoded(value, into: buffer, at: offset, spaceAsPlus: true, classes)
+            offset = writeEncoded(pairs[index].1, into: buffer, at: offset, spaceAsPlus: true, classes)
         }
         return offset
+    }
+
+    /// Runs `body` over the UTF-8 bytes of `text`: where they lie when the string is native or
+    /// small (no copy of the string to call the mutating `withUTF8` on), else over a native copy.
+    @inline(__always)
+    private static func withUTF8<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var text = text
+        return text.withUTF8(body)
     }
 
     /// Decodes a form body into its pairs, in order.
@@ -247,9 +258,8 @@ package enum FormURLEncoding {
 
     /// The length in bytes of `text` encoded as ``writeEncoded(_:into:at:spaceAsPlus:_:)`` writes it.
     private static func encodedLength(_ text: String, spaceAsPlus: Bool, _ classes: UnsafeBufferPointer<UInt8>) -> Int {
-        var text = text
         // Over the string's own UTF-8 storage (its utf8 view stepped a byte at a time, slowly).
-        return text.withUTF8 { utf8 in
+        withUTF8(of: text) { utf8 in
             var length = utf8.count
             for byte in utf8 {
                 switch classes[Int(byte)] {
@@ -266,8 +276,7 @@ package enum FormURLEncoding {
     /// ``encodedLength(_:spaceAsPlus:_:)`` bytes); returns the offset after it.
     private static func writeEncoded(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int, spaceAsPlus: Bool,
                                      _ classes: UnsafeBufferPointer<UInt8>) -> Int {
-        var text = text
-        return text.withUTF8 { utf8 in
+        withUTF8(of: text) { utf8 in
             var offset = offset
             for byte in utf8 {
                 switch classes[Int(byte)] {
