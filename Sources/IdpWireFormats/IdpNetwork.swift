@@ -109,10 +109,15 @@ public final class IdpNetwork: Sendable {
     }
 
     static func normalize(_ url: String) -> String {
-        // Already normal, the common case (a URL as registered): no lowercased copy.
-        if url.utf8.last != UInt8(ascii: "/"), !url.utf8.contains(where: { (0x41...0x5A).contains($0) || $0 >= 0x80 }) {
-            return url
+        // Already normal, the common case (a URL as registered): no lowercased copy. Read in the
+        // string's own UTF-8 storage, byte by byte.
+        var bytesOfURL = url
+        let normal = bytesOfURL.withUTF8 { bytes in
+            guard bytes.last != UInt8(ascii: "/") else { return false }
+            for index in 0..<bytes.count where (0x41...0x5A).contains(bytes[index]) || bytes[index] >= 0x80 { return false }
+            return true
         }
+        if normal { return url }
         var text = url.lowercased()
         while text.hasSuffix("/") { text.removeLast() }
         return text

@@ -11,9 +11,14 @@ package enum IdpWire {
     package static let unassignedAstClientId = "00000000-0000-0000-0000-000000000000"
 
     /// Whether `astClientId` names an activated device: it holds a character other than `0` and
-    /// `-` (a device with no user yet has an id of zeros and dashes). Read byte by byte.
+    /// `-` (a device with no user yet has an id of zeros and dashes). Read byte by byte, in the
+    /// string's own UTF-8 storage (the utf8 view's generic `contains` steps through an iterator).
     package static func isAssigned(astClientId: String) -> Bool {
-        astClientId.utf8.contains { $0 != UInt8(ascii: "0") && $0 != UInt8(ascii: "-") }
+        var text = astClientId
+        return text.withUTF8 { bytes in
+            for index in 0..<bytes.count where bytes[index] != UInt8(ascii: "0") && bytes[index] != UInt8(ascii: "-") { return true }
+            return false
+        }
     }
 
     /// The grant type of RFC 8693 token exchange.
