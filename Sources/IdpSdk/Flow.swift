@@ -223,7 +223,6 @@ final class Flow: Sendable {
             case .stepLimitExceeded:
                 finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")), from: .engine)
             case .askProvider(let step, let attempt):
-                // The inputs read in place, by index: a loop over the array copies each input.
                 let inputs = form.inputs
                 var fields: [IdpSdkInputField] = []
                 fields.reserveCapacity(inputs.count)

@@ -207,8 +207,6 @@ enum CredentialCheck {
         var whereAsked: String { "step \(data.step) of client '\(data.clientId)'" }
         // The body's pairs: the visible inputs' values, each looked up once, then the hidden inputs
         // (added by `submit`), in room made for all of them.
-        // The inputs are read in place, by index: a loop over the array copies each input, retaining
-        // its five strings.
         let inputs = form.inputs
         var body: [(String, String)] = []
         body.reserveCapacity(inputs.count)

@@ -89,7 +89,6 @@ package enum FormURLEncoding {
         return byte.isURIUnreserved ? ByteClass.unreserved : byte == UInt8(ascii: " ") ? ByteClass.space : ByteClass.escaped
     }
 
-    // The pairs are read in place, by index: binding a pair copies (retains) both its strings.
     private static func encodedLength(_ pairs: [(String, String)], _ classes: UnsafeBufferPointer<UInt8>) -> Int {
         var length = max(0, pairs.count * 2 - 1)
         for index in 0..<pairs.count {

@@ -1,4 +1,3 @@
-
 /// An HTTP-shaped request, as the SDK sends it to the IDP.
 ///
 /// The in-process IDP never opens a socket; this value is what a real HTTP transport would put on
@@ -141,7 +140,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         var lhs = lhs, rhs = rhs
         let ascii: Bool? = lhs.withUTF8 { a in
             rhs.withUTF8 { b in
-                guard a.count == b.count else { return isASCII(a) && isASCII(b) ? false : nil }
+                guard a.count == b.count else { return ByteScan.isASCII(a) && ByteScan.isASCII(b) ? false : nil }
                 var same = true
                 for index in 0..<a.count {
                     let x = a[index], y = b[index]
@@ -152,11 +151,6 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
             }
         }
         return ascii ?? (lhs.lowercased() == rhs.lowercased())
-    }
-
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        for index in 0..<bytes.count where bytes[index] >= 0x80 { return false }
-        return true
     }
 }
 

@@ -188,20 +188,4 @@ public struct XHTMLForm: Sendable, Equatable {
         }
         return true
     }
-
-    /// Whether every byte is below 0x80, read eight at a time.
-    package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        var high: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            high |= UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
-            offset += 8
-        }
-        while offset < bytes.count {
-            high |= UInt64(base[offset])
-            offset += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
-    }
 }

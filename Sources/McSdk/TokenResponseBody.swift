@@ -1,4 +1,5 @@
 import Foundation
+import IdpWireFormats
 
 /// The JSON object of a token-endpoint answer, read for the string and integer members the MC
 /// looks at (RFC 6749 §5.1 / §5.2 answers are flat objects of strings and numbers).
@@ -84,7 +85,7 @@ struct TokenResponseBody {
     private static func member(_ key: String, of members: [Member], in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
         var key = key
         return key.withUTF8 { wanted in
-            let wantedIsASCII = isASCII(wanted)
+            let wantedIsASCII = ByteScan.isASCII(wanted)
             return members.first { sameText(UnsafeBufferPointer(rebasing: bytes[$0.key]), wanted, bothASCII: $0.keyIsASCII && wantedIsASCII) }
         }
     }
@@ -105,10 +106,6 @@ struct TokenResponseBody {
 
     private static func same(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Bool {
         first.count == second.count && first.elementsEqual(second)
-    }
-
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        !bytes.contains { $0 >= 0x80 }
     }
 
     /// The text of a string's bytes, checked to be UTF-8 by the parse; `escaped`: with its
