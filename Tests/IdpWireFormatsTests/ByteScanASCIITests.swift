@@ -3,7 +3,7 @@ import Testing
 
 @Suite("ByteScan.isASCII")
 struct ByteScanASCIITests {
-    @Test("a byte above 0x7F anywhere in a text of any length makes it non-ASCII")
+    @Test("a byte above 0x7F at any place of a text of 0 to 19 bytes makes it non-ASCII")
     func asciiCheck() {
         for count in 0..<20 {
             let plain = [UInt8](repeating: UInt8(ascii: "a"), count: count)
