@@ -3,7 +3,7 @@
 public final class KSMStartEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The app's language tag, such as `"de"` or `"de-CH"`; Start fails with `kInvalidParameter`
     /// for anything else.
     public let locale: String
@@ -17,7 +17,7 @@ public final class KSMStartEvent: KsMacroEvent {
     ///   - locale: The app's language tag, such as `"de"` or `"de-CH"`.
     ///   - appName: The app's name, 1 to 32 UTF-8 bytes.
     public init(traceContext: TraceContext? = nil, locale: String = "en", appName: String = "IdpHarness") {
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
         self.locale = locale
         self.appName = appName
     }
@@ -31,7 +31,7 @@ public final class KSMStartResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// Whether the app must activate a user or can log one in; ``KSMSdkState/uninitialised`` when
     /// the first Start failed.
     public let sdkState: KSMSdkState
@@ -42,7 +42,7 @@ public final class KSMStartResultEvent: KSMResultEvent {
     public let userDetailsList: [KsUserDetails]
 
     init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription
@@ -57,20 +57,20 @@ public final class KSMStartResultEvent: KSMResultEvent {
 public final class KSMGetAstClientDataEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The user the data is for; the user id is empty at activation.
     public let userIdentifier: KsUserIdentifier
 
     /// The IdpSdk samples' form (no user id).
     public init(tenantId: String, traceContext: TraceContext? = nil) {
         self.userIdentifier = KsUserIdentifier(tenantId: tenantId, userId: "")
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 
     /// The TWV samples' form; pass an empty user id at activation.
     public init(userIdentifier: KsUserIdentifier, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 
     /// The tenant of ``userIdentifier``.
@@ -85,7 +85,7 @@ public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The opaque AST client data (`X-KOBIL-ASTCLIENTDATA`).
     public let clientData: String
     /// The AST client id (`X-KOBIL-ASTCLIENTID`); all zeros for a new user.
@@ -102,8 +102,9 @@ public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
     /// The ObjC header's spelling of ``codeChallengeMethod``.
     public var codeChallangeMethod: String { codeChallengeMethod }
 
-    init(status: KSMEventStatusType, errorDescription: String = "", clientData: String = "", astClientId: String = "", codeChallenge: String = "", codeChallengeMethod: String = "") {
-        self.trace = TraceContextCell()
+    init(status: KSMEventStatusType, errorDescription: String = "", clientData: String = "", astClientId: String = "", codeChallenge: String = "", codeChallengeMethod: String = "",
+         traceContext: TraceContext? = nil) {
+        self.trace = TraceContextSlot(traceContext)
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription
@@ -119,7 +120,7 @@ public final class KSMGetAstClientDataResultEvent: KSMResultEvent {
 public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The user the code was issued for; the user id is empty at activation.
     public let userIdentifier: KsUserIdentifier
     /// How the user unlocks the stored tokens later (``KSMAuthenticationMode/biometric`` asks the
@@ -136,7 +137,7 @@ public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
         self.authenticationMode = authenticationMode
         self.authorisationCode = authorisationCode
         self.clientId = clientId
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 
     /// The TWV samples' form. A non-empty user id must be the user the code was issued for.
@@ -145,7 +146,7 @@ public final class KSMSetAuthorisationCodeEvent: KsMacroEvent {
         self.authenticationMode = authenticationMode
         self.authorisationCode = authorisationCode
         self.clientId = clientId
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 
     /// The tenant of ``userIdentifier``.
@@ -160,12 +161,12 @@ public final class KSMSetAuthorisationCodeResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The user the tokens belong to, on success.
     public let userIdentifier: KsUserIdentifier?
 
-    init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
-        self.trace = TraceContextCell()
+    init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil, traceContext: TraceContext? = nil) {
+        self.trace = TraceContextSlot(traceContext)
         self.status = status
         self.errorCode = errorCode ?? (status == .kOk ? 0 : status.rawValue)
         self.errorDescription = errorDescription
@@ -182,10 +183,10 @@ public final class KSMStatusResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
 
     init(status: KSMEventStatusType, errorDescription: String) {
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
         self.status = status
         self.errorCode = status.rawValue
         self.errorDescription = errorDescription

@@ -9,7 +9,7 @@
 public final class KSMExchangeIamTokenEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The client the new token is for; must differ from the client of the login.
     public let audience: String
     /// Refresh the MC's access token even if it is still valid.
@@ -24,7 +24,7 @@ public final class KSMExchangeIamTokenEvent: KsMacroEvent {
     public init(audience: String, forceUpdate: Bool = false, traceContext: TraceContext? = nil) {
         self.audience = audience
         self.forceUpdate = forceUpdate
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 }
 
@@ -47,7 +47,7 @@ public typealias ExchangeIamTokenEvent = KSMExchangeIamTokenEvent
 public final class KSMExchangeIamTokenResultEvent: KSMResultEvent, CustomStringConvertible {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// ``KSMEventStatusType/kOk`` with a token, else why there is none.
     public let status: KSMEventStatusType
     public let errorCode: Int
@@ -63,7 +63,7 @@ public final class KSMExchangeIamTokenResultEvent: KSMResultEvent, CustomStringC
         self.errorCode = errorCode ?? (status == .kOk ? 0 : status.rawValue)
         self.errorDescription = errorDescription
         self.token = token
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 
     /// Never shows the token.

@@ -4,7 +4,7 @@
 public final class KSMRestartEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The app's language tag, such as `"de"` or `"de-CH"`; Restart fails with `kInvalidParameter`
     /// for anything else.
     public let locale: String
@@ -18,7 +18,7 @@ public final class KSMRestartEvent: KsMacroEvent {
     ///   - locale: The app's language tag, such as `"de"` or `"de-CH"`.
     ///   - appName: The app's name, 1 to 32 UTF-8 bytes.
     public init(traceContext: TraceContext? = nil, locale: String = "en", appName: String = "IdpHarness") {
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
         self.locale = locale
         self.appName = appName
     }
@@ -32,7 +32,7 @@ public final class KSMRestartResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// Whether the app must activate a user or can log one in.
     public let sdkState: KSMSdkState
     /// The activated users, in activation order.
@@ -42,7 +42,7 @@ public final class KSMRestartResultEvent: KSMResultEvent {
     public let userDetailsList: [KsUserDetails]
 
     init(status: KSMEventStatusType, errorDescription: String = "", sdkState: KSMSdkState, userList: [KsUserIdentifier]) {
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription
@@ -79,7 +79,7 @@ public final class KSMRestartResultEvent: KSMResultEvent {
 public final class KSMOfflineLoginEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The user to log in; `nil`: the user of the last successful login.
     public let userIdentifier: KsUserIdentifier?
 
@@ -90,7 +90,7 @@ public final class KSMOfflineLoginEvent: KsMacroEvent {
     ///   - traceContext: The W3C trace context to continue; `nil` starts a new trace.
     public init(userIdentifier: KsUserIdentifier? = nil, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 }
 
@@ -102,12 +102,12 @@ public final class KSMOfflineLoginResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The user logged in, on success.
     public let userIdentifier: KsUserIdentifier?
 
     init(status: KSMEventStatusType, errorCode: Int? = nil, errorDescription: String = "", userIdentifier: KsUserIdentifier? = nil) {
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
         self.status = status
         self.errorCode = errorCode ?? (status == .kOk ? 0 : status.rawValue)
         self.errorDescription = errorDescription
@@ -132,7 +132,7 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
 
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The user whose tokens to clear.
     public let userIdentifier: KsUserIdentifier
     /// Which of the user's tokens to clear.
@@ -142,7 +142,7 @@ public final class KSMClearIamTokenCacheEvent: KsMacroEvent {
     public init(userIdentifier: KsUserIdentifier, clearBehavior: ClearBehavior = .CLEAR_ALL, traceContext: TraceContext? = nil) {
         self.userIdentifier = userIdentifier
         self.clearBehavior = clearBehavior
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 }
 
@@ -156,10 +156,10 @@ public final class KSMClearIamTokenCacheResultEvent: KSMResultEvent {
     public let errorDescription: String
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
 
     init(status: KSMEventStatusType, errorDescription: String = "") {
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
         self.status = status
         self.errorCode = status == .kOk ? 0 : status.rawValue
         self.errorDescription = errorDescription

@@ -5,16 +5,16 @@ import IdpWireFormats
 extension MasterController {
     /// GetAstClientData: kOk; kInvalidState before Start; kFailed for an empty tenant id;
     /// kInternalError when the device storage fails. (The documents list no kInvalidParameter
-    /// for it.)
-    func getAstClientData(_ event: KSMGetAstClientDataEvent) -> KSMGetAstClientDataResultEvent {
+    /// for it.) The result carries `trace`.
+    func getAstClientData(_ event: KSMGetAstClientDataEvent, trace: TraceContext) -> KSMGetAstClientDataResultEvent {
         guard started else {
-            return KSMGetAstClientDataResultEvent(status: .kInvalidState, errorDescription: "post a KSMStartEvent before KSMGetAstClientDataEvent")
+            return KSMGetAstClientDataResultEvent(status: .kInvalidState, errorDescription: "post a KSMStartEvent before KSMGetAstClientDataEvent", traceContext: trace)
         }
         guard !event.tenantId.isEmpty else {
-            return KSMGetAstClientDataResultEvent(status: .kFailed, errorDescription: "tenantId is empty")
+            return KSMGetAstClientDataResultEvent(status: .kFailed, errorDescription: "tenantId is empty", traceContext: trace)
         }
         guard !store.isFailing else {
-            return KSMGetAstClientDataResultEvent(status: .kInternalError, errorDescription: "the device storage could not be read")
+            return KSMGetAstClientDataResultEvent(status: .kInternalError, errorDescription: "the device storage could not be read", traceContext: trace)
         }
         let verifier = PKCE.makeVerifier()
         let challenge = PKCE.challenge(for: verifier)
@@ -24,17 +24,17 @@ extension MasterController {
         // client id, and it goes with every later authorization (add user, login).
         let astClientId = store.deviceAstClientId ?? IdpWire.unassignedAstClientId
         return KSMGetAstClientDataResultEvent(status: .kOk, clientData: clientData, astClientId: astClientId,
-                                              codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256)
+                                              codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256, traceContext: trace)
     }
 
     /// SetAuthorisationCode, with the documented statuses only: kOk; kInvalidState (before Start,
     /// or no GetAstClientData pending); kFailed (an empty parameter, a code of another user, a
     /// biometric prompt that failed — `errorCode` 802000000 + its code); kCannotAcquireTokenData
     /// (the IDP refused the code or could not be reached); kInternalError (the device storage
-    /// fails). A failure stores nothing.
+    /// fails). A failure stores nothing. The result carries `trace`.
     func setAuthorisationCode(_ event: KSMSetAuthorisationCodeEvent, trace: TraceContext) async -> KSMSetAuthorisationCodeResultEvent {
         func fail(_ status: KSMEventStatusType, _ text: String, errorCode: Int? = nil) -> KSMSetAuthorisationCodeResultEvent {
-            KSMSetAuthorisationCodeResultEvent(status: status, errorCode: errorCode, errorDescription: text)
+            KSMSetAuthorisationCodeResultEvent(status: status, errorCode: errorCode, errorDescription: text, traceContext: trace)
         }
         guard started else { return fail(.kInvalidState, "post a KSMStartEvent before KSMSetAuthorisationCodeEvent") }
         if event.tenantId.isEmpty { return fail(.kFailed, "tenantId is empty") }
@@ -79,7 +79,7 @@ extension MasterController {
         store.save(StoredUser(tokens: tokens, astClientId: tokens.astClientId, authenticationMode: event.authenticationMode), for: user, loggedIn: true)
         if event.userIdentifier.userId.isEmpty || !configuration.plantedForgetsLogin { loggedIn.insert(user) }
         lastLoggedIn = user
-        return KSMSetAuthorisationCodeResultEvent(status: .kOk, userIdentifier: user)
+        return KSMSetAuthorisationCodeResultEvent(status: .kOk, userIdentifier: user, traceContext: trace)
     }
 
     /// Asks the biometric prompt; `nil` when it passed, else the documented `errorCode`

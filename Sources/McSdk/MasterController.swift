@@ -150,9 +150,18 @@ public actor MasterController {
     /// traceparent could not be parsed).
     public func receive(_ event: any KsMacroEvent) async -> any KsMacroEvent {
         let trace = traceContext(of: event)
-        let result = await handle(event, trace: trace)
-        result.traceContext = trace
-        return result
+        // Cases tried in order (every event class is final): a login's two events first, whose
+        // handlers make their results with the trace.
+        switch event {
+        case let event as KSMGetAstClientDataEvent:
+            return getAstClientData(event, trace: trace)
+        case let event as KSMSetAuthorisationCodeEvent:
+            return await setAuthorisationCode(event, trace: trace)
+        default:
+            let result = await handle(event, trace: trace)
+            result.traceContext = trace
+            return result
+        }
     }
 
     /// The Objective-C form the invalid-state page's adapter calls: `completionBlock` runs once, on
@@ -233,13 +242,9 @@ public actor MasterController {
     /// The tokens stored for `user`; for the package's own tests. The app never sees them.
     func tokenSet(for user: KsUserIdentifier) -> McTokenSet? { store.tokens(for: user) }
 
+    /// Handles every event but a login's two; each case is a cast tried in order.
     private func handle(_ event: any KsMacroEvent, trace: TraceContext) async -> any KsMacroEvent {
-        // Each case is a cast tried in order (every event class is final): a login's two events first.
         switch event {
-        case let event as KSMGetAstClientDataEvent:
-            return getAstClientData(event)
-        case let event as KSMSetAuthorisationCodeEvent:
-            return await setAuthorisationCode(event, trace: trace)
         case let event as KSMStartEvent:
             return start(problem: AppIdentity.problem(locale: event.locale, appName: event.appName),
                          configuration: AppIdentity.configuration(locale: event.locale, appName: event.appName))

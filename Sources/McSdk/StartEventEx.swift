@@ -141,7 +141,7 @@ enum McConfig {
 public final class KSMStartEventEx: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The backend to use: `"maverick"` (simulated) or `"ssms"` (answered with
     /// ``KSMEventStatusType/kFailed``); anything else is ``KSMEventStatusType/kInvalidParameter``.
     public let serverBackend: String
@@ -182,7 +182,7 @@ public final class KSMStartEventEx: KsMacroEvent {
         self.configurationData = configurationData
         self.iamCertificateChain = iamCertificateChain
         self.smartScreenCertificateChain = smartScreenCertificateChain
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 
     /// Why Start cannot go on with it, or `nil`.
@@ -194,7 +194,7 @@ public final class KSMStartEventEx: KsMacroEvent {
 public final class KSMRestartEventEx: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The backend to use, as ``KSMStartEventEx/serverBackend``.
     public let serverBackend: String
     /// The app's locale, version, name and SDK config.
@@ -229,7 +229,7 @@ public final class KSMRestartEventEx: KsMacroEvent {
         self.certificateChain = certificateChain
         self.iamCertificateChain = iamCertificateChain
         self.smartScreenCertificateChain = smartScreenCertificateChain
-        self.trace = TraceContextCell(traceContext)
+        self.trace = TraceContextSlot(traceContext)
     }
 
     var problem: (KSMEventStatusType, String)? { ServerBackend.problem(serverBackend, ssmsAppConfiguration, mcConfig) }

@@ -8,13 +8,13 @@ import Foundation
 public final class KSMInvalidStateEvent: KsMacroEvent, CustomStringConvertible {
     /// The trace context of the event that caused it.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// What the MC could not do, and why.
     public let errorMessage: String
 
     init(errorMessage: String) {
         self.errorMessage = errorMessage
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 
     /// `KSMInvalidStateEvent(<errorMessage>)`, for logs.
@@ -27,9 +27,9 @@ public final class KSMInvalidStateEvent: KsMacroEvent, CustomStringConvertible {
 public final class KSMGetStateEventEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// A GetState event.
-    public init() { trace = TraceContextCell() }
+    public init() { trace = TraceContextSlot() }
 }
 
 /// An information event: after a successful Start or Restart with activated users, the SDK is
@@ -38,7 +38,7 @@ public final class KSMGetStateEventEvent: KsMacroEvent {
 public final class KSMStartLoginEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The activated users, in activation order.
     public let userList: [KsUserIdentifier]
     /// The activated users as the documents' `userDetailsList`, in activation order; this
@@ -48,7 +48,7 @@ public final class KSMStartLoginEvent: KsMacroEvent {
     init(userList: [KsUserIdentifier]) {
         self.userList = userList
         self.userDetailsList = userList.map { KsUserDetails(userIdentifier: $0, displayUsername: $0.userId, displayEmail: "") }
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 }
 
@@ -69,13 +69,13 @@ public enum KSMConnectionState: Sendable, Equatable, CaseIterable {
 public final class KSMServerConnectionEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// How the connection to the IDP changed.
     public let connectionState: KSMConnectionState
 
     init(connectionState: KSMConnectionState) {
         self.connectionState = connectionState
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 }
 
@@ -85,7 +85,7 @@ public final class KSMServerConnectionEvent: KsMacroEvent {
 public final class KSMLoginResultEvent: KSMResultEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// The login's status (the initialiser's `loginStatus`).
     public let status: KSMEventStatusType
     public let errorCode: Int
@@ -110,7 +110,7 @@ public final class KSMLoginResultEvent: KSMResultEvent {
         self.userIdentifier = userIdentifier
         self.retryCounter = retryCounter
         self.retryDelay = retryDelay
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 }
 
@@ -119,11 +119,11 @@ public final class KSMLoginResultEvent: KSMResultEvent {
 public final class KSMGetInformationEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// A GetInformation event.
     ///
     /// - Parameter traceContext: The W3C trace context to continue; `nil` starts a new trace.
-    public init(traceContext: TraceContext? = nil) { trace = TraceContextCell(traceContext) }
+    public init(traceContext: TraceContext? = nil) { trace = TraceContextSlot(traceContext) }
 }
 
 /// The IDP configuration the MC uses (`KsIamConfigurationData`).
@@ -144,7 +144,7 @@ public struct KsIamConfigurationData: Sendable, Hashable {
 public final class KSMGetInformationResultEvent: KSMResultEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// Always ``KSMEventStatusType/kOk``: GetInformation cannot fail after Start.
     public let status: KSMEventStatusType = .kOk
     public let errorCode = 0
@@ -169,7 +169,7 @@ public final class KSMGetInformationResultEvent: KSMResultEvent {
         self.ssmsAppConfiguration = ssmsAppConfiguration
         self.loggedInUser = loggedInUser
         self.iamConfigurationData = iamConfigurationData
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 }
 

@@ -8,7 +8,7 @@ import Foundation
 public final class KSMConfigurationEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// Where traces are exported; must be an https URL.
     public let exporterUrl: String
     /// The exporter account's user name.
@@ -29,7 +29,7 @@ public final class KSMConfigurationEvent: KsMacroEvent {
         self.userName = userName
         self.password = password
         self.serverCertificate = serverCertificate
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 }
 
@@ -42,7 +42,7 @@ public final class KSMConfigurationEvent: KsMacroEvent {
 public final class KSMEnableOpenCensusTracingEvent: KsMacroEvent {
     /// The event's W3C trace context (see ``TraceContext``), settable as the documents' `setTraceContext`.
     public var traceContext: TraceContext? { get { trace.context } set { trace.context = newValue } }
-    private let trace: TraceContextCell
+    private let trace: TraceContextSlot
     /// `true` turns tracing on (every trace the MC starts is sampled), `false` off.
     public let tracingEnabled: Bool
 
@@ -51,6 +51,6 @@ public final class KSMEnableOpenCensusTracingEvent: KsMacroEvent {
     /// - Parameter tracingEnabled: `true` to turn tracing on, `false` to turn it off.
     public init(tracingEnabled: Bool) {
         self.tracingEnabled = tracingEnabled
-        self.trace = TraceContextCell()
+        self.trace = TraceContextSlot()
     }
 }

@@ -33,6 +33,10 @@ struct DocumentedEventTests {
         #expect(result.status == .kOk)
         #expect(result.traceContext == context)
         #expect(device.idp.server.auditLog(traceId: "4bf92f3577b34da6a3ce929d0e0e4736").map(\.event) == [.codeRedeemed])
+        // GetAstClientData's result carries its event's trace too
+        let astContext = TraceContext(traceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+        let ast = await device.mc.receive(KSMGetAstClientDataEvent(tenantId: "demo", traceContext: astContext))
+        #expect(ast.traceContext == astContext)
         // An event without one gets a new trace; one that cannot be parsed gets a new one too
         let plain = await device.mc.receive(KSMGetInformationEvent())
         #expect(TraceParent.traceId(of: plain.traceContext?.traceParent ?? "") != nil)
