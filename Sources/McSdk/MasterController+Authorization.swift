@@ -56,8 +56,8 @@ extension MasterController {
             }
         }
         let exchange = await TokenExchange.run(
-            code: event.authorisationCode, clientId: event.clientId, tenantId: event.tenantId,
-            authorization: authorization, context: requestContext(trace)
+            code: event.authorisationCode, clientId: event.clientId,
+            authorization: authorization, context: requestContext(trace, tenantId: event.tenantId)
         )
         // A controlled stress run may let another event at the token store first.
         await configuration.controller?.checkpoint(at: Seam("mc.store.save", trace: trace.seamTrace))

@@ -56,10 +56,10 @@ extension MasterController {
             configuration.clock.runAfter(timeout) { [weak flight] in
                 flight?.complete(.failure(McTokenError(.timedOut, status: .kCannotAcquireTokenData, "the token refresh did not end within \(timeout)")))
             }
-            let context = requestContext(trace)
+            let context = requestContext(trace, tenantId: user.tenantId)
             // Unstructured: a cancelled caller must not cancel the refresh the others wait for.
             startTask(Seam("mc.refresh", trace: trace.seamTrace)) {
-                let outcome = await TokenExchange.refresh(presented, clientId: tokens.clientId, tenantId: user.tenantId, context: context)
+                let outcome = await TokenExchange.refresh(presented, clientId: tokens.clientId, context: context)
                 // A controlled stress run may let another event at the token store first.
                 await self.configuration.controller?.checkpoint(at: Seam("mc.store.refreshed", trace: trace.seamTrace))
                 await self.finishRefresh(key, flight: flight, presented: presented, outcome: outcome)
@@ -146,7 +146,7 @@ extension MasterController {
             }
             return KSMExchangeIamTokenResultEvent(status: status, errorDescription: error.errorDescription)
         }
-        switch await TokenExchange.exchange(subject, audience: audience, clientId: tokens.clientId, tenantId: user.tenantId, context: requestContext(trace)) {
+        switch await TokenExchange.exchange(subject, audience: audience, clientId: tokens.clientId, context: requestContext(trace, tenantId: user.tenantId)) {
         case .success(let token): return KSMExchangeIamTokenResultEvent(status: .kOk, token: token)
         case .failure(let refusal): return refusal.result
         }

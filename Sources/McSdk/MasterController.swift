@@ -127,6 +127,8 @@ public actor MasterController {
     nonisolated let intake = EventIntake()
     /// Which of those events begins next, and those waiting for their turn.
     var turns = (next: UInt64(0), waiting: [UInt64: CheckedContinuation<Void, Never>]())
+    /// The tenant of the last token request and its token endpoint's path (``tokenPath(of:)``).
+    private var lastTokenPath: (tenantId: String, path: String)?
 
     var store: McTokenStore { configuration.tokenStore }
     var now: Date { configuration.clock.now() }
@@ -282,9 +284,18 @@ public actor MasterController {
         return TraceContext(traceParent: TraceParent.randomHeader(sampled: tracingEnabled || Int.random(in: 0..<10, using: &generator) == 0))
     }
 
-    /// What a token request of an event needs.
-    func requestContext(_ trace: TraceContext) -> TokenExchange.Context {
-        TokenExchange.Context(controller: self, trace: trace)
+    /// What a token request of an event in `tenantId` needs.
+    func requestContext(_ trace: TraceContext, tenantId: String) -> TokenExchange.Context {
+        TokenExchange.Context(controller: self, trace: trace, tokenPath: tokenPath(of: tenantId))
+    }
+
+    /// The path of `tenantId`'s token endpoint, kept for the tenant of the last request: a
+    /// device's requests nearly always go to one tenant, so the path is made once.
+    private func tokenPath(of tenantId: String) -> String {
+        if let kept = lastTokenPath, kept.tenantId == tenantId { return kept.path }
+        let path = "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/token"
+        lastTokenPath = (tenantId, path)
+        return path
     }
 
     /// Starts work the MC does on its own: a task, or the controlled run's.

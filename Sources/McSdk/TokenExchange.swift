@@ -11,13 +11,16 @@ enum TokenExchange {
     }
 
     /// What a request needs besides its form: the MasterController that sends it (its
-    /// configuration, and its listeners, told of a lost connection) and the trace it belongs to.
+    /// configuration, and its listeners, told of a lost connection), the trace it belongs to and
+    /// the path of the tenant's token endpoint.
     ///
     /// The MC is held strongly: the event or the refresh that sends a request keeps the MC alive
     /// until the answer is in anyway, and reading its configuration in place copies nothing.
     struct Context: Sendable {
         let controller: MasterController
         let trace: TraceContext
+        /// `/auth/realms/<tenant, percent-encoded>/protocol/openid-connect/token`.
+        let tokenPath: String
 
         /// Tells the MC's listeners of `state` (``KSMServerConnectionEvent``); `NOT_REACHABLE`
         /// starts the automated restart.
@@ -37,14 +40,14 @@ enum TokenExchange {
         let accessTokenExpiresAt: Date
     }
 
-    static func run(code: String, clientId: String, tenantId: String, authorization: PendingAuthorization, context: Context) async -> Result<McTokenSet, Failure> {
+    static func run(code: String, clientId: String, authorization: PendingAuthorization, context: Context) async -> Result<McTokenSet, Failure> {
         let answer = await post([
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", context.controller.configuration.redirectUri),
             ("client_id", clientId),
             ("code_verifier", authorization.verifier),
-        ], tenantId: tenantId, astClientData: authorization.clientData, context: context)
+        ], astClientData: authorization.clientData, context: context)
         let json: TokenResponseBody
         switch answer {
         case .failure(let failure): return .failure(Failure(status: .kCannotAcquireTokenData, description: failure.errorDescription))
@@ -69,9 +72,9 @@ enum TokenExchange {
 
     /// Exchanges `token` (a refresh or an offline token) for a new access token and its rotated
     /// successor.
-    static func refresh(_ token: String, clientId: String, tenantId: String, context: Context) async -> Result<Refreshed, McTokenError> {
+    static func refresh(_ token: String, clientId: String, context: Context) async -> Result<Refreshed, McTokenError> {
         let answer = await post([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)],
-                                tenantId: tenantId, astClientData: nil, context: context)
+                                astClientData: nil, context: context)
         let json: TokenResponseBody
         switch answer {
         case .failure(let failure): return .failure(failure)
@@ -101,14 +104,14 @@ enum TokenExchange {
     }
 
     /// RFC 8693: the access token for a token for `audience`.
-    static func exchange(_ accessToken: String, audience: String, clientId: String, tenantId: String, context: Context) async -> Result<String, ExchangeRefusal> {
+    static func exchange(_ accessToken: String, audience: String, clientId: String, context: Context) async -> Result<String, ExchangeRefusal> {
         let answer = await post([
             ("grant_type", IdpWire.tokenExchangeGrantType),
             ("subject_token", accessToken),
             ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"),
             ("audience", audience),
             ("client_id", clientId),
-        ], tenantId: tenantId, astClientData: nil, context: context)
+        ], astClientData: nil, context: context)
         switch answer {
         case .failure(let failure):
             return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: failure.errorDescription))
@@ -127,12 +130,12 @@ enum TokenExchange {
         }
     }
 
-    /// POSTs a form to the tenant's token endpoint; the HTTP status and the JSON body (see
+    /// POSTs a form to the tenant's token endpoint (``Context/tokenPath``); the HTTP status and the JSON body (see
     /// ``TokenResponseBody``: flat answers are read without `JSONSerialization`).
     ///
     /// A connection lost on the way is reported (`CONNECTION_LOST`) and the request sent once
     /// more; if that fails too, `NOT_REACHABLE` is reported (the MC then restarts itself).
-    private static func post(_ form: [(String, String)], tenantId: String, astClientData: String?, context: Context) async -> Result<(Int, TokenResponseBody), McTokenError> {
+    private static func post(_ form: [(String, String)], astClientData: String?, context: Context) async -> Result<(Int, TokenResponseBody), McTokenError> {
         let controller = context.controller
         let transport: any Transport
         if let configured = controller.configuration.transport {
@@ -150,7 +153,7 @@ enum TokenExchange {
         if let astClientData { headers.add("X-KOBIL-ASTCLIENTDATA", astClientData) }
         let request = HTTPRequest(
             method: "POST",
-            target: "/auth/realms/\(FormURLEncoding.percentEncode(tenantId))/protocol/openid-connect/token",
+            target: context.tokenPath,
             headers: headers, body: FormURLEncoding.encodeBytes(form)
         )
         var retried = false

@@ -183,6 +183,24 @@ struct MasterControllerTests {
         #expect(result.status == .kCannotAcquireTokenData)
     }
 
+    @Test("token requests go to the token endpoint of their event's tenant, percent-encoded, when one device's events change tenant")
+    func tokenRequestsFollowTheTenant() async {
+        // Given a device whose transport records each request's target and refuses it
+        let transport = TargetRecordingTransport()
+        let mc = MasterController(configuration: .init(idpUrl: "https://idp.test", transport: transport))
+        _ = await mc.receive(KSMStartEvent())
+        // When codes are presented in one tenant, another, and the first again
+        for tenant in ["demo", "other bank", "demo"] {
+            _ = await mc.receive(KSMGetAstClientDataEvent(tenantId: tenant))
+            let result = await mc.receive(KSMSetAuthorisationCodeEvent(tenantId: tenant, authenticationMode: .no, authorisationCode: "abc", clientId: "app"))
+            #expect((result as? KSMSetAuthorisationCodeResultEvent)?.status == .kCannotAcquireTokenData)
+        }
+        // Then each went to its own tenant's endpoint
+        #expect(transport.targets == ["/auth/realms/demo/protocol/openid-connect/token",
+                                      "/auth/realms/other%20bank/protocol/openid-connect/token",
+                                      "/auth/realms/demo/protocol/openid-connect/token"])
+    }
+
     @Test("the completion form delivers a KsMacroEvent to downcast, and postEvent's future resolves with then and value")
     func callbackForms() async throws {
         let mc = idp.masterController()
@@ -231,5 +249,16 @@ struct MasterControllerTests {
         #expect(KSMEventStatusType.KSMGLOBALPINSET == .kGlobalPinSet && KSMEventStatusType.KSMGLOBAL_PIN_SET == .kGlobalPinSet)
         #expect(KSMEventStatusType.KSMCANNOT_ACQUIRE_ACCESS_TOKEN_FOR_AUTHORIZATIN_CODE == .kCannotAcquireAccessTokenForAuthorizationCode)
         #expect(KSMAuthenticationMode.KSMAuthenticationModeBiometric == .BIOMETRIC)
+    }
+}
+
+/// Records the target of every request and answers each with 400 `invalid_grant`.
+final class TargetRecordingTransport: Transport {
+    private let recorded = LockedValue<[String]>([])
+    var targets: [String] { recorded.withLock { $0 } }
+
+    func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
+        recorded.withLock { $0.append(request.target) }
+        completion(.success(HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))))
     }
 }
