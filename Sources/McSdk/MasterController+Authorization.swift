@@ -76,7 +76,7 @@ extension MasterController {
             pending.remove(at: kept)
         }
         let user = KsUserIdentifier(tenantId: event.tenantId, userId: tokens.userId)
-        store.save(StoredUser(tokens: tokens, astClientId: tokens.astClientId, authenticationMode: event.authenticationMode), for: user, loggedIn: true)
+        store.save(StoredUser(tokens: tokens, authenticationMode: event.authenticationMode), for: user, loggedIn: true)
         if event.userIdentifier.userId.isEmpty || !configuration.plantedForgetsLogin { loggedIn.insert(user) }
         lastLoggedIn = user
         return KSMSetAuthorisationCodeResultEvent(status: .kOk, userIdentifier: user, traceContext: trace)

@@ -67,14 +67,17 @@ public final class McTokenStore: Sendable {
     var deviceAstClientId: String? { contents.withLock { $0.deviceAstClientId } }
 
     /// Stores `record` for `user` (activating the user if new).
-    func save(_ record: StoredUser, for user: KsUserIdentifier, loggedIn: Bool) {
-        let assigned = IdpWire.isAssigned(astClientId: record.astClientId)
-        // The record it replaces is returned, so it is released after the lock, with its strings.
+    func save(_ record: consuming StoredUser, for user: KsUserIdentifier, loggedIn: Bool) {
+        let assigned = IdpWire.isAssigned(astClientId: record.tokens.astClientId)
+        // Moved into the dictionary, not copied; the record it replaces is returned, so it is
+        // released after the lock, with its strings.
+        var saving = Optional(record)
         _ = contents.withLock { contents -> StoredUser? in
+            let record = saving.take()!
+            if assigned, contents.deviceAstClientId == nil { contents.deviceAstClientId = record.tokens.astClientId }
             let replaced = contents.users.updateValue(record, forKey: user)
             if replaced == nil { contents.enrollmentOrder.append(user) }
             if loggedIn { contents.lastLoggedInUser = user }
-            if assigned, contents.deviceAstClientId == nil { contents.deviceAstClientId = record.astClientId }
             return replaced
         }
     }
@@ -93,7 +96,6 @@ public final class McTokenStore: Sendable {
 /// An activated user as the store keeps them.
 struct StoredUser: Sendable {
     var tokens: McTokenSet
-    var astClientId: String
     var authenticationMode: KSMAuthenticationMode
 }
 
