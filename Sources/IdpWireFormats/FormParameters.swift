@@ -67,7 +67,7 @@ package struct FormParameters: Sendable {
 
     /// The value of the parameter `name`, or `nil` when there is none.
     package subscript(name: String) -> String? {
-        for pair in pairs where pair.name == name { return pair.value }
+        for index in 0..<pairs.count where pairs[index].name == name { return pairs[index].value }
         return nil
     }
 
