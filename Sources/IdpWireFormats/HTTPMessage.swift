@@ -137,19 +137,20 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// folded (field names are ASCII tokens, RFC 9110 §5.1), without making lowercased copies; a
     /// name with other bytes is compared by `lowercased()`, as before.
     package static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs, rhs = rhs
-        let ascii: Bool? = lhs.withUTF8 { a in
-            rhs.withUTF8 { b in
+        // Read where the names lie (native and small strings are contiguous), with no copy of
+        // either to call the mutating `withUTF8` on.
+        let ascii: Bool? = lhs.utf8.withContiguousStorageIfAvailable { a in
+            rhs.utf8.withContiguousStorageIfAvailable { b -> Bool? in
                 guard a.count == b.count else { return ByteScan.isASCII(a) && ByteScan.isASCII(b) ? false : nil }
                 var same = true
                 for index in 0..<a.count {
                     let x = a[index], y = b[index]
                     guard x < 0x80, y < 0x80 else { return nil }
-                    if x.asciiLowercased != y.asciiLowercased { same = false }
+                    if x != y && x.asciiLowercased != y.asciiLowercased { same = false }
                 }
                 return same
-            }
-        }
+            } ?? nil
+        } ?? nil
         return ascii ?? (lhs.lowercased() == rhs.lowercased())
     }
 }
