@@ -27,13 +27,26 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The part of ``target`` before `?`.
     public var path: Substring {
-        target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
+        target[..<(queryMark ?? target.endIndex)]
     }
 
     /// The part of ``target`` after the first `?`, or an empty string.
     public var query: Substring {
-        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
+        guard let mark = queryMark else { return "" }
         return target[target.utf8.index(after: mark)...]
+    }
+
+    /// Where the first `?` of ``target`` is: searched eight bytes at a time where the target's
+    /// bytes lie (a native or small string) and reached by offset, which costs less than stepping
+    /// the UTF-8 view's index a byte at a time.
+    private var queryMark: String.Index? {
+        let utf8 = target.utf8
+        let found = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            let offset = ByteScan.firstIndex(of: UInt8(ascii: "?"), in: bytes, from: 0, to: bytes.count)
+            return offset < bytes.count ? offset : nil
+        }
+        guard let found else { return utf8.firstIndex(of: UInt8(ascii: "?")) }
+        return found.map { utf8.index(utf8.startIndex, offsetBy: $0) }
     }
 }
 
