@@ -26,6 +26,20 @@ package struct SeededRandom: RandomNumberGenerator, Sendable {
         s3 = nextSplitMix()
     }
 
+    /// Creates a generator whose 256-bit state is the four given words: for a stream that must
+    /// not repeat another's (seeded from a secure source), which a 64-bit seed cannot promise
+    /// across many generators. An all-zero state, the one xoshiro never leaves, is replaced by
+    /// `init(seed: 0)`'s.
+    package init(state s0: UInt64, _ s1: UInt64, _ s2: UInt64, _ s3: UInt64) {
+        self.init(seed: 0)
+        if s0 | s1 | s2 | s3 != 0 {
+            self.s0 = s0
+            self.s1 = s1
+            self.s2 = s2
+            self.s3 = s3
+        }
+    }
+
     /// Returns the next 64 random bits and advances the state.
     /// - Returns: A uniformly distributed `UInt64`.
     package mutating func next() -> UInt64 {

@@ -6,7 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Cryptographically secure random bytes for verifiers, codes, tokens and trace ids.
+/// Cryptographically secure random bytes for verifiers, codes, tokens and salts; and, through
+/// ``fillUnique(_:)``, bytes that must not repeat but need not be secret, for trace ids.
 ///
 /// Backed by the kernel's CSPRNG (`getrandom`/`/dev/urandom` on Linux, `arc4random_buf` on Apple
 /// platforms). Any thread may call in at once.
@@ -110,6 +111,21 @@ package enum SecureRandom {
         #endif
     }
 
+    /// Fills `buffer` with bytes for identifiers that must not repeat but need not be secret
+    /// (W3C trace and parent ids): from the calling thread's xoshiro256** generator
+    /// (`SeededRandom`), seeded with 256 bits of its pool's kernel randomness at the thread's first
+    /// draw and again in a forked child. Streams seeded so never meet in practice, and a draw costs
+    /// a few instructions instead of the kernel's bytes. Never for a token, code, verifier or salt:
+    /// whoever sees a few outputs of a thread can tell its next ones.
+    package static func fillUnique(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard buffer.count > 0 else { return }
+        #if canImport(Glibc)
+        Pool.current.takeUnique(into: buffer)
+        #else
+        arc4random_buf(buffer.baseAddress!, buffer.count)
+        #endif
+    }
+
     #if canImport(Glibc)
     /// `/dev/urandom`, opened once; -1 if it cannot be opened.
     private static let urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
@@ -145,6 +161,10 @@ package enum SecureRandom {
         /// Bytes from here on are unused; `capacity` means empty.
         private var next = capacity
         private var generation: UInt64
+        /// The thread's generator for ``SecureRandom/fillUnique(_:)``; `nil` until its first draw.
+        private var identifiers: SeededRandom?
+        /// The fork generation `identifiers` was seeded in.
+        private var identifiersGeneration: UInt64 = 0
 
         init() {
             _ = SecureRandom.forkHandlerInstalled
@@ -166,6 +186,27 @@ package enum SecureRandom {
             buffer.copyMemory(from: UnsafeRawBufferPointer(source))
             source.initializeMemory(as: UInt8.self, repeating: 0)
             next += buffer.count
+        }
+
+        /// Fills `buffer` from the identifier generator, seeding it from the pool first at the
+        /// thread's first draw and after a fork.
+        func takeUnique(into buffer: UnsafeMutableRawBufferPointer) {
+            let current = SecureRandom.forkGeneration.load(ordering: .relaxed)
+            if identifiers == nil || current != identifiersGeneration {
+                var seed: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+                withUnsafeMutableBytes(of: &seed) { take(into: $0) }
+                identifiers = SeededRandom(state: seed.0, seed.1, seed.2, seed.3)
+                identifiersGeneration = current
+            }
+            var generator = identifiers.unsafelyUnwrapped
+            var offset = 0
+            while offset < buffer.count {
+                var word = generator.next()
+                let count = min(8, buffer.count - offset)
+                withUnsafeBytes(of: &word) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: count) }
+                offset += count
+            }
+            identifiers = generator
         }
 
         private static let key: pthread_key_t = {

@@ -96,7 +96,7 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
         self.flags = flags
     }
 
-    /// Starts a new trace with random ids from ``SecureRandom``.
+    /// Starts a new trace with random ids from ``SecureRandom/fillUnique(_:)``: unique, not secret.
     /// - Parameter sampled: Whether the `sampled` flag is set.
     /// - Returns: A version-00 value with fresh, non-zero ids.
     package static func random(sampled: Bool = true) -> TraceParent {
@@ -167,12 +167,12 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Fills `buffer` with random bytes, not all zero: all-zero ids are invalid; the chance is
-    /// negligible, but retrying costs nothing.
+    /// Fills `buffer` with random bytes for an id (``SecureRandom/fillUnique(_:)``), not all zero:
+    /// all-zero ids are invalid; the chance is negligible, but retrying costs nothing.
     private static func fillNonZero(_ buffer: UnsafeMutableRawBufferPointer) {
         var allZero = true
         while allZero {
-            SecureRandom.fill(buffer)
+            SecureRandom.fillUnique(buffer)
             for index in 0..<buffer.count where buffer[index] != 0 {
                 allZero = false
                 break

@@ -99,6 +99,15 @@ struct RandomTests {
         #expect((0..<3).map { _ in maximum.next() } == [0x8f55_20d5_2a7e_ad08, 0xc476_a018_caa1_802d, 0x81de_31c0_d260_469e])
     }
 
+    @Test("a generator made from a full state yields xoshiro256**'s reference outputs, and the all-zero state is seed 0's")
+    func fullState() {
+        var counting = SeededRandom(state: 1, 2, 3, 4)
+        // The published first outputs of xoshiro256** from the state {1, 2, 3, 4}.
+        #expect((0..<4).map { _ in counting.next() } == [11_520, 0, 1_509_978_240, 1_215_971_899_390_074_240])
+        var zero = SeededRandom(state: 0, 0, 0, 0), seedZero = SeededRandom(seed: 0)
+        #expect((0..<5).map { _ in zero.next() } == (0..<5).map { _ in seedZero.next() })
+    }
+
     @Test("copies of a generator continue identically")
     func deterministicCopies() {
         var first = SeededRandom(seed: 7)
@@ -127,5 +136,50 @@ struct SecureRandomPoolTests {
         var counts = [Int](repeating: 0, count: 256)
         for value in all { for byte in value { counts[Int(byte)] += 1 } }
         #expect(counts.allSatisfy { (700...1_350).contains($0) })
+    }
+}
+
+@Suite("SecureRandom.fillUnique")
+struct SecureRandomUniqueTests {
+    @Test("ids drawn on 8 OS threads at once never repeat, across threads, and are not obviously biased")
+    func idsNeverRepeat() async {
+        // Given 8 OS threads each drawing 2,048 16-byte ids, as trace ids are drawn
+        let draws = LockedValue<[[UInt8]]>([])
+        await onOSThreads(8) { _ in
+            var mine: [[UInt8]] = []
+            for _ in 0..<2_048 {
+                mine.append([UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
+                    SecureRandom.fillUnique(UnsafeMutableRawBufferPointer(buffer))
+                    count = 16
+                })
+            }
+            draws.withLock { $0 += mine }
+        }
+        let all = draws.withLock { $0 }
+        // Then no id repeats (two threads on one stream, or a stream restarted, would repeat them)
+        #expect(all.count == 16_384)
+        #expect(Set(all).count == all.count)
+        // and each byte value appears about 1,024 times (sd 32); 700...1,350 is ten sd wide
+        var counts = [Int](repeating: 0, count: 256)
+        for value in all { for byte in value { counts[Int(byte)] += 1 } }
+        #expect(counts.allSatisfy { (700...1_350).contains($0) })
+    }
+
+    @Test("a draw of any length up to 24 bytes fills every byte, the last word's too")
+    func everyLengthFilled() {
+        for length in 1...24 {
+            // Given many draws of this length over a buffer that starts all zero
+            var seenNonZero = [Bool](repeating: false, count: length)
+            for _ in 0..<64 {
+                var bytes = [UInt8](repeating: 0, count: length)
+                bytes.withUnsafeMutableBytes { SecureRandom.fillUnique($0) }
+                for index in 0..<length where bytes[index] != 0 { seenNonZero[index] = true }
+            }
+            // Then every place was written at least once (a byte left 0 in 64 draws: chance 2^-512)
+            #expect(!seenNonZero.contains(false), "length \(length): \(seenNonZero)")
+        }
+        var none: [UInt8] = []
+        none.withUnsafeMutableBytes { SecureRandom.fillUnique($0) }
+        #expect(none.isEmpty)
     }
 }
