@@ -8,7 +8,8 @@ package enum PKCE {
     /// Creates a verifier from 32 secure random bytes, as RFC 7636 §4.1 recommends.
     /// - Returns: A 43-character URL-safe Base 64 verifier.
     package static func makeVerifier() -> String {
-        Base64URL.encode(SecureRandom.bytes(32))
+        // The bytes stay on the stack, encoded straight into the verifier: no array between.
+        SecureRandom.token(byteCount: 32)
     }
 
     /// Creates a verifier from 32 bytes of the given generator, so tests and benchmarks are
