@@ -102,10 +102,9 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     package static func random(sampled: Bool = true) -> TraceParent {
         // The MC starts a trace per event: the ids are drawn and written out without an array.
         withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
+            fillIds(bytes)
             let traceId = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<16])
             let parentId = UnsafeMutableRawBufferPointer(rebasing: bytes[16..<24])
-            fillNonZero(traceId)
-            fillNonZero(parentId)
             return TraceParent(
                 uncheckedTraceId: Hex.encode(raw: UnsafeRawBufferPointer(traceId)),
                 parentId: Hex.encode(raw: UnsafeRawBufferPointer(parentId)),
@@ -118,8 +117,7 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
     /// for a header needs, without the two id strings a ``TraceParent`` holds.
     package static func randomHeader(sampled: Bool = true) -> String {
         withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
-            fillNonZero(UnsafeMutableRawBufferPointer(rebasing: bytes[0..<16]))
-            fillNonZero(UnsafeMutableRawBufferPointer(rebasing: bytes[16..<24]))
+            fillIds(bytes)
             return String(unsafeUninitializedCapacity: versionLength) { output in
                 var index = 0
                 func append(_ byte: UInt8) {
@@ -167,16 +165,25 @@ package struct TraceParent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Fills `buffer` with random bytes for an id (``SecureRandom/fillUnique(_:)``), not all zero:
-    /// all-zero ids are invalid; the chance is negligible, but retrying costs nothing.
-    private static func fillNonZero(_ buffer: UnsafeMutableRawBufferPointer) {
+    /// Fills the 24 bytes of `ids` with a trace id (the first 16) and a parent id (the last 8)
+    /// from ``SecureRandom/fillUnique(_:)``, in one draw: unique, not secret. An id that comes
+    /// out all zeros, which is invalid, is drawn again; the chance is negligible, but retrying
+    /// costs nothing.
+    private static func fillIds(_ ids: UnsafeMutableRawBufferPointer) {
+        SecureRandom.fillUnique(ids)
+        redrawWhileZero(UnsafeMutableRawBufferPointer(rebasing: ids[0..<16]))
+        redrawWhileZero(UnsafeMutableRawBufferPointer(rebasing: ids[16..<24]))
+    }
+
+    /// Draws `id` again for as long as its bytes are all zero.
+    private static func redrawWhileZero(_ id: UnsafeMutableRawBufferPointer) {
         var allZero = true
         while allZero {
-            SecureRandom.fillUnique(buffer)
-            for index in 0..<buffer.count where buffer[index] != 0 {
+            for index in 0..<id.count where id[index] != 0 {
                 allZero = false
                 break
             }
+            if allZero { SecureRandom.fillUnique(id) }
         }
     }
 
