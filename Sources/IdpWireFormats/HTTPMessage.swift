@@ -148,7 +148,7 @@ public struct HTTPHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     /// Whether two field names are the same, case-insensitively: byte by byte with ASCII letters
     /// folded (field names are ASCII tokens, RFC 9110 §5.1), without making lowercased copies; a
-    /// name with other bytes is compared by `lowercased()`, as before.
+    /// name with other bytes is compared by `lowercased()`.
     package static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
         // Read where the names lie (native and small strings are contiguous), with no copy of
         // either to call the mutating `withUTF8` on.
