@@ -10,12 +10,12 @@ extension Flow {
     /// (`engineDropsCompletionDuringProviderCall`); it may also keep it for a late response
     /// (`engineCompletesAgainOnLateResponse`) or deliver it a second time
     /// (`engineCompletesFailuresTwice`).
-    func plantedEnding(_ completion: @escaping @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice,
+    func plantedEnding(_ completion: FlowCompletion, result: IdpSdkResult, notice: Machine.ObserverNotice,
                        origin: Origin) -> Bool {
         let planted = context.shared.configuration.plantedBug
         if planted.isOn(.engineDropsCompletionDuringProviderCall), case .endedDuringCall = notice { return true }
         if planted.isOn(.engineCompletesAgainOnLateResponse), origin == .outside, let scratch = planted.scratch {
-            let again: @Sendable () -> Void = { [self] in context.handOff("completion") { completion(result) } }
+            let again: @Sendable () -> Void = { [self] in context.handOff("completion") { completion.deliverAgain(result) } }
             scratch.withLock { kept in
                 var byFlow = kept as? [IdpSdkFlowID: @Sendable () -> Void] ?? [:]
                 byFlow[id] = again
@@ -23,7 +23,7 @@ extension Flow {
             }
         }
         if planted.isOn(.engineCompletesFailuresTwice), origin == .engine, result.idpSdkError != nil {
-            context.handOff("completion") { completion(result) }
+            context.handOff("completion") { completion.deliverAgain(result) }
         }
         return false
     }
@@ -74,7 +74,7 @@ extension Flow {
     }
     #else
     @inline(__always)
-    func plantedEnding(_ completion: @escaping @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice,
+    func plantedEnding(_ completion: FlowCompletion, result: IdpSdkResult, notice: Machine.ObserverNotice,
                        origin: Origin) -> Bool { false }
     @inline(__always)
     func plantedLateResponse() {}
@@ -92,6 +92,16 @@ extension Flow {
 }
 
 #if DEBUG
+extension FlowCompletion {
+    /// Delivers `result` once more, as the planted engines that complete twice do.
+    func deliverAgain(_ result: IdpSdkResult) {
+        switch self {
+        case .handler(let handler): handler(result)
+        case .continuation(let continuation): continuation.resume(returning: result)
+        }
+    }
+}
+
 /// ``PlantedBug/engineAnswersFromAnotherFlowAfterProviderError``: the last answer a provider gave
 /// for each user and step, as the planted engine keeps them in one table for the whole service
 /// (the switch's scratch).

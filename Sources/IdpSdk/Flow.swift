@@ -18,9 +18,6 @@ struct FlowContext: Sendable {
     /// The service's tenant, configuration, worker pools, timers and count of flows in flight,
     /// through the copy of the thread that started the flow.
     let shared: FlowEnvironment
-    /// Whether the completion is the SDK's own (resuming the async form's continuation), which
-    /// never blocks; a caller's completion handler may.
-    let completionNeverBlocks: Bool
     /// The trace id the flow's ``Seam``s carry.
     let seamTrace: String?
     /// Where the flow notes its phases' times, when the caller's task binds a recorder.
@@ -34,6 +31,17 @@ struct FlowContext: Sendable {
             shared.pool.submit(job)
         }
     }
+}
+
+/// Where a flow's result goes: the caller's completion handler, or the task suspended in the `async`
+/// form. The flow's state machine holds it as a plain value, so that a handler is kept as the caller
+/// made it (a closure held as a generic parameter is wrapped in a thunk, made per flow) and the
+/// `async` form resumes its task with no closure made around the continuation.
+enum FlowCompletion: Sendable {
+    /// A caller's completion handler; it may block.
+    case handler(@Sendable (IdpSdkResult) -> Void)
+    /// The `async` form's task; resuming it never blocks.
+    case continuation(CheckedContinuation<IdpSdkResult, Never>)
 }
 
 /// What every flow of one ``IdpSdkService`` uses: its tenant, its configuration, its worker pools,
@@ -85,7 +93,7 @@ final class FlowEnvironment: Sendable {
 /// pool thread when the flow was ended from outside (cancel, timeout) or on a thread that is not
 /// this service's.
 final class Flow: Sendable {
-    typealias Machine = FlowStateMachine<@Sendable (IdpSdkResult) -> Void, IdpSdkResult>
+    typealias Machine = FlowStateMachine<FlowCompletion, IdpSdkResult>
 
     let context: FlowContext
     private let machine: LockedValue<Machine>
@@ -105,7 +113,7 @@ final class Flow: Sendable {
         set { timerPlace.store(newValue, ordering: .relaxed) }
     }
 
-    init(context: consuming FlowContext, completion: @escaping @Sendable (IdpSdkResult) -> Void) {
+    init(context: consuming FlowContext, completion: FlowCompletion) {
         deadline = FlowTimers.deadline(after: context.shared.configuration.flowTimeout, from: context.shared.configuration.clock.now())
         self.context = context
         self.machine = LockedValue(Machine(completion: completion), site: Self.lockSite)
@@ -139,7 +147,7 @@ final class Flow: Sendable {
         context.shared.inFlight.add(-1)
         if plantedEnding(completion, result: result, notice: notice, origin: origin) { return true }
         if origin == .engine && context.shared.pool.isCurrentThread {
-            complete(completion, result: result, notice: notice)
+            complete(consume completion, result: result, notice: notice)
         } else {
             context.handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
         }
@@ -159,17 +167,17 @@ final class Flow: Sendable {
 
     /// Runs on an SDK thread: the observer's notice, then the completion; each inside
     /// ``WorkerPool/mayBlock(_:)`` unless it is known not to block.
-    private func complete(_ completion: @Sendable (IdpSdkResult) -> Void, result: IdpSdkResult, notice: Machine.ObserverNotice) {
+    private func complete(_ completion: consuming FlowCompletion, result: IdpSdkResult, notice: Machine.ObserverNotice) {
         switch notice {
         case .none: break
         case .didEnd(let result): callProvider { $0.observer?.flowDidEnd(id, result: result) }
         case .endedDuringCall: callProvider { $0.observer?.flowEndedDuringCall(id) }
         }
         context.phases?.note(.completing)
-        if context.completionNeverBlocks {
-            completion(result)
-        } else {
-            context.shared.pool.mayBlock { completion(result) }
+        // Moved out, not copied: a copy of a continuation retains an object the task's thread made.
+        switch consume completion {
+        case .continuation(let continuation): continuation.resume(returning: result)
+        case .handler(let handler): context.shared.pool.mayBlock { handler(result) }
         }
     }
 

@@ -203,19 +203,17 @@ public final class IdpSdkService: Sendable {
         completion: @escaping @Sendable (IdpSdkResult) -> Void
     ) -> IdpSdkFlowHandle {
         startFlow(astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface, userId: userId,
-                  traceParent: traceParent, completionNeverBlocks: false, completion: completion)
+                  traceParent: traceParent, completion: .handler(completion))
     }
 
-    /// Starts a flow. `completionNeverBlocks`: the completion is the SDK's own (the async form's
-    /// continuation), so it runs without ``WorkerPool/mayBlock(_:)``.
+    /// Starts a flow that ends in `completion`.
     private func startFlow(
         astClientData: AstClientDataInfo,
         clientId: String,
         interactionInterface: any IdpSdkInteractionInterface,
         userId: String?,
         traceParent: String?,
-        completionNeverBlocks: Bool,
-        completion: @escaping @Sendable (IdpSdkResult) -> Void
+        completion: FlowCompletion
     ) -> IdpSdkFlowHandle {
         let phases = PhaseRecorder.current
         phases?.note(.flowEntered)
@@ -244,7 +242,7 @@ public final class IdpSdkService: Sendable {
             traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
             provider: ProviderReference(interactionInterface), transport: transport,
             shared: environments[ThreadStripe.current & (environments.count - 1)],
-            completionNeverBlocks: completionNeverBlocks, seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
+            seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
         inFlight.add(1)
         let flow = Flow(context: context, completion: completion)
@@ -277,8 +275,8 @@ public final class IdpSdkService: Sendable {
             await withCheckedContinuation { continuation in
                 let started = startFlow(
                     astClientData: astClientData, clientId: clientId, interactionInterface: interactionInterface,
-                    userId: userId, traceParent: traceParent, completionNeverBlocks: true
-                ) { continuation.resume(returning: $0) }
+                    userId: userId, traceParent: traceParent, completion: .continuation(continuation)
+                )
                 if link.publish(started) { started.cancel() }
             }
         } onCancel: {
