@@ -4,7 +4,8 @@ import IdpPrimitives
 import IdpWireFormats
 import Synchronization
 
-/// What one flow needs that does not change while it runs.
+/// What one flow needs that does not change while it runs. The AST client data is not kept: only
+/// the authorize request, made at the start, reads it.
 struct FlowContext: Sendable {
     let id: IdpSdkFlowID
     let clientId: String
@@ -12,7 +13,6 @@ struct FlowContext: Sendable {
     let traceParent: String?
     /// Whether the caller's traceparent was unparseable and the flow started a new trace.
     let traceRestarted: Bool
-    let astClientData: AstClientDataInfo
     let provider: ProviderReference
     let transport: any Transport
     /// The service's tenant, configuration, worker pools, timers and count of flows in flight,
@@ -121,10 +121,11 @@ final class Flow: Sendable {
 
     var id: IdpSdkFlowID { context.id }
 
-    /// Arms the timeout and sends the authorize request, made from the service's `template`.
-    func start(_ template: FlowRequests.AuthorizeTemplate) {
+    /// Arms the timeout and sends the authorize request, made from the service's `template` and
+    /// the caller's `astClientData`.
+    func start(_ template: FlowRequests.AuthorizeTemplate, astClientData: AstClientDataInfo) {
         context.shared.timers.arm(self, at: deadline)
-        send(FlowRequests.authorize(context, template: template), answeredInline: false)
+        send(FlowRequests.authorize(context, astClientData: astClientData, template: template), answeredInline: false)
     }
 
     /// Where a finish comes from: the engine's own path (may act on the current SDK thread) or

@@ -10,15 +10,15 @@ enum FlowRequests {
         case finished(Result<String, IdpSdkError>)
     }
 
-    static func authorize(_ context: FlowContext, template: AuthorizeTemplate) -> HTTPRequest {
+    static func authorize(_ context: FlowContext, astClientData: AstClientDataInfo, template: AuthorizeTemplate) -> HTTPRequest {
         let target = authorizeTarget(template: template, clientId: context.clientId, userId: context.userId,
-                                     codeChallenge: context.astClientData.codeChallenge, codeChallengeMethod: context.astClientData.codeChallengeMethod)
-        let astClientId = context.astClientData.astClientId
+                                     codeChallenge: astClientData.codeChallenge, codeChallengeMethod: astClientData.codeChallengeMethod)
+        let astClientId = astClientData.astClientId
         let sendsAstClientId = IdpWire.isAssigned(astClientId: astClientId)
         // Room for exactly its fields: a flow parked at the IDP keeps its request.
         var headers = HTTPHeaders(minimumCapacity: 2 + (sendsAstClientId ? 1 : 0) + (context.traceParent != nil ? 1 : 0) + (context.traceRestarted ? 1 : 0))
         headers.add("Accept", "application/xhtml+xml")
-        headers.add("X-KOBIL-ASTCLIENTDATA", context.astClientData.clientData)
+        headers.add("X-KOBIL-ASTCLIENTDATA", astClientData.clientData)
         if sendsAstClientId { headers.add("X-KOBIL-ASTCLIENTID", astClientId) }
         if let traceParent = context.traceParent { headers.add("traceparent", traceParent) }
         if context.traceRestarted { headers.add("tracestate", TraceParent.restartedTraceState) }

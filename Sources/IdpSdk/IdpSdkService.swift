@@ -239,7 +239,7 @@ public final class IdpSdkService: Sendable {
         }
         let context = FlowContext(
             id: id, clientId: clientId, userId: userId.flatMap { $0.isEmpty ? nil : $0 },
-            traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false, astClientData: astClientData,
+            traceParent: trace?.traceParent, traceRestarted: trace?.restarted ?? false,
             provider: ProviderReference(interactionInterface), transport: transport,
             shared: environments[ThreadStripe.current & (environments.count - 1)],
             seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
@@ -249,7 +249,7 @@ public final class IdpSdkService: Sendable {
         if let failure {
             flow.finish(.failure(failure))
         } else {
-            flow.start(authorizeTemplate)
+            flow.start(authorizeTemplate, astClientData: astClientData)
         }
         return IdpSdkFlowHandle(flow: flow)
     }
