@@ -38,8 +38,10 @@ struct FlowStateMachine<Completion, Outcome> {
         /// on, an SDK thread); `running` once the call has begun.
         case askingProvider(Progress, running: Bool)
         /// Ended during a provider call; `notice` is the outcome to tell the observing provider
-        /// when the call returns (`nil` when the provider does not observe flows).
-        case finishedDuringCall(notice: Outcome?)
+        /// when the call returns (`nil` when the provider does not observe flows). Indirect: an
+        /// outcome is large, and a state that holds one inline makes every state as large, which
+        /// each event copies and the flow's lock spreads over more cache lines.
+        indirect case finishedDuringCall(notice: Outcome?)
         /// Ended; nothing more happens.
         case finished
     }
