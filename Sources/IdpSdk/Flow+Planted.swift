@@ -15,7 +15,7 @@ extension Flow {
         let planted = context.shared.configuration.plantedBug
         if planted.isOn(.engineDropsCompletionDuringProviderCall), case .endedDuringCall = notice { return true }
         if planted.isOn(.engineCompletesAgainOnLateResponse), origin == .outside, let scratch = planted.scratch {
-            let again: @Sendable () -> Void = { [self] in context.handOff("completion") { completion.deliverAgain(result) } }
+            let again: @Sendable () -> Void = { [self] in handOff("completion") { completion.deliverAgain(result) } }
             scratch.withLock { kept in
                 var byFlow = kept as? [IdpSdkFlowID: @Sendable () -> Void] ?? [:]
                 byFlow[id] = again
@@ -23,7 +23,7 @@ extension Flow {
             }
         }
         if planted.isOn(.engineCompletesFailuresTwice), origin == .engine, result.idpSdkError != nil {
-            context.handOff("completion") { completion.deliverAgain(result) }
+            handOff("completion") { completion.deliverAgain(result) }
         }
         return false
     }

@@ -22,15 +22,6 @@ struct FlowContext: Sendable {
     let seamTrace: String?
     /// Where the flow notes its phases' times, when the caller's task binds a recorder.
     let phases: PhaseRecorder?
-
-    /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
-    func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
-        if shared.isControlled, let controller = shared.configuration.controller {
-            controller.post(Seam(seam, trace: seamTrace), job)
-        } else {
-            shared.pool.submit(job)
-        }
-    }
 }
 
 /// Where a flow's result goes: the caller's completion handler, or the task suspended in the `async`
@@ -128,6 +119,16 @@ final class Flow: Sendable {
         send(FlowRequests.authorize(context, astClientData: astClientData, template: template), answeredInline: false)
     }
 
+    /// Runs `job` on an SDK thread later: the worker pool's, or a controlled run's (``Seam`` `seam`).
+    func handOff(_ seam: String, _ job: @escaping @Sendable () -> Void) {
+        let shared = context.shared
+        if shared.isControlled, let controller = shared.configuration.controller {
+            controller.post(Seam(seam, trace: context.seamTrace), job)
+        } else {
+            shared.pool.submit(job)
+        }
+    }
+
     /// Where a finish comes from: the engine's own path (may act on the current SDK thread) or
     /// outside it (a cancel, the timer: always hand the completion to the pool).
     enum Origin { case engine, outside }
@@ -150,7 +151,7 @@ final class Flow: Sendable {
         if origin == .engine && context.shared.pool.isCurrentThread {
             complete(consume completion, result: result, notice: notice)
         } else {
-            context.handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
+            handOff("completion") { [self] in complete(completion, result: result, notice: notice) }
         }
         return true
     }
@@ -205,7 +206,7 @@ final class Flow: Sendable {
                 defer { context.shared.pool.leaveInline() }
                 handle(response)
             } else {
-                context.handOff("response") { [self] in handle(response) }
+                handOff("response") { [self] in handle(response) }
             }
         }
     }
@@ -247,7 +248,7 @@ final class Flow: Sendable {
                 if context.provider.neverBlocks && context.shared.pool.isCurrentThread {
                     askProvider(data, form: form)
                 } else {
-                    context.handOff(attempt > 1 ? "provider.reask" : "provider.ask") { [self] in askProvider(data, form: form) }
+                    handOff(attempt > 1 ? "provider.reask" : "provider.ask") { [self] in askProvider(data, form: form) }
                 }
             }
         }

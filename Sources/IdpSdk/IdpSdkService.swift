@@ -245,7 +245,7 @@ public final class IdpSdkService: Sendable {
             seamTrace: TraceParent.seamTrace(trace?.traceParent), phases: phases
         )
         inFlight.add(1)
-        let flow = Flow(context: context, completion: completion)
+        let flow = Flow(context: consume context, completion: completion)
         if let failure {
             flow.finish(.failure(failure))
         } else {
