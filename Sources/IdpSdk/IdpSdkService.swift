@@ -133,6 +133,9 @@ public final class IdpSdkService: Sendable {
     /// Timeouts, limits, strictness, worker threads and the clock; fixed for the service's life.
     public let configuration: Configuration
     private let explicitTransport: (any Transport)?
+    /// `IdpNetwork.shared`, held so that a flow's look-up does not retain the one network object
+    /// every flow on every core reaches.
+    private let network = IdpNetwork.shared
     let pool: WorkerPools
     let timers: FlowTimers
     /// One per ``ThreadStripe``, each referring to `pool`, `timers` and `inFlight`.
@@ -231,7 +234,7 @@ public final class IdpSdkService: Sendable {
             if let explicitTransport {
                 transport = explicitTransport
             } else {
-                switch IdpNetwork.shared.connect(to: idpUrl, certificateChain: certificateChain) {
+                switch network.connect(to: idpUrl, certificateChain: certificateChain) {
                 case .success(let found): transport = found
                 case .failure(let error): failure = FlowRequests.error(for: error)
                 }
