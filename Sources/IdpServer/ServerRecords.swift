@@ -17,16 +17,59 @@ struct TenantConfiguration: Sendable {
     }
 }
 
+/// A user as the IDP stores them. The fields a login reads but seldom changes (id, salt,
+/// password, outstanding codes, attributes, AST client ids) live in one immutable ``Profile``
+/// shared by every copy, so a copy of the record (read out of its shard, decided on, written
+/// back) retains one object; changing one of them makes a new profile. The counters a decision
+/// writes are stored inline.
 struct UserRecord {
-    let id: String
+    /// The seldom-changed fields, never changed in place: a record that changes one gets a new
+    /// profile, so copies that share it see no change.
+    private final class Profile: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private struct Fields {
+        let id: String
+        let salt: [UInt8]
+        var passwordHash: [UInt8]?
+        var activationCodes: [String: Date]
+        var passwordResetCodes: [String: Date]
+        var attributes: [String: String]
+        var astClientIds: [String]
+    }
+
+    private var profile: Profile
+
+    /// Changes one seldom-changed field: the record gets a new profile with the change.
+    private mutating func change(_ body: (inout Fields) -> Void) {
+        var fields = profile.fields
+        body(&fields)
+        profile = Profile(fields)
+    }
+
+    var id: String { profile.fields.id }
     var status: IdpUserSnapshot.Status = .pendingActivation
-    let salt: [UInt8]
-    var passwordHash: [UInt8]? = nil
+    var salt: [UInt8] { profile.fields.salt }
+    var passwordHash: [UInt8]? {
+        get { profile.fields.passwordHash }
+        set { change { $0.passwordHash = newValue } }
+    }
     /// Outstanding one-time activation codes and when each expires.
-    var activationCodes: [String: Date] = [:]
+    var activationCodes: [String: Date] {
+        get { profile.fields.activationCodes }
+        set { change { $0.activationCodes = newValue } }
+    }
     /// Outstanding one-time password-reset codes and when each expires.
-    var passwordResetCodes: [String: Date] = [:]
-    var attributes: [String: String]
+    var passwordResetCodes: [String: Date] {
+        get { profile.fields.passwordResetCodes }
+        set { change { $0.passwordResetCodes = newValue } }
+    }
+    var attributes: [String: String] {
+        get { profile.fields.attributes }
+        set { change { $0.attributes = newValue } }
+    }
     /// Wrong secrets since the last success or lockout.
     var failedAttempts = 0
     /// Wrong secrets since the last success.
@@ -35,7 +78,10 @@ struct UserRecord {
     var lockouts = 0
     var lockedUntil: Date?
     var permanentlyLocked = false
-    var astClientIds: [String] = []
+    var astClientIds: [String] {
+        get { profile.fields.astClientIds }
+        set { change { $0.astClientIds = newValue } }
+    }
     /// How many form steps naming this user the IDP has decided; numbers the audit entries of
     /// those decisions (``AuditEntry/userDecision``), so a reader can put them back in the order
     /// they were decided in without one lock around every decision and its audit.
@@ -44,9 +90,8 @@ struct UserRecord {
     var revision: UInt64 = 0
 
     init(id: String, salt: [UInt8], attributes: [String: String]) {
-        self.id = id
-        self.salt = salt
-        self.attributes = attributes
+        profile = Profile(Fields(id: id, salt: salt, passwordHash: nil, activationCodes: [:], passwordResetCodes: [:],
+                                 attributes: attributes, astClientIds: []))
     }
 
     static func hash(_ secret: String, salt: [UInt8]) -> [UInt8] {
