@@ -41,8 +41,14 @@ struct StressMutationTests {
     ]
     /// Invariants a planted bug may break instead of the one named for it: a reuse that revokes
     /// nothing leaves a code grant's tokens live and a refresh grant's too, whichever pair a free
-    /// run sends twice first.
-    static let alsoCaughtBy: [PlantedBug: Set<SystemStress.Invariant>] = [.idpReuseRevokesNothing: [.oneRefresh]]
+    /// run sends twice first; an engine that goes on with another flow's answer after its
+    /// provider's error ends that flow however the stolen step ends: with a code or the IDP's
+    /// verdict (no cross-talk), or with a fault that struck the step, an error other than the
+    /// provider's (errors delivered unchanged).
+    static let alsoCaughtBy: [PlantedBug: Set<SystemStress.Invariant>] = [
+        .idpReuseRevokesNothing: [.oneRefresh],
+        .engineAnswersFromAnotherFlowAfterProviderError: [.errorsUnchanged],
+    ]
 
     /// The default controlled strategy (PCT).
     static let controlled = ScheduleStrategy.pct(depth: 3, steps: 100)
