@@ -79,9 +79,12 @@ package enum Base64URL {
     package static func decode(_ text: String) -> [UInt8]? {
         var text = text
         return text.withUTF8 { symbols in
+            // Room for every symbol's six bits; padding only makes the bytes fewer. No room: no
+            // symbol (the empty text) or one (never valid).
+            let capacity = symbols.count * 3 / 4
+            guard capacity > 0 else { return symbols.isEmpty ? [] : nil }
             var decoded: Int?
-            // Room for every symbol's six bits; padding only makes the bytes fewer.
-            let bytes = [UInt8](unsafeUninitializedCapacity: symbols.count * 3 / 4) { buffer, count in
+            let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 decoded = decode(symbols, into: UnsafeMutableRawBufferPointer(buffer))
                 count = decoded ?? 0
             }

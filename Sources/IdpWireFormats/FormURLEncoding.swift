@@ -38,7 +38,9 @@ package enum FormURLEncoding {
     /// The same encoding as ``encode(_:)``, as the bytes of a request body, written once.
     package static func encodeBytes(_ pairs: [(String, String)]) -> [UInt8] {
         byteClasses.withUnsafeBufferPointer { classes in
-            [UInt8](unsafeUninitializedCapacity: encodedLength(pairs, classes)) { buffer, count in count = write(pairs, into: buffer, classes) }
+            let length = encodedLength(pairs, classes)
+            guard length > 0 else { return [] }
+            return [UInt8](unsafeUninitializedCapacity: length) { buffer, count in count = write(pairs, into: buffer, classes) }
         }
     }
 
