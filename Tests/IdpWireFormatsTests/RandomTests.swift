@@ -121,48 +121,41 @@ struct RandomTests {
 struct SecureRandomPoolTests {
     @Test("small draws on 8 OS threads at once never repeat, across threads and pool refills, and are not obviously biased")
     func poolsNeverShareBytes() async {
-        // Given 8 OS threads each drawing 2,048 16-byte values (8 pool refills per thread)
-        let draws = LockedValue<[[UInt8]]>([])
-        await onOSThreads(8) { _ in
-            var mine: [[UInt8]] = []
-            for _ in 0..<2_048 { mine.append(SecureRandom.bytes(16)) }
-            draws.withLock { $0 += mine }
-        }
-        let all = draws.withLock { $0 }
-        // Then no value repeats (two equal 128-bit draws would mean shared or reused pool bytes)
-        #expect(all.count == 16_384)
-        #expect(Set(all).count == all.count)
-        // and each byte value appears about 1,024 times (sd 32); 700...1,350 is ten sd wide
-        var counts = [Int](repeating: 0, count: 256)
-        for value in all { for byte in value { counts[Int(byte)] += 1 } }
-        #expect(counts.allSatisfy { (700...1_350).contains($0) })
+        // Given 8 OS threads each drawing 2,048 16-byte values (8 pool refills per thread),
+        // then no value repeats (two equal 128-bit draws would mean shared or reused pool bytes)
+        await expectDistinctAndEven { SecureRandom.bytes(16) }
     }
+}
+
+/// Has 8 OS threads at once each make 2,048 16-byte values with `draw`, then expects all 16,384
+/// distinct, and each byte value about 1,024 times (sd 32; 700...1,350 is ten sd wide).
+private func expectDistinctAndEven(_ draw: @escaping @Sendable () -> [UInt8]) async {
+    let draws = LockedValue<[[UInt8]]>([])
+    await onOSThreads(8) { _ in
+        var mine: [[UInt8]] = []
+        for _ in 0..<2_048 { mine.append(draw()) }
+        draws.withLock { $0 += mine }
+    }
+    let all = draws.withLock { $0 }
+    #expect(all.count == 16_384)
+    #expect(Set(all).count == all.count)
+    var counts = [Int](repeating: 0, count: 256)
+    for value in all { for byte in value { counts[Int(byte)] += 1 } }
+    #expect(counts.allSatisfy { (700...1_350).contains($0) })
 }
 
 @Suite("SecureRandom.fillUnique")
 struct SecureRandomUniqueTests {
     @Test("ids drawn on 8 OS threads at once never repeat, across threads, and are not obviously biased")
     func idsNeverRepeat() async {
-        // Given 8 OS threads each drawing 2,048 16-byte ids, as trace ids are drawn
-        let draws = LockedValue<[[UInt8]]>([])
-        await onOSThreads(8) { _ in
-            var mine: [[UInt8]] = []
-            for _ in 0..<2_048 {
-                mine.append([UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
-                    SecureRandom.fillUnique(UnsafeMutableRawBufferPointer(buffer))
-                    count = 16
-                })
+        // Given 8 OS threads each drawing 2,048 16-byte ids, as trace ids are drawn, then no id
+        // repeats (two threads on one stream, or a stream restarted, would repeat them)
+        await expectDistinctAndEven {
+            [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
+                SecureRandom.fillUnique(UnsafeMutableRawBufferPointer(buffer))
+                count = 16
             }
-            draws.withLock { $0 += mine }
         }
-        let all = draws.withLock { $0 }
-        // Then no id repeats (two threads on one stream, or a stream restarted, would repeat them)
-        #expect(all.count == 16_384)
-        #expect(Set(all).count == all.count)
-        // and each byte value appears about 1,024 times (sd 32); 700...1,350 is ten sd wide
-        var counts = [Int](repeating: 0, count: 256)
-        for value in all { for byte in value { counts[Int(byte)] += 1 } }
-        #expect(counts.allSatisfy { (700...1_350).contains($0) })
     }
 
     @Test("a draw of any length up to 24 bytes fills every byte, the last word's too")
