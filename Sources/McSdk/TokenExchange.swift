@@ -41,13 +41,9 @@ enum TokenExchange {
     }
 
     static func run(code: String, clientId: String, authorization: PendingAuthorization, context: Context) async -> Result<McTokenSet, Failure> {
-        let answer = await post([
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", context.controller.configuration.redirectUri),
-            ("client_id", clientId),
-            ("code_verifier", authorization.verifier),
-        ], astClientData: authorization.clientData, context: context)
+        let body = codeGrantBody(code: code, redirectUri: context.controller.configuration.redirectUri, clientId: clientId,
+                                 verifier: authorization.verifier)
+        let answer = await post(body: body, astClientData: authorization.clientData, context: context)
         let json: TokenResponseBody
         switch answer {
         case .failure(let failure): return .failure(Failure(status: .kCannotAcquireTokenData, description: failure.errorDescription))
@@ -70,10 +66,32 @@ enum TokenExchange {
         ))
     }
 
+    /// The code grant's form, `grant_type=authorization_code`, `code`, `redirect_uri`, `client_id`
+    /// and `code_verifier`, encoded as ``FormURLEncoding/encodeBytes(_:)`` encodes those pairs:
+    /// measured first, then written once into the body's own storage, with no array of pairs
+    /// between.
+    static func codeGrantBody(code: String, redirectUri: String, clientId: String, verifier: String) -> [UInt8] {
+        typealias Form = FormURLEncoding
+        let grant = "grant_type=authorization_code&code=", redirectKey = "&redirect_uri=", clientKey = "&client_id="
+        let verifierKey = "&code_verifier="
+        let length = grant.utf8.count + Form.componentLength(code) + redirectKey.utf8.count + Form.componentLength(redirectUri)
+            + clientKey.utf8.count + Form.componentLength(clientId) + verifierKey.utf8.count + Form.componentLength(verifier)
+        return [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            var offset = Form.write(verbatim: grant, into: buffer, at: 0)
+            offset = Form.write(component: code, into: buffer, at: offset)
+            offset = Form.write(verbatim: redirectKey, into: buffer, at: offset)
+            offset = Form.write(component: redirectUri, into: buffer, at: offset)
+            offset = Form.write(verbatim: clientKey, into: buffer, at: offset)
+            offset = Form.write(component: clientId, into: buffer, at: offset)
+            offset = Form.write(verbatim: verifierKey, into: buffer, at: offset)
+            count = Form.write(component: verifier, into: buffer, at: offset)
+        }
+    }
+
     /// Exchanges `token` (a refresh or an offline token) for a new access token and its rotated
     /// successor.
     static func refresh(_ token: String, clientId: String, context: Context) async -> Result<Refreshed, McTokenError> {
-        let answer = await post([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)],
+        let answer = await post(body: FormURLEncoding.encodeBytes([("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", clientId)]),
                                 astClientData: nil, context: context)
         let json: TokenResponseBody
         switch answer {
@@ -105,13 +123,13 @@ enum TokenExchange {
 
     /// RFC 8693: the access token for a token for `audience`.
     static func exchange(_ accessToken: String, audience: String, clientId: String, context: Context) async -> Result<String, ExchangeRefusal> {
-        let answer = await post([
+        let answer = await post(body: FormURLEncoding.encodeBytes([
             ("grant_type", IdpWire.tokenExchangeGrantType),
             ("subject_token", accessToken),
             ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"),
             ("audience", audience),
             ("client_id", clientId),
-        ], astClientData: nil, context: context)
+        ]), astClientData: nil, context: context)
         switch answer {
         case .failure(let failure):
             return .failure(ExchangeRefusal(status: .kCannotAcquireTokenData, errorDescription: failure.errorDescription))
@@ -130,12 +148,12 @@ enum TokenExchange {
         }
     }
 
-    /// POSTs a form to the tenant's token endpoint (``Context/tokenPath``); the HTTP status and the JSON body (see
+    /// POSTs a form's encoded `body` to the tenant's token endpoint (``Context/tokenPath``); the HTTP status and the JSON body (see
     /// ``TokenResponseBody``: flat answers are read without `JSONSerialization`).
     ///
     /// A connection lost on the way is reported (`CONNECTION_LOST`) and the request sent once
     /// more; if that fails too, `NOT_REACHABLE` is reported (the MC then restarts itself).
-    private static func post(_ form: [(String, String)], astClientData: String?, context: Context) async -> Result<(Int, TokenResponseBody), McTokenError> {
+    private static func post(body: consuming [UInt8], astClientData: String?, context: Context) async -> Result<(Int, TokenResponseBody), McTokenError> {
         let controller = context.controller
         let transport: any Transport
         if let configured = controller.configuration.transport {
@@ -154,7 +172,7 @@ enum TokenExchange {
         let request = HTTPRequest(
             method: "POST",
             target: context.tokenPath,
-            headers: headers, body: FormURLEncoding.encodeBytes(form)
+            headers: headers, body: body
         )
         var retried = false
         let phases = PhaseRecorder.current
