@@ -19,10 +19,10 @@ extension MasterController {
         let verifier = PKCE.makeVerifier()
         let challenge = PKCE.challenge(for: verifier)
         let clientData = SecureRandom.token(byteCount: 32)
-        pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData)
         // One binding per device: every user activated here shares the first activation's AST
         // client id, and it goes with every later authorization (add user, login).
         let astClientId = store.deviceAstClientId ?? IdpWire.unassignedAstClientId
+        pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData, astClientId: astClientId)
         return KSMGetAstClientDataResultEvent(status: .kOk, clientData: clientData, astClientId: astClientId,
                                               codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256, traceContext: trace)
     }

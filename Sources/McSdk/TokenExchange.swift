@@ -60,7 +60,7 @@ enum TokenExchange {
         }
         return .success(McTokenSet(
             accessToken: access, refreshToken: refresh, offlineToken: offline, userId: userId,
-            astClientId: json.string("ast_client_id") ?? IdpWire.unassignedAstClientId,
+            astClientId: json.string("ast_client_id", reusing: authorization.astClientId) ?? IdpWire.unassignedAstClientId,
             clientId: clientId,
             accessTokenExpiresAt: context.controller.configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))
         ))

@@ -66,4 +66,32 @@ struct TokenResponseBodyTests {
         #expect(!TokenResponseBody(bytes).isFlat)
         #expect(TokenResponseBody(bytes).string("a") == ((try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any])?["a"] as? String)
     }
+
+    /// Where a string's bytes live: two strings with the same address share one storage.
+    static func storage(of text: String) -> UnsafeRawPointer? {
+        text.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
+    }
+
+    @Test("a string the caller holds already is handed back, not made again; any other text reads as string(_:) reads it")
+    func reusedString() {
+        // Given a known text long enough to live in storage of its own
+        let known = String(repeating: "0123456789abcdef", count: 3)
+        let text = "{\"id\":\"\(known)\",\"other\":\"\(known)x\",\"escaped\":\"\(known)\\/\",\"n\":5}"
+        let body = TokenResponseBody(Array(text.utf8))
+        #expect(body.isFlat)
+        // When the member's bytes are the known text, then the known string itself comes back
+        let same = body.string("id", reusing: known)
+        #expect(same == known)
+        #expect(Self.storage(of: same!) == Self.storage(of: known))
+        // and a fresh read of the same member is a string of its own
+        #expect(Self.storage(of: body.string("id")!) != Self.storage(of: known))
+        // Otherwise the member reads as string(_:) reads it
+        for key in ["other", "escaped", "n", "missing"] {
+            #expect(body.string(key, reusing: known) == body.string(key), "\(key)")
+        }
+        // and a body JSONSerialization reads gives what it read
+        let fallback = TokenResponseBody(Array("{\"id\":\"\(known)\",\"x\":1.5}".utf8))
+        #expect(!fallback.isFlat)
+        #expect(fallback.string("id", reusing: known) == known)
+    }
 }
