@@ -234,14 +234,11 @@ final class Flow: Sendable {
                 finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")), from: .engine)
             case .askProvider(let step, let attempt):
                 let inputs = form.inputs
-                var fields: [IdpSdkInputField] = []
-                fields.reserveCapacity(inputs.count)
-                for index in 0..<inputs.count where inputs[index].isVisible {
-                    fields.append(IdpSdkInputField(id: inputs[index].id, label: inputs[index].label, isSecret: inputs[index].type == "password"))
-                }
+                var visible = 0
+                for index in 0..<inputs.count where inputs[index].isVisible { visible += 1 }
                 context.phases?.note(.formRead)
                 let data = IdpSdkInteractionData(
-                    inputFields: fields, flowId: id, step: step, attempt: attempt,
+                    form: inputs, visibleCount: visible, flowId: id, step: step, attempt: attempt,
                     tenantId: context.shared.tenantId, clientId: context.clientId, userId: context.userId,
                     traceParent: context.traceParent, previousError: rejection
                 )

@@ -1,3 +1,4 @@
+import IdpWireFormats
 import Synchronization
 
 /// Identifies one `getAuthorizationCode` call across all its steps. Unique within the process.
@@ -61,12 +62,20 @@ public struct IdpSdkInputField: Sendable, Equatable {
 /// A value type whose fields live in one immutable shared box: copying it (into a closure, a log, a
 /// wrapper's call) is one reference-count increment, not one per field.
 public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
+    /// Where ``inputFields`` comes from: the fields a caller gave, or the form the engine read, whose
+    /// visible inputs are the fields (made only when asked for: a provider reads the ids).
+    @usableFromInline
+    enum FieldSource: Sendable {
+        case fields([IdpSdkInputField])
+        case form([XHTMLForm.Input])
+    }
+
     /// The fields, created once per step and never changed. Inlinable, so a provider in another
     /// module reads a field with a load, not a call.
     @usableFromInline
     final class Storage: Sendable {
         @usableFromInline let inputFieldIds: [String]
-        @usableFromInline let inputFields: [IdpSdkInputField]
+        @usableFromInline let fieldSource: FieldSource
         @usableFromInline let flowId: IdpSdkFlowID
         @usableFromInline let step: Int
         @usableFromInline let attempt: Int
@@ -82,7 +91,28 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
             ids.reserveCapacity(inputFields.count)
             for index in 0..<inputFields.count { ids.append(inputFields[index].id) }
             self.inputFieldIds = ids
-            self.inputFields = inputFields
+            fieldSource = .fields(inputFields)
+            self.flowId = flowId
+            self.step = step
+            self.attempt = attempt
+            self.tenantId = tenantId
+            self.clientId = clientId
+            self.userId = userId
+            self.traceParent = traceParent
+            self.previousError = previousError
+        }
+
+        /// The fields of `form`'s visible inputs (``XHTMLForm/Input/isVisible``), in form order;
+        /// `visibleCount` of them.
+        init(form inputs: [XHTMLForm.Input], visibleCount: Int, flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
+             clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
+            var ids: [String] = []
+            if visibleCount > 0 {
+                ids.reserveCapacity(visibleCount)
+                for index in 0..<inputs.count where inputs[index].isVisible { ids.append(inputs[index].id) }
+            }
+            self.inputFieldIds = ids
+            fieldSource = .form(inputs)
             self.flowId = flowId
             self.step = step
             self.attempt = attempt
@@ -99,7 +129,19 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
     /// The field ids the current step asks, in form order. Answer exactly these.
     @inlinable public var inputFieldIds: [String] { storage.inputFieldIds }
     /// The same fields with their labels and whether they are secret.
-    @inlinable public var inputFields: [IdpSdkInputField] { storage.inputFields }
+    public var inputFields: [IdpSdkInputField] {
+        switch storage.fieldSource {
+        case .fields(let fields):
+            return fields
+        case .form(let inputs):
+            var fields: [IdpSdkInputField] = []
+            fields.reserveCapacity(storage.inputFieldIds.count)
+            for index in 0..<inputs.count where inputs[index].isVisible {
+                fields.append(IdpSdkInputField(id: inputs[index].id, label: inputs[index].label, isSecret: inputs[index].type == "password"))
+            }
+            return fields
+        }
+    }
     /// The flow this call belongs to; the same for every step of one `getAuthorizationCode`.
     @inlinable public var flowId: IdpSdkFlowID { storage.flowId }
     /// The form step, from 1; it grows when the IDP serves a new form.
@@ -145,6 +187,14 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
         previousError: IdpSdkError?
     ) {
         storage = Storage(inputFields: inputFields, flowId: flowId, step: step, attempt: attempt, tenantId: tenantId,
+                          clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
+    }
+
+    /// Interaction data for the visible inputs of the form the engine read (`visibleCount` of
+    /// them): their ids now, their fields when ``inputFields`` is read.
+    init(form inputs: [XHTMLForm.Input], visibleCount: Int, flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
+         clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
+        storage = Storage(form: inputs, visibleCount: visibleCount, flowId: flowId, step: step, attempt: attempt, tenantId: tenantId,
                           clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
     }
 
