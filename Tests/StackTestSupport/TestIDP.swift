@@ -14,24 +14,30 @@ public struct TestIDP: Sendable {
     public let tenant = "demo"
     public let clock: ManualClock
 
+    #if DEBUG
     /// - Parameter plantedBug: A bug to plant in the server (debug builds only; see `PlantedBug`).
     package init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
                  refreshTokenLifetime: Duration = .seconds(1800), plantedBug: PlantedBug?) {
-        clock = ManualClock()
-        var configuration = IdpServer.Configuration(clock: clock, refreshTokenLifetime: refreshTokenLifetime, auditLogCapacity: auditLogCapacity, lockout: lockout)
-        #if DEBUG
-        configuration.plantedBug = PlantedBugSwitch(plantedBug)
-        #endif
-        server = IdpServer(configuration: configuration)
-        url = "https://idp-\(UUID().uuidString.lowercased()).test"
-        try! server.addTenant(tenant, secretEncoding: secretEncoding)
-        IdpNetwork.shared.register(server, at: url, latency: latency)
+        self.init(latency: latency, secretEncoding: secretEncoding, auditLogCapacity: auditLogCapacity, lockout: lockout,
+                  refreshTokenLifetime: refreshTokenLifetime, adjust: { $0.plantedBug = PlantedBugSwitch(plantedBug) })
     }
+    #endif
 
     public init(latency: Duration = .zero, secretEncoding: IdpServer.SecretEncoding = .plain, auditLogCapacity: Int = 100_000, lockout: LockoutPolicy = .disabled,
                 refreshTokenLifetime: Duration = .seconds(1800)) {
         self.init(latency: latency, secretEncoding: secretEncoding, auditLogCapacity: auditLogCapacity, lockout: lockout,
-                  refreshTokenLifetime: refreshTokenLifetime, plantedBug: nil)
+                  refreshTokenLifetime: refreshTokenLifetime, adjust: { _ in })
+    }
+
+    private init(latency: Duration, secretEncoding: IdpServer.SecretEncoding, auditLogCapacity: Int, lockout: LockoutPolicy,
+                 refreshTokenLifetime: Duration, adjust: (inout IdpServer.Configuration) -> Void) {
+        clock = ManualClock()
+        var configuration = IdpServer.Configuration(clock: clock, refreshTokenLifetime: refreshTokenLifetime, auditLogCapacity: auditLogCapacity, lockout: lockout)
+        adjust(&configuration)
+        server = IdpServer(configuration: configuration)
+        url = "https://idp-\(UUID().uuidString.lowercased()).test"
+        try! server.addTenant(tenant, secretEncoding: secretEncoding)
+        IdpNetwork.shared.register(server, at: url, latency: latency)
     }
 
     /// An IdpSdkService bound to this IDP; with no configuration, on this IDP's clock, so that a
