@@ -123,7 +123,15 @@ public struct AuthorizationRedirect: Sendable, Equatable {
     /// Splits `name=value&…` (the bytes in `range`), decoding both sides and refusing repeated
     /// names; empty segments are skipped.
     private static func decodeParameters(_ bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>) throws(AuthorizationRedirectError) -> FormParameters {
-        var parameters = FormParameters()
+        // Room for every piece, made once (a redirect carries two to four); a location of many
+        // empty pieces gets no more than the pairs kept before the set of names takes over.
+        var pieces = 0
+        var amp = range.isEmpty ? range.upperBound : range.lowerBound - 1
+        while amp < range.upperBound {
+            pieces += 1
+            amp = ByteScan.firstIndex(of: UInt8(ascii: "&"), in: bytes, from: amp + 1, to: range.upperBound)
+        }
+        var parameters = FormParameters(minimumCapacity: min(pieces, FormParameters.indexedFrom))
         var start = range.lowerBound
         while start < range.upperBound {
             let end = ByteScan.firstIndex(of: UInt8(ascii: "&"), in: bytes, from: start, to: range.upperBound)

@@ -32,6 +32,12 @@ package struct FormParameters: Sendable {
     /// No parameters.
     package init() {}
 
+    /// No parameters, with room for `capacity` without growing: for a parser that counts the
+    /// pieces first.
+    package init(minimumCapacity capacity: Int) {
+        pairs.reserveCapacity(capacity)
+    }
+
     /// The given pairs, in order.
     /// - Throws: ``RepeatedName`` for the first name that appears a second time.
     package init(uniquelyNamed pairs: [(name: String, value: String)]) throws(RepeatedName) {
