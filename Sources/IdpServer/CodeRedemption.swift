@@ -11,8 +11,8 @@ struct PresentedCode {
     let redirectURI: String
     let verifier: String
     let verifierIsValid: Bool
-    /// The verifier's S256 challenge; empty for a malformed verifier.
-    let verifierChallenge: String
+    /// The verifier's S256 challenge; `nil` for a malformed verifier.
+    let verifierChallenge: PKCE.S256Challenge?
     let now: Date
     #if DEBUG
     /// The planted bug of the endpoint that made it (`IdpServer.plantedRequest(_:)`).
@@ -25,7 +25,7 @@ struct PresentedCode {
         self.redirectURI = redirectURI
         self.verifier = verifier
         verifierIsValid = PKCE.isValidVerifier(verifier)
-        verifierChallenge = verifierIsValid ? PKCE.challenge(for: verifier) : ""
+        verifierChallenge = verifierIsValid ? PKCE.S256Challenge(for: verifier) : nil
         self.now = now
     }
 
@@ -41,7 +41,7 @@ struct PresentedCode {
         guard record.expiresAt > now else { return .expired }
         guard record.clientId == clientId else { return .otherClient }
         guard record.redirectURI == redirectURI else { return .otherRedirectURI }
-        guard verifierIsValid else { return .malformedVerifier }
+        guard verifierIsValid, let verifierChallenge else { return .malformedVerifier }
         guard plantedSkipsVerifier
             || PKCE.matches(verifier: verifier, s256Challenge: verifierChallenge, challenge: record.codeChallenge, method: record.codeChallengeMethod)
         else { return .wrongVerifier }

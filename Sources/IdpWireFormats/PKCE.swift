@@ -39,6 +39,42 @@ package enum PKCE {
         return hash.finalize { Base64URL.encode(raw: $0) }
     }
 
+    /// A verifier's S256 challenge, the 43 characters of ``challenge(for:)``, kept inline in the
+    /// value: made before a check that must not hash (``matches(verifier:s256Challenge:challenge:method:)``),
+    /// with no string made.
+    package struct S256Challenge: Sendable {
+        /// The characters' bytes, in the first 43 of these 48.
+        private var characters: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+
+        /// How many characters a challenge has: the encoding of a 32-byte digest.
+        static let length = 43
+
+        /// The S256 challenge of `verifier`.
+        package init(for verifier: String) {
+            var hash = SHA256()
+            hash.update(verifier)
+            hash.finalize { digest in
+                withUnsafeMutableBytes(of: &characters) { characters in
+                    _ = Base64URL.write(digest, into: characters.bindMemory(to: UInt8.self))
+                }
+            }
+        }
+
+        /// The challenge as text, as ``challenge(for:)`` makes it.
+        package var text: String {
+            withUTF8 { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// Whether `challenge` is this challenge, compared in constant time.
+        package func matches(_ challenge: String) -> Bool {
+            withUTF8 { ConstantTime.equals($0, challenge.utf8) }
+        }
+
+        private func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+            withUnsafeBytes(of: characters) { body(UnsafeBufferPointer(rebasing: $0.bindMemory(to: UInt8.self)[..<Self.length])) }
+        }
+    }
+
     /// Whether a verifier has the RFC 7636 §4.1 form: 43 to 128 characters of
     /// ALPHA / DIGIT / "-" / "." / "_" / "~".
     /// - Parameter verifier: The candidate verifier.
@@ -82,6 +118,16 @@ package enum PKCE {
     package static func matches(verifier: String, s256Challenge: @autoclosure () -> String, challenge: String, method: String) -> Bool {
         switch method {
         case methodS256: ConstantTime.equals(s256Challenge(), challenge)
+        case methodPlain: ConstantTime.equals(verifier, challenge)
+        default: false
+        }
+    }
+
+    /// ``matches(verifier:s256Challenge:challenge:method:)`` with the verifier's S256 challenge
+    /// made beforehand as a value (``S256Challenge``): the check makes no string.
+    package static func matches(verifier: String, s256Challenge: S256Challenge, challenge: String, method: String) -> Bool {
+        switch method {
+        case methodS256: s256Challenge.matches(challenge)
         case methodPlain: ConstantTime.equals(verifier, challenge)
         default: false
         }

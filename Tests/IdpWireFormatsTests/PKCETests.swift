@@ -124,6 +124,28 @@ struct PKCETests {
         #expect(PKCE.challenge(for: verifier) == "HavxFQVUb8TSuJ-eif7zFTHdg70OvnLRo2owQx1Kt2s")
         #expect(PKCE.makeVerifier(using: &generator) != verifier)
     }
+
+    @Test("an S256 challenge made as a value is challenge(for:)'s text and matches only that text")
+    func challengeValue() {
+        #expect(PKCE.S256Challenge(for: Self.appendixBVerifier).text == Self.appendixBChallenge)
+        var generator = SeededRandom(seed: 11)
+        for _ in 0..<200 {
+            let verifier = PKCE.makeVerifier(using: &generator)
+            let expected = PKCE.challenge(for: verifier), value = PKCE.S256Challenge(for: verifier)
+            #expect(value.text == expected)
+            #expect(value.matches(expected))
+            // One character changed at each end, one dropped, one added, and nothing.
+            let first = expected.utf8.first == UInt8(ascii: "A") ? "B" : "A", last = expected.utf8.last == UInt8(ascii: "A") ? "B" : "A"
+            for other in [first + expected.dropFirst(), expected.dropLast() + last, String(expected.dropLast()), expected + "A", ""] {
+                #expect(!value.matches(other), "\(other)")
+                #expect(!PKCE.matches(verifier: verifier, s256Challenge: value, challenge: other, method: PKCE.methodS256))
+            }
+            #expect(PKCE.matches(verifier: verifier, s256Challenge: value, challenge: expected, method: PKCE.methodS256))
+            #expect(PKCE.matches(verifier: verifier, s256Challenge: value, challenge: verifier, method: PKCE.methodPlain))
+            #expect(!PKCE.matches(verifier: verifier, s256Challenge: value, challenge: expected, method: PKCE.methodPlain))
+            #expect(!PKCE.matches(verifier: verifier, s256Challenge: value, challenge: expected, method: "s256"))
+        }
+    }
 }
 
 @Suite("ConstantTime")
