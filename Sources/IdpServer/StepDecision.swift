@@ -325,20 +325,30 @@ struct SecretDigests {
     let salt: [UInt8]
     /// The secrets the digests were made of.
     let secrets: [String]
-    private let digests: [String: [UInt8]]
+    /// The first secret's digest, kept apart: most steps ask one secret, whose digest then needs
+    /// no dictionary made for it.
+    private let first: [UInt8]?
+    /// The digests of the other secrets, by secret.
+    private let others: [String: [UInt8]]
 
     init(salt: [UInt8], secrets: [String]) {
         self.salt = salt
         self.secrets = secrets
-        var digests: [String: [UInt8]] = [:]
-        for secret in secrets where digests[secret] == nil { digests[secret] = UserRecord.hash(secret, salt: salt) }
-        self.digests = digests
+        first = secrets.isEmpty ? nil : UserRecord.hash(secrets[0], salt: salt)
+        var others: [String: [UInt8]] = [:]
+        for index in 1..<max(1, secrets.count) where secrets[index] != secrets[0] && others[secrets[index]] == nil {
+            others[secrets[index]] = UserRecord.hash(secrets[index], salt: salt)
+        }
+        self.others = others
     }
 
     /// The digest of `secret` under `salt`: the one made beforehand, or (a salt or a secret not
     /// foreseen) made now.
     func digest(of secret: String, salt: [UInt8]) -> [UInt8] {
-        if salt == self.salt, let digest = digests[secret] { return digest }
+        if salt == self.salt {
+            if let first, secret == secrets[0] { return first }
+            if let digest = others[secret] { return digest }
+        }
         return UserRecord.hash(secret, salt: salt)
     }
 }
