@@ -22,7 +22,7 @@ extension MasterController {
         // One binding per device: every user activated here shares the first activation's AST
         // client id, and it goes with every later authorization (add user, login).
         let astClientId = store.deviceAstClientId ?? IdpWire.unassignedAstClientId
-        pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData, astClientId: astClientId)
+        pending[event.userIdentifier] = PendingAuthorization(verifier: verifier, challenge: challenge, clientData: clientData)
         return KSMGetAstClientDataResultEvent(status: .kOk, clientData: clientData, astClientId: astClientId,
                                               codeChallenge: challenge, codeChallengeMethod: PKCE.methodS256, traceContext: trace)
     }
@@ -56,8 +56,8 @@ extension MasterController {
             }
         }
         let exchange = await TokenExchange.run(
-            code: event.authorisationCode, clientId: event.clientId,
-            authorization: authorization, context: requestContext(trace, tenantId: event.tenantId)
+            code: event.authorisationCode, clientId: event.clientId, authorization: authorization,
+            knownAstClientId: store.deviceAstClientId ?? IdpWire.unassignedAstClientId, context: requestContext(trace, tenantId: event.tenantId)
         )
         // A controlled stress run may let another event at the token store first.
         await configuration.controller?.checkpoint(at: Seam("mc.store.save", trace: trace.seamTrace))

@@ -319,9 +319,6 @@ struct PendingAuthorization: Sendable {
     let verifier: String
     let challenge: String
     let clientData: String
-    /// The AST client id the authorization was asked with: the token answer names the same one
-    /// once the device is bound, and the MC keeps this string rather than make it again.
-    let astClientId: String
 }
 
 /// Numbers the events sent to one MasterController through its completion forms, in the order

@@ -40,7 +40,9 @@ enum TokenExchange {
         let accessTokenExpiresAt: Date
     }
 
-    static func run(code: String, clientId: String, authorization: PendingAuthorization, context: Context) async -> Result<McTokenSet, Failure> {
+    /// Redeems `code` for tokens. `knownAstClientId`: the device's AST client id as the MC holds it;
+    /// a token answer naming the same id keeps that string rather than make another.
+    static func run(code: String, clientId: String, authorization: PendingAuthorization, knownAstClientId: String, context: Context) async -> Result<McTokenSet, Failure> {
         let body = codeGrantBody(code: code, redirectUri: context.controller.configuration.redirectUri, clientId: clientId,
                                  verifier: authorization.verifier)
         let answer = await post(body: body, astClientData: authorization.clientData, context: context)
@@ -60,7 +62,7 @@ enum TokenExchange {
         }
         return .success(McTokenSet(
             accessToken: access, refreshToken: refresh, offlineToken: offline, userId: userId,
-            astClientId: json.string("ast_client_id", reusing: authorization.astClientId) ?? IdpWire.unassignedAstClientId,
+            astClientId: json.string("ast_client_id", reusing: knownAstClientId) ?? IdpWire.unassignedAstClientId,
             clientId: clientId,
             accessTokenExpiresAt: context.controller.configuration.clock.now().addingTimeInterval(TimeInterval(expiresIn))
         ))
