@@ -234,11 +234,9 @@ final class Flow: Sendable {
                 finish(.failure(IdpSdkError(.protocolError, "the IDP served more than \(limit) form steps")), from: .engine)
             case .askProvider(let step, let attempt):
                 let inputs = form.inputs
-                var visible = 0
-                for index in 0..<inputs.count where inputs[index].isVisible { visible += 1 }
                 context.phases?.note(.formRead)
                 let data = IdpSdkInteractionData(
-                    form: inputs, visibleCount: visible, flowId: id, step: step, attempt: attempt,
+                    form: inputs, flowId: id, step: step, attempt: attempt,
                     tenantId: context.shared.tenantId, clientId: context.clientId, userId: context.userId,
                     traceParent: context.traceParent, previousError: rejection
                 )

@@ -85,34 +85,10 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
         @usableFromInline let traceParent: String?
         @usableFromInline let previousError: IdpSdkError?
 
-        init(inputFields: [IdpSdkInputField], flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
+        init(inputFieldIds: [String], fieldSource: FieldSource, flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
              clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
-            var ids: [String] = []
-            ids.reserveCapacity(inputFields.count)
-            for index in 0..<inputFields.count { ids.append(inputFields[index].id) }
-            self.inputFieldIds = ids
-            fieldSource = .fields(inputFields)
-            self.flowId = flowId
-            self.step = step
-            self.attempt = attempt
-            self.tenantId = tenantId
-            self.clientId = clientId
-            self.userId = userId
-            self.traceParent = traceParent
-            self.previousError = previousError
-        }
-
-        /// The fields of `form`'s visible inputs (``XHTMLForm/Input/isVisible``), in form order;
-        /// `visibleCount` of them.
-        init(form inputs: [XHTMLForm.Input], visibleCount: Int, flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
-             clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
-            var ids: [String] = []
-            if visibleCount > 0 {
-                ids.reserveCapacity(visibleCount)
-                for index in 0..<inputs.count where inputs[index].isVisible { ids.append(inputs[index].id) }
-            }
-            self.inputFieldIds = ids
-            fieldSource = .form(inputs)
+            self.inputFieldIds = inputFieldIds
+            self.fieldSource = fieldSource
             self.flowId = flowId
             self.step = step
             self.attempt = attempt
@@ -186,16 +162,22 @@ public struct IdpSdkInteractionData: Sendable, CustomStringConvertible {
         traceParent: String?,
         previousError: IdpSdkError?
     ) {
-        storage = Storage(inputFields: inputFields, flowId: flowId, step: step, attempt: attempt, tenantId: tenantId,
-                          clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
+        var ids: [String] = []
+        ids.reserveCapacity(inputFields.count)
+        for index in 0..<inputFields.count { ids.append(inputFields[index].id) }
+        storage = Storage(inputFieldIds: ids, fieldSource: .fields(inputFields), flowId: flowId, step: step, attempt: attempt,
+                          tenantId: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
     }
 
-    /// Interaction data for the visible inputs of the form the engine read (`visibleCount` of
-    /// them): their ids now, their fields when ``inputFields`` is read.
-    init(form inputs: [XHTMLForm.Input], visibleCount: Int, flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
+    /// Interaction data for the visible inputs (``XHTMLForm/Input/isVisible``) of the form the
+    /// engine read, in form order: their ids now, their fields when ``inputFields`` is read.
+    init(form inputs: [XHTMLForm.Input], flowId: IdpSdkFlowID, step: Int, attempt: Int, tenantId: String,
          clientId: String, userId: String?, traceParent: String?, previousError: IdpSdkError?) {
-        storage = Storage(form: inputs, visibleCount: visibleCount, flowId: flowId, step: step, attempt: attempt, tenantId: tenantId,
-                          clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
+        var ids: [String] = []
+        ids.reserveCapacity(inputs.count)
+        for index in 0..<inputs.count where inputs[index].isVisible { ids.append(inputs[index].id) }
+        storage = Storage(inputFieldIds: ids, fieldSource: .form(inputs), flowId: flowId, step: step, attempt: attempt,
+                          tenantId: tenantId, clientId: clientId, userId: userId, traceParent: traceParent, previousError: previousError)
     }
 
     /// The flow, client, step, attempt and field ids, and the rejection if any; never a value.
