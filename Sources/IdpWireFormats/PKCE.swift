@@ -116,18 +116,20 @@ package enum PKCE {
     /// - Returns: `true` only when the method is known and the verifier matches; the comparison
     ///   runs in constant time.
     package static func matches(verifier: String, s256Challenge: @autoclosure () -> String, challenge: String, method: String) -> Bool {
-        switch method {
-        case methodS256: ConstantTime.equals(s256Challenge(), challenge)
-        case methodPlain: ConstantTime.equals(verifier, challenge)
-        default: false
-        }
+        matches(verifier: verifier, challenge: challenge, method: method) { ConstantTime.equals(s256Challenge(), challenge) }
     }
 
     /// ``matches(verifier:s256Challenge:challenge:method:)`` with the verifier's S256 challenge
     /// made beforehand as a value (``S256Challenge``): the check makes no string.
     package static func matches(verifier: String, s256Challenge: S256Challenge, challenge: String, method: String) -> Bool {
+        matches(verifier: verifier, challenge: challenge, method: method) { s256Challenge.matches(challenge) }
+    }
+
+    /// The method rules of both `matches` forms: `s256Matches` answers for ``methodS256``, asked
+    /// only under it.
+    private static func matches(verifier: String, challenge: String, method: String, s256Matches: () -> Bool) -> Bool {
         switch method {
-        case methodS256: s256Challenge.matches(challenge)
+        case methodS256: s256Matches()
         case methodPlain: ConstantTime.equals(verifier, challenge)
         default: false
         }

@@ -47,30 +47,14 @@ struct TokenResponseBody {
         }
     }
 
-    /// The member `key` if it is a string.
-    func string(_ key: String) -> String? {
+    /// The member `key` if it is a string; `known` itself when the member's bytes are `known`'s,
+    /// so that a text the caller holds already is not made again.
+    func string(_ key: String, reusing known: String? = nil) -> String? {
         switch storage {
         case .flat(let bytes, let members):
             return bytes.withUnsafeBufferPointer { buffer -> String? in
                 guard case .string(let range, let escaped)? = Self.member(key, of: members, in: buffer)?.value else { return nil }
-                return Self.text(range, escaped: escaped, in: buffer)
-            }
-        case .foundation(let object):
-            return object[key] as? String
-        }
-    }
-
-    /// The member `key` if it is a string, as ``string(_:)`` reads it; `known` itself when the
-    /// member's bytes are `known`'s, so that a text the caller holds already is not made again.
-    func string(_ key: String, reusing known: String) -> String? {
-        switch storage {
-        case .flat(let bytes, let members):
-            return bytes.withUnsafeBufferPointer { buffer -> String? in
-                guard case .string(let range, let escaped)? = Self.member(key, of: members, in: buffer)?.value else { return nil }
-                if !escaped {
-                    var known = known
-                    if known.withUTF8({ Self.same($0, UnsafeBufferPointer(rebasing: buffer[range])) }) { return known }
-                }
+                if !escaped, var known, known.withUTF8({ Self.same($0, UnsafeBufferPointer(rebasing: buffer[range])) }) { return known }
                 return Self.text(range, escaped: escaped, in: buffer)
             }
         case .foundation(let object):
