@@ -336,8 +336,8 @@ struct SecretDigests {
         self.secrets = secrets
         first = secrets.isEmpty ? nil : UserRecord.hash(secrets[0], salt: salt)
         var others: [String: [UInt8]] = [:]
-        for index in 1..<max(1, secrets.count) where secrets[index] != secrets[0] && others[secrets[index]] == nil {
-            others[secrets[index]] = UserRecord.hash(secrets[index], salt: salt)
+        for secret in secrets.dropFirst() where secret != secrets[0] && others[secret] == nil {
+            others[secret] = UserRecord.hash(secret, salt: salt)
         }
         self.others = others
     }
