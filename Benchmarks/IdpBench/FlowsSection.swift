@@ -147,20 +147,23 @@ struct FlowCell {
 /// understated throughput by a third and filled p25 with the few flows that had been fast.)
 /// The CPU per flow is the process's CPU time in the window over the flows completed in it.
 /// With `notingPhases`, every login notes its phases (``PhaseRecorder``) and those completed in
-/// the window are split into parts.
-func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double, notingPhases: Bool = false)
+/// the window are split into parts. Each worker runs on a device of its own; with `spreadOver`,
+/// the workers share that many of the rig's devices, each worker taking its share in turn
+/// (``FlowRow/device(worker:flow:inFlight:devices:)``).
+func closedLoop(_ rig: FlowRig, _ scenario: FlowRig.Scenario, inFlight: Int, seconds: Double, notingPhases: Bool = false, spreadOver users: Int? = nil)
     async -> (cell: FlowCell, seconds: Double, cpuUsPerFlow: Double, parts: LoginPartsRecord) {
     let window = MeasurementWindow(workers: inFlight, seconds: seconds, minimumWarmUp: min(0.5, seconds / 4))
     let cells = PerThreadCells()
     let notingPhases = notingPhases && scenario == .login
+    let devices = min(users ?? inFlight, rig.devices.count)
     let (flowsRun, parts) = await withTaskGroup(of: (Int, LoginPartsRecord).self) { group in
         for worker in 0..<inFlight {
-            let device = rig.devices[worker % rig.devices.count]
             group.addTask {
                 var first = true
                 var flows = 0
                 var parts = LoginPartsRecord()
                 while !window.hasEnded(at: uptimeNanoseconds()) {
+                    let device = rig.devices[FlowRow.device(worker: worker, flow: flows, inFlight: inFlight, devices: devices)]
                     let outcome: Result<UInt64, BenchFailure>
                     var recorder: PhaseRecorder?
                     if notingPhases {
@@ -384,22 +387,33 @@ private final class ThreadCellSlots {
 /// about 30 ms); the row's `hand_back_us` is the median of the rounds' p50s. Before each round of
 /// logins at 1 in flight, a login's requests are sent to the `IdpServer` directly for 20 ms on one
 /// thread; the row's `idp_us` is the median of the rounds' µs per login.
+///
+/// A login cell runs one device (a user) per flow in flight, so the deepest level's logins also
+/// meet the most users. After each round's cells, the login level between 1 and the deepest with
+/// the best throughput in the first round runs again over the deepest level's users
+/// (``FlowRow/scenario(_:spreadOver:)``): the same users at two depths.
 func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [FlowRow] {
     let levels = options.inFlight.sorted()
     let cells = FlowRig.Scenario.allCases.flatMap { scenario in levels.map { (scenario: scenario, level: $0) } }
     let rounds = max(1, options.rounds)
     let window = options.secondsPerFlowCell / Double(rounds)
     let floorOperation = floors(HotPathData(userCount: 1_000, seed: options.seed)).first { $0.name == idpFloorName }!.makeOperation(0)
+    func floorBeside() async -> Double {
+        await OSThreads.run { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
+    }
     // The IDP's own share of a lone login: its requests handled by the IdpServer directly.
     let stepRig = try IdpStepRig(users: 64)
     guard stepRig.loginWithTokens(user: 0) == 200 else { throw BenchFailure("flows: a login's requests sent to the IDP directly did not end in tokens") }
-    var measured = Array(repeating: [(cell: FlowCell, throughput: Double, cpu: Double, floorNs: Double, handBackUs: Double?, idpUs: Double?)](), count: cells.count)
+    var measured = Array(repeating: [CellRound](), count: cells.count)
     // The lone logins' phases: the 1-in-flight login cell's logins note them.
     var loginParts = LoginPartsRecord()
+    let deepest = levels.last ?? 1
+    let spreadCandidates = levels.filter { $0 > 1 && $0 < deepest }
+    var spread: (level: Int, rounds: [CellRound])?
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
-            let floorNs = await OSThreads.run { race(threads: 1, seconds: 0.02, makeOperation: { _ in floorOperation }).nanosecondsPerOperation }
+            let floorNs = await floorBeside()
             // A lone flow's hand-back, measured in a child task as the closed loop's workers are.
             let handBackUs: Double? = cell.level == 1 ? await withTaskGroup(of: Double.self) { group in
                 group.addTask { Double(await measureHandBack(samples: 200).value(atPercentile: 50)) / 1_000 }
@@ -419,21 +433,31 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
             let (flows, seconds, cpu, parts) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window, notingPhases: cell.level == 1)
             loginParts.merge(parts)
             try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
-            measured[index].append((flows, Double(flows.completed) / seconds, cpu, floorNs, handBackUs, idpUs))
+            measured[index].append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: handBackUs, idpUs: idpUs))
+        }
+        if round == 0, let best = spreadCandidates.max(by: { level, other in
+            func throughput(_ level: Int) -> Double {
+                cells.firstIndex { $0.scenario == .login && $0.level == level }.flatMap { measured[$0].first?.throughput } ?? 0
+            }
+            return throughput(level) < throughput(other)
+        }) {
+            spread = (best, [])
+        }
+        if let level = spread?.level {
+            progress.report("flows: login, closed loop, \(level) in flight over \(deepest) users, round \(round + 1)/\(rounds)", force: true)
+            let floorNs = await floorBeside()
+            let (flows, seconds, cpu, _) = await closedLoop(rig, .login, inFlight: level, seconds: window, spreadOver: deepest)
+            try check(flows, "login at \(level) in flight over \(deepest) users")
+            spread?.rounds.append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: nil, idpUs: nil))
         }
     }
     var rows: [FlowRow] = []
     for (index, cell) in cells.enumerated() {
-        let runs = measured[index]
-        var merged = FlowCell()
-        for run in runs { merged.merge(run.cell) }
-        let median = runs.median(by: \.throughput)
-        rows.append(FlowRow(scenario: cell.scenario.rawValue, mode: "closed", inFlight: cell.level, offeredPerS: nil,
-                            throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
-                            latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs,
-                            handBackUs: cell.level == 1 ? runs.median { $0.handBackUs ?? 0 }.handBackUs : nil,
-                            idpUs: runs.contains { $0.idpUs != nil } ? runs.median { $0.idpUs ?? 0 }.idpUs : nil,
-                            loginParts: cell.level == 1 && cell.scenario == .login ? loginParts.figures : nil))
+        rows.append(closedLoopRow(cell.scenario.rawValue, inFlight: cell.level, measured[index],
+                                  loginParts: cell.level == 1 && cell.scenario == .login ? loginParts.figures : nil))
+    }
+    if let spread {
+        rows.append(closedLoopRow(FlowRow.scenario(FlowRig.Scenario.login.rawValue, spreadOver: deepest), inFlight: spread.level, spread.rounds, loginParts: nil))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at
@@ -449,6 +473,30 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
                         offeredPerS: rate, throughputPerS: Double(cell.completed) / max(options.secondsPerFlowCell, elapsed),
                         completed: cell.completed, errors: cell.errors, latencyUs: cell.histogram.percentiles()))
     return rows
+}
+
+/// One round of a closed-loop cell: what it measured and what was measured beside it.
+private struct CellRound {
+    var cell: FlowCell
+    var throughput: Double
+    var cpu: Double
+    var floorNs: Double
+    var handBackUs: Double?
+    var idpUs: Double?
+}
+
+/// A closed-loop cell's row from its rounds: the median round's throughput, CPU per flow and
+/// floor, the latencies of every round, and the medians of what was measured beside it.
+private func closedLoopRow(_ scenario: String, inFlight: Int, _ runs: [CellRound], loginParts: LoginPartsFigures?) -> FlowRow {
+    var merged = FlowCell()
+    for run in runs { merged.merge(run.cell) }
+    let median = runs.median(by: \.throughput)
+    return FlowRow(scenario: scenario, mode: "closed", inFlight: inFlight, offeredPerS: nil,
+                   throughputPerS: median.throughput, completed: merged.completed, errors: merged.errors,
+                   latencyUs: merged.histogram.percentiles(), cpuUsPerFlow: median.cpu, floorNs: runs.median(by: \.floorNs).floorNs,
+                   handBackUs: runs.contains { $0.handBackUs != nil } ? runs.median { $0.handBackUs ?? 0 }.handBackUs : nil,
+                   idpUs: runs.contains { $0.idpUs != nil } ? runs.median { $0.idpUs ?? 0 }.idpUs : nil,
+                   loginParts: loginParts)
 }
 
 /// A cell with failed flows makes the figures meaningless: stop with the first error.

@@ -104,3 +104,39 @@ package struct FlowRow: Codable, Sendable, Equatable {
         case loginParts = "login_parts"
     }
 }
+
+extension FlowRow {
+    /// The scenario of a closed-loop cell whose flows are spread over `users` devices (a user
+    /// each) instead of running on one device per flow in flight: `"login (4096 users)"`.
+    /// - Parameters:
+    ///   - scenario: `"login"` or `"activation"`.
+    ///   - users: The devices the cell's flows are spread over.
+    /// - Returns: The row's scenario.
+    package static func scenario(_ scenario: String, spreadOver users: Int) -> String {
+        "\(scenario) (\(users) users)"
+    }
+
+    /// Whether the row is a cell spread over more users than flows in flight
+    /// (``scenario(_:spreadOver:)``).
+    package var isSpreadOverUsers: Bool {
+        mode == "closed" && scenario.hasSuffix(" users)")
+    }
+
+    /// The device a closed-loop worker runs its `flow`-th flow on, when `inFlight` workers share
+    /// `devices` devices: worker `w` owns devices `w`, `w + inFlight`, `w + 2 × inFlight` … below
+    /// `devices` and takes them in turn, so no two workers ever run on one device (a
+    /// MasterController runs one login at a time) and every device is used in turn. With
+    /// `devices` equal to `inFlight` each worker keeps its own device. With fewer devices than workers, worker `w` runs on device `w % devices`.
+    /// - Parameters:
+    ///   - worker: The worker, 0 ..< `inFlight`.
+    ///   - flow: How many flows the worker ran before this one.
+    ///   - inFlight: The workers of the cell, at least 1.
+    ///   - devices: The devices they share, at least 1.
+    /// - Returns: The device's index, 0 ..< `devices`.
+    package static func device(worker: Int, flow: Int, inFlight: Int, devices: Int) -> Int {
+        let inFlight = max(1, inFlight), devices = max(1, devices)
+        guard devices >= inFlight else { return worker % devices }
+        let owned = devices / inFlight
+        return worker % inFlight + (flow % owned) * inFlight
+    }
+}

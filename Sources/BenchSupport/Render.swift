@@ -390,5 +390,8 @@ func flowsNote(_ flows: [FlowRow]) -> String {
         note += " At 1 in flight each flow also pays one wake-up of the caller's task on the Swift pool, measured beside the cell (p50): "
             + handBacks.map { "\($0.0) \(formatNumber($0.1)) µs" }.joined(separator: ", ") + "."
     }
+    if let spread = flows.first(where: \.isSpreadOverUsers) {
+        note += " Each closed-loop flow runs on a device (a user) of its own; the row \(spread.scenario) runs \(spread.inFlight) in flight over those users, each flow taking the next of its worker's share: the same users as the deepest level."
+    }
     return note
 }

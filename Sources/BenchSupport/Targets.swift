@@ -151,7 +151,8 @@ private func evaluateFloorCostTargets(_ report: BenchReport, latency: Duration) 
 }
 
 /// The collapse targets: what is left of the best closed-loop throughput at 4,096 in flight, for
-/// logins and activations.
+/// logins and activations, and for logins against the best lower level run over the same 4,096
+/// users, where the flows section measured it.
 /// - Parameter report: The run's report.
 /// - Returns: One row per scenario the flows section measured at 4,096 in flight.
 private func evaluateCollapseTargets(_ report: BenchReport) -> [TargetRow] {
@@ -163,6 +164,17 @@ private func evaluateCollapseTargets(_ report: BenchReport) -> [TargetRow] {
         let ratio = deepest.throughputPerS / best.throughputPerS
         targets.append(TargetRow(name: "\(scenario) throughput at 4096 in flight / best level", value: ratio, limit: 0.9, met: ratio >= 0.9,
                                  detail: "\(format(deepest.throughputPerS)) vs \(format(best.throughputPerS)) flows/s at \(best.inFlight) in flight"))
+    }
+    // The deepest login cell runs on as many users as flows in flight, a lower level on fewer:
+    // against the best lower level run again over the deepest level's users, depth alone.
+    let logins = closedLoopLogins(report)
+    let spreadScenario = FlowRow.scenario("login", spreadOver: 4_096)
+    if let deepest = logins.first(where: { $0.inFlight == 4_096 }),
+       let spread = report.flows.filter({ $0.scenario == spreadScenario && $0.mode == "closed" }).max(by: { $0.throughputPerS < $1.throughputPerS }) {
+        let best = max(spread.throughputPerS, deepest.throughputPerS)
+        let ratio = best > 0 ? deepest.throughputPerS / best : 0
+        targets.append(TargetRow(name: "login throughput at 4096 in flight / best level over the same 4096 users", value: ratio, limit: 0.9, met: ratio >= 0.9,
+                                 detail: "\(format(deepest.throughputPerS)) vs \(format(spread.throughputPerS)) flows/s at \(spread.inFlight) in flight over 4096 users"))
     }
     return targets
 }
