@@ -389,9 +389,9 @@ private final class ThreadCellSlots {
 /// thread; the row's `idp_us` is the median of the rounds' µs per login.
 ///
 /// A login cell runs one device (a user) per flow in flight, so the deepest level's logins also
-/// meet the most users. After each round's cells, the login level between 1 and the deepest with
-/// the best throughput in the first round runs again over the deepest level's users
-/// (``FlowRow/scenario(_:spreadOver:)``): the same users at two depths.
+/// meet the most users. After each round's cells, every login level between 1 and the deepest
+/// runs again over the deepest level's users (``FlowRow/scenario(_:spreadOver:)``): the same
+/// users at every depth.
 func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async throws(BenchFailure) -> [FlowRow] {
     let levels = options.inFlight.sorted()
     let cells = FlowRig.Scenario.allCases.flatMap { scenario in levels.map { (scenario: scenario, level: $0) } }
@@ -408,8 +408,8 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     // The lone logins' phases: the 1-in-flight login cell's logins note them.
     var loginParts = LoginPartsRecord()
     let deepest = levels.last ?? 1
-    let spreadCandidates = levels.filter { $0 > 1 && $0 < deepest }
-    var spread: (level: Int, rounds: [CellRound])?
+    let spreadLevels = levels.filter { $0 > 1 && $0 < deepest }
+    var spread = Array(repeating: [CellRound](), count: spreadLevels.count)
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
@@ -435,20 +435,12 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
             try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
             measured[index].append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: handBackUs, idpUs: idpUs))
         }
-        if round == 0, let best = spreadCandidates.max(by: { level, other in
-            func throughput(_ level: Int) -> Double {
-                cells.firstIndex { $0.scenario == .login && $0.level == level }.flatMap { measured[$0].first?.throughput } ?? 0
-            }
-            return throughput(level) < throughput(other)
-        }) {
-            spread = (best, [])
-        }
-        if let level = spread?.level {
+        for (index, level) in spreadLevels.enumerated() {
             progress.report("flows: login, closed loop, \(level) in flight over \(deepest) users, round \(round + 1)/\(rounds)", force: true)
             let floorNs = await floorBeside()
             let (flows, seconds, cpu, _) = await closedLoop(rig, .login, inFlight: level, seconds: window, spreadOver: deepest)
             try check(flows, "login at \(level) in flight over \(deepest) users")
-            spread?.rounds.append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: nil, idpUs: nil))
+            spread[index].append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: nil, idpUs: nil))
         }
     }
     var rows: [FlowRow] = []
@@ -456,8 +448,8 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
         rows.append(closedLoopRow(cell.scenario.rawValue, inFlight: cell.level, measured[index],
                                   loginParts: cell.level == 1 && cell.scenario == .login ? loginParts.figures : nil))
     }
-    if let spread {
-        rows.append(closedLoopRow(FlowRow.scenario(FlowRig.Scenario.login.rawValue, spreadOver: deepest), inFlight: spread.level, spread.rounds, loginParts: nil))
+    for (index, level) in spreadLevels.enumerated() {
+        rows.append(closedLoopRow(FlowRow.scenario(FlowRig.Scenario.login.rawValue, spreadOver: deepest), inFlight: level, spread[index], loginParts: nil))
     }
     // Open loop at a rate the machine can sustain: half the lowest closed-loop login throughput
     // with more than one flow in flight (an open loop runs few flows at once, and few flows at

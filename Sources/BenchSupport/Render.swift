@@ -391,7 +391,7 @@ func flowsNote(_ flows: [FlowRow]) -> String {
             + handBacks.map { "\($0.0) \(formatNumber($0.1)) µs" }.joined(separator: ", ") + "."
     }
     if let spread = flows.first(where: \.isSpreadOverUsers) {
-        note += " Each closed-loop flow runs on a device (a user) of its own; the row \(spread.scenario) runs \(spread.inFlight) in flight over those users, each flow taking the next of its worker's share: the same users as the deepest level."
+        note += " Each closed-loop flow runs on a device (a user) of its own; the rows \(spread.scenario) run their levels over the deepest level's users, each flow taking the next device of its worker's share."
     }
     return note
 }

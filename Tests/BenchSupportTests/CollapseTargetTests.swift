@@ -55,8 +55,18 @@ struct CollapseTargetTests {
     @Test("the flows table's note names the spread row only when there is one")
     func note() {
         #expect(flowsNote(Self.report(at256: 52_000, at4096: 45_000, spread: 47_000).flows)
-            .contains("the row login (4096 users) runs 256 in flight over those users"))
+            .contains("the rows login (4096 users) run their levels over the deepest level's users"))
         #expect(!flowsNote(Self.report(at256: 52_000, at4096: 45_000, spread: nil).flows).contains("users"))
+    }
+
+    @Test("with a spread row per level, the best of them is the reference")
+    func bestSpreadRow() throws {
+        var report = Self.report(at256: 52_000, at4096: 45_000, spread: 47_000)
+        report.flows.append(Self.row(FlowRow.scenario("login", spreadOver: 4_096), 16, 44_000))
+        report.flows.append(Self.row(FlowRow.scenario("login", spreadOver: 4_096), 1_024, 46_000))
+        let target = try #require(Self.target(Self.sameUsers, in: report))
+        #expect(abs(target.value - 45_000.0 / 47_000) < 1e-9)
+        #expect(target.detail.hasSuffix("at 256 in flight over 4096 users"))
     }
 
     @Test("a deepest level faster than the spread row is the best level itself: 1")
