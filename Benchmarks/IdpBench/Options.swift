@@ -62,8 +62,10 @@ struct Options: Sendable {
                    dictionary lookup measured in the same runs: one step form rendered, one parsed
                    (XHTMLForm), one SecureRandom.token(), one authorize + authenticate login step
       flows        activation and login flows through IdpSdk, MasterController and the IDP:
-                   closed loop at each in-flight level, then an open loop at a fixed arrival rate
-                   (latency counted from each flow's scheduled start: no coordinated omission)
+                   closed loop at each in-flight level (a device and user per flow in flight),
+                   the login levels between 1 and the deepest again over the deepest level's
+                   users, then an open loop at a fixed arrival rate (latency counted from each
+                   flow's scheduled start: no coordinated omission)
       contention   for each lock on the hot path, the share of acquisitions that found it held,
                    the time spent waiting, and how long each acquisition held it (p50, p99, max),
                    during closed-loop logins at the highest in-flight level
