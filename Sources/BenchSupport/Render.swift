@@ -284,7 +284,20 @@ func loneLoginTable(_ split: LoneLoginSplit) -> Table {
         ["the wake-up of the caller's task (hand-back, p50)", formatNumber(split.handBackUs), share(split.handBackUs)],
         ["the engine's share (the rest: engine, MC, transport)", formatNumber(split.engineUs), share(split.engineUs)],
         ["login p50", formatNumber(split.p50Us), "100%"],
-    ], note: "The IDP's work (200 logins' requests, with the engine's and the MasterController's parameters and headers, sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it.")
+    ], note: "The IDP's work (200 logins' requests, with the engine's and the MasterController's parameters and headers, sent to the IdpServer directly, one at a time) and the hand-back are measured beside the 1-in-flight login cell in the same rounds, each as its p50; the engine's share is what is left, so the noise of both measurements lands in it."
+        + (split.parts.map { " " + restInPhases(split, $0) } ?? ""))
+}
+
+/// The engine's share (the split's rest) beside the same logins' own phases: the work the engine,
+/// the MasterController and the provider did, and how much longer the IDP's requests and the
+/// hand-offs took in the logins than beside them.
+func restInPhases(_ split: LoneLoginSplit, _ parts: LoginPartsFigures) -> String {
+    let work = parts.us(of: "engine") + parts.us(of: "mc") + parts.us(of: "provider")
+    func signed(_ value: Double) -> String { (value < 0 ? "−" : "+") + formatNumber(abs(value)) }
+    return "Against the logins' own phases (the next table), the rest of \(formatNumber(split.engineUs)) µs holds "
+        + "\(formatNumber(work)) µs of work (engine \(formatNumber(parts.us(of: "engine"))), MC \(formatNumber(parts.us(of: "mc"))), provider \(formatNumber(parts.us(of: "provider")))), "
+        + "the IDP's requests taking \(signed(parts.us(of: "idp") - split.idpUs)) µs in the transport over the IDP's own work, "
+        + "and the hand-offs \(signed(parts.us(of: "hand-off") - split.handBackUs)) µs over the one hand-back beside (p50s, which do not add up exactly)."
 }
 
 /// Lone logins split at their phases: each part's p50, then each kind of work's.

@@ -145,3 +145,26 @@ struct EngineShareTargetTests {
         #expect(missed.detail.contains("B"))
     }
 }
+
+/// The lone login split's note: its rest against the logins' own phases.
+@Suite("loneLoginTable: the rest against the logins' phases")
+struct RestInPhasesTests {
+    static func figures(idp: Double, handOff: Double, engine: Double, mc: Double, provider: Double) -> LoginPartsFigures {
+        let kinds = [("idp", idp), ("hand-off", handOff), ("engine", engine), ("provider", provider), ("mc", mc)].map { LoginPart(name: $0.0, kind: $0.0, us: $0.1) }
+        return LoginPartsFigures(logins: 100, loginP50Us: 61, parts: [], kinds: kinds)
+    }
+
+    @Test("the work of engine, MC and provider, and the IDP's and the hand-offs' excess over the figures measured beside")
+    func note() throws {
+        var split = LoneLoginSplit(p50Us: 61.4, idpUs: 15.4, handBackUs: 19.3)
+        split.parts = Self.figures(idp: 20.2, handOff: 25.2, engine: 7.6, mc: 6.2, provider: 0.3)
+        let note = try #require(loneLoginTable(split).note)
+        #expect(note.contains("the rest of 26.7 µs holds 14.1 µs of work (engine 7.6, MC 6.2, provider 0.3)"))
+        #expect(note.contains("the IDP's requests taking +4.8 µs in the transport"))
+        #expect(note.contains("the hand-offs +5.9 µs over the one hand-back beside"))
+        split.parts = Self.figures(idp: 14.0, handOff: 25.2, engine: 7.6, mc: 6.2, provider: 0.3)
+        #expect(try #require(loneLoginTable(split).note).contains("taking −1.4 µs"))
+        split.parts = nil
+        #expect(try #require(loneLoginTable(split).note).contains("Against") == false)
+    }
+}
