@@ -410,6 +410,15 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
     let deepest = levels.last ?? 1
     let spreadLevels = levels.filter { $0 > 1 && $0 < deepest }
     var spread = Array(repeating: [CellRound](), count: spreadLevels.count)
+    /// One round of a closed-loop cell, with what was measured beside it; the lone logins' phases
+    /// go into `loginParts`.
+    func measureRound(_ scenario: FlowRig.Scenario, inFlight: Int, spreadOver users: Int? = nil, floorNs: Double, handBackUs: Double? = nil,
+                      idpUs: Double? = nil, what: String) async throws(BenchFailure) -> CellRound {
+        let (flows, seconds, cpu, parts) = await closedLoop(rig, scenario, inFlight: inFlight, seconds: window, notingPhases: inFlight == 1, spreadOver: users)
+        loginParts.merge(parts)
+        try check(flows, what)
+        return CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: handBackUs, idpUs: idpUs)
+    }
     for round in 0..<rounds {
         for (index, cell) in cells.enumerated() {
             progress.report("flows: \(cell.scenario.rawValue), closed loop, \(cell.level) in flight, round \(round + 1)/\(rounds)", force: true)
@@ -430,17 +439,13 @@ func runFlowsSection(_ options: Options, rig: FlowRig, progress: Progress) async
                 }
                 return Double(histogram.value(atPercentile: 50)) / 1_000
             } : nil
-            let (flows, seconds, cpu, parts) = await closedLoop(rig, cell.scenario, inFlight: cell.level, seconds: window, notingPhases: cell.level == 1)
-            loginParts.merge(parts)
-            try check(flows, "\(cell.scenario.rawValue) at \(cell.level) in flight")
-            measured[index].append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: handBackUs, idpUs: idpUs))
+            measured[index].append(try await measureRound(cell.scenario, inFlight: cell.level, floorNs: floorNs, handBackUs: handBackUs, idpUs: idpUs,
+                                                          what: "\(cell.scenario.rawValue) at \(cell.level) in flight"))
         }
         for (index, level) in spreadLevels.enumerated() {
             progress.report("flows: login, closed loop, \(level) in flight over \(deepest) users, round \(round + 1)/\(rounds)", force: true)
-            let floorNs = await floorBeside()
-            let (flows, seconds, cpu, _) = await closedLoop(rig, .login, inFlight: level, seconds: window, spreadOver: deepest)
-            try check(flows, "login at \(level) in flight over \(deepest) users")
-            spread[index].append(CellRound(cell: flows, throughput: Double(flows.completed) / seconds, cpu: cpu, floorNs: floorNs, handBackUs: nil, idpUs: nil))
+            spread[index].append(try await measureRound(.login, inFlight: level, spreadOver: deepest, floorNs: await floorBeside(),
+                                                        what: "login at \(level) in flight over \(deepest) users"))
         }
     }
     var rows: [FlowRow] = []

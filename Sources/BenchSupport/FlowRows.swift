@@ -126,7 +126,8 @@ extension FlowRow {
     /// `devices` devices: worker `w` owns devices `w`, `w + inFlight`, `w + 2 × inFlight` … below
     /// `devices` and takes them in turn, so no two workers ever run on one device (a
     /// MasterController runs one login at a time) and every device is used in turn. With
-    /// `devices` equal to `inFlight` each worker keeps its own device. With fewer devices than workers, worker `w` runs on device `w % devices`.
+    /// `devices` equal to `inFlight` each worker keeps its own device. With fewer devices than
+    /// workers, worker `w` runs on device `w % devices`.
     /// - Parameters:
     ///   - worker: The worker, 0 ..< `inFlight`.
     ///   - flow: How many flows the worker ran before this one.

@@ -157,24 +157,27 @@ private func evaluateFloorCostTargets(_ report: BenchReport, latency: Duration) 
 /// - Returns: One row per scenario the flows section measured at 4,096 in flight.
 private func evaluateCollapseTargets(_ report: BenchReport) -> [TargetRow] {
     var targets: [TargetRow] = []
+    /// The deepest row's throughput over the best of `compared` (which holds the deepest row).
+    func collapse(_ name: String, deepest: FlowRow, compared: [FlowRow], over detail: String) -> TargetRow? {
+        guard let best = compared.max(by: { $0.throughputPerS < $1.throughputPerS }), best.throughputPerS > 0 else { return nil }
+        let ratio = deepest.throughputPerS / best.throughputPerS
+        return TargetRow(name: name, value: ratio, limit: 0.9, met: ratio >= 0.9,
+                         detail: "\(format(deepest.throughputPerS)) vs \(format(best.throughputPerS)) flows/s at \(best.inFlight) in flight\(detail)")
+    }
     for scenario in ["login", "activation"] {
         let rows = report.flows.filter { $0.scenario == scenario && $0.mode == "closed" }
-        guard let deepest = rows.first(where: { $0.inFlight == 4_096 }), let best = rows.max(by: { $0.throughputPerS < $1.throughputPerS }),
-              best.throughputPerS > 0 else { continue }
-        let ratio = deepest.throughputPerS / best.throughputPerS
-        targets.append(TargetRow(name: "\(scenario) throughput at 4096 in flight / best level", value: ratio, limit: 0.9, met: ratio >= 0.9,
-                                 detail: "\(format(deepest.throughputPerS)) vs \(format(best.throughputPerS)) flows/s at \(best.inFlight) in flight"))
+        guard let deepest = rows.first(where: { $0.inFlight == 4_096 }),
+              let target = collapse("\(scenario) throughput at 4096 in flight / best level", deepest: deepest, compared: rows, over: "") else { continue }
+        targets.append(target)
     }
     // The deepest login cell runs on as many users as flows in flight, a lower level on fewer:
-    // against the best lower level run again over the deepest level's users, depth alone.
-    let logins = closedLoopLogins(report)
+    // against the lower levels run again over the deepest level's users, depth alone.
     let spreadScenario = FlowRow.scenario("login", spreadOver: 4_096)
-    if let deepest = logins.first(where: { $0.inFlight == 4_096 }),
-       let spread = report.flows.filter({ $0.scenario == spreadScenario && $0.mode == "closed" }).max(by: { $0.throughputPerS < $1.throughputPerS }) {
-        let best = max(spread.throughputPerS, deepest.throughputPerS)
-        let ratio = best > 0 ? deepest.throughputPerS / best : 0
-        targets.append(TargetRow(name: "login throughput at 4096 in flight / best level over the same 4096 users", value: ratio, limit: 0.9, met: ratio >= 0.9,
-                                 detail: "\(format(deepest.throughputPerS)) vs \(format(spread.throughputPerS)) flows/s at \(spread.inFlight) in flight over 4096 users"))
+    let spread = report.flows.filter { $0.scenario == spreadScenario && $0.mode == "closed" }
+    if !spread.isEmpty, let deepest = closedLoopLogins(report).first(where: { $0.inFlight == 4_096 }),
+       let target = collapse("login throughput at 4096 in flight / best level over the same 4096 users", deepest: deepest,
+                             compared: spread + [deepest], over: " over 4096 users") {
+        targets.append(target)
     }
     return targets
 }
