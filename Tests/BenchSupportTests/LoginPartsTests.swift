@@ -123,6 +123,29 @@ struct EngineShareTargetTests {
                 "flows with a simulated latency are not judged")
     }
 
+    static let work = "lone login: the engine's and the MC's work / the IDP's, in the logins' own phases"
+
+    @Test("the engine's and the MC's work at most the IDP's in the same logins is met, more is not, hand-offs and provider not counted")
+    func workInPhases() throws {
+        var report = report(p50Us: 61, idpUs: 15, handBackUs: 17)
+        report.loneLoginSplit?.parts = RestInPhasesTests.figures(idp: 20, handOff: 25, engine: 7.5, mc: 6.5, provider: 0.3)
+        let met = try #require(evaluateTargets(report, latency: .zero).first { $0.name == Self.work })
+        #expect(met.met)
+        #expect(abs(met.value - 0.7) < 1e-9)
+        #expect(met.detail.contains("engine 7.5 + MC 6.5 vs IDP 20.0 µs"))
+        #expect(met.detail.contains("hand-offs 25.0"))
+        report.loneLoginSplit?.parts = RestInPhasesTests.figures(idp: 10, handOff: 1, engine: 7.5, mc: 6.5, provider: 0.3)
+        let missed = try #require(evaluateTargets(report, latency: .zero).first { $0.name == Self.work })
+        #expect(!missed.met)
+        #expect(abs(missed.value - 1.4) < 1e-9)
+        #expect(!evaluateTargets(report, latency: .milliseconds(5)).contains { $0.name == Self.work }, "flows with a simulated latency are not judged")
+        report.loneLoginSplit?.parts = RestInPhasesTests.figures(idp: 0, handOff: 25, engine: 7.5, mc: 6.5, provider: 0.3)
+        #expect(!evaluateTargets(report, latency: .zero).contains { $0.name == Self.work }, "no IDP time, no ratio")
+        report.loneLoginSplit?.parts = nil
+        #expect(!evaluateTargets(report, latency: .zero).contains { $0.name == Self.work }, "no phases noted, no row")
+        #expect(evaluateTargets(report, latency: .zero).contains { $0.name == Self.share }, "the share's own row stays")
+    }
+
     @Test("a product provider slower per call at the most threads than at 1 misses the flat target; a peer does not count")
     func flatProviders() throws {
         var report = sampleReport()
