@@ -247,9 +247,10 @@ struct AsyncCredentialBridgeTests {
         handle.cancel()
         #expect(await eventually { !recording.calls.isEmpty }, "the bridge never returned")
         #expect(recording.calls.first?.error == CredentialProviderError.make(.cancelled, "the flow ended while AsyncCredentialBridge waited for its answer"))
-        // Past flowDidEnd the engine does nothing more for the flow: a second completion would
-        // have come before it.
+        // The cancel hands the completion to one SDK thread while the provider's thread, once the
+        // bridge returns, tells the observer the flow ended: the two come in either order.
         #expect(await eventually { !recording.endedFlows.isEmpty }, "the flow never ended")
+        #expect(await eventually { completions.withLock { !$0.isEmpty } }, "the flow never completed")
         #expect(completions.withLock { $0.map { $0.idpSdkError?.code } } == [.cancelled])
         #expect(bridge.waiting == 0)
     }
