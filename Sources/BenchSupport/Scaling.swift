@@ -55,7 +55,7 @@ package struct ScalingRow: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case cores, flows, loneLoginP50Us = "lone_login_p50_us", loneLoginParts = "lone_login_parts", providers, lock
+        case cores, physicalCores = "physical_cores", flows, loneLoginP50Us = "lone_login_p50_us", loneLoginParts = "lone_login_parts", providers, lock
     }
 }
 
