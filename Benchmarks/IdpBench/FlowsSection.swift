@@ -104,6 +104,7 @@ final class FlowRig: Sendable {
         let result = await sdk.getAuthorizationCode(withAstClientData: AstClientDataInfo(astClientData: ast), clientId: client,
                                                     interactionInterface: store, userId: userId, traceParent: trace)
         phases?.note(.codeReturned)
+        phases?.noteCallerPlace()
         guard let code = result.authorizationCode else {
             return .failure(BenchFailure("\(client): \(result.idpSdkError.map { "\($0)" } ?? "no code")"))
         }

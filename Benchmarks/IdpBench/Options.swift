@@ -72,7 +72,8 @@ struct Options: Sendable {
       memory       resident bytes per flow and OS threads with many flows parked on IDP latency
                    (in a child process, so the other sections do not distort it)
       scaling      the flow cells (logins at 1024 and 4096 in flight, activations at 1024, a
-                   lone login) and the provider cells (floor: nothing shared, CredentialStore,
+                   lone login before and after them) and the provider cells (floor: nothing
+                   shared, CredentialStore,
                    StaticCredentials, FieldMappingProvider, NSLock) again in child processes
                    pinned to 1, 2, 4 … all allowed cores: throughput, speed-up over 1 core,
                    efficiency; at the highest count, the most contended flow-path lock

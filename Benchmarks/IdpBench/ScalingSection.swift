@@ -90,8 +90,8 @@ struct ScalingProbeSettings: Sendable {
 }
 
 /// The scaling probe, run in a child process pinned to `cores` of the allowed CPUs (one per
-/// physical core first, ``CPUTopology/spread(_:)``) before any other work: the flow cells (logins
-/// at 1,024 and 4,096 in flight, activations at 1,024, a lone login), then the provider cells at
+/// physical core first, ``CPUTopology/spread(_:)``) before any other work: a lone login, the flow
+/// cells (logins at 1,024 and 4,096 in flight, activations at 1,024), a lone login again, then the provider cells at
 /// `cores` threads, and with `profileLocks` one more login cell at 1,024 in flight with the lock
 /// profiler on (a cell of its own, so the profiler's counting does not slow the throughput
 /// measured).
@@ -114,6 +114,10 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
     } catch {
         throw BenchFailure("scaling: setting up the flow rig: \(error)")
     }
+    // A lone login first, in a process that has run nothing heavy yet, and again after the heavy
+    // cells: a lone login slower after them than before shows what those cells left behind.
+    let (before, _, _, beforeParts) = await closedLoop(rig, .login, inFlight: 1, seconds: settings.flowSeconds, notingPhases: true)
+    try checkScaling(before, "a lone login before the heavy cells")
     var flows: [ScalingFlow] = []
     for cell in scalingFlowCells {
         guard let scenario = FlowRig.Scenario(rawValue: cell.scenario) else { continue }
@@ -159,6 +163,8 @@ func scalingProbe(_ settings: ScalingProbeSettings) async throws(BenchFailure) -
     var row = ScalingRow(cores: cores, flows: flows, loneLoginP50Us: Double(lone.histogram.value(atPercentile: 50)) / 1_000,
                          providers: providers, lock: lock, physicalCores: topology?.physicalCores(of: chosen))
     row.loneLoginParts = loneParts.figures
+    row.loneLoginBeforeP50Us = Double(before.histogram.value(atPercentile: 50)) / 1_000
+    row.loneLoginBeforeParts = beforeParts.figures
     return row
 }
 

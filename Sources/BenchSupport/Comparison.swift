@@ -188,6 +188,7 @@ package struct Comparison: Sendable {
                     add("scaling: \(flow.scenario) @\(flow.inFlight) in flight @\(row.cores) cores: throughput_per_s", flow.throughputPerS, true)
                 }
                 add("scaling: lone login @\(row.cores) cores: p50 µs", row.loneLoginP50Us, false)
+                if let before = row.loneLoginBeforeP50Us { add("scaling: lone login before the heavy cells @\(row.cores) cores: p50 µs", before, false) }
                 for provider in row.providers {
                     add("scaling: \(provider.name) @\(row.cores) cores: ns_per_call", provider.nsPerCall, false)
                 }

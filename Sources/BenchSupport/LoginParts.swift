@@ -40,6 +40,10 @@ package struct LoginPartsRecord: Sendable {
     private var byPart = Array(repeating: LatencyHistogram(), count: parts.count)
     private var byKind = Array(repeating: LatencyHistogram(), count: kinds.count)
     private var whole = LatencyHistogram()
+    /// The OS threads (``ThreadStripe`` numbers) and CPUs the recorded logins' code came back on
+    /// (``PhaseRecorder/callerPlace``).
+    private var callerThreads = Set<Int>()
+    private var callerCPUs = Set<Int>()
 
     /// An empty record.
     package init() {}
@@ -66,6 +70,10 @@ package struct LoginPartsRecord: Sendable {
         }
         for (index, sum) in kindSums.enumerated() { byKind[index].record(sum) }
         whole.record(times[LoginPhase.tokensStored.rawValue] - times[LoginPhase.started.rawValue])
+        if let place = recorder.callerPlace {
+            callerThreads.insert(place.thread)
+            if let cpu = place.cpu { callerCPUs.insert(cpu) }
+        }
         return true
     }
 
@@ -74,6 +82,8 @@ package struct LoginPartsRecord: Sendable {
         for index in byPart.indices { byPart[index].merge(other.byPart[index]) }
         for index in byKind.indices { byKind[index].merge(other.byKind[index]) }
         whole.merge(other.whole)
+        callerThreads.formUnion(other.callerThreads)
+        callerCPUs.formUnion(other.callerCPUs)
     }
 
     /// Each part's p50, in µs.
@@ -91,7 +101,9 @@ package struct LoginPartsRecord: Sendable {
 
     /// The figures a report keeps; `nil` when no login was recorded.
     package var figures: LoginPartsFigures? {
-        count == 0 ? nil : LoginPartsFigures(logins: Int(count), loginP50Us: loginP50, parts: partsP50, kinds: kindsP50)
+        count == 0 ? nil : LoginPartsFigures(logins: Int(count), loginP50Us: loginP50, parts: partsP50, kinds: kindsP50,
+                                             callerThreads: callerThreads.isEmpty ? nil : callerThreads.count,
+                                             callerCPUs: callerCPUs.isEmpty ? nil : callerCPUs.count)
     }
 }
 
@@ -105,9 +117,24 @@ package struct LoginPartsFigures: Codable, Sendable, Equatable {
     package var parts: [LoginPart]
     /// Each kind of work's p50 (its parts added up per login), in ``LoginPartsRecord/kinds``' order.
     package var kinds: [LoginPart]
+    /// How many OS threads the logins' code came back on: the threads of Swift's pool the
+    /// hand-back woke in turn. `nil` where not noted, and in older reports.
+    package var callerThreads: Int? = nil
+    /// How many CPUs those threads ran on as the code came back; `nil` where unknown.
+    package var callerCPUs: Int? = nil
 
     /// The p50 of `kind`'s work, in µs; 0 if the figures have no such kind.
     package func us(of kind: String) -> Double { kinds.first { $0.kind == kind }?.us ?? 0 }
 
-    enum CodingKeys: String, CodingKey { case logins, loginP50Us = "login_p50_us", parts, kinds }
+    /// "N threads / M CPUs", as far as noted; `nil` when neither was.
+    package var callerPlaces: String? {
+        guard let callerThreads else { return nil }
+        let threads = "\(callerThreads) thread\(callerThreads == 1 ? "" : "s")"
+        guard let callerCPUs else { return threads }
+        return threads + " / \(callerCPUs) CPU\(callerCPUs == 1 ? "" : "s")"
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case logins, loginP50Us = "login_p50_us", parts, kinds, callerThreads = "caller_threads", callerCPUs = "caller_cpus"
+    }
 }

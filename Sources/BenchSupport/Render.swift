@@ -309,7 +309,8 @@ func loginPartsTable(_ figures: LoginPartsFigures) -> Table {
     let kinds = figures.kinds.map { ["all \(kindNames[$0.kind] ?? $0.kind)", formatNumber($0.us), share($0.us)] }
     return Table(title: "lone login parts: p50 of each part of \(figures.logins) logins at 1 in flight (µs)", header: ["part", "µs", "share"],
                  rows: parts + kinds + [["login p50 (these logins, caller's first event to last result)", formatNumber(figures.loginP50Us), "100%"]],
-                 note: "The logins of the 1-in-flight login cell, each with the clock read at the phases it passes (PhaseRecorder); a part is the time between two phases, its p50 over the logins in the cell's windows. A kind's p50 adds its parts per login first. Medians do not add up: the parts' p50s need not sum to the login's.")
+                 note: "The logins of the 1-in-flight login cell, each with the clock read at the phases it passes (PhaseRecorder); a part is the time between two phases, its p50 over the logins in the cell's windows. A kind's p50 adds its parts per login first. Medians do not add up: the parts' p50s need not sum to the login's."
+                    + (figures.callerPlaces.map { " Their code came back to the caller's task on \($0): the threads of Swift's pool the hand-back woke." } ?? ""))
 }
 
 /// The scaling section: every figure per core count, with speed-up over 1 core and efficiency.
@@ -327,11 +328,19 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
             return "×\(formatRatio(speedUp)) / \(formatRatio(ScalingMath.efficiency(speedUp, cores: row.cores)))"
         })
     }
+    if rows.contains(where: { $0.loneLoginBeforeP50Us != nil }) {
+        lines.append(["login p50 at 1 in flight before the heavy cells, µs"] + rows.map { $0.loneLoginBeforeP50Us.map(formatNumber) ?? "-" })
+        lines.append(["  of which hand-off, p50 µs"] + rows.map { row in row.loneLoginBeforeParts.map { formatNumber($0.us(of: "hand-off")) } ?? "-" })
+        lines.append(["  code back on"] + rows.map { $0.loneLoginBeforeParts?.callerPlaces ?? "-" })
+    }
     lines.append(["login p50 at 1 in flight, µs"] + rows.map { formatNumber($0.loneLoginP50Us) })
     if rows.contains(where: { $0.loneLoginParts != nil }) {
         for kind in LoginPartsRecord.kinds {
             lines.append(["  of which \(kind), p50 µs"] + rows.map { row in row.loneLoginParts.map { formatNumber($0.us(of: kind)) } ?? "-" })
         }
+    }
+    if rows.contains(where: { $0.loneLoginParts?.callerPlaces != nil }) {
+        lines.append(["  code back on"] + rows.map { $0.loneLoginParts?.callerPlaces ?? "-" })
     }
     for name in orderedUnique(rows.flatMap { $0.providers.map(\.name) }) {
         lines.append(["\(name): ns/call (aggregate)"] + rows.map { $0.nsPerCall(name).map(formatNumber) ?? "-" })

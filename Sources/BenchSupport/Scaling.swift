@@ -14,6 +14,11 @@ package struct ScalingRow: Codable, Sendable, Equatable {
     package var loneLoginP50Us: Double
     /// Those logins split at their phases (``LoginPartsRecord``); `nil` in older reports.
     package var loneLoginParts: LoginPartsFigures?
+    /// The p50 of logins at 1 in flight run first in the child, before the heavy flow cells, in
+    /// µs (``loneLoginP50Us`` runs after them); `nil` in older reports.
+    package var loneLoginBeforeP50Us: Double?
+    /// Those logins split at their phases; `nil` in older reports.
+    package var loneLoginBeforeParts: LoginPartsFigures?
     /// The provider hot path with `cores` threads calling at once.
     package var providers: [ScalingProvider]
     /// The most contended flow-path lock during a profiled login cell at 1,024 in flight; measured
@@ -55,7 +60,8 @@ package struct ScalingRow: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case cores, physicalCores = "physical_cores", flows, loneLoginP50Us = "lone_login_p50_us", loneLoginParts = "lone_login_parts", providers, lock
+        case cores, physicalCores = "physical_cores", flows, loneLoginP50Us = "lone_login_p50_us", loneLoginParts = "lone_login_parts",
+             loneLoginBeforeP50Us = "lone_login_before_p50_us", loneLoginBeforeParts = "lone_login_before_parts", providers, lock
     }
 }
 
@@ -229,8 +235,15 @@ package func evaluateScalingTargets(_ rows: [ScalingRow]) -> [TargetRow] {
     }
     if highest.cores >= 4, let two = row(2), two.loneLoginP50Us > 0 {
         let ratio = highest.loneLoginP50Us / two.loneLoginP50Us
-        targets.append(TargetRow(name: "lone login p50 at \(highest.cores) cores / 2 cores", value: ratio, limit: 1.2, met: ratio <= 1.2,
-                                 detail: "\(formatRatio(highest.loneLoginP50Us)) vs \(formatRatio(two.loneLoginP50Us)) µs, at most"))
+        var detail = "\(formatRatio(highest.loneLoginP50Us)) vs \(formatRatio(two.loneLoginP50Us)) µs, at most, after the heavy cells"
+        if let before = highest.loneLoginBeforeP50Us, let twoBefore = two.loneLoginBeforeP50Us {
+            detail += "; before them \(formatRatio(before)) vs \(formatRatio(twoBefore)) µs"
+        }
+        if let handOff = highest.loneLoginParts?.us(of: "hand-off"), let twoHandOff = two.loneLoginParts?.us(of: "hand-off") {
+            detail += "; hand-offs after them \(formatRatio(handOff)) vs \(formatRatio(twoHandOff)) µs"
+        }
+        if let places = highest.loneLoginParts?.callerPlaces { detail += ", the code back on \(places) at \(highest.cores) cores" }
+        targets.append(TargetRow(name: "lone login p50 at \(highest.cores) cores / 2 cores", value: ratio, limit: 1.2, met: ratio <= 1.2, detail: detail))
     }
     return targets
 }

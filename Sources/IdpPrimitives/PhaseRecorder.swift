@@ -50,6 +50,10 @@ package final class PhaseRecorder: Sendable {
     // in between goes through an `Atomic`.
     nonisolated(unsafe) private let times: UnsafeMutablePointer<Atomic<UInt64>>
     private static let count = LoginPhase.allCases.count
+    /// Where the caller's task ran when its code came back (``noteCallerPlace()``): the thread's
+    /// ``ThreadStripe`` number and the CPU, each -1 until noted (the CPU also where unknown).
+    private let callerThread = Atomic<Int>(-1)
+    private let callerCPU = Atomic<Int>(-1)
     private static let armed = Atomic<Bool>(false)
     @TaskLocal private static var bound: PhaseRecorder?
 
@@ -84,6 +88,23 @@ package final class PhaseRecorder: Sendable {
     /// Notes `time` (uptime in nanoseconds, above 0) as the time of `phase`, unless it was noted already.
     package func note(_ phase: LoginPhase, at time: UInt64) {
         _ = (times + phase.rawValue).pointee.compareExchange(expected: 0, desired: max(1, time), ordering: .relaxed)
+    }
+
+    /// Notes the OS thread (its ``ThreadStripe`` number) and the CPU (``Processors/currentCPU()``)
+    /// the calling task runs on: called by the caller's task as `getAuthorizationCode`'s result
+    /// reaches it, it says where the hand-back woke.
+    package func noteCallerPlace() {
+        callerThread.store(ThreadStripe.current, ordering: .relaxed)
+        callerCPU.store(Processors.currentCPU() ?? -1, ordering: .relaxed)
+    }
+
+    /// Where ``noteCallerPlace()`` found the caller's task: its thread's ``ThreadStripe`` number
+    /// and its CPU (`nil` where unknown); `nil` if it was not noted.
+    package var callerPlace: (thread: Int, cpu: Int?)? {
+        let thread = callerThread.load(ordering: .relaxed)
+        guard thread >= 0 else { return nil }
+        let cpu = callerCPU.load(ordering: .relaxed)
+        return (thread, cpu >= 0 ? cpu : nil)
     }
 
     /// The uptime in nanoseconds at which `phase` was noted; `nil` if it was not.

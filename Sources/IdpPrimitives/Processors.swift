@@ -40,7 +40,24 @@ package enum Processors {
         #endif
     }
 
+    /// The CPU the calling thread runs on now (it may move right after); `nil` where the system
+    /// does not say (glibc's `sched_getcpu` elsewhere than Linux, or a failed call).
+    package static func currentCPU() -> Int? {
+        #if os(Linux)
+        guard let getCPU else { return nil }
+        let cpu = getCPU()
+        return cpu >= 0 ? Int(cpu) : nil
+        #else
+        return nil
+        #endif
+    }
+
     #if os(Linux)
+    private typealias GetCPU = @convention(c) () -> Int32
+
+    /// glibc's `sched_getcpu`, looked up at run time: the Glibc module does not import it.
+    private static let getCPU: GetCPU? = dlsym(nil, "sched_getcpu").map { unsafeBitCast($0, to: GetCPU.self) }
+
     private typealias GetAffinity = @convention(c) (pid_t, Int, UnsafeMutablePointer<cpu_set_t>) -> Int32
 
     /// glibc's `sched_getaffinity`, looked up at run time: the Glibc module does not import it.

@@ -88,6 +88,52 @@ struct LoginPartsTests {
         #expect(try JSONDecoder().decode(LoneLoginSplit.self, from: Data(older.utf8)).parts == nil)
     }
 
+    @Test("the OS threads and CPUs the code came back on: counted once each, merged as a union, shown in the parts table; none noted, none shown")
+    func callerPlaces() async throws {
+        let here = recorder(gaps: steadyGaps), elsewhere = recorder(gaps: steadyGaps)
+        here.noteCallerPlace()
+        let place = try #require(here.callerPlace)
+        #expect(place.thread == ThreadStripe.current)
+        #if os(Linux)
+        let cpu = try #require(place.cpu, "sched_getcpu answers on Linux")
+        #expect(Processors.allowedCPUs()?.contains(cpu) ?? true)
+        #endif
+        await OSThreads.run { elsewhere.noteCallerPlace() }
+        #expect(elsewhere.callerPlace?.thread != place.thread, "another OS thread has another number")
+        var first = LoginPartsRecord(), second = LoginPartsRecord()
+        first.record(here)
+        first.record(here)
+        #expect(first.figures?.callerThreads == 1)
+        second.record(elsewhere)
+        first.merge(second)
+        let figures = try #require(first.figures)
+        #expect(figures.callerThreads == 2)
+        #if os(Linux)
+        #expect((1...2).contains(figures.callerCPUs ?? 0))
+        #endif
+        #expect(loginPartsTable(figures).note?.contains("came back to the caller's task on 2 threads") == true)
+        let decoded = try JSONDecoder().decode(LoginPartsFigures.self, from: JSONEncoder().encode(figures))
+        #expect(decoded == figures)
+        var unnoted = LoginPartsRecord()
+        unnoted.record(recorder(gaps: steadyGaps))
+        #expect(unnoted.figures?.callerThreads == nil)
+        #expect(unnoted.figures?.callerPlaces == nil)
+        #expect(loginPartsTable(try #require(unnoted.figures)).note?.contains("came back") == false)
+    }
+
+    @Test("callerPlaces names threads and CPUs, in the singular where one")
+    func callerPlacesText() {
+        var figures = LoginPartsFigures(logins: 1, loginP50Us: 1, parts: [], kinds: [])
+        #expect(figures.callerPlaces == nil)
+        figures.callerThreads = 1
+        #expect(figures.callerPlaces == "1 thread")
+        figures.callerCPUs = 1
+        #expect(figures.callerPlaces == "1 thread / 1 CPU")
+        figures.callerThreads = 16
+        figures.callerCPUs = 15
+        #expect(figures.callerPlaces == "16 threads / 15 CPUs")
+    }
+
     @Test("the parts table shows every part, every kind and the login")
     func table() throws {
         var record = LoginPartsRecord()

@@ -115,9 +115,13 @@ struct ScalingReportTests {
     @Test("scaling rows and the lone login split round-trip through JSON in snake_case")
     func jsonRoundTrip() throws {
         var report = Self.report()
-        for index in report.scaling.indices { report.scaling[index].physicalCores = report.scaling[index].cores }
+        for index in report.scaling.indices {
+            report.scaling[index].physicalCores = report.scaling[index].cores
+            report.scaling[index].loneLoginBeforeP50Us = 50
+            report.scaling[index].loneLoginBeforeParts = LoginPartsFigures(logins: 10, loginP50Us: 50, parts: [], kinds: [], callerThreads: 2, callerCPUs: 1)
+        }
         let json = report.json()
-        for key in ["\"scaling\"", "\"physical_cores\" : 2", "\"lone_login_p50_us\"", "\"contended_share\"", "\"lone_login_split\"", "\"engine_us\" : 25", "\"idp_us\" : 45"] {
+        for key in ["\"scaling\"", "\"physical_cores\" : 2", "\"lone_login_before_p50_us\" : 50", "\"caller_threads\" : 2", "\"caller_cpus\" : 1", "\"lone_login_p50_us\"", "\"contended_share\"", "\"lone_login_split\"", "\"engine_us\" : 25", "\"idp_us\" : 45"] {
             #expect(json.contains(key), "missing \(key)")
         }
         #expect(try BenchReport.decode(from: Data(json.utf8)) == report)
@@ -155,6 +159,40 @@ struct ScalingReportTests {
         #expect(csv.contains("scaling,login closed,,2,1024,speed_up,1.8"))
         #expect(csv.contains("lone_login_split,login,,,1,engine_us,25"))
         #expect(!render(sampleReport(), as: .text).contains("scaling"))
+        #expect(!text.contains("before the heavy cells"), "a report without the first lone login shows no row for it")
+        #expect(!text.contains("code back on"))
+    }
+
+    @Test("the lone login before the heavy cells, and the threads and CPUs the code came back on, get rows of their own")
+    func loneLoginBeforeAndAfter() {
+        var report = Self.report()
+        report.scaling[1].loneLoginBeforeP50Us = 41.5
+        report.scaling[1].loneLoginBeforeParts = LoginPartsFigures(logins: 10, loginP50Us: 41.5, parts: [],
+                                                                   kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 9.5)], callerThreads: 2, callerCPUs: 1)
+        report.scaling[1].loneLoginParts = LoginPartsFigures(logins: 10, loginP50Us: 80, parts: [],
+                                                             kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 30)], callerThreads: 16, callerCPUs: 15)
+        let text = render(report, as: .text)
+        #expect(text.contains("login p50 at 1 in flight before the heavy cells, µs"))
+        #expect(text.contains("41.5"))
+        #expect(text.contains("9.5"))
+        #expect(text.contains("2 threads / 1 CPU"))
+        #expect(text.contains("16 threads / 15 CPUs"))
+    }
+
+    @Test("the lone login target's detail holds the lone logins before the heavy cells, the hand-offs and where the code came back")
+    func loneLoginTargetDetail() throws {
+        var rows = scalingRows([1, 2, 4], loneP50: { $0 == 4 ? 120 : 60 })
+        rows[1].loneLoginBeforeP50Us = 55
+        rows[2].loneLoginBeforeP50Us = 58
+        rows[1].loneLoginParts = LoginPartsFigures(logins: 1, loginP50Us: 60, parts: [], kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 20)])
+        rows[2].loneLoginParts = LoginPartsFigures(logins: 1, loginP50Us: 120, parts: [], kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 75)],
+                                                   callerThreads: 4, callerCPUs: 4)
+        let lone = try #require(evaluateScalingTargets(rows).first { $0.name == "lone login p50 at 4 cores / 2 cores" })
+        #expect(!lone.met)
+        #expect(lone.detail.contains("120 vs 60.0 µs, at most, after the heavy cells"))
+        #expect(lone.detail.contains("before them 58.0 vs 55.0 µs"))
+        #expect(lone.detail.contains("hand-offs after them 75.0 vs 20.0 µs"))
+        #expect(lone.detail.contains("the code back on 4 threads / 4 CPUs at 4 cores"))
     }
 
     @Test("RESULTS.md holds the scaling table and lists the scaling targets not evaluated, with the reason")
