@@ -330,7 +330,11 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
     }
     if rows.contains(where: { $0.loneLoginBeforeP50Us != nil }) {
         lines.append(["login p50 at 1 in flight before the heavy cells, µs"] + rows.map { $0.loneLoginBeforeP50Us.map(formatNumber) ?? "-" })
-        lines.append(["  of which hand-off, p50 µs"] + rows.map { row in row.loneLoginBeforeParts.map { formatNumber($0.us(of: "hand-off")) } ?? "-" })
+        if rows.contains(where: { $0.loneLoginBeforeParts != nil }) {
+            for kind in LoginPartsRecord.kinds {
+                lines.append(["  of which \(kind), p50 µs"] + rows.map { row in row.loneLoginBeforeParts.map { formatNumber($0.us(of: kind)) } ?? "-" })
+            }
+        }
         lines.append(["  code back on"] + rows.map { $0.loneLoginBeforeParts?.callerPlaces ?? "-" })
     }
     lines.append(["login p50 at 1 in flight, µs"] + rows.map { formatNumber($0.loneLoginP50Us) })

@@ -168,13 +168,15 @@ struct ScalingReportTests {
         var report = Self.report()
         report.scaling[1].loneLoginBeforeP50Us = 41.5
         report.scaling[1].loneLoginBeforeParts = LoginPartsFigures(logins: 10, loginP50Us: 41.5, parts: [],
-                                                                   kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 9.5)], callerThreads: 2, callerCPUs: 1)
+                                                                   kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 9.5),
+                                                                           LoginPart(name: "idp", kind: "idp", us: 17.5)], callerThreads: 2, callerCPUs: 1)
         report.scaling[1].loneLoginParts = LoginPartsFigures(logins: 10, loginP50Us: 80, parts: [],
                                                              kinds: [LoginPart(name: "hand-off", kind: "hand-off", us: 30)], callerThreads: 16, callerCPUs: 15)
         let text = render(report, as: .text)
         #expect(text.contains("login p50 at 1 in flight before the heavy cells, µs"))
         #expect(text.contains("41.5"))
         #expect(text.contains("9.5"))
+        #expect(text.contains("17.5"), "the lone login before the heavy cells is split by kind, as the one after them")
         #expect(text.contains("2 threads / 1 CPU"))
         #expect(text.contains("16 threads / 15 CPUs"))
     }
