@@ -79,6 +79,24 @@ struct ParticipantThreadsTests {
         #expect(statistics.threads == 3 && statistics.started == 3, "\(statistics)")
     }
 
+    @Test("an idle thread holds nothing of the bodies it ran, its first (the one it started with) and a later one")
+    func idleThreadsLetBodiesGo() async throws {
+        let pool = ParticipantThreads(keepAlive: .seconds(600))
+        for round in 0..<2 {
+            let weak = Self.runWatched(on: pool, "round \(round)")
+            #expect(await eventuallyOnOSThread { pool.statistics.waiting == 1 }, "round \(round): the thread went idle")
+            #expect(weak.value == nil, "round \(round): the idle thread still holds its body's capture")
+        }
+        #expect(pool.statistics.started == 1, "the second body reused the thread")
+    }
+
+    /// Runs a body that captures an object only the body holds; returns the object, weakly.
+    static func runWatched(on pool: ParticipantThreads, _ name: String) -> WeakBox {
+        let watched = Watched()
+        pool.run(name) { watched.touch() }
+        return WeakBox(watched)
+    }
+
     @Test("an idle thread ends after the keep-alive")
     func idleThreadsEnd() async throws {
         let pool = ParticipantThreads(keepAlive: .milliseconds(10))
@@ -87,6 +105,18 @@ struct ParticipantThreadsTests {
         #expect(await eventuallyOnOSThread { finished.value == 1 })
         #expect(await eventuallyOnOSThread { pool.statistics.threads == 0 })
     }
+}
+
+/// An object a body captures, watched weakly from the test.
+final class Watched: Sendable {
+    func touch() {}
+}
+
+/// Holds an object weakly. Sound as `@unchecked Sendable`: `value` is written once, in `init`, on
+/// the test's thread, and the weak reference's own loads are atomic.
+final class WeakBox: @unchecked Sendable {
+    weak var value: AnyObject?
+    init(_ value: AnyObject) { self.value = value }
 }
 
 /// A count the bodies above share.

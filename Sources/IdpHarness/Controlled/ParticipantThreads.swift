@@ -95,7 +95,10 @@ final class ParticipantThreads: Sendable {
             state.signal()
             return
         }
-        let thread = Thread { [self] in work(first: job) }
+        // The thread's closure lives as long as the thread: it holds the slot, which the thread
+        // empties, not the body.
+        let first = LockedValue<Job?>(job)
+        let thread = Thread { [self] in work(first: first) }
         thread.stackSize = OSThreads.defaultStackSize
         thread.start()
     }
@@ -105,20 +108,25 @@ final class ParticipantThreads: Sendable {
         state.withLock { ($0.threads, $0.idle + $0.wakeups, $0.started) }
     }
 
-    private func work(first: Job) {
-        var job = first
+    /// Runs the body in `first`, then each body given to the thread, until it leaves the pool.
+    private func work(first: LockedValue<Job?>) {
+        var next = first.withLock { $0.take() }
         while true {
-            Thread.current.name = job.name
-            job.body()
+            // The body is let go before the thread waits: an idle thread holds nothing of the
+            // schedule it ran (its world, its participants) for its keep-alive.
+            if let job = next {
+                Thread.current.name = job.name
+                job.body()
+            }
+            next = nil
             Thread.current.name = "IdpHarness-idle"
             state.withLock { $0.finished() }
-            let next: Job? = state.wait { state, wake in
+            next = state.wait { state, wake in
                 if let job = state.woke() { return .done(job) }
                 if wake == .timedOut, state.leaves() { return .done(nil) }
                 return .wait(timeout: keepAlive)
             }
-            guard let next else { return }
-            job = next
+            if next == nil { return }
         }
     }
 }
