@@ -82,18 +82,23 @@ struct ParticipantThreadsTests {
     @Test("an idle thread holds nothing of the bodies it ran, its first (the one it started with) and a later one")
     func idleThreadsLetBodiesGo() async throws {
         let pool = ParticipantThreads(keepAlive: .seconds(600))
+        let ran = Counter()
         for round in 0..<2 {
-            let weak = Self.runWatched(on: pool, "round \(round)")
-            #expect(await eventuallyOnOSThread { pool.statistics.waiting == 1 }, "round \(round): the thread went idle")
+            let weak = Self.runWatched(on: pool, "round \(round)", ran: ran)
+            // Ran, then idle again: a body given to an idle thread counts as waiting until taken.
+            #expect(await eventuallyOnOSThread { ran.value == round + 1 && pool.statistics.waiting == 1 }, "round \(round): the thread ran the body and went idle")
             #expect(weak.value == nil, "round \(round): the idle thread still holds its body's capture")
         }
         #expect(pool.statistics.started == 1, "the second body reused the thread")
     }
 
     /// Runs a body that captures an object only the body holds; returns the object, weakly.
-    static func runWatched(on pool: ParticipantThreads, _ name: String) -> WeakBox {
+    static func runWatched(on pool: ParticipantThreads, _ name: String, ran: Counter) -> WeakBox {
         let watched = Watched()
-        pool.run(name) { watched.touch() }
+        pool.run(name) {
+            watched.touch()
+            ran.add()
+        }
         return WeakBox(watched)
     }
 
@@ -120,7 +125,7 @@ final class WeakBox: @unchecked Sendable {
 }
 
 /// A count the bodies above share.
-private final class Counter: Sendable {
+final class Counter: Sendable {
     private let count = LockedValue(0)
     func add() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
