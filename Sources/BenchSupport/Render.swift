@@ -328,24 +328,23 @@ func scalingTable(_ rows: [ScalingRow]) -> Table {
             return "×\(formatRatio(speedUp)) / \(formatRatio(ScalingMath.efficiency(speedUp, cores: row.cores)))"
         })
     }
-    if rows.contains(where: { $0.loneLoginBeforeP50Us != nil }) {
-        lines.append(["login p50 at 1 in flight before the heavy cells, µs"] + rows.map { $0.loneLoginBeforeP50Us.map(formatNumber) ?? "-" })
-        if rows.contains(where: { $0.loneLoginBeforeParts != nil }) {
+    /// A lone login's rows: its p50, each kind's p50 where split, and where its code came back
+    /// where noted.
+    func loneLogin(_ title: String, p50: (ScalingRow) -> Double?, parts: (ScalingRow) -> LoginPartsFigures?) {
+        lines.append([title] + rows.map { p50($0).map(formatNumber) ?? "-" })
+        if rows.contains(where: { parts($0) != nil }) {
             for kind in LoginPartsRecord.kinds {
-                lines.append(["  of which \(kind), p50 µs"] + rows.map { row in row.loneLoginBeforeParts.map { formatNumber($0.us(of: kind)) } ?? "-" })
+                lines.append(["  of which \(kind), p50 µs"] + rows.map { row in parts(row).map { formatNumber($0.us(of: kind)) } ?? "-" })
             }
         }
-        lines.append(["  code back on"] + rows.map { $0.loneLoginBeforeParts?.callerPlaces ?? "-" })
-    }
-    lines.append(["login p50 at 1 in flight, µs"] + rows.map { formatNumber($0.loneLoginP50Us) })
-    if rows.contains(where: { $0.loneLoginParts != nil }) {
-        for kind in LoginPartsRecord.kinds {
-            lines.append(["  of which \(kind), p50 µs"] + rows.map { row in row.loneLoginParts.map { formatNumber($0.us(of: kind)) } ?? "-" })
+        if rows.contains(where: { parts($0)?.callerPlaces != nil }) {
+            lines.append(["  code back on"] + rows.map { parts($0)?.callerPlaces ?? "-" })
         }
     }
-    if rows.contains(where: { $0.loneLoginParts?.callerPlaces != nil }) {
-        lines.append(["  code back on"] + rows.map { $0.loneLoginParts?.callerPlaces ?? "-" })
+    if rows.contains(where: { $0.loneLoginBeforeP50Us != nil }) {
+        loneLogin("login p50 at 1 in flight before the heavy cells, µs", p50: \.loneLoginBeforeP50Us, parts: \.loneLoginBeforeParts)
     }
+    loneLogin("login p50 at 1 in flight, µs", p50: \.loneLoginP50Us, parts: \.loneLoginParts)
     for name in orderedUnique(rows.flatMap { $0.providers.map(\.name) }) {
         lines.append(["\(name): ns/call (aggregate)"] + rows.map { $0.nsPerCall(name).map(formatNumber) ?? "-" })
         lines.append(["  speed-up"] + rows.map { row in
